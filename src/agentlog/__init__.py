@@ -1,0 +1,1 @@
+"""agentlog: every coding agent's session logs in one model."""

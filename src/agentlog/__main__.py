@@ -1,0 +1,3 @@
+from agentlog.cli import main
+
+main()

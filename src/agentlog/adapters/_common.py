@@ -1,0 +1,57 @@
+"""Small pure helpers shared by adapters: timestamps, text, tool names."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO-8601 string, or epoch seconds/milliseconds, as an aware UTC datetime;
+    ``None`` for anything else (agents write placeholders such as ``"[trimmed]"``)."""
+    if isinstance(value, str):
+        try:
+            stamp = datetime.fromisoformat(value)
+        except ValueError:
+            return None
+        return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        seconds = value / 1000 if value > 1e11 else value
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return None
+
+
+def snake(name: str) -> str:
+    """``TodoWrite`` → ``todo_write``; ``web-fetch`` → ``web_fetch``."""
+    return _SNAKE.sub("_", name).replace("-", "_").lower()
+
+
+def as_int(value: Any) -> int:
+    """A token count as ``int``: missing, ``null`` or non-numeric → 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int(value)
+    return 0
+
+
+def as_str(value: Any) -> str | None:
+    """``value`` if it is a non-empty string, else ``None``."""
+    return value if isinstance(value, str) and value else None
+
+
+def block_text(content: Any) -> str:
+    """Text of a content value that is a string or a list of ``{type: text}`` blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""

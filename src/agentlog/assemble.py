@@ -1,0 +1,161 @@
+"""Turn parser output (session headers + fragments) into whole sessions.
+
+Rules, the same for every agent (an index applies the same ones when it stores
+fragments):
+
+* fragments of one message (same ``Message.id`` in one session) are merged in
+  arrival order: parts appended, flags united, first timestamp and model kept;
+  a later copy's ``usage`` replaces the earlier one unless it is smaller
+  (Claude Code writes one line per content block, each with a usage copy whose
+  ``output_tokens`` grows: the final copy wins, copies are never summed);
+* a :class:`~agentlog.adapters.base.ToolOutput` is merged into the tool call
+  with its ``call_id``; one that matches no call is kept as a ``tool`` message
+  where it was recorded — never dropped;
+* the session's ``usage`` is the sum of its messages' usage, and its
+  ``started_at``/``ended_at``/``models`` fall back to what the messages show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from agentlog.adapters.base import Fragment, ToolOutput
+from agentlog.model import Message, Session, ToolCallPart, Usage
+
+
+def merge_message(existing: Message, new: Message) -> None:
+    """Merge fragment ``new`` into ``existing`` (same id), in place."""
+    existing.parts.extend(new.parts)
+    if new.usage is not None and (
+        existing.usage is None or new.usage.total_tokens >= existing.usage.total_tokens
+    ):
+        existing.usage = new.usage
+    for flag in new.flags:
+        if flag not in existing.flags:
+            existing.flags.append(flag)
+    if existing.model is None:
+        existing.model = new.model
+    if existing.timestamp is None:
+        existing.timestamp = new.timestamp
+
+
+class _Build:
+    __slots__ = ("by_id", "calls", "messages", "orphans", "session")
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.messages: list[Message] = []
+        self.by_id: dict[str, Message] = {}
+        self.calls: dict[str, ToolCallPart] = {}
+        self.orphans: dict[str, Message] = {}
+
+    def add(self, item: Message | ToolOutput) -> None:
+        if isinstance(item, ToolOutput):
+            call = self.calls.get(item.call_id)
+            if call is not None:
+                call.result = item.result
+            else:
+                orphan = Message(
+                    id=f"tool-result:{item.call_id}",
+                    role="tool",
+                    timestamp=item.timestamp,
+                    offset=item.offset,
+                    parts=[
+                        ToolCallPart(call_id=item.call_id, tool="unknown", raw_name="", result=item.result)
+                    ],
+                )
+                self.orphans[item.call_id] = orphan
+                self.messages.append(orphan)
+            return
+        known = self.by_id.get(item.id)
+        if known is not None and known.role != item.role:
+            # Same id, different role: never one message (seen only in damaged logs).
+            item.id = f"{item.id}#{item.role}"
+            known = self.by_id.get(item.id)
+        if known is None:
+            self.by_id[item.id] = item
+            self.messages.append(item)
+        else:
+            merge_message(known, item)
+        for part in item.parts:
+            if isinstance(part, ToolCallPart):
+                self.calls[part.call_id] = part
+                orphan = self.orphans.pop(part.call_id, None)
+                if orphan is not None:
+                    orphan_call = orphan.parts[0]
+                    assert isinstance(orphan_call, ToolCallPart)
+                    part.result = part.result or orphan_call.result
+                    self.messages.remove(orphan)
+
+
+class Assembler:
+    """Collects headers and fragments from any number of sources."""
+
+    def __init__(self) -> None:
+        self._builds: dict[str, _Build] = {}
+
+    def add_headers(self, headers: Iterable[Session]) -> None:
+        for header in headers:
+            build = self._builds.get(header.key)
+            if build is None:
+                self._builds[header.key] = _Build(header)
+            else:
+                _merge_header(build.session, header)
+
+    def add_fragments(self, agent: str, fragments: Iterable[Fragment]) -> None:
+        for session_id, item in fragments:
+            key = f"{agent}:{session_id}"
+            build = self._builds.get(key)
+            if build is None:
+                build = self._builds[key] = _Build(Session(key=key, agent=agent, id=session_id))
+            build.add(item)
+
+    def sessions(self) -> list[Session]:
+        """The assembled sessions (messages attached, usage summed)."""
+        out = []
+        for build in self._builds.values():
+            session = build.session
+            session.messages = build.messages
+            finalize(session)
+            out.append(session)
+        return out
+
+
+def _merge_header(into: Session, other: Session) -> None:
+    for field in (
+        "agent_version",
+        "title",
+        "cwd",
+        "git_branch",
+        "parent_key",
+        "parent_tool_call_id",
+        "subagent_type",
+        "description",
+        "resume_command",
+    ):
+        if getattr(into, field) is None:
+            setattr(into, field, getattr(other, field))
+    for source in other.sources:
+        if source not in into.sources:
+            into.sources.append(source)
+    into.diagnostics.merge(other.diagnostics)
+
+
+def finalize(session: Session) -> None:
+    """Derive ``usage``, times and models of ``session`` from its messages."""
+    total = Usage()
+    models = list(session.models)
+    for message in session.messages:
+        if message.usage is not None:
+            total = total + message.usage
+        if message.model and message.model not in models and "synthetic" not in message.flags:
+            models.append(message.model)
+    session.usage = total
+    session.models = models
+    stamps = [m.timestamp for m in session.messages if m.timestamp is not None]
+    if stamps:
+        first, last = min(stamps), max(stamps)
+        if session.started_at is None or first < session.started_at:
+            session.started_at = first
+        if session.ended_at is None or last > session.ended_at:
+            session.ended_at = last

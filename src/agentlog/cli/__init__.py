@@ -1,0 +1,107 @@
+"""The ``agentlog`` command line.
+
+This module holds the command group, the global options and the one place that
+maps errors to exit codes: a user error prints one line and exits 1 (2 for bad
+arguments); an unexpected exception prints one line asking for ``--debug``
+(which shows the traceback) and exits 70.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from agentlog.errors import AgentlogError
+
+DEMO_ENV_CLEARED = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+
+
+def demo_home() -> Path:
+    """The bundled sample home folder (package data) used by ``--demo``."""
+    return Path(str(files("agentlog") / "demo" / "home"))
+
+
+@dataclass
+class App:
+    """Settings every command shares (set by the global options)."""
+
+    env: dict[str, str]
+    home: Path
+    roots: list[Path] = field(default_factory=list)
+    debug: bool = False
+    demo: bool = False
+    console: Console = field(default_factory=Console)
+    err: Console = field(default_factory=lambda: Console(stderr=True))
+
+
+class AgentlogGroup(click.Group):
+    """A click group that turns every error into a one-line message."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        debug = "--debug" in sys.argv
+        try:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(130)
+        except AgentlogError as exc:
+            click.echo(f"agentlog: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except BrokenPipeError:
+            sys.stderr.close()
+            sys.exit(0)
+        except Exception as exc:
+            if debug:
+                raise
+            click.echo(f"agentlog: internal error: {type(exc).__name__}: {exc} (run with --debug)", err=True)
+            sys.exit(70)
+
+
+@click.group(
+    cls=AgentlogGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+)
+@click.option("--demo", is_flag=True, help="Use the bundled sample home instead of yours.")
+@click.option(
+    "--root",
+    "roots",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Extra folder to search for logs (repeatable).",
+)
+@click.option("--debug", is_flag=True, help="Show tracebacks.")
+@click.version_option(package_name="agentlog")
+@click.pass_context
+def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], debug: bool) -> None:
+    """Every coding agent's session logs, in one place.
+
+    With no command: find every agent's logs and print an overview.
+    """
+    env = dict(os.environ)
+    home = Path(env.get("HOME") or Path.home())
+    if demo:
+        home = demo_home()
+        for name in DEMO_ENV_CLEARED:
+            env.pop(name, None)
+        env["HOME"] = str(home)
+    ctx.obj = App(env=env, home=home, roots=list(roots), debug=debug, demo=demo)
+    if ctx.invoked_subcommand is None:
+        from agentlog.cli.commands import overview
+
+        ctx.invoke(overview)
+
+
+from agentlog.cli import commands  # noqa: E402  (registers the commands)
+
+__all__ = ["App", "commands", "main"]

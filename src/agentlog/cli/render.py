@@ -1,0 +1,213 @@
+"""Terminal rendering: tables and transcripts (rich).  No I/O besides the console."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from agentlog.model import (
+    CompactionPart,
+    FilePart,
+    Message,
+    ReasoningPart,
+    Session,
+    TextPart,
+    ToolCallPart,
+    UnknownPart,
+    Usage,
+)
+
+OUTPUT_LINES = 6
+INPUT_CHARS = 160
+
+
+def compact(n: int) -> str:
+    """``1234567`` → ``1.2M``; ``5300`` → ``5.3k``; small numbers as they are."""
+    for size, suffix in ((1_000_000_000, "B"), (1_000_000, "M"), (1_000, "k")):
+        if n >= size:
+            return f"{n / size:.1f}{suffix}"
+    return str(n)
+
+
+def local(stamp: datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """An aware UTC time shown in the local zone (blank when unknown)."""
+    return stamp.astimezone().strftime(fmt) if stamp else ""
+
+
+def short_time(stamp: datetime | None) -> str:
+    """``Nov 29 19:54`` this year, ``2025 Dec 16`` before (local zone)."""
+    if stamp is None:
+        return ""
+    here = stamp.astimezone()
+    return here.strftime("%b %d %H:%M" if here.year == datetime.now().year else "%Y %b %d")
+
+
+def usage_line(usage: Usage) -> str:
+    parts = [
+        f"input {usage.input_tokens:,}",
+        f"cache read {usage.cache_read_tokens:,}",
+        f"cache write {usage.cache_write_tokens:,}",
+        f"output {usage.output_tokens:,}",
+    ]
+    if usage.reasoning_tokens:
+        parts.append(f"(reasoning {usage.reasoning_tokens:,})")
+    if usage.cost_usd is not None:
+        parts.append(f"${usage.cost_usd:,.2f} {usage.cost_source or ''}".rstrip())
+    return " · ".join(parts)
+
+
+def project_name(cwd: str | None) -> str:
+    return cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
+
+
+def sessions_table(sessions: list[Session], children: dict[str, int], width: int = 80) -> Table:
+    """Sessions as a table that fits ``width`` columns: the title takes what is left."""
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("started", no_wrap=True, min_width=12)
+    table.add_column("agent", no_wrap=True, min_width=6)
+    table.add_column("id", no_wrap=True, style="cyan", min_width=8)
+    table.add_column("project", no_wrap=True, max_width=14, overflow="ellipsis")
+    table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=max(16, width - 58))
+    table.add_column("msgs", justify="right", no_wrap=True)
+    table.add_column("tokens", justify="right", no_wrap=True)
+    for s in sessions:
+        visible = sum(1 for m in s.messages if not m.hidden)
+        title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
+        subs = children.get(s.key, 0)
+        if subs:
+            title = f"[dim]+{subs}[/dim] " + escape(title)
+        else:
+            title = escape(title)
+        table.add_row(
+            short_time(s.started_at),
+            s.agent.replace("_code", ""),
+            s.id[:8],
+            escape(project_name(s.cwd)),
+            title,
+            str(visible),
+            compact(s.usage.total_tokens),
+        )
+    return table
+
+
+def session_row(s: Session, children: int) -> dict[str, Any]:
+    """The JSON row of ``agentlog sessions --json`` (documented in the README)."""
+    return {
+        "key": s.key,
+        "agent": s.agent,
+        "id": s.id,
+        "title": s.title,
+        "cwd": s.cwd,
+        "git_branch": s.git_branch,
+        "started_at": s.started_at.isoformat() if s.started_at else None,
+        "ended_at": s.ended_at.isoformat() if s.ended_at else None,
+        "models": s.models,
+        "kind": s.kind,
+        "parent_key": s.parent_key,
+        "subagents": children,
+        "messages": sum(1 for m in s.messages if not m.hidden),
+        "resume_command": s.resume_command,
+        "usage": {
+            "input_tokens": s.usage.input_tokens,
+            "cache_read_tokens": s.usage.cache_read_tokens,
+            "cache_write_5m_tokens": s.usage.cache_write_5m_tokens,
+            "cache_write_1h_tokens": s.usage.cache_write_1h_tokens,
+            "output_tokens": s.usage.output_tokens,
+            "reasoning_tokens": s.usage.reasoning_tokens,
+            "total_tokens": s.usage.total_tokens,
+        },
+    }
+
+
+def _short(value: Any, limit: int = INPUT_CHARS) -> str:
+    if isinstance(value, dict):
+        for key in ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt"):
+            if isinstance(value.get(key), str):
+                value = value[key]
+                break
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _output_text(output: Any) -> str:
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in output)
+    return "" if output is None else json.dumps(output, ensure_ascii=False)
+
+
+def render_transcript(
+    console: Console, session: Session, show_all: bool = False, reasoning: bool = False
+) -> None:
+    """Print ``session`` as a readable transcript."""
+    console.print(f"[bold]{escape(session.title or session.id)}[/bold]")
+    facts = [session.key, session.cwd or "", ", ".join(session.models)]
+    console.print("[dim]" + escape(" · ".join(f for f in facts if f)) + "[/dim]")
+    if session.parent_key:
+        via = f" via {session.parent_tool_call_id}" if session.parent_tool_call_id else ""
+        console.print(f"[dim]{session.kind} of {escape(session.parent_key)}{escape(via)}[/dim]")
+    console.print(
+        f"[dim]{local(session.started_at)} → {local(session.ended_at)} · {usage_line(session.usage)}[/dim]"
+    )
+    if session.resume_command:
+        console.print(f"[dim]resume: {escape(session.resume_command)}[/dim]")
+    hidden = 0
+    for message in session.messages:
+        if message.hidden and not show_all:
+            hidden += 1
+            continue
+        console.print()
+        _render_message(console, message, reasoning)
+    if hidden:
+        console.print(f"\n[dim]{hidden} meta/injected messages hidden (--all shows them)[/dim]")
+
+
+def _render_message(console: Console, message: Message, reasoning: bool) -> None:
+    stamp = local(message.timestamp, "%H:%M:%S")
+    flags = f" [yellow]{' '.join(message.flags)}[/yellow]" if message.flags else ""
+    style = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold blue"}
+    label = "you" if message.role == "user" and not message.flags else message.role
+    console.print(f"[{style[message.role]}]{label}[/] [dim]{stamp}[/dim]{flags}")
+    for part in message.parts:
+        if isinstance(part, TextPart):
+            console.print(escape(part.text.strip()))
+        elif isinstance(part, ReasoningPart):
+            text = part.text or part.summary
+            if reasoning and text:
+                console.print(f"[dim italic]{escape(text.strip())}[/]")
+            else:
+                what = "encrypted" if part.encrypted and not text else f"{len(text):,} chars"
+                console.print(f"[dim]▸ reasoning ({what})[/dim]")
+        elif isinstance(part, ToolCallPart):
+            _render_tool(console, part)
+        elif isinstance(part, CompactionPart):
+            before = f", {part.tokens_before:,} tokens before" if part.tokens_before else ""
+            console.print(f"[magenta]— context compacted ({part.trigger or 'unknown'}{before}) —[/]")
+        elif isinstance(part, FilePart):
+            console.print(f"[dim]📎 {escape(part.name or part.media_type)} {escape(part.ref)}[/dim]")
+        elif isinstance(part, UnknownPart):
+            console.print(f"[dim]{escape(_short(part.raw))}[/dim]")
+
+
+def _render_tool(console: Console, call: ToolCallPart) -> None:
+    console.print(f"[blue]⚙ {escape(call.tool)}[/blue] {escape(_short(call.input))}")
+    result = call.result
+    if result is None:
+        console.print("  [dim]→ (no result recorded)[/dim]")
+        return
+    lines = _output_text(result.output).strip().splitlines()
+    colour = "red" if result.is_error else "dim"
+    status = f" [{result.status}]" if result.status != "completed" else ""
+    for line in lines[:OUTPUT_LINES]:
+        console.print(f"  [{colour}]│ {escape(line[:200])}[/]")
+    if len(lines) > OUTPUT_LINES:
+        console.print(f"  [dim]│ … {len(lines) - OUTPUT_LINES} more lines{status}[/dim]")
+    elif status or not lines:
+        console.print(f"  [{colour}]→ {escape(status.strip() or '(empty)')}[/]")

@@ -1,0 +1,22 @@
+"""Errors a user can act on.  The CLI prints their message on one line and
+exits with their ``exit_code``; anything else is a bug (exit 70)."""
+
+from __future__ import annotations
+
+
+class AgentlogError(Exception):
+    """Base class: a clear one-line message for the user."""
+
+    exit_code = 1
+
+
+class UsageError(AgentlogError):
+    """A bad argument or option value."""
+
+    exit_code = 2
+
+
+class NotFound(AgentlogError):
+    """A session, file or agent that does not exist."""
+
+    exit_code = 1

@@ -1,0 +1,73 @@
+"""Links across sessions: subagent/fork trees and replayed copies.
+
+* A child session (``parent_key`` set) that does not yet know the tool call that
+  spawned it is matched to a tool call of its parent whose ``input.prompt``
+  equals the child's first user text, or whose result names the child
+  (``structured.agentId``, Claude Code ≥ 2.0).
+* A message id seen in several sessions of one agent (Claude Code replays
+  history into resumed/forked files and sidechain logs) carries its usage once:
+  the copy in the earliest non-sidechain session keeps it; the others are
+  flagged ``replayed`` and their usage is dropped.  Adapters give messages
+  without a global id a session-scoped id, so only real replays collide.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from agentlog.assemble import finalize
+from agentlog.model import Session
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def link_sessions(sessions: list[Session]) -> list[Session]:
+    """Link children to spawning tool calls and drop replayed usage; returns ``sessions``."""
+    by_key = {s.key: s for s in sessions}
+    for child in sessions:
+        if child.parent_key and not child.parent_tool_call_id:
+            parent = by_key.get(child.parent_key)
+            if parent is not None:
+                child.parent_tool_call_id = _spawning_call(parent, child)
+    _drop_replayed_usage(sessions)
+    return sessions
+
+
+def _first_user_text(session: Session) -> str:
+    for message in session.messages:
+        if message.role == "user" and not message.hidden:
+            text = message.text.strip()
+            if text:
+                return text
+    return ""
+
+
+def _spawning_call(parent: Session, child: Session) -> str | None:
+    prompt = _first_user_text(child)
+    agent_id = child.id.removeprefix("agent-")
+    for call in parent.tool_calls():
+        structured = call.result.structured if call.result else None
+        if isinstance(structured, dict) and structured.get("agentId") == agent_id:
+            return call.call_id
+        if prompt and isinstance(call.input, dict) and str(call.input.get("prompt", "")).strip() == prompt:
+            return call.call_id
+    return None
+
+
+def _drop_replayed_usage(sessions: list[Session]) -> None:
+    order = sorted(sessions, key=lambda s: (s.kind != "main", s.started_at or _EPOCH, s.key))
+    owner: dict[tuple[str, str], str] = {}
+    changed: set[str] = set()
+    for session in order:
+        for message in session.messages:
+            if message.usage is None:
+                continue
+            key = (session.agent, message.id)
+            first = owner.setdefault(key, session.key)
+            if first != session.key:
+                message.usage = None
+                message.flags.append("replayed")
+                changed.add(session.key)
+    for session in sessions:
+        if session.key in changed:
+            finalize(session)

@@ -1,0 +1,176 @@
+"""Read sources into sessions, without an index.
+
+``parse_source`` runs one adapter over one file through the reader layer;
+``load_sessions`` discovers every agent's sources, parses them, assembles the
+sessions and links subagents/forks.  A source that cannot be read costs only
+its own sessions: its error is recorded in :class:`LoadReport`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentlog.adapters import Adapter, SourceRef, all_adapters
+from agentlog.adapters.base import Fragment
+from agentlog.assemble import Assembler
+from agentlog.link import link_sessions
+from agentlog.model import Session
+from agentlog.readers import LineReader, read_small
+
+
+@dataclass
+class ParsedSource:
+    """What one parse of one source produced: session headers, fragments, the
+    byte offset a later read resumes from, and the parser state to resume with."""
+
+    ref: SourceRef
+    headers: list[Session]
+    fragments: list[Fragment]
+    consumed: int
+    state: bytes
+
+
+def parse_source(
+    adapter: Adapter, ref: SourceRef, start: int = 0, state: bytes | None = None
+) -> ParsedSource:
+    """Parse ``ref`` from byte ``start`` (resuming ``state`` when given).
+
+    Raises ``OSError`` when the source itself cannot be read; a missing or
+    unreadable sidecar is recorded in the diagnostics instead.
+    """
+    sidecars: dict[str, bytes] = {}
+    sidecar_errors = []
+    for path in ref.sidecars:
+        try:
+            sidecars[path] = read_small(path)
+        except (OSError, ValueError) as exc:
+            sidecar_errors.append(f"{path}: {exc}")
+    parser = adapter.new_parser(ref, sidecars)
+    if state is not None:
+        parser.resume(state)
+    reader = LineReader(ref.path, start)
+    fragments: list[Fragment] = []
+    for offset, line in reader:
+        parser.feed(line, offset)
+        fragments.extend(parser.drain())
+    parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+    headers = parser.headers()
+    if headers:
+        headers[0].diagnostics.errors.extend(sidecar_errors)
+    return ParsedSource(ref, headers, fragments, reader.consumed, parser.snapshot())
+
+
+@dataclass
+class LoadReport:
+    """Per-run facts for ``agentlog agents``/``doctor``: roots searched per agent
+    (with whether they exist), sources found, and sources that failed."""
+
+    roots: dict[str, list[tuple[Path, bool]]] = field(default_factory=dict)
+    sources: dict[str, int] = field(default_factory=dict)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)
+
+
+def discover_sources(
+    adapters: Iterable[Adapter],
+    env: Mapping[str, str],
+    home: Path,
+    extra_roots: Iterable[Path] = (),
+    report: LoadReport | None = None,
+) -> list[tuple[Adapter, SourceRef]]:
+    """Every source of ``adapters`` under their default roots and ``extra_roots``;
+    a file reached twice (overlapping roots, symlinks) is listed once."""
+    report = report or LoadReport()
+    found: list[tuple[Adapter, SourceRef]] = []
+    seen: set[str] = set()
+    extra = list(extra_roots)
+    for adapter in adapters:
+        roots = adapter.default_roots(env, home) + extra
+        report.roots[adapter.slug] = [(r, r.exists()) for r in roots]
+        count = 0
+        for root in roots:
+            if not root.exists():
+                continue
+            for ref in adapter.discover(root):
+                real = os.path.realpath(ref.path)
+                if real in seen:
+                    continue
+                seen.add(real)
+                found.append((adapter, ref))
+                count += 1
+        report.sources[adapter.slug] = count
+    return found
+
+
+def load_sessions(
+    agents: Iterable[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    extra_roots: Iterable[Path] = (),
+    report: LoadReport | None = None,
+    progress: Callable[[SourceRef], None] | None = None,
+) -> list[Session]:
+    """Discover, parse and assemble every session of the selected agents.
+
+    ``env`` and ``home`` default to the process environment and home folder.
+    Sessions are returned newest first (by ``started_at``).
+    """
+    env = os.environ if env is None else env
+    home = Path(env.get("HOME") or Path.home()) if home is None else home
+    wanted = set(agents) if agents else None
+    adapters = [a for a in all_adapters() if wanted is None or a.slug in wanted]
+    report = report if report is not None else LoadReport()
+
+    def parsed() -> Iterator[tuple[Adapter, ParsedSource]]:
+        for adapter, ref in discover_sources(adapters, env, home, extra_roots, report):
+            if progress:
+                progress(ref)
+            try:
+                yield adapter, parse_source(adapter, ref)
+            except OSError as exc:
+                report.errors.append((ref.path, f"{type(exc).__name__}: {exc.strerror or exc}"))
+
+    sessions = build_sessions(parsed(), report)
+    sessions.sort(key=lambda s: s.started_at.timestamp() if s.started_at else 0.0, reverse=True)
+    return sessions
+
+
+def build_sessions(
+    parsed: Iterable[tuple[Adapter, ParsedSource]], report: LoadReport | None = None
+) -> list[Session]:
+    """Assemble parsed sources into linked sessions with resume commands.
+
+    The same main session found in two files (e.g. Codex ``sessions/`` and
+    ``archived_sessions/``) is kept from the first file only; the other path is
+    listed in ``report.duplicates``.
+    """
+    report = report if report is not None else LoadReport()
+    owners: dict[str, str] = {}
+    adapters: dict[str, Adapter] = {}
+    headers: dict[str, list[Session]] = {}
+    fragments: dict[str, list[Fragment]] = {}
+    agent_of: dict[str, str] = {}
+    for adapter, source in parsed:
+        adapters[adapter.slug] = adapter
+        path = source.ref.path
+        if source.headers and source.headers[0].kind == "main":
+            owner = owners.setdefault(source.headers[0].key, path)
+            if owner != path:
+                report.duplicates.append(path)
+                continue
+        # A later read of the same source (resumed from its state) carries the
+        # whole header state: it replaces the earlier headers; fragments add up.
+        headers[path] = source.headers
+        fragments.setdefault(path, []).extend(source.fragments)
+        agent_of[path] = adapter.slug
+    assembler = Assembler()
+    for path, source_headers in headers.items():
+        assembler.add_headers(source_headers)
+        assembler.add_fragments(agent_of[path], fragments[path])
+    sessions = link_sessions(assembler.sessions())
+    for session in sessions:
+        session.resume_command = session.resume_command or adapters[session.agent].resume_command(session)
+    return sessions

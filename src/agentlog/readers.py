@@ -1,0 +1,116 @@
+"""The reader layer: the only code that opens agent data, always read-only.
+
+Files are opened ``rb`` and never written, renamed, locked or touched.  JSONL is
+streamed in fixed-size chunks, so a 300 MB log never sits in memory whole.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+CHUNK_SIZE = 1 << 20
+HEAD_SIZE = 64 * 1024
+
+
+class LineReader:
+    """Iterate ``(offset, line)`` over the complete lines of a JSONL file from ``start``.
+
+    ``line`` excludes its ``\\n`` (and a trailing ``\\r``).  A last line with no
+    newline is yielded only if it is a complete JSON value (a writer that ends
+    the file without a newline); otherwise it is a half-written line: it is not
+    yielded, ``tail_bytes`` says how long it is, and ``consumed`` (the offset to
+    resume from next time) stops before it.
+
+    Raises ``OSError`` if the file cannot be opened or read.
+    """
+
+    def __init__(self, path: str | Path, start: int = 0, chunk_size: int = CHUNK_SIZE) -> None:
+        self.path = Path(path)
+        self.start = start
+        self.chunk_size = chunk_size
+        self.consumed = start
+        self.tail_bytes = 0
+
+    def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        with open(self.path, "rb") as fh:
+            fh.seek(self.start)
+            pos = self.start
+            pending = b""
+            while True:
+                chunk = fh.read(self.chunk_size)
+                if not chunk:
+                    break
+                data = pending + chunk if pending else chunk
+                base = pos - len(pending)
+                begin = 0
+                while True:
+                    nl = data.find(b"\n", begin)
+                    if nl < 0:
+                        break
+                    end = nl - 1 if nl > begin and data[nl - 1] == 13 else nl
+                    yield base + begin, data[begin:end]
+                    begin = nl + 1
+                    self.consumed = base + begin
+                pending = data[begin:]
+                pos += len(chunk)
+            if pending:
+                if _is_complete_json(pending):
+                    yield pos - len(pending), pending
+                    self.consumed = pos
+                else:
+                    self.tail_bytes = len(pending)
+
+
+def _is_complete_json(data: bytes) -> bool:
+    try:
+        msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
+def read_head(path: str | Path, size: int = HEAD_SIZE) -> bytes:
+    """The first ``size`` bytes of a file (for content sniffing)."""
+    with open(path, "rb") as fh:
+        return fh.read(size)
+
+
+def read_small(path: str | Path, limit: int = 16 * 1024 * 1024) -> bytes:
+    """A small file's bytes (sidecars such as ``.meta.json``); raises ``OSError``
+    when unreadable and ``ValueError`` when larger than ``limit`` bytes."""
+    with open(path, "rb") as fh:
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"{path}: larger than {limit} bytes")
+    return data
+
+
+def walk_files(root: Path, suffix: str) -> Iterator[Path]:
+    """Files under ``root`` whose name ends with ``suffix``, sorted per folder,
+    following folder symlinks once (a real path seen twice is not walked again)."""
+    seen: set[str] = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        try:
+            real = os.path.realpath(folder)
+            if real in seen:
+                continue
+            seen.add(real)
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for entry in entries:
+            try:
+                if entry.is_dir():
+                    subdirs.append(Path(entry.path))
+                elif entry.name.endswith(suffix) and entry.is_file():
+                    yield Path(entry.path)
+            except OSError:
+                continue
+        stack.extend(reversed(subdirs))

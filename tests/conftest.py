@@ -1,0 +1,52 @@
+"""Shared test helpers.
+
+Fixtures whose licence allows it are copied under ``tests/fixtures/<agent>/``
+(origins in ``tests/fixtures/SOURCES.md``).  Real files with no visible licence
+are read from ``../shared/fixtures`` when that folder is present (it is on the
+developers' machines and in CI), never copied; tests on them skip elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from agentlog.adapters import SourceRef, get_adapter
+from agentlog.load import build_sessions, parse_source
+from agentlog.model import Session
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHARED = Path(os.environ.get("AGENTLOG_SHARED_FIXTURES", Path(__file__).parents[2] / "shared" / "fixtures"))
+
+
+def fixture(rel: str) -> Path:
+    path = FIXTURES / rel
+    assert path.exists(), path
+    return path
+
+
+def shared_fixture(rel: str) -> Path:
+    path = SHARED / rel
+    if not path.exists():
+        pytest.skip(f"shared fixture {rel} not present")
+    return path
+
+
+def parse_files(
+    agent: str, *paths: Path, sidecars: dict[Path, tuple[Path, ...]] | None = None
+) -> list[Session]:
+    """Parse files with one adapter and build sessions exactly as the loader does."""
+    adapter = get_adapter(agent)
+    refs = [
+        SourceRef(agent=agent, path=str(p), sidecars=tuple(str(x) for x in (sidecars or {}).get(p, ())))
+        for p in paths
+    ]
+    return build_sessions((adapter, parse_source(adapter, ref)) for ref in refs)
+
+
+def parse_one(agent: str, path: Path) -> Session:
+    sessions = [s for s in parse_files(agent, path) if s.kind == "main"]
+    assert len(sessions) == 1, [s.key for s in sessions]
+    return sessions[0]

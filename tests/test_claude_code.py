@@ -1,0 +1,235 @@
+"""Golden tests for the Claude Code adapter over real fixtures (exact values).
+
+Expected numbers were computed independently of the adapter (a throwaway
+script over the raw JSON: distinct ``message.id`` per sidechain flag, largest
+usage copy kept) and cross-checked with the issue's acceptance figures.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from agentlog.adapters.claude_code import ClaudeCodeAdapter, prompt_title, tool_name
+from agentlog.model import CompactionPart, ReasoningPart, Session, ToolCallPart
+from conftest import fixture, parse_files, parse_one, shared_fixture
+
+CC = "claude_code"
+
+
+def roles(session: Session) -> dict[str, int]:
+    """Messages by role; hidden ones counted as ``role*``."""
+    return dict(Counter(m.role + ("*" if m.hidden else "") for m in session.messages))
+
+
+def buckets(session: Session) -> tuple[int, int, int, int, int]:
+    u = session.usage
+    return (
+        u.input_tokens,
+        u.output_tokens,
+        u.cache_write_5m_tokens,
+        u.cache_write_1h_tokens,
+        u.cache_read_tokens,
+    )
+
+
+def paired(session: Session) -> tuple[int, int]:
+    calls = session.tool_calls()
+    return sum(1 for c in calls if c.result is not None), len(calls)
+
+
+def test_v1_0_17_session_with_tools_acceptance():
+    s = parse_one(CC, fixture("claude_code/v1.0.17-real-session-with-tools.jsonl"))
+    assistant = [m for m in s.messages if m.role == "assistant"]
+    assert len(assistant) == 24  # 40 assistant lines, merged by message.id
+    assert buckets(s) == (91, 2266, 16072, 0, 503769)
+    assert s.usage.total_tokens == 91 + 2266 + 16072 + 503769
+    assert paired(s) == (30, 30)
+    assert roles(s) == {"user": 6, "assistant": 24}
+    assert s.title == "/init"
+    assert s.cwd == "/Users/USER/dev/ai-music"
+    assert s.models == ["claude-sonnet-4-20250514"]
+    assert s.diagnostics.records_total == 76 and s.diagnostics.records_used == 76
+    assert s.resume_command == "claude --resume v1.0.17-real-session-with-tools"
+
+
+def test_summary_title_and_interruption():
+    s = parse_one(CC, fixture("claude_code/v1.0.17-real-session-with-summary.jsonl"))
+    assert s.title == "AI Music Generation: Diverse Embedding Mapping"
+    assert buckets(s) == (88, 278, 16000, 0, 44544)
+    interrupted = [m for m in s.messages if "interrupted" in m.flags]
+    assert [m.text for m in interrupted] == ["[Request interrupted by user for tool use]"]
+    assert interrupted[0].role == "user" and "synthetic" in interrupted[0].flags
+    assert paired(s) == (7, 7)
+
+
+def test_summary_only_file_is_a_titled_empty_session():
+    s = parse_one(CC, fixture("claude_code/v1.0.17-summary-only-file.jsonl"))
+    assert s.title == "AI Music Generation from Word Embeddings"
+    assert s.messages == [] and s.usage.total_tokens == 0
+    assert s.diagnostics.records_used == 1
+
+
+def test_inline_sidechains_become_linked_subagents():
+    sessions = parse_files(CC, fixture("claude_code/v1.0.108-inline-sidechain-task.jsonl"))
+    main = next(s for s in sessions if s.kind == "main")
+    subs = sorted((s for s in sessions if s.kind == "subagent"), key=lambda s: s.started_at)
+    assert main.title.startswith("/orchestrator @CLAUDE.md")
+    assert buckets(main) == (64, 2003, 26074, 0, 190261)
+    assert [s.id[:18] for s in subs] == ["sidechain-6340ddef", "sidechain-83e2917c"]
+    assert [buckets(s) for s in subs] == [(18, 485, 13436, 0, 25737), (47, 1141, 8237, 0, 108261)]
+    assert [s.parent_key for s in subs] == [main.key, main.key]
+    # Linked to the spawning Task call by its prompt.
+    assert [s.parent_tool_call_id for s in subs] == [
+        "toolu_014YF9TXhDRR7BnpasNJ7gjC",
+        "toolu_01LKfUwrsnof18CpWZQcJH44",
+    ]
+    task_ids = {c.call_id for c in main.tool_calls() if c.tool == "task"}
+    assert {s.parent_tool_call_id for s in subs} <= task_ids
+    assert all(m.is_sidechain for s in subs for m in s.messages)
+    assert [paired(s) for s in subs] == [(2, 2), (6, 6)]
+    # 53 lines, 22 of them sidechain: every line used once, by the main session's source.
+    assert main.diagnostics.records_total == 53 == main.diagnostics.records_used
+
+
+def test_split_response_keeps_final_usage_copy():
+    s = parse_one(CC, fixture("claude_code/v1.0.108-inline-sidechain-task.jsonl"))
+    # One API response over two lines (text, then tool_use): output 3 then 263 — 263 wins.
+    first = next(m for m in s.messages if m.role == "assistant")
+    assert [type(p).__name__ for p in first.parts] == ["TextPart", "ToolCallPart"]
+    assert first.usage is not None and first.usage.output_tokens == 263
+
+
+def test_v2_0_root_agent_file_links_to_parent_by_session_id():
+    s = parse_files(CC, fixture("claude_code/v2.0.28-legacy-root-agent-file/agent-test-hash-123.jsonl"))[0]
+    assert (s.id, s.kind) == ("agent-test-hash-123", "subagent")
+    assert s.parent_key == "claude_code:5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    assert buckets(s) == (100, 10, 0, 0, 0)
+    assert s.resume_command is None
+
+
+def test_v2_1_subagents_folder_with_meta():
+    root = fixture("claude_code/v2.1-subagents-layout")
+    parent_file = root / "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f.jsonl"
+    sub_dir = root / "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f" / "subagents"
+    sub_file = sub_dir / "agent-a0ad4f44468bdf20d.jsonl"
+    sessions = parse_files(
+        CC, parent_file, sub_file, sidecars={sub_file: (sub_dir / "agent-a0ad4f44468bdf20d.meta.json",)}
+    )
+    parent, child = sessions
+    assert parent.kind == "main" and parent.title == "Delegate a repo search to a subagent"
+    assert (child.id, child.kind, child.subagent_type) == (
+        "agent-a0ad4f44468bdf20d",
+        "subagent",
+        "general-purpose",
+    )
+    assert child.parent_key == parent.key
+    assert child.title == "Search the repo for TODO comments"
+    # The child's tool_result has no tool_use_id and its tool_use no id: kept unpaired, never dropped.
+    assert roles(child) == {"user": 1, "assistant": 1, "tool": 1}
+    assert child.diagnostics.skipped == {"ignored:attachment": 1}
+
+
+def test_shape_catalog_2_1_counts_every_record():
+    sessions = parse_files(CC, fixture("claude_code/v2.1-shape-catalog-trimmed.jsonl"))
+    main = next(s for s in sessions if s.kind == "main")
+    d = main.diagnostics
+    assert d.records_total == 89
+    assert d.records_total == d.records_used + sum(d.skipped.values())
+    assert d.skipped["ignored:attachment"] == 38
+    assert main.title == "Stage0 small fixture"  # custom-title beats ai-title and summary
+    compaction = [p for m in main.messages for p in m.parts if isinstance(p, CompactionPart)]
+    assert compaction[0].trigger == "auto" and compaction[0].tokens_before == 120000
+    assert any("api_error" in m.flags for m in main.messages)
+    thinking = [p for m in main.messages for p in m.parts if isinstance(p, ReasoningPart)]
+    assert thinking and thinking[0].text == "[trimmed for fixture]"
+    side = next(s for s in sessions if s.kind == "subagent")
+    assert any("compaction_summary" in m.flags for m in side.messages)
+    assert any("interrupted" in m.flags for m in side.messages)  # isAbortedMidStream
+
+
+def test_edge_cases_corrupt_lines_are_counted_not_raised():
+    s = parse_one(CC, fixture("claude_code/edge-cases.jsonl"))
+    d = s.diagnostics
+    assert d.skipped == {"not_an_object": 3, "malformed:message": 1, "empty_message": 1}
+    assert d.unknown_types == {"<none>": 1}
+    assert d.records_total == 19
+    assert roles(s) == {"user": 5, "assistant": 4, "user*": 2, "system*": 1}
+    assert buckets(s) == (488, 435, 0, 0, 0)
+    meta = [m.text for m in s.messages if "meta" in m.flags]
+    assert meta[0].startswith("Caveat: The messages below") and meta[1].startswith("<local-command-stdout>")
+
+
+def test_schema_drift_top_level_tool_lines_pair_by_name():
+    s = parse_one(CC, fixture("claude_code/schema-drift.jsonl"))
+    calls = s.tool_calls()
+    assert [(c.tool, c.result.output if c.result else None) for c in calls] == [("bash", "# Title\n\nBody\n")]
+
+
+def test_costusd_lines_without_type_are_recorded_costs():
+    s = parse_one(CC, fixture("claude_code/usage-costUSD-minimal.jsonl"))
+    assert buckets(s) == (600, 250, 75, 0, 70)
+    assert s.usage.cost_usd == pytest.approx(1.02)
+    assert s.usage.cost_source == "recorded"
+    assert s.models == ["claude-sonnet-4-20250514", "claude-opus-4-20250514"]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("representative-messages.jsonl", ((218, 445, 0, 0, 0), (2, 2), {"user": 4, "assistant": 5})),
+        ("todowrite-examples.jsonl", ((883, 328, 0, 0, 0), (3, 3), {"user": 2, "assistant": 6})),
+        (
+            "v1.0.98-session.jsonl",
+            ((93, 953, 12698, 0, 103219), (12, 12), {"user": 1, "user*": 1, "assistant": 7}),
+        ),
+    ],
+)
+def test_golden_small_sessions(name, expected):
+    s = parse_one(CC, fixture(f"claude_code/{name}"))
+    assert (buckets(s), paired(s), roles(s)) == expected
+
+
+def test_todo_and_mcp_tool_names():
+    assert tool_name("TodoWrite") == "todo"
+    assert tool_name("MultiEdit") == "edit"
+    assert tool_name("mcp__github__create_issue") == "mcp__github__create_issue"
+    assert tool_name("SomeNewTool") == "some_new_tool"
+    s = parse_one(CC, fixture("claude_code/todowrite-examples.jsonl"))
+    assert {c.tool for c in s.tool_calls()} == {"todo"}
+    assert all(isinstance(c, ToolCallPart) and c.result.structured is not None for c in s.tool_calls())
+
+
+def test_prompt_title_for_slash_commands():
+    text = (
+        "<command-message>x</command-message>\n<command-name>/review</command-name>\n"
+        "<command-args>pr 12</command-args>"
+    )
+    assert prompt_title(text) == "/review pr 12"
+    assert prompt_title("  plain prompt ") == "plain prompt"
+
+
+def test_sniff_recognises_claude_lines():
+    adapter = ClaudeCodeAdapter()
+    head = fixture("claude_code/v1.0.98-session.jsonl").read_bytes()[:4096]
+    assert adapter.sniff("x.jsonl", head) >= 0.9
+    assert adapter.sniff("x.jsonl", b'{"type":"session_meta","payload":{}}') == 0.0
+
+
+def test_default_roots_follow_env(tmp_path: Path):
+    adapter = ClaudeCodeAdapter()
+    home = tmp_path
+    assert adapter.default_roots({}, home) == [home / ".claude/projects", home / ".config/claude/projects"]
+    assert adapter.default_roots({"XDG_CONFIG_HOME": "/x"}, home)[1] == Path("/x/claude/projects")
+    env = {"CLAUDE_CONFIG_DIR": "/a, /b/projects"}
+    assert adapter.default_roots(env, home) == [Path("/a/projects"), Path("/b/projects")]
+
+
+def test_unlicensed_shared_fixtures_parse(request):
+    # Files with no visible licence are read from ../shared, never copied.
+    s = parse_one(CC, shared_fixture("claude-code/branching-parentUuid.jsonl"))
+    assert roles(s) == {"user": 3, "assistant": 3}
+    s = parse_one(CC, shared_fixture("claude-code/non-message-parents.jsonl"))
+    assert s.diagnostics.skipped == {"ignored:progress": 3}

@@ -1,0 +1,98 @@
+"""One contract over every registered adapter: bad input gives diagnostics,
+never an exception; parsing in two halves equals parsing in one go; parsing
+never writes to the source tree."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentlog.adapters import SourceRef, all_adapters
+from agentlog.load import build_sessions, load_sessions, parse_source
+from conftest import FIXTURES
+
+ADAPTERS = all_adapters()
+BAD_INPUTS = {
+    "empty": b"",
+    "garbage": b"\x00\x01\x02 not json at all\n}{\n[1,2,3]\n42\n",
+    "non_utf8": b'{"type":"user","message":{"role":"user","content":"caf\xe9"}}\n\xff\xfe\xfa\n',
+    "truncated_last_line": b'{"type":"summary","summary":"ok","leafUuid":"x"}\n{"type":"user","mess',
+    "wrong_shapes": b'{"type":"user","message":"x"}\n{"type":"assistant","message":{"content":7}}\n'
+    b'{"type":"response_item","payload":"x"}\n{"type":"event_msg","payload":{"type":"token_count","info":7}}\n'
+    b'{"type":"session_meta","payload":null}\n{"timestamp":1,"type":"turn_context","payload":[]}\n',
+}
+
+
+def test_registry_has_the_built_ins():
+    assert {a.slug for a in ADAPTERS} >= {"claude_code", "codex"}
+    for adapter in ADAPTERS:
+        assert adapter.display_name and adapter.parser_version >= 1
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS, ids=lambda a: a.slug)
+@pytest.mark.parametrize("case", sorted(BAD_INPUTS))
+def test_bad_input_gives_diagnostics_not_exceptions(adapter, case, tmp_path):
+    path = tmp_path / "rollout-2025-01-01T00-00-00-bad.jsonl"
+    path.write_bytes(BAD_INPUTS[case])
+    parsed = parse_source(adapter, SourceRef(agent=adapter.slug, path=str(path)))
+    sessions = build_sessions([(adapter, parsed)])
+    for session in sessions:
+        d = session.diagnostics
+        assert d.records_total == d.records_used + sum(d.skipped.values())
+    total = sum(s.diagnostics.records_total for s in sessions)
+    if case == "garbage":
+        assert total >= 3 and not any(s.messages for s in sessions if not s.diagnostics.unknown_types)
+    if case == "truncated_last_line":
+        # The half-written line is left for the next read, not consumed.
+        assert parsed.consumed == BAD_INPUTS[case].index(b"\n") + 1
+        assert sessions[0].diagnostics.incomplete_tail_bytes == len(BAD_INPUTS[case]) - parsed.consumed
+
+
+def _fixture_files(agent_dir: str) -> list[Path]:
+    return sorted(p for p in (FIXTURES / agent_dir).rglob("*.jsonl"))
+
+
+SPLIT_CASES = [(a, p) for a in ADAPTERS for p in _fixture_files(a.slug) if p.stat().st_size > 2000]
+
+
+@pytest.mark.parametrize(("adapter", "path"), SPLIT_CASES, ids=lambda x: getattr(x, "name", getattr(x, "slug", "")))
+def test_two_halves_equal_one_go(adapter, path, tmp_path):
+    """Parse a prefix, snapshot, resume on the rest: the same sessions as one pass."""
+    data = path.read_bytes()
+    growing = tmp_path / path.name
+    growing.write_bytes(data)
+    ref = SourceRef(agent=adapter.slug, path=str(growing))
+    whole = build_sessions([(adapter, parse_source(adapter, ref))])
+    for cut in (len(data) // 3, len(data) // 2, len(data) - 1):
+        growing.write_bytes(data[:cut])
+        first = parse_source(adapter, ref)
+        growing.write_bytes(data)
+        second = parse_source(adapter, ref, start=first.consumed, state=first.state)
+        halves = build_sessions([(adapter, first), (adapter, second)])
+        assert msgspec.json.encode(halves) == msgspec.json.encode(whole), f"cut at {cut}"
+
+
+def _tree_digest(root: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            p = Path(dirpath) / name
+            out[str(p.relative_to(root))] = (hashlib.sha256(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns)
+    return out
+
+
+def test_loading_never_writes_to_agent_folders(tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude_code", home / ".claude" / "projects" / "-tmp-project")
+    shutil.copytree(FIXTURES / "codex", home / ".codex" / "sessions")
+    before = _tree_digest(home)
+    dir_mtimes = {d: os.stat(d).st_mtime_ns for d, _, _ in os.walk(home)}
+    sessions = load_sessions(env={"HOME": str(home)}, home=home)
+    assert {s.agent for s in sessions} == {"claude_code", "codex"}
+    assert _tree_digest(home) == before
+    assert {d: os.stat(d).st_mtime_ns for d, _, _ in os.walk(home)} == dir_mtimes
