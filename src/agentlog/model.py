@@ -273,4 +273,4 @@ class Session(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of :class:`Session`, generated from the code."""
-    return msgspec.json.schema(Session)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **msgspec.json.schema(Session)}

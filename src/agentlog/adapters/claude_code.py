@@ -536,8 +536,9 @@ class ClaudeParser(LineParser[ClaudeState]):
         out = []
         for sid, header in self.state.sessions.items():
             copy = msgspec.structs.replace(header, diagnostics=Diagnostics(), sources=list(header.sources))
-            title = self.state.titles.get(sid)
-            copy.title = title[1] if title else header.description
+            rank, text = self.state.titles.get(sid, (-1, None))
+            # A subagent's description names it better than its (long) prompt.
+            copy.title = text if rank > _RANK_PROMPT else header.description or text
             out.append(copy)
         out[0].diagnostics = msgspec.msgpack.decode(
             msgspec.msgpack.encode(self.diagnostics), type=Diagnostics

@@ -11,21 +11,14 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 
+from agentlog.demo import demo_env
 from agentlog.errors import AgentlogError
-
-DEMO_ENV_CLEARED = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
-
-
-def demo_home() -> Path:
-    """The bundled sample home folder (package data) used by ``--demo``."""
-    return Path(str(files("agentlog") / "demo" / "home"))
 
 
 @dataclass
@@ -88,13 +81,8 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], debug: bool) -
 
     With no command: find every agent's logs and print an overview.
     """
-    env = dict(os.environ)
+    env = demo_env(os.environ) if demo else dict(os.environ)
     home = Path(env.get("HOME") or Path.home())
-    if demo:
-        home = demo_home()
-        for name in DEMO_ENV_CLEARED:
-            env.pop(name, None)
-        env["HOME"] = str(home)
     ctx.obj = App(env=env, home=home, roots=list(roots), debug=debug, demo=demo)
     if ctx.invoked_subcommand is None:
         from agentlog.cli.commands import overview

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from agentlog.adapters import LOAD_ERRORS, SourceRef, all_adapters, get_adapter
 from agentlog.cli import App, main
-from agentlog.cli.render import compact, local, render_transcript, session_row, sessions_table
+from agentlog.cli.render import compact, local, render_transcript, session_row, sessions_table, tilde
 from agentlog.errors import NotFound, UsageError
 from agentlog.load import LoadReport, discover_sources, load_sessions
 from agentlog.model import Session, Usage, json_schema
@@ -119,7 +119,7 @@ def overview(app: App, recent: int, as_json: bool) -> None:
             str(row["subagents"]),
             compact(row["total_tokens"]),
             local(row["last_active"]),
-            "\n".join(row["roots"]),
+            "\n".join(tilde(r, str(app.home)) for r in row["roots"]),
         )
     if table.row_count:
         console.print(table)
@@ -188,11 +188,25 @@ def show(app: App, session: str, show_all: bool, reasoning: bool, as_json: bool)
             app.console.print(f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160])
 
 
+def agents_markdown() -> str:
+    """The supported-agents table of the README, generated from the registry."""
+    lines = ["| agent | `--agent` | default locations | environment |", "|---|---|---|---|"]
+    for a in all_adapters():
+        roots = "<br>".join(f"`{r}`" for r in a.default_roots({}, Path("~")))
+        env = ", ".join(f"`{v}`" for v in a.env_vars)
+        lines.append(f"| {a.display_name} | `{a.slug}` | {roots} | {env} |")
+    return "\n".join(lines) + "\n"
+
+
 @main.command()
 @json_option
+@click.option("--markdown", is_flag=True, help="Print the supported-agents table as Markdown.")
 @pass_app
-def agents(app: App, as_json: bool) -> None:
+def agents(app: App, as_json: bool, markdown: bool) -> None:
     """Supported agents, the folders searched, and what was found there."""
+    if markdown:
+        click.echo(agents_markdown(), nl=False)
+        return
     report = LoadReport()
     discover_sources(all_adapters(), app.env, app.home, app.roots, report)
     rows = [
@@ -312,9 +326,9 @@ def detect(app: App, file: Path, as_json: bool) -> None:
         )
         return
     if best_score <= 0:
-        app.console.print(f"{file}: not a format agentlog knows")
+        click.echo(f"{file}: not a format agentlog knows")
         raise SystemExit(1)
-    app.console.print(f"{file}: {best.display_name} ({best.slug}), confidence {best_score:.2f}")
+    click.echo(f"{file}: {best.display_name} ({best.slug}), confidence {best_score:.2f}")
 
 
 @main.command()

@@ -61,6 +61,11 @@ def usage_line(usage: Usage) -> str:
     return " · ".join(parts)
 
 
+def tilde(path: str, home: str) -> str:
+    """``/home/me/.claude/projects`` → ``~/.claude/projects`` when under ``home``."""
+    return "~" + path[len(home) :] if home and path.startswith(home.rstrip("/") + "/") else path
+
+
 def project_name(cwd: str | None) -> str:
     return cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
 
@@ -79,10 +84,7 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
         visible = sum(1 for m in s.messages if not m.hidden)
         title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
         subs = children.get(s.key, 0)
-        if subs:
-            title = f"[dim]+{subs}[/dim] " + escape(title)
-        else:
-            title = escape(title)
+        title = f"[dim]+{subs}[/dim] " + escape(title) if subs else escape(title)
         table.add_row(
             short_time(s.started_at),
             s.agent.replace("_code", ""),
@@ -202,7 +204,7 @@ def _render_tool(console: Console, call: ToolCallPart) -> None:
     if result is None:
         console.print("  [dim]→ (no result recorded)[/dim]")
         return
-    lines = _output_text(result.output).strip().splitlines()
+    lines = _output_text(result.output).strip("\n").splitlines()
     colour = "red" if result.is_error else "dim"
     status = f" [{result.status}]" if result.status != "completed" else ""
     for line in lines[:OUTPUT_LINES]:

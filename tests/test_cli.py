@@ -1,0 +1,157 @@
+"""The command line, run in-process (click's runner) and once as a real process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from agentlog.cli import main
+from agentlog.cli.commands import agents_markdown
+from agentlog.model import json_schema
+from conftest import FIXTURES
+
+ROOT = Path(__file__).parents[1]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), env=env)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_demo_overview_shows_real_sessions():
+    code, out, _ = run("--demo")
+    assert code == 0
+    assert "Claude Code" in out and "Codex" in out
+    assert "weather: fix daily_mean rounding" in out
+
+
+def test_demo_sessions_json_lists_both_agents():
+    code, out, _ = run("--demo", "sessions", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert {r["agent"] for r in rows} == {"claude_code", "codex"}
+    weather = next(r for r in rows if r["id"].startswith("de70c1a0"))
+    assert weather["subagents"] == 1
+    assert weather["usage"]["cache_write_1h_tokens"] == 14210
+    assert weather["resume_command"] == "claude --resume de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
+
+
+def test_show_json_is_the_model_and_validates_against_the_schema():
+    code, out, _ = run("--demo", "show", "de70c1a0", "--json")
+    assert code == 0
+    data = json.loads(out)
+    jsonschema.validate(data, json_schema())
+    assert data["key"] == "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
+    assert data["title"] == "weather: fix daily_mean rounding"
+
+
+def test_show_transcript_hides_meta_unless_all():
+    code, out, _ = run("--demo", "show", "de70c1a0")
+    assert code == 0
+    assert "pytest -q tests/test_forecast.py" in out and "context compacted" in out
+    assert "local-command-caveat" not in out and "2 meta/injected messages hidden" in out
+    code, out, _ = run("--demo", "show", "de70c1a0", "--all")
+    assert "local-command-caveat" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (("--demo", "show", "no-such-session"), 1, "no session matches 'no-such-session'"),
+        (("--demo", "show", "claude"), 1, "is ambiguous"),
+        (("--demo", "sessions", "--since", "yesterday"), 2, "not a date"),
+        (("--demo", "sessions", "--agent", "nope"), 2, "unknown agent 'nope'"),
+        (("detect", "/no/such/file"), 1, "no such file"),
+    ],
+)
+def test_bad_input_is_one_line_and_non_zero(args, code, message):
+    exit_code, _, err = run(*args)
+    assert exit_code == code
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_detect_by_content(tmp_path):
+    claude = tmp_path / "anything.log"
+    shutil.copy(FIXTURES / "claude_code/v1.0.98-session.jsonl", claude)
+    code, out, _ = run("detect", str(claude), "--json")
+    assert code == 0 and json.loads(out)["agent"] == "claude_code"
+    plain = tmp_path / "notes.txt"
+    plain.write_text("hello\n")
+    code, out, _ = run("detect", str(plain))
+    assert code == 1 and "not a format agentlog knows" in out
+
+
+def test_doctor_reports_skips_by_reason():
+    code, out, _ = run("--root", str(FIXTURES / "claude_code"), "doctor", "--agent", "claude_code", "--json")
+    assert code == 0
+    report = json.loads(out)
+    claude = next(a for a in report["agents"] if a["agent"] == "claude_code")
+    assert claude["skipped"]["not_an_object"] == 3
+    assert claude["unknown_types"] == {"<none>": 1}
+
+
+def test_unreadable_file_costs_only_itself(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root can read a file without permissions")
+    projects = tmp_path / ".claude/projects/-p"
+    projects.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code/v1.0.98-session.jsonl", projects / "a.jsonl")
+    locked = projects / "b.jsonl"
+    shutil.copy(FIXTURES / "claude_code/v1.0.98-session.jsonl", locked)
+    locked.chmod(0)
+    code, out, _ = run("doctor", "--json", env={"HOME": str(tmp_path)})
+    assert code == 0
+    assert json.loads(out)["unreadable"][0]["path"] == str(locked)
+
+
+def test_readme_agents_table_is_current():
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("<!-- agents:start -->\n")[1].split("<!-- agents:end -->")[0]
+    assert table == agents_markdown()
+
+
+def test_checked_in_schema_is_current():
+    checked_in = json.loads((ROOT / "schema/session.schema.json").read_text())
+    assert checked_in == json_schema(), "run: agentlog schema > schema/session.schema.json"
+
+
+def test_fixtures_laid_out_like_the_agents_are_found_with_no_flags(tmp_path):
+    """Acceptance: a temporary HOME with Claude Code and Codex folders, no flags."""
+    home = tmp_path
+    project = home / ".claude/projects/-Users-USER-dev-ai-music"
+    project.mkdir(parents=True)
+    shutil.copy(
+        FIXTURES / "claude_code/v1.0.17-real-session-with-tools.jsonl",
+        project / "ba79134d-b6e9-4867-af0c-6941038c9e4b.jsonl",
+    )
+    rollouts = home / ".codex/sessions/2026/11/21"
+    rollouts.mkdir(parents=True)
+    demo_rollout = next((ROOT / "src/agentlog/demo/home/.codex/sessions/2026/11/21").glob("rollout-*.jsonl"))
+    shutil.copy(demo_rollout, rollouts / demo_rollout.name)
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
+    }
+    env["HOME"] = str(home)
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentlog", "sessions", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = json.loads(proc.stdout)
+    assert sorted(r["key"] for r in rows) == [
+        "claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b",
+        "codex:019ab0d2-4c1e-7f00-9d2a-5e551011c0de",
+    ]
+    claude = next(r for r in rows if r["agent"] == "claude_code")
+    assert claude["usage"]["input_tokens"] == 91 and claude["usage"]["cache_read_tokens"] == 503769
+    assert proc.stderr == ""
