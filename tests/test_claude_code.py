@@ -233,3 +233,104 @@ def test_unlicensed_shared_fixtures_parse(request):
     assert roles(s) == {"user": 3, "assistant": 3}
     s = parse_one(CC, shared_fixture("claude-code/non-message-parents.jsonl"))
     assert s.diagnostics.skipped == {"ignored:progress": 3}
+
+
+def _line(**kw) -> str:
+    import json
+
+    base = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/w",
+        "version": "2.1.200",
+        "timestamp": "2026-01-01T00:00:00Z",
+    }
+    return json.dumps({**base, **kw}, separators=(",", ":")) + "\n"
+
+
+def _assistant(uuid: str, mid: str, out: int, **kw) -> str:
+    usage = {
+        "input_tokens": 10,
+        "output_tokens": out,
+        "cache_read_input_tokens": 100,
+        "cache_creation_input_tokens": 0,
+    }
+    msg = {
+        "id": mid,
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [{"type": "text", "text": "hi"}],
+        "usage": usage,
+    }
+    return _line(type="assistant", uuid=uuid, requestId="r-" + mid, message=msg, **kw)
+
+
+def test_workflow_agents_nest_under_their_session(tmp_path):
+    """2.1 Workflow agents live one level deeper: subagents/workflows/wf_*/agent-*.jsonl."""
+    from agentlog.load import load_sessions
+
+    project = tmp_path / ".claude/projects/-w"
+    wf = project / "sess-1/subagents/workflows/wf_0a1b2c3d-4e5"
+    wf.mkdir(parents=True)
+    (project / "sess-1.jsonl").write_text(
+        _line(
+            type="user",
+            uuid="u1",
+            sessionId="sess-1",
+            message={"role": "user", "content": "run the workflow"},
+        )
+    )
+    (wf / "agent-w1.jsonl").write_text(
+        _line(
+            type="user",
+            uuid="w-u1",
+            sessionId="sess-1",
+            isSidechain=True,
+            message={"role": "user", "content": "phase 1"},
+        )
+        + _assistant("w-a1", "msg_w1", 42, sessionId="sess-1", isSidechain=True)
+    )
+    (wf / "agent-w1.meta.json").write_text('{"agentType":"workflow-subagent","description":"Phase one"}')
+    (wf / "journal.jsonl").write_text('{"type":"launched"}\n')
+    sessions = {s.id: s for s in load_sessions(env={}, home=tmp_path)}
+    assert set(sessions) == {"sess-1", "agent-w1"}
+    child = sessions["agent-w1"]
+    assert (child.parent_key, child.subagent_type, child.title) == (
+        "claude_code:sess-1",
+        "workflow-subagent",
+        "Phase one",
+    )
+    assert child.usage.output_tokens == 42
+
+
+def test_replayed_history_in_a_resumed_file_is_counted_once(tmp_path):
+    """A resumed session's file replays earlier responses (same message.id): usage once."""
+    from agentlog.load import load_sessions
+
+    project = tmp_path / ".claude/projects/-w"
+    project.mkdir(parents=True)
+    first = _line(type="user", uuid="u1", message={"role": "user", "content": "start"}) + _assistant(
+        "a1", "msg_1", 50
+    )
+    (project / "old.jsonl").write_text(first)
+    # Replayed lines keep their original timestamps; the resumed file then adds its own.
+    resumed = first + _assistant("a2", "msg_2", 7, timestamp="2026-01-02T00:00:00Z")
+    (project / "new.jsonl").write_text(resumed)
+    sessions = {s.id: s for s in load_sessions(env={}, home=tmp_path)}
+    assert sessions["old"].usage.output_tokens == 50
+    assert sessions["new"].usage.output_tokens == 7
+    replay = next(m for m in sessions["new"].messages if m.id == "msg_1")
+    assert replay.usage is None and "replayed" in replay.flags and replay.hidden
+
+
+def test_user_roots_are_claimed_by_content(tmp_path):
+    """Under --root, a Codex rollout is not parsed as Claude Code (and vice versa)."""
+    from agentlog.adapters import all_adapters
+    from agentlog.load import LoadReport, discover_sources
+
+    shutil_src = fixture("claude_code/v1.0.98-session.jsonl")
+    (tmp_path / "a.jsonl").write_bytes(shutil_src.read_bytes())
+    (tmp_path / "notes.jsonl").write_text('{"hello": "world"}\n')
+    report = LoadReport()
+    found = discover_sources(all_adapters(), {}, tmp_path / "nohome", [tmp_path], report)
+    assert [(a.slug, Path(r.path).name) for a, r in found] == [("claude_code", "a.jsonl")]

@@ -60,7 +60,9 @@ def _fixture_files(agent_dir: str) -> list[Path]:
 SPLIT_CASES = [(a, p) for a in ADAPTERS for p in _fixture_files(a.slug) if p.stat().st_size > 2000]
 
 
-@pytest.mark.parametrize(("adapter", "path"), SPLIT_CASES, ids=lambda x: getattr(x, "name", getattr(x, "slug", "")))
+@pytest.mark.parametrize(
+    ("adapter", "path"), SPLIT_CASES, ids=lambda x: getattr(x, "name", getattr(x, "slug", ""))
+)
 def test_two_halves_equal_one_go(adapter, path, tmp_path):
     """Parse a prefix, snapshot, resume on the rest: the same sessions as one pass."""
     data = path.read_bytes()

@@ -148,7 +148,11 @@ def finalize(session: Session) -> None:
     for message in session.messages:
         if message.usage is not None:
             total = total + message.usage
-        if message.model and message.model not in models and "synthetic" not in message.flags:
+        if (
+            message.model
+            and message.model not in models
+            and not {"synthetic", "replayed"} & set(message.flags)
+        ):
             models.append(message.model)
     session.usage = total
     session.models = models

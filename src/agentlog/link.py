@@ -3,10 +3,10 @@
 * A child session (``parent_key`` set) that does not yet know the tool call that
   spawned it is matched to a tool call of its parent whose ``input.prompt``
   equals the child's first user text, or whose result names the child
-  (``structured.agentId``, Claude Code ≥ 2.0).
+  (see :func:`_spawning_call`).
 * A message id seen in several sessions of one agent (Claude Code replays
   history into resumed/forked files and sidechain logs) carries its usage once:
-  the copy in the earliest non-sidechain session keeps it; the others are
+  the copy in the earliest (then shortest) main session keeps it; the others are
   flagged ``replayed`` and their usage is dropped.  Adapters give messages
   without a global id a session-scoped id, so only real replays collide.
 """
@@ -42,20 +42,35 @@ def _first_user_text(session: Session) -> str:
     return ""
 
 
+_CHILD_ID_FIELDS = ("agentId", "agent_id", "new_thread_id", "thread_id")
+_PROMPT_FIELDS = ("prompt", "message")
+
+
 def _spawning_call(parent: Session, child: Session) -> str | None:
+    """The parent's tool call that started ``child``: its structured result names
+    the child (Claude ``agentId``; Codex ``new_thread_id``/``agent_id``), or its
+    prompt (Claude ``input.prompt``, Codex ``spawn_agent`` ``input.message``)
+    equals the child's first user text."""
     prompt = _first_user_text(child)
-    agent_id = child.id.removeprefix("agent-")
+    ids = {child.id, child.id.removeprefix("agent-")}
     for call in parent.tool_calls():
         structured = call.result.structured if call.result else None
-        if isinstance(structured, dict) and structured.get("agentId") == agent_id:
+        if isinstance(structured, dict) and any(structured.get(f) in ids for f in _CHILD_ID_FIELDS):
             return call.call_id
-        if prompt and isinstance(call.input, dict) and str(call.input.get("prompt", "")).strip() == prompt:
+        if (
+            prompt
+            and isinstance(call.input, dict)
+            and any(str(call.input.get(f, "")).strip() == prompt for f in _PROMPT_FIELDS)
+        ):
             return call.call_id
     return None
 
 
 def _drop_replayed_usage(sessions: list[Session]) -> None:
-    order = sorted(sessions, key=lambda s: (s.kind != "main", s.started_at or _EPOCH, s.key))
+    # Replayed copies keep their original timestamps, so a resumed session often
+    # starts at the same instant as the original; the original is then the
+    # shorter one (the resumed file holds the old history plus its own).
+    order = sorted(sessions, key=lambda s: (s.kind != "main", s.started_at or _EPOCH, len(s.messages), s.key))
     owner: dict[tuple[str, str], str] = {}
     changed: set[str] = set()
     for session in order:

@@ -18,7 +18,7 @@ from agentlog.adapters.base import Fragment
 from agentlog.assemble import Assembler
 from agentlog.link import link_sessions
 from agentlog.model import Session
-from agentlog.readers import LineReader, read_small
+from agentlog.readers import LineReader, read_head, read_small
 
 
 @dataclass
@@ -81,28 +81,56 @@ def discover_sources(
     extra_roots: Iterable[Path] = (),
     report: LoadReport | None = None,
 ) -> list[tuple[Adapter, SourceRef]]:
-    """Every source of ``adapters`` under their default roots and ``extra_roots``;
-    a file reached twice (overlapping roots, symlinks) is listed once."""
-    report = report or LoadReport()
+    """Every source of ``adapters`` under their default roots and ``extra_roots``.
+
+    A file reached twice (overlapping roots, symlinks) is listed once.  Under a
+    user-given root any adapter may claim a file, so each file there goes to
+    the adapter whose :meth:`~agentlog.adapters.Adapter.sniff` is most confident
+    about its first bytes (none, if all say 0).
+    """
+    report = report if report is not None else LoadReport()
+    adapters = list(adapters)
     found: list[tuple[Adapter, SourceRef]] = []
     seen: set[str] = set()
-    extra = list(extra_roots)
+    counts = dict.fromkeys((a.slug for a in adapters), 0)
+
+    def add(adapter: Adapter, ref: SourceRef) -> None:
+        real = os.path.realpath(ref.path)
+        if real not in seen:
+            seen.add(real)
+            found.append((adapter, ref))
+            counts[adapter.slug] += 1
+
     for adapter in adapters:
-        roots = adapter.default_roots(env, home) + extra
+        roots = adapter.default_roots(env, home)
         report.roots[adapter.slug] = [(r, r.exists()) for r in roots]
-        count = 0
         for root in roots:
-            if not root.exists():
-                continue
-            for ref in adapter.discover(root):
-                real = os.path.realpath(ref.path)
-                if real in seen:
-                    continue
-                seen.add(real)
-                found.append((adapter, ref))
-                count += 1
-        report.sources[adapter.slug] = count
+            if root.exists():
+                for ref in adapter.discover(root):
+                    add(adapter, ref)
+    for root in extra_roots:
+        claims: dict[str, list[tuple[Adapter, SourceRef]]] = {}
+        for adapter in adapters:
+            report.roots[adapter.slug].append((root, root.exists()))
+            if root.exists():
+                for ref in adapter.discover(root):
+                    claims.setdefault(ref.path, []).append((adapter, ref))
+        for path, candidates in claims.items():
+            best = _best_claim(path, candidates)
+            if best is not None:
+                add(*best)
+    report.sources.update(counts)
     return found
+
+
+def _best_claim(path: str, candidates: list[tuple[Adapter, SourceRef]]) -> tuple[Adapter, SourceRef] | None:
+    try:
+        head = read_head(path)
+    except OSError:
+        return candidates[0]  # unreadable: let parsing report the error
+    name = os.path.basename(path)
+    score, best = max(((a.sniff(name, head), (a, ref)) for a, ref in candidates), key=lambda t: t[0])
+    return best if score > 0 else None
 
 
 def load_sessions(
@@ -143,7 +171,7 @@ def build_sessions(
 ) -> list[Session]:
     """Assemble parsed sources into linked sessions with resume commands.
 
-    The same main session found in two files (e.g. Codex ``sessions/`` and
+    The same session found in two files (e.g. Codex ``sessions/`` and
     ``archived_sessions/``) is kept from the first file only; the other path is
     listed in ``report.duplicates``.
     """
@@ -156,7 +184,7 @@ def build_sessions(
     for adapter, source in parsed:
         adapters[adapter.slug] = adapter
         path = source.ref.path
-        if source.headers and source.headers[0].kind == "main":
+        if source.headers:
             owner = owners.setdefault(source.headers[0].key, path)
             if owner != path:
                 report.duplicates.append(path)

@@ -1,0 +1,657 @@
+"""Golden tests for the Codex adapter (exact values).
+
+Expected numbers were computed independently of the adapter: a throwaway script
+over the raw JSONL (token-count deltas of ``total_token_usage``, prompt/echo
+pairing, record types by reason), cross-checked by hand for the synthetic
+fixtures written for this project (``rollout-synthetic-*``, see
+``fixtures/SOURCES-codex.md``).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from agentlog.adapters import SourceRef
+from agentlog.adapters.codex import CodexAdapter, split_patch, tool_name, uuid7_ms
+from agentlog.load import LoadReport, build_sessions, load_sessions, parse_source
+from agentlog.model import CompactionPart, FilePart, ReasoningPart, Session, TextPart, ToolCallPart
+from conftest import fixture, parse_files, parse_one, shared_fixture
+
+CODEX = "codex"
+ADAPTER = CodexAdapter()
+
+
+def roles(session: Session) -> dict[str, int]:
+    """Messages by role; ``meta`` ones counted as ``role*``, replayed ones as ``role~``."""
+    out: Counter[str] = Counter()
+    for m in session.messages:
+        out[m.role + ("*" if "meta" in m.flags else "") + ("~" if "replayed" in m.flags else "")] += 1
+    return dict(out)
+
+
+def buckets(session: Session) -> tuple[int, int, int, int, int]:
+    """(input, cache read, cache write 5m, output, reasoning) of the session."""
+    u = session.usage
+    return u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.output_tokens, u.reasoning_tokens
+
+
+def calls(session: Session) -> tuple[int, int]:
+    """(tool calls with a result, tool calls); orphan results (``tool`` messages) excluded."""
+    real = [c for m in session.messages if m.role != "tool" for c in m.parts if isinstance(c, ToolCallPart)]
+    return sum(1 for c in real if c.result is not None), len(real)
+
+
+def accounted(session: Session) -> bool:
+    d = session.diagnostics
+    return d.records_total == d.records_used + sum(d.skipped.values())
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def env(kind: str, payload: dict[str, Any], ts: str = "2026-03-01T12:00:00Z") -> dict[str, Any]:
+    return {"timestamp": ts, "type": kind, "payload": payload}
+
+
+def token_count(
+    total: tuple[int, int, int, int] | None, last: tuple[int, int, int, int] | None = None
+) -> dict:
+    def usage(v: tuple[int, int, int, int]) -> dict[str, int]:
+        return {
+            "input_tokens": v[0],
+            "cached_input_tokens": v[1],
+            "output_tokens": v[2],
+            "reasoning_output_tokens": v[3],
+            "total_tokens": v[0] + v[2],
+        }
+
+    info: dict[str, Any] = {}
+    if total:
+        info["total_token_usage"] = usage(total)
+    if last:
+        info["last_token_usage"] = usage(last)
+    return env("event_msg", {"type": "token_count", "info": info, "rate_limits": None})
+
+
+# -- acceptance -----------------------------------------------------------------
+
+
+def test_v0_104_desktop_28_turns_acceptance():
+    s = parse_one(CODEX, shared_fixture("codex/v0.104-desktop-28turns-real-sanitized.jsonl"))
+    assert buckets(s) == (99_460, 1_651_968, 0, 14_600, 4_293)
+    assert s.usage.total_tokens == 99_460 + 1_651_968 + 14_600
+    # 56 token_count events: 1 info=null, 27 exact re-emits, 28 real calls.
+    assert s.diagnostics.skipped["duplicate:token_count"] == 27
+    assistant = [m for m in s.messages if m.role == "assistant"]
+    assert len(assistant) == 28 and all(m.usage is not None for m in assistant)
+    assert s.models == ["gpt-5.3-codex"]
+    assert s.id == "019c8a4d-8f45-7010-8b5d-7fad920aa6f9"
+    assert s.resume_command == "codex resume 019c8a4d-8f45-7010-8b5d-7fad920aa6f9"
+
+
+# -- golden summaries per fixture ---------------------------------------------------
+
+GOLDEN: dict[str, dict[str, Any]] = {
+    "codex/v0.104-desktop-28turns-real-sanitized.jsonl": dict(
+        roles={"system*": 4, "user*": 3, "user": 1, "assistant": 28},
+        calls=(118, 118),
+        usage=(99_460, 1_651_968, 0, 14_600, 4_293),
+        skipped={
+            "ignored:token_count_null": 1,
+            "ignored:agent_reasoning": 26,
+            "ignored:agent_message": 17,
+            "duplicate:token_count": 27,
+        },
+        total=417,
+    ),
+    "codex/v0.104-desktop-6turns-real-sanitized.jsonl": dict(
+        roles={"system*": 4, "user*": 3, "user": 1, "assistant": 6},
+        calls=(5, 5),
+        usage=(59_525, 238_848, 0, 1_123, 483),
+        skipped={
+            "ignored:token_count_null": 1,
+            "ignored:agent_reasoning": 6,
+            "ignored:agent_message": 6,
+            "duplicate:token_count": 5,
+        },
+        total=63,
+    ),
+    "codex/v0.104-desktop-short-real-sanitized.jsonl": dict(
+        roles={"system*": 4, "user*": 4, "user": 1, "assistant": 1},
+        calls=(0, 1),
+        usage=(31_013, 3_456, 0, 431, 264),
+        skipped={"ignored:token_count_null": 1, "ignored:agent_reasoning": 1, "ignored:agent_message": 1},
+        total=19,
+    ),
+    "codex/v0.146-shape-catalog-trimmed.jsonl": dict(
+        # 3 orphan results: one is absorbed by a later call with the same trimmed id.
+        roles={"user": 4, "user*": 2, "system*": 1, "system": 10, "assistant": 9, "tool": 2},
+        calls=(7, 8),
+        usage=(12_757, 3_584, 0, 81, 63),
+        skipped={
+            "ignored:world_state": 5,
+            "duplicate:user_message": 1,
+            "ignored:agent_reasoning": 1,
+            "ignored:patch_apply_end": 1,
+            "ignored:thread_settings_applied": 1,
+            "ignored:agent_message": 1,
+            "ignored:session_meta": 6,
+            "ignored:sub_agent_activity": 1,
+            "ignored:inter_agent_communication_metadata": 1,
+            "ignored:image_generation_end": 2,
+            "ignored:thread_goal_updated": 2,
+            "ignored:entered_review_mode": 6,
+            "ignored:exited_review_mode": 3,
+            "ignored:item_completed": 12,
+            "ignored:guardian_assessment": 4,
+            "ignored:view_image_tool_call": 1,
+            "ignored:dynamic_tool_call_request": 1,
+            "ignored:dynamic_tool_call_response": 1,
+            "ignored:ghost_snapshot": 1,
+            "ignored:undo_completed": 1,
+            "ignored:token_count_null": 1,
+            "duplicate:token_count": 1,
+        },
+        total=118,
+    ),
+    "codex/legacy-pre-envelope-schema-drift.jsonl": dict(
+        roles={"user": 1, "assistant": 2},
+        calls=(1, 1),
+        usage=(0, 0, 0, 0, 0),
+        skipped={"ignored:world_state": 1},
+        total=5,
+    ),
+    "codex/token-count-rate-limits.jsonl": dict(
+        roles={"assistant": 1, "system": 2},
+        calls=(0, 0),
+        usage=(1_211, 10_880, 0, 182, 128),
+        skipped={"ignored:token_count_null": 1},
+        total=5,
+        unknown={"account/rateLimits/updated": 1},
+    ),
+    "codex/usage-last-vs-total.jsonl": dict(
+        roles={"assistant": 2},
+        calls=(0, 0),
+        usage=(2_750, 750, 0, 425, 275),
+        skipped={},
+        total=3,
+    ),
+    "codex/swiftdiaries-session.jsonl": dict(
+        roles={"user": 1, "assistant": 1, "system": 1},
+        calls=(1, 1),
+        usage=(0, 0, 0, 0, 0),
+        skipped={},
+        total=7,
+        unknown={"future_codex_event": 1},
+    ),
+    "codex/sessions/2025/11/25/rollout-test.jsonl": dict(
+        roles={"user": 1, "assistant": 1},
+        calls=(0, 0),
+        usage=(100, 0, 0, 200, 0),
+        skipped={"ignored:agent_reasoning": 1},
+        total=5,
+    ),
+    "codex/sessions/2025/11/26/rollout-tool-call.jsonl": dict(
+        roles={"user": 1, "system": 1, "assistant": 1},
+        calls=(0, 0),
+        usage=(120, 0, 0, 45, 0),
+        skipped={},
+        total=5,
+        unknown={"tool_call": 1},
+    ),
+    "codex/subagent-family/codex-family-main.jsonl": dict(
+        roles={"user": 1},
+        calls=(0, 0),
+        usage=(0, 0, 0, 0, 0),
+        skipped={},
+        total=3,
+    ),
+}
+LOCAL = {  # MIT fixtures copied into tests/fixtures under a rollout- name
+    "codex/v0.146-shape-catalog-trimmed.jsonl": "codex/rollout-v0.146-shape-catalog-trimmed.jsonl",
+    "codex/legacy-pre-envelope-schema-drift.jsonl": "codex/rollout-legacy-flat-schema-drift.jsonl",
+    "codex/token-count-rate-limits.jsonl": "codex/rollout-token-count-rate-limits.jsonl",
+    "codex/usage-last-vs-total.jsonl": "codex/rollout-usage-last-vs-total.jsonl",
+}
+
+
+@pytest.mark.parametrize("rel", sorted(GOLDEN))
+def test_golden(rel):
+    path = fixture(LOCAL[rel]) if rel in LOCAL else shared_fixture(rel)
+    sessions = parse_files(CODEX, path)
+    assert len(sessions) == 1
+    s = sessions[0]
+    want = GOLDEN[rel]
+    assert roles(s) == want["roles"]
+    assert calls(s) == want["calls"]
+    assert buckets(s) == want["usage"]
+    assert s.diagnostics.skipped == want["skipped"]
+    assert s.diagnostics.unknown_types == want.get("unknown", {})
+    assert s.diagnostics.records_total == want["total"]
+    assert accounted(s)
+    assert s.kind == "main" and s.parent_key is None
+
+
+def test_catalog_first_session_meta_wins():
+    s = parse_one(CODEX, fixture("codex/rollout-v0.146-shape-catalog-trimmed.jsonl"))
+    assert s.id == "019fc8be-3658-7ca3-9e29-000000000000"
+    assert s.agent_version == "0.146.0"
+    assert s.started_at is not None and s.started_at.isoformat() == "2026-08-03T10:48:56+00:00"
+    assert s.title == "[trimmed for fixture]"  # thread_name_updated beats the first prompt
+    assert s.models == ["gpt-5.6-luna", "gpt-5.5", "gpt-5.6-sol"]
+    first_user = next(m for m in s.messages if m.role == "user")
+    assert first_user.text == "List the files"  # event first, its response-item echo dropped
+    compactions = [m for m in s.messages if any(isinstance(p, CompactionPart) for p in m.parts)]
+    assert len(compactions) == 7 and all("compaction_summary" in m.flags for m in compactions)
+
+
+def test_redacted_prompt_and_injected_context_are_told_apart():
+    # Response-item copies whose text differs from the event (redaction) become meta.
+    s = parse_one(CODEX, shared_fixture("codex/v0.104-desktop-short-real-sanitized.jsonl"))
+    visible = [m for m in s.messages if m.role == "user" and not m.hidden]
+    assert [m.text for m in visible] == ["[REDACTED_MESSAGE len=86 sha=2239bcba]"]
+    assert s.title == "[REDACTED_MESSAGE len=86 sha=2239bcba]"
+    assert s.git_branch == "main" and s.agent_version == "0.104.0-alpha.1"
+    assert s.status == "working"
+
+
+def test_prompt_recorded_item_first_is_emitted_once(tmp_path):
+    path = write_jsonl(
+        tmp_path / "rollout-x.jsonl",
+        [
+            env("session_meta", {"id": "s1", "cwd": "/r"}),
+            env(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "input_text",
+                            "text": "<environment_context><cwd>/r</cwd></environment_context>",
+                        }
+                    ],
+                },
+            ),
+            env(
+                "response_item",
+                {
+                    "type": "message",
+                    "role": "user",
+                    "content": [
+                        {"type": "input_text", "text": "fix it"},
+                        {"type": "input_image", "image_url": "data:image/png;base64,AA"},
+                    ],
+                },
+            ),
+            env(
+                "event_msg",
+                {"type": "user_message", "message": "fix it", "images": ["data:image/png;base64,AA"]},
+            ),
+            env(
+                "response_item",
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+            ),
+        ],
+    )
+    s = parse_one(CODEX, path)
+    assert roles(s) == {"user*": 1, "user": 1, "assistant": 1}
+    prompt = next(m for m in s.messages if m.role == "user" and not m.hidden)
+    assert prompt.parts == [TextPart(text="fix it"), FilePart(media_type="image/png")]
+    assert s.diagnostics.skipped == {"duplicate:user_message": 1}
+
+
+# -- usage semantics ------------------------------------------------------------------
+
+
+def test_usage_goes_to_the_model_of_its_turn():
+    s = parse_one(CODEX, fixture("codex/rollout-usage-last-vs-total.jsonl"))
+    assert s.id == "rollout-usage-last-vs-total"  # no session_meta, no uuid in the name: the stem
+    got = [(m.model, m.usage.input_tokens, m.usage.cache_read_tokens) for m in s.messages if m.usage]
+    assert got == [("gpt-5.2-codex", 750, 250), ("gpt-5.3-codex", 2_000, 500)]
+
+
+def test_last_token_usage_only_and_legacy_flat_counts(tmp_path):
+    path = write_jsonl(
+        tmp_path / "rollout-y.jsonl",
+        [
+            env("session_meta", {"id": "s2"}),
+            token_count(None, (100, 40, 10, 5)),
+            token_count(None, (100, 40, 10, 5)),  # identical consecutive re-emit
+            token_count(None, (300, 200, 20, 0)),
+            env("event_msg", {"type": "token_count", "input_tokens": 7, "output_tokens": 3}),  # flat, old
+            env("event_msg", {"type": "token_count", "info": 7}),
+        ],
+    )
+    s = parse_one(CODEX, path)
+    assert buckets(s) == (60 + 100 + 7, 40 + 200, 0, 33, 5)
+    assert s.diagnostics.skipped == {"duplicate:token_count": 1, "malformed:token_count": 1}
+
+
+def test_cache_write_and_web_searches_are_split_out():
+    s = parse_one(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    assert buckets(s) == (2_600, 9_900, 500, 760, 270)
+    assert s.usage.web_search_requests == 1
+    usages = [m.usage.total_tokens for m in s.messages if m.usage]
+    assert usages == [5_300, 7_400, 1_060]  # three calls, each on its own assistant message
+
+
+# -- tools, compaction, abort, errors ------------------------------------------------------
+
+
+def test_synthetic_tools():
+    s = parse_one(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    assert roles(s) == {"user": 2, "assistant": 8, "system": 3}
+    assert s.title == "Config loader refactor"
+    assert (s.status, s.status_evidence) == ("errored", "event_msg/error")
+    assert s.diagnostics.skipped == {
+        "duplicate:user_message": 2,
+        "ignored:agent_message": 1,
+        "duplicate:context_compacted": 1,
+        "ignored:ghost_snapshot": 1,
+    }
+    assert s.diagnostics.records_used == 32 and accounted(s)
+    by_id = {c.call_id: c for c in s.tool_calls()}
+    assert [(c.call_id, c.tool, c.raw_name) for c in s.tool_calls()] == [
+        ("call_p1", "edit", "apply_patch"),
+        ("call_p1#1", "write", "apply_patch"),
+        ("call_p1#2", "delete", "apply_patch"),
+        ("call_e1", "bash", "exec_command"),
+        ("call_l1", "bash", "local_shell_call"),
+        ("ws_1", "web_search", "web_search_call"),
+        ("call_u1", "todo", "update_plan"),
+        ("call_v1", "read", "view_image"),
+        ("call_m1", "mcp__github__search_issues", "mcp__github__search_issues"),
+        ("call_e2", "bash", "exec_command"),
+    ]
+    patch = [by_id[k] for k in ("call_p1", "call_p1#1", "call_p1#2")]
+    assert [c.input["file_path"] for c in patch] == ["src/config.py", "src/defaults.py", "src/legacy.py"]
+    assert (
+        patch[1].input["patch"]
+        == '*** Add File: src/defaults.py\n+def read_defaults():\n+    return {"debug": False}'
+    )
+    for c in patch:  # one output, given to every file of the patch, with patch_apply_end merged in
+        assert c.result.output.startswith("Success. Updated the following files:")
+        assert c.result.structured["exit_code"] == 0 and c.result.structured["success"] is True
+    exec_result = by_id["call_e1"].result
+    assert by_id["call_e1"].input == {"cmd": "pytest -q", "workdir": "/repo"}
+    assert exec_result.structured["exit_code"] == 0 and "aggregated_output" not in exec_result.structured
+    assert exec_result.status == "completed" and not exec_result.is_error
+    assert by_id["ws_1"].result.output == [
+        {"title": "msgspec docs", "url": "https://jcristharif.com/msgspec/"}
+    ]
+    assert by_id["call_m1"].result.structured["invocation"]["server"] == "github"
+    assert by_id["call_e2"].result.status == "interrupted"
+    assert all(c.result is not None for c in s.tool_calls())
+    first = next(m for m in s.messages if m.role == "assistant")
+    assert isinstance(first.parts[0], ReasoningPart) and first.parts[0].encrypted
+    assert first.parts[0].summary == "Plan the edit"
+    system = [(m.flags, m.parts[0]) for m in s.messages if m.role == "system"]
+    assert system == [
+        (["interrupted"], TextPart(text="Turn aborted: interrupted")),
+        (
+            ["compaction_summary"],
+            CompactionPart(
+                summary="Summary: refactored the config loader; the user interrupted the cleanup."
+            ),
+        ),
+        (["api_error"], TextPart(text="stream disconnected before completion")),
+    ]
+
+
+def test_pre_envelope_file():
+    s = parse_one(CODEX, fixture("codex/rollout-synthetic-pre-envelope.jsonl"))
+    assert s.id == "5973b6c0-94b8-487b-a530-2aeb6098ae0e" and s.git_branch == "main"
+    assert roles(s) == {"user*": 2, "user": 1, "assistant": 2}
+    assert s.title == "What does main.py do?"
+    assert s.diagnostics.skipped == {"ignored:state": 3} and s.diagnostics.records_used == 8
+    (call,) = s.tool_calls()
+    assert (call.tool, call.raw_name, call.input) == ("bash", "shell", {"command": ["cat", "main.py"]})
+    assert call.result.output == "print('hi')\n" and call.result.structured == {
+        "exit_code": 0,
+        "duration_seconds": 0.01,
+    }
+
+
+def test_flat_legacy_lines_pair_results_by_name():
+    s = parse_one(CODEX, fixture("codex/rollout-legacy-flat-schema-drift.jsonl"))
+    (call,) = s.tool_calls()
+    assert (call.tool, call.input, call.result.output) == ("translate", {"text": "hello", "to": "es"}, "hola")
+    assert [m.text for m in s.messages if m.role != "assistant" or m.text] == [
+        "Translate 'hello' to Spanish",
+        '"hola"',
+    ]
+
+
+# -- forks and subagents ---------------------------------------------------------------
+
+
+def test_fork_replay_is_flagged_and_not_counted():
+    (s,) = parse_files(CODEX, fixture("codex/rollout-synthetic-fork-replay.jsonl"))
+    assert s.kind == "fork" and s.parent_key == "codex:019ca8a0-3e80-7000-8000-000000000002"
+    assert s.id == "019ca8d7-2d00-7000-8000-000000000001"
+    assert roles(s) == {"user*~": 1, "user~": 1, "assistant~": 1, "user": 1, "assistant": 2}
+    # Parent prefix total (1000, 200, 50, 10) is the baseline; the fork's own calls only.
+    assert buckets(s) == (800, 2_200, 0, 150, 50)
+    assert s.diagnostics.skipped == {
+        "ignored:session_meta": 1,
+        "duplicate:user_message": 2,
+        "replayed:token_count": 1,
+        "duplicate:token_count": 1,
+    }
+    assert (s.title, s.cwd, s.git_branch, s.status) == (
+        "Now add tests",
+        "/work/fork",
+        "feature",
+        "waiting_for_user",
+    )
+    assert s.tool_calls()[0].result.is_error  # "Exit code: 1"
+    assert s.resume_command == "codex resume 019ca8d7-2d00-7000-8000-000000000001"
+
+
+def test_fork_replay_ends_at_the_forks_own_meta(tmp_path):
+    own = {"id": "fork-1", "forked_from_id": "parent-1", "timestamp": "2026-03-01T10:00:00Z"}
+    path = write_jsonl(
+        tmp_path / "rollout-z.jsonl",
+        [
+            env("session_meta", own),
+            env("session_meta", {"id": "parent-1"}),
+            env("event_msg", {"type": "user_message", "message": "old prompt"}),
+            token_count((1000, 0, 100, 0)),
+            env("session_meta", own),
+            env("event_msg", {"type": "user_message", "message": "new prompt"}),
+            token_count((1500, 0, 120, 0)),
+        ],
+    )
+    (s,) = parse_files(CODEX, path)
+    assert buckets(s) == (500, 0, 0, 20, 0)
+    assert s.title == "new prompt"
+    assert roles(s) == {"user~": 1, "user": 1, "assistant": 1}
+
+
+def test_subagent_embeds_parent_meta_but_keeps_its_first_call(tmp_path):
+    spawn = {"parent_thread_id": "root-1", "depth": 1, "agent_nickname": "Ada", "agent_role": "explorer"}
+    path = write_jsonl(
+        tmp_path / "rollout-sub.jsonl",
+        [
+            env(
+                "session_meta",
+                {"id": "sub-1", "thread_source": "subagent", "source": {"subagent": {"thread_spawn": spawn}}},
+            ),
+            env("session_meta", {"id": "root-1", "source": "cli"}),
+            env("event_msg", {"type": "user_message", "message": "Explore the parser"}),
+            token_count((4200, 3600, 180, 64)),
+            env("event_msg", {"type": "task_complete"}),
+        ],
+    )
+    (s,) = parse_files(CODEX, path)
+    assert (s.kind, s.parent_key, s.subagent_type, s.description) == (
+        "subagent",
+        "codex:root-1",
+        "explorer",
+        "Ada",
+    )
+    assert buckets(s) == (600, 3_600, 0, 180, 64)
+    assert s.status == "done" and s.resume_command is None
+
+
+def test_subagent_family_links():
+    family = "codex/subagent-family/"
+    sessions = parse_files(
+        CODEX, *(shared_fixture(family + f"codex-family-{n}.jsonl") for n in ("main", "worker", "guardian"))
+    )
+    got = {s.id: (s.kind, s.parent_key, s.subagent_type, s.description) for s in sessions}
+    assert got == {
+        "codex-root": ("main", None, None, None),
+        "codex-worker": ("subagent", "codex:codex-root", "reviewer", "Ada"),
+        "codex-guardian": ("subagent", "codex:codex-worker", "guardian", None),
+    }
+
+
+@pytest.mark.parametrize(
+    ("source", "kind", "subtype"), [("review", "review", "review"), ("compact", "compact", "compact")]
+)
+def test_review_and_compact_subagents(tmp_path, source, kind, subtype):
+    path = write_jsonl(
+        tmp_path / "rollout-r.jsonl", [env("session_meta", {"id": "r1", "source": {"subagent": source}})]
+    )
+    (s,) = parse_files(CODEX, path)
+    assert (s.kind, s.subagent_type) == (kind, subtype)
+
+
+# -- incremental parsing ------------------------------------------------------------------
+
+
+INCREMENTAL = [
+    *(f"codex/{p.name}" for p in sorted((Path(__file__).parent / "fixtures" / "codex").glob("*.jsonl"))),
+    "shared:codex/v0.104-desktop-28turns-real-sanitized.jsonl",
+    "shared:codex/v0.104-desktop-short-real-sanitized.jsonl",
+]
+
+
+@pytest.mark.parametrize("rel", INCREMENTAL)
+def test_two_halves_equal_one_go(rel, tmp_path):
+    src = shared_fixture(rel.removeprefix("shared:")) if rel.startswith("shared:") else fixture(rel)
+    data = src.read_bytes()
+    growing = tmp_path / src.name
+    ref = SourceRef(agent=CODEX, path=str(growing))
+    growing.write_bytes(data)
+    whole = msgspec.json.encode(build_sessions([(ADAPTER, parse_source(ADAPTER, ref))]))
+    newlines = [i for i, b in enumerate(data) if b == 0x0A]
+    cuts = {len(data) // 2, len(data) // 3 + 7, newlines[len(newlines) // 2] + 1, newlines[0] + 1}
+    for cut in sorted(cuts):
+        growing.write_bytes(data[:cut])
+        first = parse_source(ADAPTER, ref)
+        growing.write_bytes(data)
+        second = parse_source(ADAPTER, ref, start=first.consumed, state=first.state)
+        halves = build_sessions([(ADAPTER, first), (ADAPTER, second)])
+        assert msgspec.json.encode(halves) == whole, f"cut at {cut}"
+
+
+# -- discovery, duplicates, sniffing ---------------------------------------------------------
+
+
+def test_default_roots_and_discovery_order(tmp_path):
+    home = Path("/home/u")
+    assert ADAPTER.default_roots({}, home) == [home / ".codex/sessions", home / ".codex/archived_sessions"]
+    assert ADAPTER.default_roots({"CODEX_HOME": "/a, /b"}, home) == [
+        Path("/a/sessions"),
+        Path("/b/sessions"),
+        Path("/a/archived_sessions"),
+        Path("/b/archived_sessions"),
+    ]
+    for rel in (
+        "archived_sessions/rollout-1.jsonl",
+        "sessions/2025/01/02/rollout-2.jsonl",
+        "sessions/2025/01/02/notes.jsonl",
+        "log/rollout-3.jsonl",
+    ):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    found = [Path(r.path).relative_to(tmp_path).as_posix() for r in ADAPTER.discover(tmp_path)]
+    assert found == ["sessions/2025/01/02/rollout-2.jsonl", "archived_sessions/rollout-1.jsonl"]
+    assert [Path(r.path).name for r in ADAPTER.discover(tmp_path / "log")] == ["rollout-3.jsonl"]
+
+
+def test_sessions_and_archived_copy_load_once(tmp_path):
+    src = fixture("codex/rollout-v0.146-shape-catalog-trimmed.jsonl")
+    for folder in ("archived_sessions", "sessions/2026/08/03"):
+        (tmp_path / folder).mkdir(parents=True)
+        shutil.copy(src, tmp_path / folder / src.name)
+    report = LoadReport()
+    sessions = load_sessions(agents=[CODEX], env={"CODEX_HOME": str(tmp_path)}, home=tmp_path, report=report)
+    assert [s.key for s in sessions] == ["codex:019fc8be-3658-7ca3-9e29-000000000000"]
+    assert sessions[0].sources == [str(tmp_path / "sessions/2026/08/03" / src.name)]
+    assert report.duplicates == [str(tmp_path / "archived_sessions" / src.name)]
+    assert buckets(sessions[0]) == (12_757, 3_584, 0, 81, 63)
+
+
+def test_sniff():
+    envelope = fixture("codex/rollout-synthetic-tools.jsonl").read_bytes()[:4096]
+    assert ADAPTER.sniff("whatever.jsonl", envelope) == 0.95
+    assert ADAPTER.sniff("rollout-x.jsonl", envelope) == 1.0
+    assert ADAPTER.sniff("a.jsonl", fixture("codex/rollout-synthetic-pre-envelope.jsonl").read_bytes()) >= 0.7
+    claude = b'{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":"hi"}}\n'
+    assert ADAPTER.sniff("s.jsonl", claude) == 0.0
+    assert ADAPTER.sniff("rollout-x.jsonl", b"not json\n") == 0.3
+
+
+def test_malformed_shapes_never_raise(tmp_path):
+    path = write_jsonl(
+        tmp_path / "rollout-bad.jsonl",
+        [
+            env("response_item", {"type": "function_call"}),
+            env("response_item", {"type": "function_call_output"}),
+            env("response_item", {"type": "message", "role": "critic", "content": 3}),
+            env("response_item", {"type": "reasoning", "summary": "x", "content": 5}),
+            env("event_msg", {"type": "user_message", "message": None, "images": "x"}),
+            env("event_msg", {"type": "exec_command_end", "call_id": 5}),
+            env("event_msg", {"type": "item_completed", "item": "x"}),
+            env("compacted", {"message": None}),
+            {"type": "event_msg", "payload": [1]},
+            {"type": "turn_context"},
+            {"type": "session_meta", "payload": {"id": 7, "git": "x", "source": {"subagent": 3}}},
+            {"role": "user"},
+        ],
+    )
+    (s,) = parse_files(CODEX, path)
+    assert accounted(s) and s.diagnostics.records_total == 12
+    assert s.id == "rollout-bad"
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def test_tool_names():
+    expected = {
+        "exec_command": "bash",
+        "shell": "bash",
+        "apply_patch": "edit",
+        "update_plan": "todo",
+        "view_image": "read",
+        "web_search_call": "web_search",
+        "spawn_agent": "task",
+        "mcp__gh__issue": "mcp__gh__issue",
+        "gh__issue": "mcp__gh__issue",
+        "wait": "wait",
+    }
+    assert {name: tool_name(name) for name in expected} == expected
+    assert tool_name("search", "mcp__github") == "mcp__github__search"
+
+
+def test_split_patch_and_uuid7():
+    assert split_patch("*** Begin Patch\n*** Delete File: a.py\n*** End Patch") == [
+        ("delete", "a.py", "*** Delete File: a.py")
+    ]
+    assert split_patch("[trimmed]") == []
+    assert uuid7_ms("019ca8d7-2d00-7000-8000-000000000001") == 1_772_359_200_000
+    assert uuid7_ms("5973b6c0-94b8-487b-a530-2aeb6098ae0e") is None
