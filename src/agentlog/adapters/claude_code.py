@@ -322,13 +322,21 @@ class ClaudeParser(LineParser[ClaudeState]):
             offset=offset,
         )
 
-    def _assistant(self, record: dict[str, Any], offset: int) -> None:
+    def _envelope(self, record: dict[str, Any], offset: int) -> tuple[dict[str, Any], Session, str] | None:
+        """The API ``message`` of a user/assistant line, its session and line id;
+        ``None`` (counted as malformed) when ``message`` is not an object."""
         message = record.get("message")
         if not isinstance(message, dict):
             self.diagnostics.skip("malformed:message")
-            return
+            return None
         session = self._session_for(record)
-        uuid = as_str(record.get("uuid")) or f"{session.id}@{offset}"
+        return message, session, as_str(record.get("uuid")) or f"{session.id}@{offset}"
+
+    def _assistant(self, record: dict[str, Any], offset: int) -> None:
+        envelope = self._envelope(record, offset)
+        if envelope is None:
+            return
+        message, session, uuid = envelope
         out = self._base(record, offset, as_str(message.get("id")) or uuid, "assistant")
         model = as_str(message.get("model"))
         if model == "<synthetic>":
@@ -369,12 +377,10 @@ class ClaudeParser(LineParser[ClaudeState]):
         return UnknownPart(raw=block)
 
     def _user(self, record: dict[str, Any], offset: int) -> None:
-        message = record.get("message")
-        if not isinstance(message, dict):
-            self.diagnostics.skip("malformed:message")
+        envelope = self._envelope(record, offset)
+        if envelope is None:
             return
-        session = self._session_for(record)
-        uuid = as_str(record.get("uuid")) or f"{session.id}@{offset}"
+        message, session, uuid = envelope
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]

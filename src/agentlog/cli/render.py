@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +24,7 @@ from agentlog.model import (
 )
 
 OUTPUT_LINES = 6
+SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 INPUT_CHARS = 160
 
 
@@ -127,10 +129,15 @@ def session_row(s: Session, children: int) -> dict[str, Any]:
 
 
 def _short(value: Any, limit: int = INPUT_CHARS) -> str:
+    """One line that says what a tool call did: its command, path, pattern, URL…"""
     if isinstance(value, dict):
-        for key in ("command", "file_path", "path", "pattern", "url", "query", "description", "prompt"):
-            if isinstance(value.get(key), str):
-                value = value[key]
+        for key in SUMMARY_KEYS:
+            field = value.get(key)
+            if isinstance(field, list) and field and all(isinstance(x, str) for x in field):
+                # Codex shell calls: ["bash", "-lc", "<script>"] shows the script.
+                field = field[2] if len(field) == 3 and field[1] in ("-lc", "-c") else shlex.join(field)
+            if isinstance(field, str):
+                value = field
                 break
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
