@@ -98,3 +98,21 @@ def test_loading_never_writes_to_agent_folders(tmp_path):
     assert {s.agent for s in sessions} == {"claude_code", "codex"}
     assert _tree_digest(home) == before
     assert {d: os.stat(d).st_mtime_ns for d, _, _ in os.walk(home)} == dir_mtimes
+
+
+@pytest.mark.parametrize(
+    ("adapter", "path"), SPLIT_CASES[:1] + SPLIT_CASES[-1:], ids=lambda x: getattr(x, "name", "")
+)
+def test_parsers_are_pure_bytes_in_model_out(adapter, path):
+    """A parser needs no file: feeding it the lines gives what the reader layer gives."""
+    ref = SourceRef(agent=adapter.slug, path=str(path))
+    parser = adapter.new_parser(ref, {})
+    fragments = []
+    offset = 0
+    for line in path.read_bytes().splitlines(keepends=True):
+        parser.feed(line.rstrip(b"\r\n"), offset)
+        fragments.extend(parser.drain())
+        offset += len(line)
+    from_file = parse_source(adapter, ref)
+    assert msgspec.json.encode(fragments) == msgspec.json.encode(from_file.fragments)
+    assert msgspec.json.encode(parser.headers()) == msgspec.json.encode(from_file.headers)
