@@ -137,7 +137,7 @@ def claude_lines(rng: random.Random, session_id: str, turns: int | None = None):
                 )
                 parent = aid
             rid = str(uuid.UUID(int=rng.getrandbits(128)))
-            output = _text(rng, rng.randint(20, 1500))
+            output = _text(rng, rng.randint(20, 400))
             yield _dump(
                 {
                     "parentUuid": parent,

@@ -8,8 +8,10 @@ its own sessions: its error is recorded in :class:`LoadReport`.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +21,20 @@ from agentlog.assemble import Assembler
 from agentlog.link import link_sessions
 from agentlog.model import Session
 from agentlog.readers import LineReader, read_head, read_small
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while parsing allocates millions of
+    acyclic objects (it would rescan them over and over: 2x slower on 300 MB).
+    The model's structs are ``gc=False`` for the same reason; parsing makes no cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 @dataclass
@@ -53,9 +69,10 @@ def parse_source(
         parser.resume(state)
     reader = LineReader(ref.path, start)
     fragments: list[Fragment] = []
-    for offset, line in reader:
-        parser.feed(line, offset)
-        fragments.extend(parser.drain())
+    with gc_paused():
+        for offset, line in reader:
+            parser.feed(line, offset)
+            fragments.extend(parser.drain())
     parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
     headers = parser.headers()
     if headers:

@@ -9,6 +9,10 @@ Usage buckets are **exclusive** so they add up: ``input_tokens`` is uncached
 input only, cache reads and the two cache-write tiers are separate, and
 ``output_tokens`` already contains ``reasoning_tokens`` (an informational
 subset).  ``total_tokens`` is always the sum of the exclusive buckets.
+
+Message-level structs are ``gc=False`` (not tracked by the cyclic garbage
+collector): the model never forms reference cycles, and tracking millions of
+parts made parsing a 300 MB log twice as slow.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed"})
 MESSAGE_FLAGS = ("meta", "synthetic", "compaction_summary", "interrupted", "api_error", "replayed", "unknown")
 
 
-class Usage(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Usage(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
     """Tokens of one billed API call (or a sum of calls), in exclusive buckets.
 
     ``total_tokens`` is derived (sum of input, cache read, both cache writes and
@@ -90,13 +94,13 @@ class Usage(msgspec.Struct, kw_only=True, omit_defaults=True):
 # --- parts -----------------------------------------------------------------
 
 
-class TextPart(msgspec.Struct, tag="text", kw_only=True):
+class TextPart(msgspec.Struct, gc=False, tag="text", kw_only=True):
     """Plain text written by a person or a model."""
 
     text: str
 
 
-class ReasoningPart(msgspec.Struct, tag="reasoning", kw_only=True, omit_defaults=True):
+class ReasoningPart(msgspec.Struct, gc=False, tag="reasoning", kw_only=True, omit_defaults=True):
     """Model reasoning: full ``text`` when recorded, else a ``summary``; ``encrypted``
     when the provider only returned an opaque blob or signature."""
 
@@ -105,7 +109,7 @@ class ReasoningPart(msgspec.Struct, tag="reasoning", kw_only=True, omit_defaults
     encrypted: bool = False
 
 
-class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
+class ToolResult(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
     """The outcome of a tool call, merged into its :class:`ToolCallPart`.
 
     ``output`` is text, or a list of content blocks as the agent recorded them;
@@ -121,7 +125,7 @@ class ToolResult(msgspec.Struct, kw_only=True, omit_defaults=True):
     structured: Any = None
 
 
-class ToolCallPart(msgspec.Struct, tag="tool_call", kw_only=True, omit_defaults=True):
+class ToolCallPart(msgspec.Struct, gc=False, tag="tool_call", kw_only=True, omit_defaults=True):
     """A tool call: ``tool`` is the normalised name (``bash``, ``read``, ``write``,
     ``edit``, ``grep``, ``glob``, ``web_fetch``, ``web_search``, ``task``, ``todo``,
     ``mcp__server__tool`` …), ``raw_name`` the agent's own; ``result`` is ``None``
@@ -134,7 +138,7 @@ class ToolCallPart(msgspec.Struct, tag="tool_call", kw_only=True, omit_defaults=
     result: ToolResult | None = None
 
 
-class FilePart(msgspec.Struct, tag="file", kw_only=True, omit_defaults=True):
+class FilePart(msgspec.Struct, gc=False, tag="file", kw_only=True, omit_defaults=True):
     """An attached file or image (``media_type`` like ``image/png``); ``ref`` is a
     path, URL or ``data:`` reference when one was recorded."""
 
@@ -143,7 +147,7 @@ class FilePart(msgspec.Struct, tag="file", kw_only=True, omit_defaults=True):
     ref: str = ""
 
 
-class CompactionPart(msgspec.Struct, tag="compaction", kw_only=True, omit_defaults=True):
+class CompactionPart(msgspec.Struct, gc=False, tag="compaction", kw_only=True, omit_defaults=True):
     """A context compaction: history before it was replaced by ``summary``.
     ``trigger`` is ``auto`` or ``manual``; ``tokens_before`` the context size then."""
 
@@ -152,7 +156,7 @@ class CompactionPart(msgspec.Struct, tag="compaction", kw_only=True, omit_defaul
     tokens_before: int | None = None
 
 
-class UnknownPart(msgspec.Struct, tag="unknown", kw_only=True):
+class UnknownPart(msgspec.Struct, gc=False, tag="unknown", kw_only=True):
     """A record or content block the adapter does not understand, kept verbatim."""
 
     raw: Any
@@ -164,7 +168,7 @@ Part = TextPart | ReasoningPart | ToolCallPart | FilePart | CompactionPart | Unk
 # --- messages and sessions ---------------------------------------------------
 
 
-class Message(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Message(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
     """One message.  ``usage`` is that message's API call after dedup, or ``None``.
 
     ``offset`` is the byte offset of the message's first record in its source
