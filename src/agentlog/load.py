@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import gc
 import os
+import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentlog.adapters import Adapter, SourceRef, all_adapters
+from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
 from agentlog.adapters.base import Fragment
 from agentlog.assemble import Assembler
 from agentlog.link import link_sessions
 from agentlog.model import Session
-from agentlog.readers import LineReader, read_head, read_small
+from agentlog.readers import DOCUMENT_LIMIT, LineReader, read_head, read_small, read_sqlite_tables
 
 
 @contextmanager
@@ -52,10 +53,11 @@ class ParsedSource:
 def parse_source(
     adapter: Adapter, ref: SourceRef, start: int = 0, state: bytes | None = None
 ) -> ParsedSource:
-    """Parse ``ref`` from byte ``start`` (resuming ``state`` when given).
+    """Parse ``ref``: a JSONL source from byte ``start`` (resuming ``state`` when
+    given), a document source whole.
 
-    Raises ``OSError`` when the source itself cannot be read; a missing or
-    unreadable sidecar is recorded in the diagnostics instead.
+    Raises ``OSError`` (or ``sqlite3.Error``) when the source itself cannot be
+    read; a missing or unreadable sidecar is recorded in the diagnostics instead.
     """
     sidecars: dict[str, bytes] = {}
     sidecar_errors = []
@@ -64,6 +66,19 @@ def parse_source(
             sidecars[path] = read_small(path)
         except (OSError, ValueError) as exc:
             sidecar_errors.append(f"{path}: {exc}")
+    if isinstance(adapter, DocumentAdapter):
+        parsed = _parse_document(adapter, ref, sidecars)
+    else:
+        assert isinstance(adapter, JsonlAdapter)
+        parsed = _parse_jsonl(adapter, ref, sidecars, start, state)
+    if parsed.headers:
+        parsed.headers[0].diagnostics.errors.extend(sidecar_errors)
+    return parsed
+
+
+def _parse_jsonl(
+    adapter: JsonlAdapter, ref: SourceRef, sidecars: dict[str, bytes], start: int, state: bytes | None
+) -> ParsedSource:
     parser = adapter.new_parser(ref, sidecars)
     if state is not None:
         parser.resume(state)
@@ -74,10 +89,18 @@ def parse_source(
             parser.feed(line, offset)
             fragments.extend(parser.drain())
     parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
-    headers = parser.headers()
-    if headers:
-        headers[0].diagnostics.errors.extend(sidecar_errors)
-    return ParsedSource(ref, headers, fragments, reader.consumed, parser.snapshot())
+    return ParsedSource(ref, parser.headers(), fragments, reader.consumed, parser.snapshot())
+
+
+def _parse_document(adapter: DocumentAdapter, ref: SourceRef, sidecars: dict[str, bytes]) -> ParsedSource:
+    if adapter.source_format == "sqlite":
+        doc = Document(tables=read_sqlite_tables(ref.path, adapter.sqlite_tables), sidecars=sidecars)
+    else:
+        doc = Document(data=read_small(ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
+    with gc_paused():
+        result = adapter.parse_document(ref, doc)
+    size = os.stat(ref.path).st_size
+    return ParsedSource(ref, result.headers, list(result.fragments), size, b"")
 
 
 @dataclass
@@ -175,8 +198,9 @@ def load_sessions(
                 progress(ref)
             try:
                 yield adapter, parse_source(adapter, ref)
-            except OSError as exc:
-                report.errors.append((ref.path, f"{type(exc).__name__}: {exc.strerror or exc}"))
+            except (OSError, ValueError, sqlite3.Error) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                report.errors.append((ref.path, f"{type(exc).__name__}: {reason}"))
 
     sessions = build_sessions(parsed(), report)
     sessions.sort(key=lambda s: s.started_at.timestamp() if s.started_at else 0.0, reverse=True)

@@ -7,8 +7,13 @@ streamed in fixed-size chunks, so a 300 MB log never sits in memory whole.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import shutil
+import sqlite3
+import tempfile
+import urllib.parse
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -87,6 +92,44 @@ def read_small(path: str | Path, limit: int = 16 * 1024 * 1024) -> bytes:
     if len(data) > limit:
         raise ValueError(f"{path}: larger than {limit} bytes")
     return data
+
+
+DOCUMENT_LIMIT = 512 * 1024 * 1024
+"""Largest JSON document read whole (bytes)."""
+
+
+def read_sqlite_tables(path: str | Path, tables: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    """Every row of each of ``tables`` that exists in the SQLite database ``path``.
+
+    Never writes to the agent's folder: a database without a ``-wal`` file is
+    opened ``mode=ro&immutable=1`` (no locks, no ``-shm``); one with a write-ahead
+    log (its owner may be running) is copied with its ``-wal`` to a private
+    temporary folder and read there, so committed but un-checkpointed rows are
+    seen.  Raises ``OSError`` or ``sqlite3.Error`` when it cannot be read.
+    """
+    path = Path(path)
+    wal = path.with_name(path.name + "-wal")
+    with tempfile.TemporaryDirectory(prefix="agentlog-") as tmp:
+        if wal.exists():
+            copy = Path(tmp) / path.name
+            shutil.copyfile(path, copy)
+            shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+            uri = f"file:{urllib.parse.quote(str(copy))}?mode=ro"
+        else:
+            uri = f"file:{urllib.parse.quote(str(path))}?mode=ro&immutable=1"
+        conn = sqlite3.connect(uri, uri=True)
+        try:
+            conn.row_factory = sqlite3.Row
+            present = {
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
+            }
+            return {
+                table: [dict(row) for row in conn.execute(f'SELECT * FROM "{table}"')]
+                for table in tables
+                if table in present
+            }
+        finally:
+            conn.close()
 
 
 def walk_files(root: Path, suffix: str) -> Iterator[Path]:

@@ -7,9 +7,29 @@ from __future__ import annotations
 from functools import cache
 from importlib.metadata import entry_points
 
-from agentlog.adapters.base import Adapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import (
+    Adapter,
+    Document,
+    DocumentAdapter,
+    DocumentResult,
+    JsonlAdapter,
+    LineParser,
+    SourceRef,
+    ToolOutput,
+)
 
-__all__ = ["Adapter", "LineParser", "SourceRef", "ToolOutput", "all_adapters", "get_adapter"]
+__all__ = [
+    "Adapter",
+    "Document",
+    "DocumentAdapter",
+    "DocumentResult",
+    "JsonlAdapter",
+    "LineParser",
+    "SourceRef",
+    "ToolOutput",
+    "all_adapters",
+    "get_adapter",
+]
 
 ENTRY_POINT_GROUP = "agentlog.adapters"
 

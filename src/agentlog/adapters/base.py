@@ -3,7 +3,9 @@
 An adapter knows where its agent keeps logs (:meth:`Adapter.default_roots`), how
 to list its sources under a root (:meth:`Adapter.discover`, which may list
 folders but never parses), how to recognise its files by content
-(:meth:`Adapter.sniff`), and how to parse them (:meth:`Adapter.new_parser`).
+(:meth:`Adapter.sniff`), and how to parse them: append-only JSONL through a
+resumable :class:`LineParser` (:class:`JsonlAdapter`), documents rewritten in
+place — JSON files, SQLite databases — whole (:class:`DocumentAdapter`).
 
 Parsing is pure: a :class:`LineParser` is fed complete lines (bytes) and never
 opens a file; the reader layer (:mod:`agentlog.readers`) does all I/O.  A parser
@@ -22,7 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -135,8 +137,29 @@ class LineParser(ABC, Generic[StateT]):
         self.state = msgspec.msgpack.decode(blob, type=self.state_type)  # type: ignore[assignment]
 
 
+class Document(msgspec.Struct, kw_only=True):
+    """A whole source as the reader layer hands it to a :class:`DocumentAdapter`:
+    ``data`` (the file's bytes, for ``json`` sources), ``tables`` (for ``sqlite``
+    sources: every row of each table named in ``sqlite_tables`` that exists, as
+    ``{column: value}``; a missing table has no key) and ``sidecars`` (path → bytes)."""
+
+    data: bytes = b""
+    tables: dict[str, list[dict[str, Any]]] = msgspec.field(default_factory=dict)
+    sidecars: dict[str, bytes] = msgspec.field(default_factory=dict)
+
+
+class DocumentResult(msgspec.Struct, kw_only=True):
+    """What a whole-source parse produced: session headers (each with its own
+    diagnostics) and fragments, as a :class:`LineParser` would have emitted them."""
+
+    headers: list[Session]
+    fragments: list[tuple[str, Message | ToolOutput]]
+
+
 class Adapter(ABC):
-    """One agent format.  Subclasses set the class attributes and methods below."""
+    """One agent format.  Subclass :class:`JsonlAdapter` (append-only JSONL, parsed
+    incrementally) or :class:`DocumentAdapter` (a JSON file or SQLite database
+    that is rewritten in place, parsed whole)."""
 
     slug: ClassVar[str]
     """Adapter id, e.g. ``claude_code``: session keys, ``--agent`` values."""
@@ -159,10 +182,28 @@ class Adapter(ABC):
     def sniff(self, name: str, head: bytes) -> float:
         """Confidence 0..1 that a file called ``name`` starting with ``head`` is this format."""
 
+    def resume_command(self, session: Session) -> str | None:
+        """The shell command that resumes ``session`` in its agent, if any."""
+        return None
+
+
+class JsonlAdapter(Adapter):
+    """An append-only JSONL format: parsed line by line, resumable."""
+
     @abstractmethod
     def new_parser(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> LineParser[Any]:
         """A fresh parser for ``ref``; ``sidecars`` maps each sidecar path to its bytes."""
 
-    def resume_command(self, session: Session) -> str | None:
-        """The shell command that resumes ``session`` in its agent, if any."""
-        return None
+
+class DocumentAdapter(Adapter):
+    """A format whose sources are rewritten in place (a JSON document, a SQLite
+    database): each change re-parses the whole source."""
+
+    source_format: ClassVar[Literal["json", "sqlite"]]
+    sqlite_tables: ClassVar[tuple[str, ...]] = ()
+    """For ``sqlite`` sources: the tables the reader layer reads (read-only)."""
+
+    @abstractmethod
+    def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
+        """Parse one whole source.  Pure: never raises on bad content (count it in
+        the headers' diagnostics instead)."""

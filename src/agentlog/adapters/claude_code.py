@@ -64,7 +64,7 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters._common import as_int, as_str, block_text, parse_time, snake
-from agentlog.adapters.base import Adapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -552,7 +552,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         return out
 
 
-class ClaudeCodeAdapter(Adapter):
+class ClaudeCodeAdapter(JsonlAdapter):
     """Claude Code (Anthropic's terminal agent): ``~/.claude/projects/**/*.jsonl``."""
 
     slug = SLUG

@@ -123,7 +123,7 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters._common import as_int, as_str, block_text, parse_time
-from agentlog.adapters.base import Adapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -995,7 +995,7 @@ class CodexParser(LineParser[CodexState]):
         return [header]
 
 
-class CodexAdapter(Adapter):
+class CodexAdapter(JsonlAdapter):
     """OpenAI Codex (CLI, Desktop, VS Code): ``~/.codex/sessions/**/rollout-*.jsonl``."""
 
     slug = SLUG
