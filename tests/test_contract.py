@@ -130,4 +130,7 @@ def test_parsers_are_pure_bytes_in_model_out(adapter, path):
         offset += len(line)
     from_file = parse_source(adapter, ref)
     assert msgspec.json.encode(fragments) == msgspec.json.encode(from_file.fragments)
-    assert msgspec.json.encode(parser.headers()) == msgspec.json.encode(from_file.headers)
+    headers = parser.headers()
+    for header in headers:  # the reader layer adds the adapter's resume command
+        header.resume_command = adapter.resume_command(header)
+    assert msgspec.json.encode(headers) == msgspec.json.encode(from_file.headers)

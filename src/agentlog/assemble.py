@@ -39,24 +39,60 @@ def merge_message(existing: Message, new: Message) -> None:
         existing.timestamp = new.timestamp
 
 
-class _Build:
-    __slots__ = ("by_id", "calls", "messages", "orphans", "session")
+def orphan_id(call_id: str) -> str:
+    """Id of the ``tool`` message that holds a result whose call is not (yet) known."""
+    return f"tool-result:{call_id}"
+
+
+class SessionBuilder:
+    """Applies one session's fragments in order, on top of messages already known.
+
+    ``seed`` registers messages assembled earlier (e.g. loaded from an index) so
+    that new fragments merge into them; ``touched`` then holds every message
+    that is new or changed and ``removed`` the ids of orphan tool messages that
+    found their call.  :class:`Assembler` uses it with no seed.
+    """
+
+    __slots__ = ("by_id", "call_owner", "calls", "messages", "orphans", "removed", "session", "touched")
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.messages: list[Message] = []
         self.by_id: dict[str, Message] = {}
         self.calls: dict[str, ToolCallPart] = {}
+        self.call_owner: dict[str, Message] = {}
         self.orphans: dict[str, Message] = {}
+        self.touched: dict[str, Message] = {}
+        self.removed: set[str] = set()
+
+    def seed(self, messages: Iterable[Message]) -> None:
+        for message in messages:
+            self.by_id[message.id] = message
+            self.messages.append(message)
+            for part in message.parts:
+                if isinstance(part, ToolCallPart):
+                    if message.id == orphan_id(part.call_id):
+                        self.orphans[part.call_id] = message
+                    else:
+                        self.calls[part.call_id] = part
+                        self.call_owner[part.call_id] = message
 
     def add(self, item: Message | ToolOutput) -> None:
         if isinstance(item, ToolOutput):
             call = self.calls.get(item.call_id)
+            waiting = self.orphans.get(item.call_id)
             if call is not None:
                 call.result = item.result
+                owner = self.call_owner[item.call_id]
+                self.touched[owner.id] = owner
+            elif waiting is not None:  # a second result for a call not seen yet: the last wins
+                waiting_call = waiting.parts[0]
+                assert isinstance(waiting_call, ToolCallPart)
+                waiting_call.result = item.result
+                self.touched[waiting.id] = waiting
             else:
                 orphan = Message(
-                    id=f"tool-result:{item.call_id}",
+                    id=orphan_id(item.call_id),
                     role="tool",
                     timestamp=item.timestamp,
                     offset=item.offset,
@@ -65,7 +101,9 @@ class _Build:
                     ],
                 )
                 self.orphans[item.call_id] = orphan
+                self.by_id[orphan.id] = orphan
                 self.messages.append(orphan)
+                self.touched[orphan.id] = orphan
             return
         known = self.by_id.get(item.id)
         if known is not None and known.role != item.role:
@@ -75,30 +113,36 @@ class _Build:
         if known is None:
             self.by_id[item.id] = item
             self.messages.append(item)
+            known = item
         else:
             merge_message(known, item)
+        self.touched[known.id] = known
         for part in item.parts:
             if isinstance(part, ToolCallPart):
                 self.calls[part.call_id] = part
+                self.call_owner[part.call_id] = known
                 orphan = self.orphans.pop(part.call_id, None)
                 if orphan is not None:
                     orphan_call = orphan.parts[0]
                     assert isinstance(orphan_call, ToolCallPart)
                     part.result = part.result or orphan_call.result
                     self.messages.remove(orphan)
+                    del self.by_id[orphan.id]
+                    self.touched.pop(orphan.id, None)
+                    self.removed.add(orphan.id)
 
 
 class Assembler:
     """Collects headers and fragments from any number of sources."""
 
     def __init__(self) -> None:
-        self._builds: dict[str, _Build] = {}
+        self._builds: dict[str, SessionBuilder] = {}
 
     def add_headers(self, headers: Iterable[Session]) -> None:
         for header in headers:
             build = self._builds.get(header.key)
             if build is None:
-                self._builds[header.key] = _Build(header)
+                self._builds[header.key] = SessionBuilder(header)
             else:
                 _merge_header(build.session, header)
 
@@ -107,7 +151,7 @@ class Assembler:
             key = f"{agent}:{session_id}"
             build = self._builds.get(key)
             if build is None:
-                build = self._builds[key] = _Build(Session(key=key, agent=agent, id=session_id))
+                build = self._builds[key] = SessionBuilder(Session(key=key, agent=agent, id=session_id))
             build.add(item)
 
     def sessions(self) -> list[Session]:
@@ -156,6 +200,7 @@ def finalize(session: Session) -> None:
             models.append(message.model)
     session.usage = total
     session.models = models
+    session.message_count = sum(1 for m in session.messages if not m.hidden)
     stamps = [m.timestamp for m in session.messages if m.timestamp is not None]
     if stamps:
         first, last = min(stamps), max(stamps)

@@ -3,7 +3,7 @@
 * A child session (``parent_key`` set) that does not yet know the tool call that
   spawned it is matched to a tool call of its parent whose ``input.prompt``
   equals the child's first user text, or whose result names the child
-  (see :func:`_spawning_call`).
+  (see :func:`spawning_call`).
 * A message id seen in several sessions of one agent (Claude Code replays
   history into resumed/forked files and sidechain logs) carries its usage once:
   the copy in the earliest (then shortest) main session keeps it; the others are
@@ -28,7 +28,7 @@ def link_sessions(sessions: list[Session]) -> list[Session]:
         if child.parent_key and not child.parent_tool_call_id:
             parent = by_key.get(child.parent_key)
             if parent is not None:
-                child.parent_tool_call_id = _spawning_call(parent, child)
+                child.parent_tool_call_id = spawning_call(parent, child)
     _drop_replayed_usage(sessions)
     return sessions
 
@@ -46,7 +46,7 @@ _CHILD_ID_FIELDS = ("agentId", "agent_id", "new_thread_id", "thread_id")
 _PROMPT_FIELDS = ("prompt", "message")
 
 
-def _spawning_call(parent: Session, child: Session) -> str | None:
+def spawning_call(parent: Session, child: Session) -> str | None:
     """The parent's tool call that started ``child``: its structured result names
     the child (Claude ``agentId``; Codex ``new_thread_id``/``agent_id``), or its
     prompt (Claude ``input.prompt``, Codex ``spawn_agent`` ``input.message``)
@@ -66,11 +66,19 @@ def _spawning_call(parent: Session, child: Session) -> str | None:
     return None
 
 
+def owner_rank(
+    kind: str, started_at: datetime | None, message_count: int, key: str
+) -> tuple[bool, datetime, int, str]:
+    """Sort key choosing which session owns a message recorded in several: main
+    sessions first, then the earliest.  Replayed copies keep their original
+    timestamps, so a resumed session often starts at the same instant as the
+    original; the original is then the shorter one (the resumed file holds the
+    old history plus its own)."""
+    return (kind != "main", started_at or _EPOCH, message_count, key)
+
+
 def _drop_replayed_usage(sessions: list[Session]) -> None:
-    # Replayed copies keep their original timestamps, so a resumed session often
-    # starts at the same instant as the original; the original is then the
-    # shorter one (the resumed file holds the old history plus its own).
-    order = sorted(sessions, key=lambda s: (s.kind != "main", s.started_at or _EPOCH, len(s.messages), s.key))
+    order = sorted(sessions, key=lambda s: owner_rank(s.kind, s.started_at, len(s.messages), s.key))
     owner: dict[tuple[str, str], str] = {}
     changed: set[str] = set()
     for session in order:

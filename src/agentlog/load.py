@@ -73,6 +73,8 @@ def parse_source(
         parsed = _parse_jsonl(adapter, ref, sidecars, start, state)
     if parsed.headers:
         parsed.headers[0].diagnostics.errors.extend(sidecar_errors)
+    for header in parsed.headers:
+        header.resume_command = header.resume_command or adapter.resume_command(header)
     return parsed
 
 
@@ -239,7 +241,4 @@ def build_sessions(
     for path, source_headers in headers.items():
         assembler.add_headers(source_headers)
         assembler.add_fragments(agent_of[path], fragments[path])
-    sessions = link_sessions(assembler.sessions())
-    for session in sessions:
-        session.resume_command = session.resume_command or adapters[session.agent].resume_command(session)
-    return sessions
+    return link_sessions(assembler.sessions())

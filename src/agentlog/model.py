@@ -10,9 +10,12 @@ input only, cache reads and the two cache-write tiers are separate, and
 ``output_tokens`` already contains ``reasoning_tokens`` (an informational
 subset).  ``total_tokens`` is always the sum of the exclusive buckets.
 
-Message-level structs are ``gc=False`` (not tracked by the cyclic garbage
-collector): the model never forms reference cycles, and tracking millions of
-parts made parsing a 300 MB log twice as slow.
+Structs with non-empty string defaults (``Session``, ``ToolResult``) always
+encode every field: msgspec omits a default by identity, and a value read back
+from the index is equal but not identical.  Message-level structs are
+``gc=False`` (not tracked by the cyclic garbage collector): the model never
+forms reference cycles, and tracking millions of parts made parsing a 300 MB
+log twice as slow.
 """
 
 from __future__ import annotations
@@ -109,7 +112,7 @@ class ReasoningPart(msgspec.Struct, gc=False, tag="reasoning", kw_only=True, omi
     encrypted: bool = False
 
 
-class ToolResult(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
+class ToolResult(msgspec.Struct, gc=False, kw_only=True):
     """The outcome of a tool call, merged into its :class:`ToolCallPart`.
 
     ``output`` is text, or a list of content blocks as the agent recorded them;
@@ -238,13 +241,14 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
         self.errors.extend(other.errors)
 
 
-class Session(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Session(msgspec.Struct, kw_only=True):
     """One conversation of one agent.
 
     ``key`` is ``"{agent}:{id}"`` and globally unique.  ``parent_key`` and
     ``parent_tool_call_id`` link subagents and forks to the session (and tool
-    call) that spawned them.  ``usage`` is derived from the messages when the
-    session is assembled (the sum of their ``usage``); it is never stored apart.
+    call) that spawned them.  ``usage`` (the sum of the messages' usage) and
+    ``message_count`` (visible messages) are derived from the messages when the
+    session is assembled; they are never recorded apart from them.
     """
 
     key: str
@@ -268,6 +272,7 @@ class Session(msgspec.Struct, kw_only=True, omit_defaults=True):
     sources: list[str] = msgspec.field(default_factory=list)
     diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
     usage: Usage = msgspec.field(default_factory=Usage)
+    message_count: int = 0
     messages: list[Message] = msgspec.field(default_factory=list)
 
     def tool_calls(self) -> list[ToolCallPart]:

@@ -83,7 +83,6 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
     table.add_column("msgs", justify="right", no_wrap=True)
     table.add_column("tokens", justify="right", no_wrap=True)
     for s in sessions:
-        visible = sum(1 for m in s.messages if not m.hidden)
         title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
         subs = children.get(s.key, 0)
         title = f"[dim]+{subs}[/dim] " + escape(title) if subs else escape(title)
@@ -93,7 +92,7 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
             s.id[:8],
             escape(project_name(s.cwd)),
             title,
-            str(visible),
+            str(s.message_count),
             compact(s.usage.total_tokens),
         )
     return table
@@ -114,7 +113,7 @@ def session_row(s: Session, children: int) -> dict[str, Any]:
         "kind": s.kind,
         "parent_key": s.parent_key,
         "subagents": children,
-        "messages": sum(1 for m in s.messages if not m.hidden),
+        "messages": s.message_count,
         "resume_command": s.resume_command,
         "usage": {
             "input_tokens": s.usage.input_tokens,

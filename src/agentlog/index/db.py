@@ -1,0 +1,89 @@
+"""Opening the index: location, pragmas, migrations."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+
+import platformdirs
+
+from agentlog.index.schema import MIGRATIONS
+
+BUSY_TIMEOUT_MS = 60_000
+
+
+def default_path(env: Mapping[str, str], demo: bool = False) -> Path:
+    """``$AGENTLOG_INDEX``, else ``<user cache dir>/agentlog/index.sqlite``
+    (``demo.sqlite`` for the demo corpus, so it never mixes with yours)."""
+    if not demo and env.get("AGENTLOG_INDEX"):
+        return Path(env["AGENTLOG_INDEX"])
+    base = (
+        Path(env["AGENTLOG_INDEX"]).parent
+        if env.get("AGENTLOG_INDEX")
+        else Path(platformdirs.user_cache_dir("agentlog"))
+    )
+    return base / ("demo.sqlite" if demo else "index.sqlite")
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """Open (creating and migrating if needed) the index at ``path``.
+
+    WAL mode, foreign keys on, and a busy timeout so two agentlog processes wait
+    for each other instead of failing.  Raises ``sqlite3.Error`` or ``OSError``.
+    """
+    if not readonly:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        migrate(conn)
+    return conn
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations newer than the database's ``user_version``, each in
+    its own transaction.  Raises ``sqlite3.DatabaseError`` for an index written
+    by a newer agentlog."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > len(MIGRATIONS):
+            raise sqlite3.DatabaseError(
+                f"index schema {version} is newer than this agentlog ({len(MIGRATIONS)}); delete it to rebuild"
+            )
+        for number in range(version, len(MIGRATIONS)):
+            for statement in _statements(MIGRATIONS[number]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {number + 1}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (triggers keep their inner ``;``)."""
+    out: list[str] = []
+    buffer = ""
+    for line in script.strip().splitlines(keepends=True):
+        buffer += line
+        if sqlite3.complete_statement(buffer):
+            out.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        out.append(buffer.strip())
+    return out
+
+
+def remove(path: Path) -> None:
+    """Delete the index and its WAL files (it is a cache: nothing is lost)."""
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(f"{path}{suffix}")

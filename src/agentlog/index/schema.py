@@ -1,0 +1,148 @@
+"""The index's SQLite schema and its numbered migrations.
+
+A user can open the index with ``sqlite3`` or datasette.  Tables:
+
+``sources``
+    One row per log file (or database) read: ``path``, ``agent``, the ``size``,
+    ``mtime_ns`` and ``inode`` seen at the last sync, ``parsed_offset`` (bytes
+    consumed; a half-written last line is not), ``tail_hash`` (SHA-1 of the 64
+    bytes before ``parsed_offset``: an appended file must still end with them),
+    ``parser_version``, ``parser_state`` (msgpack, to resume an append-only
+    parse), ``headers`` (msgpack of the sessions it defined), ``sidecars`` (JSON
+    list of the small files read with it) and ``sidecar_sig`` (their sizes and
+    mtimes: a changed sidecar means a whole re-read), ``error`` (why it
+    could not be read; retried when it changes), ``duplicate_of`` (a copy of a
+    session another source already holds).
+``sessions``
+    One row per session: ``key`` (``agent:id``), agent, id, title, cwd, git
+    branch, times (ISO 8601 UTC text), ``models`` (JSON list), subagent/fork links
+    (``parent_key``, ``parent_tool_call_id``, ``kind``), status, resume command,
+    ``diagnostics`` (JSON), and derived ``message_count`` / ``started_at`` /
+    ``ended_at`` kept current from its messages (``message_count`` counts the
+    visible ones).
+``messages``
+    One row per message in session order (``rowid``): ``session_key``, the
+    message ``id``, ``role``, ``timestamp``, ``model``, ``flags`` (JSON list),
+    ``is_sidechain``, ``offset`` (byte offset of its first record in the source),
+    ``hidden`` (meta/injected/unknown: not shown by default),
+    ``replayed`` (1 on a copy of a call first recorded in another session: its
+    usage row is kept but not counted).
+``parts``
+    The message's parts in order (``idx``): ``type`` (text, reasoning, tool_call,
+    file, compaction, unknown), ``tool`` and ``call_id`` for tool calls, ``text``
+    (what search indexes: text, reasoning, tool name + input + output) and
+    ``data`` (msgpack of the part, tool result merged in).
+``usage``
+    One row per billed call (message): the exclusive token buckets
+    (``input_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
+    ``cache_write_1h_tokens``, ``output_tokens``, ``reasoning_tokens``),
+    ``web_search_requests``, ``cost_usd``, ``cost_source``.  Totals skip rows
+    whose message is ``replayed``.
+``parts_fts``
+    FTS5 over ``parts.text`` (external content, kept in step by triggers).
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[str] = [
+    # 1: the first schema
+    """
+    CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        agent TEXT NOT NULL,
+        size INTEGER NOT NULL DEFAULT 0,
+        mtime_ns INTEGER NOT NULL DEFAULT 0,
+        inode INTEGER NOT NULL DEFAULT 0,
+        parsed_offset INTEGER NOT NULL DEFAULT 0,
+        tail_hash BLOB,
+        parser_version INTEGER,
+        parser_state BLOB,
+        headers BLOB,
+        sidecars TEXT NOT NULL DEFAULT '[]',
+        sidecar_sig TEXT NOT NULL DEFAULT '',
+        error TEXT,
+        duplicate_of TEXT,
+        synced_at TEXT
+    );
+    CREATE TABLE sessions (
+        key TEXT PRIMARY KEY,
+        agent TEXT NOT NULL,
+        id TEXT NOT NULL,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        title TEXT,
+        cwd TEXT,
+        git_branch TEXT,
+        agent_version TEXT,
+        kind TEXT NOT NULL,
+        parent_key TEXT,
+        parent_tool_call_id TEXT,
+        subagent_type TEXT,
+        description TEXT,
+        status TEXT,
+        status_evidence TEXT,
+        resume_command TEXT,
+        models TEXT NOT NULL DEFAULT '[]',
+        diagnostics TEXT NOT NULL DEFAULT '{}',
+        message_count INTEGER NOT NULL DEFAULT 0,
+        started_at TEXT,
+        ended_at TEXT
+    );
+    CREATE INDEX sessions_agent ON sessions(agent, started_at);
+    CREATE INDEX sessions_parent ON sessions(parent_key);
+    CREATE INDEX sessions_source ON sessions(source_id);
+    CREATE TABLE messages (
+        rowid INTEGER PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        id TEXT NOT NULL,
+        role TEXT NOT NULL,
+        timestamp TEXT,
+        model TEXT,
+        flags TEXT NOT NULL DEFAULT '[]',
+        is_sidechain INTEGER NOT NULL DEFAULT 0,
+        offset INTEGER,
+        hidden INTEGER NOT NULL DEFAULT 0,
+        replayed INTEGER NOT NULL DEFAULT 0,
+        UNIQUE (session_key, id)
+    );
+    CREATE INDEX messages_id ON messages(id);
+    CREATE INDEX messages_time ON messages(session_key, timestamp);
+    CREATE INDEX messages_visible ON messages(session_key, hidden, replayed);
+    CREATE INDEX messages_source ON messages(source_id);
+    CREATE TABLE parts (
+        rowid INTEGER PRIMARY KEY,
+        message_rowid INTEGER NOT NULL REFERENCES messages(rowid) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        tool TEXT,
+        call_id TEXT,
+        text TEXT NOT NULL DEFAULT '',
+        data BLOB NOT NULL
+    );
+    CREATE INDEX parts_message ON parts(message_rowid, idx);
+    CREATE INDEX parts_call ON parts(call_id) WHERE call_id IS NOT NULL;
+    CREATE TABLE usage (
+        message_rowid INTEGER PRIMARY KEY REFERENCES messages(rowid) ON DELETE CASCADE,
+        input_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_5m_tokens INTEGER NOT NULL,
+        cache_write_1h_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        reasoning_tokens INTEGER NOT NULL,
+        web_search_requests INTEGER NOT NULL,
+        cost_usd REAL,
+        cost_source TEXT
+    );
+    CREATE VIRTUAL TABLE parts_fts USING fts5(
+        text, content='parts', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
+    );
+    CREATE TRIGGER parts_ai AFTER INSERT ON parts BEGIN
+        INSERT INTO parts_fts(rowid, text) VALUES (new.rowid, new.text);
+    END;
+    CREATE TRIGGER parts_ad AFTER DELETE ON parts BEGIN
+        INSERT INTO parts_fts(parts_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    END;
+    """,
+]
+"""Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -1,0 +1,458 @@
+"""Writing parse results into the index, and reading messages back.
+
+Fragments are applied with the same :class:`~agentlog.assemble.SessionBuilder`
+the in-memory loader uses, seeded with just the stored messages the new
+fragments can touch (same message ids, the calls their results answer, orphan
+results their calls claim), so an append costs only its own messages.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import msgspec
+
+from agentlog.adapters.base import Fragment, ToolOutput
+from agentlog.assemble import SessionBuilder, orphan_id
+from agentlog.link import owner_rank, spawning_call
+from agentlog.model import (
+    Diagnostics,
+    Message,
+    Part,
+    ReasoningPart,
+    Session,
+    TextPart,
+    ToolCallPart,
+    Usage,
+)
+
+_ENCODE = msgspec.msgpack.Encoder()
+_PART = msgspec.msgpack.Decoder(Part)
+_HEADERS = msgspec.msgpack.Decoder(list[Session])
+_CHUNK = 500
+HEADER_COLUMNS = (
+    "title", "cwd", "git_branch", "agent_version", "kind", "parent_key", "parent_tool_call_id",
+    "subagent_type", "description", "status", "status_evidence", "resume_command",
+)  # fmt: skip
+
+
+def iso(stamp: datetime | None) -> str | None:
+    """An aware datetime as sortable ISO 8601 UTC text."""
+    return stamp.isoformat(timespec="microseconds") if stamp else None
+
+
+def search_text(part: Part) -> str:
+    """What full-text search indexes for a part."""
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, ReasoningPart):
+        return part.text or part.summary
+    if isinstance(part, ToolCallPart):
+        pieces = [part.tool, _flat(part.input)]
+        if part.result is not None:
+            pieces.append(_flat(part.result.output))
+        return "\n".join(p for p in pieces if p)
+    return ""
+
+
+def _flat(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(
+            b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else _flat(b) for b in value
+        )
+    return json.dumps(value, ensure_ascii=False)
+
+
+def encode_headers(headers: list[Session]) -> bytes:
+    return _ENCODE.encode(headers)
+
+
+def decode_headers(blob: bytes | None) -> list[Session]:
+    return _HEADERS.decode(blob) if blob else []
+
+
+class Store:
+    """Index writes for one connection; callers own the transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.written: list[int] = []
+        """Rowids of messages written since the last :meth:`refresh_sessions`."""
+
+    # -- sources --------------------------------------------------------------
+
+    def clear_source(self, source_id: int) -> None:
+        """Forget everything one source contributed (before re-reading it whole)."""
+        self.conn.execute("DELETE FROM messages WHERE source_id = ?", (source_id,))
+        self.conn.execute("DELETE FROM sessions WHERE source_id = ?", (source_id,))
+
+    def owner_of(self, key: str) -> int | None:
+        row = self.conn.execute("SELECT source_id FROM sessions WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    # -- sessions -------------------------------------------------------------
+
+    def put_headers(self, source_id: int, headers: Iterable[Session]) -> None:
+        for h in headers:
+            values = [getattr(h, c) for c in HEADER_COLUMNS]
+            self.conn.execute(
+                f"""INSERT INTO sessions (key, agent, id, source_id, {", ".join(HEADER_COLUMNS)},
+                        models, diagnostics, started_at, ended_at)
+                    VALUES (?, ?, ?, ?, {", ".join("?" * len(HEADER_COLUMNS))}, ?, ?, ?, ?)
+                    ON CONFLICT(key) DO UPDATE SET
+                        {", ".join(f"{c} = excluded.{c}" for c in HEADER_COLUMNS)},
+                        models = excluded.models, diagnostics = excluded.diagnostics,
+                        started_at = excluded.started_at, ended_at = excluded.ended_at""",
+                (
+                    h.key,
+                    h.agent,
+                    h.id,
+                    source_id,
+                    *values,
+                    json.dumps(h.models),
+                    msgspec.json.encode(h.diagnostics).decode(),
+                    iso(h.started_at),
+                    iso(h.ended_at),
+                ),
+            )
+
+    def _ensure_session(self, key: str, agent: str, session_id: str, source_id: int) -> None:
+        self.conn.execute(
+            "INSERT OR IGNORE INTO sessions (key, agent, id, source_id, kind) VALUES (?, ?, ?, ?, 'main')",
+            (key, agent, session_id, source_id),
+        )
+
+    # -- messages -------------------------------------------------------------
+
+    def put_fragments(
+        self, source_id: int, agent: str, fragments: Sequence[Fragment], fresh: bool
+    ) -> set[str]:
+        """Apply fragments; ``fresh`` when nothing of these sessions is stored yet
+        (a whole re-read), which skips the look-ups.  Returns the touched keys."""
+        groups: dict[str, list[Message | ToolOutput]] = {}
+        for session_id, item in fragments:
+            groups.setdefault(session_id, []).append(item)
+        for session_id, items in groups.items():
+            key = f"{agent}:{session_id}"
+            self._ensure_session(key, agent, session_id, source_id)
+            builder = SessionBuilder(Session(key=key, agent=agent, id=session_id))
+            if not fresh:
+                builder.seed(self._related(key, items))
+            for item in items:
+                builder.add(item)
+            if builder.removed:
+                self.conn.executemany(
+                    "DELETE FROM messages WHERE session_key = ? AND id = ?",
+                    [(key, m) for m in builder.removed],
+                )
+            self._write_messages(key, source_id, list(builder.touched.values()), fresh)
+        return {f"{agent}:{sid}" for sid in groups}
+
+    def _related(self, key: str, items: list[Message | ToolOutput]) -> list[Message]:
+        ids: set[str] = set()
+        answered: set[str] = set()
+        for item in items:
+            if isinstance(item, ToolOutput):
+                answered.add(item.call_id)
+            else:
+                ids.add(item.id)
+                ids.update(orphan_id(p.call_id) for p in item.parts if isinstance(p, ToolCallPart))
+        rowids: set[int] = set()
+        for chunk in _chunks(sorted(ids)):
+            rowids.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT rowid FROM messages WHERE session_key = ? AND id IN ({_marks(chunk)})",
+                    (key, *chunk),
+                )
+            )
+        for chunk in _chunks(sorted(answered)):
+            rowids.update(
+                r[0]
+                for r in self.conn.execute(
+                    f"""SELECT m.rowid FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+                    WHERE m.session_key = ? AND p.call_id IN ({_marks(chunk)})""",
+                    (key, *chunk),
+                )
+            )
+        return self.messages_by_rowid(sorted(rowids))
+
+    def _write_messages(self, key: str, source_id: int, messages: list[Message], fresh: bool) -> None:
+        if not messages:
+            return
+        existing: dict[str, int] = {}
+        if not fresh:
+            for chunk in _chunks([m.id for m in messages]):
+                existing.update(
+                    self.conn.execute(
+                        f"SELECT id, rowid FROM messages WHERE session_key = ? AND id IN ({_marks(chunk)})",
+                        (key, *chunk),
+                    )
+                )
+        if existing:
+            stale = [(r,) for r in existing.values()]
+            self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
+            self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
+        next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
+        message_rows, update_rows, part_rows, usage_rows = [], [], [], []
+        for m in messages:
+            rowid = existing.get(m.id)
+            row = (
+                m.role,
+                iso(m.timestamp),
+                m.model,
+                json.dumps(m.flags),
+                int(m.is_sidechain),
+                m.offset,
+                int(m.hidden),
+            )
+            if rowid is None:
+                rowid = next_rowid
+                next_rowid += 1
+                message_rows.append((rowid, key, source_id, m.id, *row))
+            else:
+                update_rows.append((*row, rowid))
+            self.written.append(rowid)
+            for idx, part in enumerate(m.parts):
+                call_id = part.call_id if isinstance(part, ToolCallPart) else None
+                tool = part.tool if isinstance(part, ToolCallPart) else None
+                part_rows.append(
+                    (
+                        rowid,
+                        idx,
+                        part.__struct_config__.tag,
+                        tool,
+                        call_id,
+                        search_text(part),
+                        _ENCODE.encode(part),
+                    )
+                )
+            if m.usage is not None:
+                u = m.usage
+                usage_rows.append(
+                    (
+                        rowid,
+                        u.input_tokens,
+                        u.cache_read_tokens,
+                        u.cache_write_5m_tokens,
+                        u.cache_write_1h_tokens,
+                        u.output_tokens,
+                        u.reasoning_tokens,
+                        u.web_search_requests,
+                        u.cost_usd,
+                        u.cost_source,
+                    )
+                )
+        self.conn.executemany(
+            """INSERT INTO messages (rowid, session_key, source_id, id, role, timestamp, model, flags,
+                   is_sidechain, offset, hidden) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            message_rows,
+        )
+        self.conn.executemany(
+            """UPDATE messages SET role = ?, timestamp = ?, model = ?, flags = ?, is_sidechain = ?,
+                   offset = ?, hidden = ? WHERE rowid = ?""",
+            update_rows,
+        )
+        self.conn.executemany(
+            "INSERT INTO parts (message_rowid, idx, type, tool, call_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            part_rows,
+        )
+        self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
+
+    def messages_by_rowid(self, rowids: Sequence[int]) -> list[Message]:
+        """Messages (parts and usage included) in ``rowids`` order."""
+        out: dict[int, Message] = {}
+        for chunk in _chunks(list(rowids)):
+            marks = _marks(chunk)
+            for row in self.conn.execute(
+                f"""SELECT m.rowid, m.id, m.role, m.timestamp, m.model, m.flags, m.is_sidechain, m.offset,
+                        m.replayed, u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
+                        u.cache_write_1h_tokens, u.output_tokens, u.reasoning_tokens, u.web_search_requests,
+                        u.cost_usd, u.cost_source
+                    FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
+                    WHERE m.rowid IN ({marks})""",
+                chunk,
+            ):
+                out[row[0]] = _message(row)
+            for rowid, data in self.conn.execute(
+                f"SELECT message_rowid, data FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
+                chunk,
+            ):
+                out[rowid].parts.append(_PART.decode(data))
+        return [out[r] for r in rowids if r in out]
+
+    # -- derived columns and cross-session links ----------------------------------
+
+    def refresh_sessions(self, keys: Iterable[str]) -> None:
+        """Recompute derived session columns, replay ownership and subagent links
+        for the sessions touched since the last call (cost: the touched messages,
+        plus index look-ups per session)."""
+        keys = sorted(set(keys))
+        written, self.written = self.written, []
+        for key in keys:
+            self.conn.execute(
+                """UPDATE sessions SET
+                       started_at = MIN(COALESCE(started_at, '9999'), COALESCE(
+                           (SELECT MIN(timestamp) FROM messages WHERE session_key = :k), '9999')),
+                       ended_at = MAX(COALESCE(ended_at, ''), COALESCE(
+                           (SELECT MAX(timestamp) FROM messages WHERE session_key = :k), ''))
+                   WHERE key = :k""",
+                {"k": key},
+            )
+            self.conn.execute(
+                "UPDATE sessions SET started_at = NULLIF(started_at, '9999'), ended_at = NULLIF(ended_at, '') "
+                "WHERE key = ?",
+                (key,),
+            )
+        for key in set(keys) | self._mark_replays(written):
+            self.conn.execute(
+                """UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages
+                       WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
+                {"k": key},
+            )
+        self._add_models(written)
+        self._link_children(keys)
+
+    def _add_models(self, rowids: list[int]) -> None:
+        found: dict[str, list[str]] = {}
+        for chunk in _chunks(rowids):
+            for key, model in self.conn.execute(
+                f"""SELECT session_key, model FROM messages WHERE rowid IN ({_marks(chunk)})
+                    AND model IS NOT NULL AND replayed = 0 AND flags NOT LIKE '%"synthetic"%'
+                    AND flags NOT LIKE '%"replayed"%' ORDER BY rowid""",
+                chunk,
+            ):
+                found.setdefault(key, []).append(model)
+        for key, new in found.items():
+            row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (key,)).fetchone()
+            models = json.loads(row[0]) if row else []
+            models += [m for m in dict.fromkeys(new) if m not in models]
+            self.conn.execute("UPDATE sessions SET models = ? WHERE key = ?", (json.dumps(models), key))
+
+    def _mark_replays(self, rowids: list[int]) -> set[str]:
+        """A message id with usage in several sessions of one agent counts once: in
+        the session :func:`~agentlog.link.owner_rank` puts first.  Returns the keys
+        of the sessions whose copies were (re)marked."""
+        ids: set[tuple[str, str]] = set()
+        changed: set[str] = set()
+        for chunk in _chunks(rowids):
+            ids.update(
+                self.conn.execute(
+                    f"""SELECT s.agent, m.id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                    JOIN sessions s ON s.key = m.session_key WHERE m.rowid IN ({_marks(chunk)})
+                    AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.rowid != m.rowid)""",
+                    chunk,
+                )
+            )
+        for agent, mid in ids:
+            copies = self.conn.execute(
+                """SELECT m.rowid, s.kind, s.started_at,
+                          (SELECT COUNT(*) FROM messages c WHERE c.session_key = s.key), s.key FROM messages m
+                   JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
+                   WHERE m.id = ? AND s.agent = ?""",
+                (mid, agent),
+            ).fetchall()
+            ranked = sorted(
+                copies,
+                key=lambda c: owner_rank(c[1], datetime.fromisoformat(c[2]) if c[2] else None, c[3], c[4]),
+            )
+            self.conn.executemany(
+                "UPDATE messages SET replayed = ? WHERE rowid = ?",
+                [(int(i > 0), c[0]) for i, c in enumerate(ranked)],
+            )
+            changed.update(c[4] for c in copies)
+        return changed
+
+    def _link_children(self, keys: list[str]) -> None:
+        rows = []
+        for chunk in _chunks(keys):
+            marks = _marks(chunk)
+            rows += self.conn.execute(
+                f"""SELECT key, id, parent_key FROM sessions WHERE parent_key IS NOT NULL
+                    AND parent_tool_call_id IS NULL AND (key IN ({marks}) OR parent_key IN ({marks}))""",
+                (*chunk, *chunk),
+            ).fetchall()
+        for key, sid, parent_key in rows:
+            parent = Session(key=parent_key, agent="", id="")
+            parent.messages = self.messages_by_rowid(
+                [
+                    r[0]
+                    for r in self.conn.execute(
+                        """SELECT DISTINCT m.rowid FROM messages m JOIN parts p ON p.message_rowid = m.rowid
+                   WHERE m.session_key = ? AND p.type = 'tool_call' ORDER BY m.rowid""",
+                        (parent_key,),
+                    )
+                ]
+            )
+            child = Session(key=key, agent="", id=sid)
+            first = self.conn.execute(
+                """SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' AND hidden = 0
+                   ORDER BY rowid LIMIT 1""",
+                (key,),
+            ).fetchone()
+            child.messages = self.messages_by_rowid([first[0]]) if first else []
+            call_id = spawning_call(parent, child)
+            if call_id:
+                self.conn.execute("UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?", (call_id, key))
+
+
+def _message(row: tuple[Any, ...]) -> Message:
+    flags = json.loads(row[5])
+    usage = None
+    if row[9] is not None and not row[8]:
+        usage = Usage(
+            input_tokens=row[9],
+            cache_read_tokens=row[10],
+            cache_write_5m_tokens=row[11],
+            cache_write_1h_tokens=row[12],
+            output_tokens=row[13],
+            reasoning_tokens=row[14],
+            web_search_requests=row[15],
+            cost_usd=row[16],
+            cost_source=row[17],
+        )
+    if row[8]:
+        flags.append("replayed")
+    return Message(
+        id=row[1],
+        role=row[2],
+        timestamp=datetime.fromisoformat(row[3]) if row[3] else None,
+        model=row[4],
+        flags=flags,
+        is_sidechain=bool(row[6]),
+        offset=row[7],
+        usage=usage,
+    )
+
+
+def session_from_row(row: sqlite3.Row) -> Session:
+    """A session header (no messages) from a ``sessions`` row."""
+    session = Session(
+        key=row["key"],
+        agent=row["agent"],
+        id=row["id"],
+        models=json.loads(row["models"]),
+        diagnostics=msgspec.json.decode(row["diagnostics"], type=Diagnostics),
+        started_at=datetime.fromisoformat(row["started_at"]) if row["started_at"] else None,
+        ended_at=datetime.fromisoformat(row["ended_at"]) if row["ended_at"] else None,
+    )
+    for column in HEADER_COLUMNS:
+        setattr(session, column, row[column])
+    return session
+
+
+def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(values), _CHUNK):
+        yield values[i : i + _CHUNK]
+
+
+def _marks(chunk: Sequence[Any]) -> str:
+    return ", ".join("?" * len(chunk))

@@ -1,0 +1,312 @@
+"""Incremental sync: bring the index up to date with the logs on disk.
+
+Per source (``shared/DESIGN.md`` §5):
+
+* unchanged (size, mtime_ns, inode, sidecars, parser version) → skipped after a ``stat``;
+* an append-only source that grew and whose bytes before ``parsed_offset``
+  still end with the stored tail → only the new bytes are parsed, resuming the
+  saved parser state;
+* anything else (rewritten, truncated, rotated, a document source, a new parser
+  version, ``--full``) → re-read whole, its old rows replaced;
+* a source that vanished → its sessions removed;
+* a source that fails → recorded with its error (its sessions removed), retried
+  when it changes;
+* a source whose session another source already holds (Codex ``sessions/`` and
+  ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate.
+
+Each source is committed in its own transaction, so a crash (even SIGKILL) or a
+bad file never corrupts the rest; the next sync completes the work.  Parsing
+happens outside the write lock; the transaction re-checks that no other
+process stored the same bytes meanwhile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
+from agentlog.index.store import Store, encode_headers
+from agentlog.load import LoadReport, ParsedSource, discover_sources, parse_source
+
+TAIL = 64
+
+
+@dataclass
+class SyncReport:
+    """What one sync did: counts of sources by outcome, bytes parsed, time (s)."""
+
+    sources: int = 0
+    unchanged: int = 0
+    appended: int = 0
+    reparsed: int = 0
+    removed: int = 0
+    duplicates: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    bytes_parsed: int = 0
+    seconds: float = 0.0
+    roots: LoadReport = field(default_factory=LoadReport)
+
+
+@dataclass
+class _Row:
+    id: int
+    size: int
+    mtime_ns: int
+    inode: int
+    parsed_offset: int
+    tail_hash: bytes | None
+    parser_version: int | None
+    parser_state: bytes | None
+    headers: bytes | None
+    sidecar_sig: str
+    error: str | None
+    duplicate_of: str | None
+
+
+Progress = Callable[[int, int, str], None]
+"""``progress(bytes_done, bytes_total, path)`` while sources are parsed."""
+
+
+def sync(
+    conn: sqlite3.Connection,
+    adapters: Iterable[Adapter],
+    env: Mapping[str, str],
+    home: Path,
+    extra_roots: Iterable[Path] = (),
+    full: bool = False,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Bring the index up to date for ``adapters``; returns what was done."""
+    start = time.perf_counter()
+    adapters = list(adapters)
+    by_slug = {a.slug: a for a in adapters}
+    report = SyncReport()
+    refs = {
+        ref.path: (adapter, ref)
+        for adapter, ref in discover_sources(adapters, env, home, extra_roots, report.roots)
+    }
+    rows = _known(conn, list(by_slug))
+    # Sources found once under a --root are remembered and kept fresh.
+    for path, (agent, sidecars) in rows.items():
+        if path not in refs and agent in by_slug and os.path.exists(path):
+            refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
+    for path in set(rows) - set(refs):
+        conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+        report.removed += 1
+    work: list[tuple[Adapter, SourceRef, os.stat_result, _Row | None, str]] = []
+    for path, (adapter, ref) in refs.items():
+        report.sources += 1
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            _record_error(conn, adapter, ref, f"{type(exc).__name__}: {exc.strerror or exc}", None, report)
+            continue
+        row = _row(conn, path)
+        sig = _sidecar_sig(ref)
+        if not full and row is not None and _unchanged(row, st, sig, adapter):
+            report.unchanged += 1
+            continue
+        work.append((adapter, ref, st, row, sig))
+    total = sum(
+        st.st_size - (row.parsed_offset if row and _appendable(row, st, sig, a, full) else 0)
+        for a, _, st, row, sig in work
+    )
+    done = 0
+    for adapter, ref, st, row, sig in work:
+        if progress:
+            progress(done, total, ref.path)
+        done += _sync_one(conn, adapter, ref, st, row, sig, full, report)
+    if progress:
+        progress(total, total, "")
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[str, list[str]]]:
+    marks = ", ".join("?" * len(agents))
+    return {
+        path: (agent, json.loads(sidecars))
+        for path, agent, sidecars in conn.execute(
+            f"SELECT path, agent, sidecars FROM sources WHERE agent IN ({marks})", agents
+        )
+    }
+
+
+def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
+    found = conn.execute(
+        """SELECT id, size, mtime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
+                  sidecar_sig, error, duplicate_of FROM sources WHERE path = ?""",
+        (path,),
+    ).fetchone()
+    return _Row(*found) if found else None
+
+
+def _sidecar_sig(ref: SourceRef) -> str:
+    parts = []
+    for path in ref.sidecars:
+        try:
+            st = os.stat(path)
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return ",".join(parts)
+
+
+def _unchanged(row: _Row, st: os.stat_result, sig: str, adapter: Adapter) -> bool:
+    return (row.size, row.mtime_ns, row.inode, row.sidecar_sig, row.parser_version) == (
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ino,
+        sig,
+        adapter.parser_version,
+    )
+
+
+def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full: bool) -> bool:
+    return (
+        not full
+        and isinstance(adapter, JsonlAdapter)
+        and row.error is None
+        and row.duplicate_of is None
+        and row.parser_version == adapter.parser_version
+        and row.inode == st.st_ino
+        and row.sidecar_sig == sig
+        and st.st_size >= row.parsed_offset
+        and row.parser_state is not None
+    )
+
+
+def _tail_hash(path: str, offset: int) -> bytes:
+    with open(path, "rb") as fh:
+        fh.seek(max(0, offset - TAIL))
+        return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
+
+
+def _sync_one(
+    conn: sqlite3.Connection,
+    adapter: Adapter,
+    ref: SourceRef,
+    st: os.stat_result,
+    row: _Row | None,
+    sig: str,
+    full: bool,
+    report: SyncReport,
+) -> int:
+    """Parse and store one source; returns the bytes parsed."""
+    append = row is not None and _appendable(row, st, sig, adapter, full)
+    try:
+        if append and row is not None and _tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
+            append = False  # same size or larger, but the old bytes changed: rewritten
+        start = row.parsed_offset if append and row else 0
+        parsed = parse_source(adapter, ref, start=start, state=row.parser_state if append and row else None)
+        tail = _tail_hash(ref.path, parsed.consumed)
+    except (OSError, ValueError, sqlite3.Error) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        _record_error(conn, adapter, ref, f"{type(exc).__name__}: {reason}", (st, sig), report)
+        return st.st_size
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = _row(conn, ref.path)
+        if append and (current is None or row is None or current.parsed_offset != row.parsed_offset):
+            conn.execute("ROLLBACK")  # another agentlog stored these bytes meanwhile
+            return 0
+        _store(conn, adapter, ref, st, sig, parsed, tail, append, report)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    report.bytes_parsed += parsed.consumed - start
+    if append:
+        report.appended += 1
+    else:
+        report.reparsed += 1
+    return parsed.consumed - start
+
+
+def _store(
+    conn: sqlite3.Connection,
+    adapter: Adapter,
+    ref: SourceRef,
+    st: os.stat_result,
+    sig: str,
+    parsed: ParsedSource,
+    tail: bytes,
+    append: bool,
+    report: SyncReport,
+) -> None:
+    store = Store(conn)
+    source_id = _upsert_source(conn, adapter, ref)
+    if not append:
+        store.clear_source(source_id)
+    duplicate_of = None
+    if parsed.headers:
+        owner = store.owner_of(parsed.headers[0].key)
+        if owner is not None and owner != source_id:
+            duplicate_of = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+    if duplicate_of is None:
+        store.put_headers(source_id, parsed.headers)
+        keys = store.put_fragments(source_id, adapter.slug, parsed.fragments, fresh=not append)
+        store.refresh_sessions(keys | {h.key for h in parsed.headers})
+    else:
+        report.duplicates += 1
+    conn.execute(
+        """UPDATE sources SET size = ?, mtime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
+               parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?, error = NULL,
+               duplicate_of = ?, synced_at = datetime('now') WHERE id = ?""",
+        (
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ino,
+            parsed.consumed,
+            tail,
+            adapter.parser_version,
+            parsed.state or None,
+            encode_headers(parsed.headers),
+            json.dumps(list(ref.sidecars)),
+            sig,
+            duplicate_of,
+            source_id,
+        ),
+    )
+
+
+def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:
+    conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
+    return conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
+
+
+def _record_error(
+    conn: sqlite3.Connection,
+    adapter: Adapter,
+    ref: SourceRef,
+    error: str,
+    seen: tuple[os.stat_result, str] | None,
+    report: SyncReport,
+) -> None:
+    """Record why a source failed and drop its sessions.  With the ``seen`` stat
+    kept, an unchanged failing file is not retried until it changes."""
+    report.failed.append((ref.path, error))
+    size, mtime, inode, sig = (
+        (seen[0].st_size, seen[0].st_mtime_ns, seen[0].st_ino, seen[1]) if seen else (-1, -1, -1, "")
+    )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        source_id = _upsert_source(conn, adapter, ref)
+        Store(conn).clear_source(source_id)
+        conn.execute(
+            """UPDATE sources SET error = ?, size = ?, mtime_ns = ?, inode = ?, sidecar_sig = ?,
+                   parser_version = ?, parsed_offset = 0, parser_state = NULL, headers = NULL,
+                   synced_at = datetime('now') WHERE id = ?""",
+            (error, size, mtime, inode, sig, adapter.parser_version, source_id),
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise

@@ -1,0 +1,281 @@
+"""The incremental index: equal to a fresh parse, incremental, crash-safe, read-only."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentlog.adapters import all_adapters
+from agentlog.errors import UsageError
+from agentlog.index import queries
+from agentlog.index.db import connect
+from agentlog.index.search import search
+from agentlog.index.sync import sync
+from agentlog.load import load_sessions
+from conftest import FIXTURES
+
+ADAPTERS = all_adapters()
+
+
+def make_home(tmp_path: Path) -> Path:
+    """Fixtures laid out as the agents lay them out."""
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude_code", home / ".claude/projects/-tmp-project")
+    shutil.copytree(FIXTURES / "codex", home / ".codex/sessions/2025/11/25")
+    return home
+
+
+def index_sessions(conn: sqlite3.Connection) -> list[bytes]:
+    return sorted(msgspec.json.encode(queries.get_session(conn, s.key)) for s in queries.list_sessions(conn))
+
+
+def memory_sessions(home: Path) -> list[bytes]:
+    out = []
+    for s in load_sessions(env={"HOME": str(home)}, home=home):
+        s.sources = s.sources[:1]
+        out.append(msgspec.json.encode(s))
+    return sorted(out)
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    home = make_home(tmp_path)
+    conn = connect(tmp_path / "index.sqlite")
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    return home, conn, report
+
+
+def test_index_gives_the_same_sessions_as_parsing(indexed):
+    home, conn, report = indexed
+    assert report.failed == [] and report.reparsed == report.sources
+    assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_unchanged_sources_cost_a_stat(indexed):
+    home, conn, _ = indexed
+    again = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert (again.unchanged, again.appended, again.reparsed, again.bytes_parsed) == (again.sources, 0, 0, 0)
+
+
+def _append_target(home: Path) -> Path:
+    return home / ".claude/projects/-tmp-project/v1.0.17-real-session-with-tools.jsonl"
+
+
+def _assistant_line(text: str, mid: str) -> bytes:
+    record = {
+        "type": "assistant",
+        "sessionId": "x",
+        "uuid": f"u-{mid}",
+        "timestamp": "2025-06-08T12:00:00Z",
+        "message": {
+            "id": mid,
+            "role": "assistant",
+            "model": "claude-sonnet-4-20250514",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 7, "output_tokens": 11},
+        },
+    }
+    return msgspec.json.encode(record) + b"\n"
+
+
+def test_append_reads_only_new_bytes_and_half_lines_wait(indexed):
+    home, conn, _ = indexed
+    path = _append_target(home)
+    size = path.stat().st_size
+    line = _assistant_line("appended zebra answer", "msg_appended_1")
+    with open(path, "ab") as fh:
+        fh.write(line[:20])  # half a line: nothing yet
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert (report.appended, report.bytes_parsed) == (1, 0)
+    assert search(conn, "zebra") == []
+    with open(path, "ab") as fh:
+        fh.write(line[20:])
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert (report.appended, report.reparsed, report.bytes_parsed) == (1, 0, len(line))
+    hits = search(conn, "zebra")
+    assert [(h.session_key, h.message_id) for h in hits] == [
+        ("claude_code:v1.0.17-real-session-with-tools", "msg_appended_1")
+    ]
+    session = queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
+    assert session.usage.input_tokens == 91 + 7 and session.usage.output_tokens == 2266 + 11
+    assert path.stat().st_size == size + len(line)
+    assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_append_merging_into_an_existing_response_and_tool_result(indexed, tmp_path):
+    """Appended lines that continue an indexed response and answer its tool call."""
+    home, _, _ = indexed
+    path = home / ".claude/projects/-tmp-project/v1.0.98-session.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:5]))
+    fresh = connect(tmp_path / "fresh.sqlite")
+    sync(fresh, ADAPTERS, {"HOME": str(home)}, home)
+    for line in lines[5:]:
+        with open(path, "ab") as fh:
+            fh.write(line)
+        assert sync(fresh, ADAPTERS, {"HOME": str(home)}, home).reparsed == 0
+    assert index_sessions(fresh) == memory_sessions(home)
+
+
+def test_rewritten_shorter_file_is_rebuilt_not_duplicated(indexed):
+    home, conn, _ = indexed
+    path = _append_target(home)
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join(lines[:10]))
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert (report.reparsed, report.appended) == (1, 0)
+    assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_same_size_rewrite_is_detected_by_the_tail(indexed):
+    home, conn, _ = indexed
+    path = _append_target(home)
+    data = bytearray(path.read_bytes())
+    data[-30:-25] = b"XXXXX" if data[-30:-25] != b"XXXXX" else b"YYYYY"
+    path.write_bytes(bytes(data) + _assistant_line("more", "msg_more"))
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert report.reparsed == 1 and report.appended == 0
+
+
+def test_vanished_source_loses_its_sessions(indexed):
+    home, conn, _ = indexed
+    _append_target(home).unlink()
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert report.removed == 1
+    with pytest.raises(Exception, match="no session matches"):
+        queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
+
+
+def test_unreadable_source_is_recorded_and_costs_only_itself(indexed, monkeypatch):
+    home, conn, _ = indexed
+    path = _append_target(home)
+    path.write_bytes(path.read_bytes() + b"\n")  # changed, so it is read again
+    import agentlog.index.sync as sync_module
+
+    real = sync_module.parse_source
+
+    def deny(adapter, ref, **kw):
+        if ref.path == str(path):
+            raise PermissionError(13, "Permission denied", ref.path)
+        return real(adapter, ref, **kw)
+
+    monkeypatch.setattr(sync_module, "parse_source", deny)
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert report.failed == [(str(path), "PermissionError: Permission denied")]
+    errors, _ = queries.source_problems(conn)
+    assert errors == [(str(path), "PermissionError: Permission denied")]
+    assert search(conn, "decorator")  # other sessions stay searchable
+    monkeypatch.setattr(sync_module, "parse_source", real)
+    assert (
+        sync(conn, ADAPTERS, {"HOME": str(home)}, home).unchanged == report.sources
+    )  # retried only on change
+
+
+def test_duplicate_copies_are_stored_once(indexed):
+    home, conn, _ = indexed
+    archived = home / ".codex/archived_sessions"
+    archived.mkdir()
+    shutil.copy(home / ".codex/sessions/2025/11/25/rollout-synthetic-tools.jsonl", archived)
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert report.duplicates == 1
+    keys = [s.key for s in queries.list_sessions(conn)]
+    assert len(keys) == len(set(keys))
+
+
+def test_search_phrases_prefixes_filters_and_bad_queries(indexed):
+    _, conn, _ = indexed
+    prompt = search(conn, '"Can you run that example to show the output"')
+    assert [(h.session_key, h.role) for h in prompt] == [("claude_code:representative-messages", "user")]
+    tool_output = search(conn, '"Hello, Alice"', tool="bash")
+    assert [(h.session_key, h.role, h.part_type) for h in tool_output] == [
+        ("claude_code:representative-messages", "assistant", "tool_call")
+    ]
+    assert "\x02Hello\x03" in tool_output[0].snippet
+    assert search(conn, "decorat*", role="user")
+    assert search(conn, "decorat*", agent="codex") == []
+    with pytest.raises(UsageError, match="cannot parse search query"):
+        search(conn, '"unbalanced')
+    with pytest.raises(UsageError):
+        search(conn, "AND")
+
+
+def test_reasoning_is_searched_only_on_request(indexed):
+    _, conn, _ = indexed
+    assert search(conn, '"Reasoning goes here"') == []
+    assert search(conn, '"Reasoning goes here"', reasoning=True)
+
+
+def test_two_processes_wait_for_each_other(indexed, tmp_path):
+    home, _, _ = indexed
+    path = tmp_path / "index.sqlite"
+    blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    blocker.execute("BEGIN IMMEDIATE")
+    _append_target(home).write_bytes(_append_target(home).read_bytes() + _assistant_line("late", "msg_late"))
+    timer = threading.Timer(0.5, lambda: blocker.execute("COMMIT"))
+    timer.start()
+    other = connect(path)
+    report = sync(other, ADAPTERS, {"HOME": str(home)}, home)
+    timer.join()
+    assert report.appended == 1 and report.failed == []
+
+
+def _tree(root: Path) -> dict[str, tuple[str, int]]:
+    out = {}
+    for dirpath, dirs, names in os.walk(root):
+        for name in dirs + names:
+            p = Path(dirpath) / name
+            digest = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else ""
+            out[str(p)] = (digest, p.stat().st_mtime_ns)
+    return out
+
+
+def test_full_sync_leaves_the_logs_untouched(indexed):
+    home, conn, _ = indexed
+    before = _tree(home)
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home, full=True)
+    assert report.reparsed == report.sources
+    assert _tree(home) == before
+
+
+SYNC_SCRIPT = """
+import sys
+from pathlib import Path
+from agentlog.adapters import all_adapters
+from agentlog.index.db import connect
+from agentlog.index.sync import sync
+home = Path(sys.argv[2])
+sync(connect(Path(sys.argv[1])), all_adapters(), {"HOME": str(home)}, home)
+"""
+
+
+def test_sigkill_mid_sync_is_completed_by_the_next_sync(tmp_path):
+    home = make_home(tmp_path)
+    big = home / ".claude/projects/-tmp-project/big.jsonl"
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from corpus import write_claude
+
+    write_claude(big, 20)
+    index = tmp_path / "killed.sqlite"
+    proc = subprocess.Popen([sys.executable, "-c", SYNC_SCRIPT, str(index), str(home)])
+    # Kill it once it has committed some sources but (very likely) not all.
+    for _ in range(400):
+        if index.exists() and os.path.getsize(index) > 200_000:
+            break
+        if proc.poll() is not None:
+            break
+        threading.Event().wait(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    conn = connect(index)
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert index_sessions(conn) == memory_sessions(home)
