@@ -39,9 +39,10 @@ def merge_message(existing: Message, new: Message) -> None:
         existing.timestamp = new.timestamp
 
 
-def orphan_id(call_id: str) -> str:
-    """Id of the ``tool`` message that holds a result whose call is not (yet) known."""
-    return f"tool-result:{call_id}"
+def orphan_id(call_id: str, n: int = 0) -> str:
+    """Id of the ``n``-th ``tool`` message holding a result whose call is not (yet)
+    known.  A call that appears later claims the latest one; earlier ones stay."""
+    return f"tool-result:{call_id}" + (f"#{n}" if n else "")
 
 
 class SessionBuilder:
@@ -53,7 +54,17 @@ class SessionBuilder:
     found their call.  :class:`Assembler` uses it with no seed.
     """
 
-    __slots__ = ("by_id", "call_owner", "calls", "messages", "orphans", "removed", "session", "touched")
+    __slots__ = (
+        "by_id",
+        "call_owner",
+        "calls",
+        "messages",
+        "orphan_counts",
+        "orphans",
+        "removed",
+        "session",
+        "touched",
+    )
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -62,6 +73,7 @@ class SessionBuilder:
         self.calls: dict[str, ToolCallPart] = {}
         self.call_owner: dict[str, Message] = {}
         self.orphans: dict[str, Message] = {}
+        self.orphan_counts: dict[str, int] = {}
         self.touched: dict[str, Message] = {}
         self.removed: set[str] = set()
 
@@ -71,8 +83,9 @@ class SessionBuilder:
             self.messages.append(message)
             for part in message.parts:
                 if isinstance(part, ToolCallPart):
-                    if message.id == orphan_id(part.call_id):
+                    if message.role == "tool" and message.id.startswith(orphan_id(part.call_id)):
                         self.orphans[part.call_id] = message
+                        self.orphan_counts[part.call_id] = self.orphan_counts.get(part.call_id, 0) + 1
                     else:
                         self.calls[part.call_id] = part
                         self.call_owner[part.call_id] = message
@@ -80,19 +93,15 @@ class SessionBuilder:
     def add(self, item: Message | ToolOutput) -> None:
         if isinstance(item, ToolOutput):
             call = self.calls.get(item.call_id)
-            waiting = self.orphans.get(item.call_id)
             if call is not None:
                 call.result = item.result
                 owner = self.call_owner[item.call_id]
                 self.touched[owner.id] = owner
-            elif waiting is not None:  # a second result for a call not seen yet: the last wins
-                waiting_call = waiting.parts[0]
-                assert isinstance(waiting_call, ToolCallPart)
-                waiting_call.result = item.result
-                self.touched[waiting.id] = waiting
             else:
+                count = self.orphan_counts.get(item.call_id, 0)
+                self.orphan_counts[item.call_id] = count + 1
                 orphan = Message(
-                    id=orphan_id(item.call_id),
+                    id=orphan_id(item.call_id, count),
                     role="tool",
                     timestamp=item.timestamp,
                     offset=item.offset,

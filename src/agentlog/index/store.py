@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
-from agentlog.assemble import SessionBuilder, orphan_id
+from agentlog.assemble import SessionBuilder
 from agentlog.link import owner_rank, spawning_call
 from agentlog.model import (
     Diagnostics,
@@ -164,7 +164,7 @@ class Store:
                 answered.add(item.call_id)
             else:
                 ids.add(item.id)
-                ids.update(orphan_id(p.call_id) for p in item.parts if isinstance(p, ToolCallPart))
+                answered.update(p.call_id for p in item.parts if isinstance(p, ToolCallPart))
         rowids: set[int] = set()
         for chunk in _chunks(sorted(ids)):
             rowids.update(
