@@ -50,3 +50,9 @@ def parse_one(agent: str, path: Path) -> Session:
     sessions = [s for s in parse_files(agent, path) if s.kind == "main"]
     assert len(sessions) == 1, [s.key for s in sessions]
     return sessions[0]
+
+
+@pytest.fixture(autouse=True)
+def private_index(tmp_path_factory, monkeypatch):
+    """Every test gets its own index file (never the user's cache)."""
+    monkeypatch.setenv("AGENTLOG_INDEX", str(tmp_path_factory.mktemp("index") / "index.sqlite"))

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 
-from agentlog.errors import NotFound, UsageError
+from agentlog.errors import UsageError
 from agentlog.model import Session
 
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
@@ -57,22 +57,3 @@ def filter_sessions(
             continue
         out.append(session)
     return out
-
-
-def find_session(sessions: Iterable[Session], ref: str) -> Session:
-    """The session whose key or id is ``ref``, or whose id/key starts with it.
-
-    Raises :class:`~agentlog.errors.NotFound` when none or several match.
-    """
-    sessions = list(sessions)
-    for session in sessions:
-        if ref in (session.key, session.id):
-            return session
-    matches = [s for s in sessions if s.id.startswith(ref) or s.key.startswith(ref)]
-    if len(matches) == 1:
-        return matches[0]
-    if not matches:
-        raise NotFound(f"no session matches {ref!r} (try `agentlog sessions`)")
-    shown = ", ".join(s.key for s in matches[:5])
-    more = f" and {len(matches) - 5} more" if len(matches) > 5 else ""
-    raise NotFound(f"{ref!r} is ambiguous: {shown}{more}")

@@ -19,6 +19,7 @@ from rich.console import Console
 
 from agentlog.demo import demo_env
 from agentlog.errors import AgentlogError
+from agentlog.index.db import default_path
 
 
 @dataclass
@@ -27,6 +28,7 @@ class App:
 
     env: dict[str, str]
     home: Path
+    index_path: Path
     roots: list[Path] = field(default_factory=list)
     debug: bool = False
     demo: bool = False
@@ -73,23 +75,31 @@ class AgentlogGroup(click.Group):
     type=click.Path(path_type=Path),
     help="Extra folder to search for logs (repeatable).",
 )
+@click.option(
+    "--index",
+    "index",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="AGENTLOG_INDEX",
+    help="Index file (default: in your cache folder; env AGENTLOG_INDEX).",
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.version_option(package_name="agentlog")
 @click.pass_context
-def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], debug: bool) -> None:
+def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | None, debug: bool) -> None:
     """Every coding agent's session logs, in one place.
 
     With no command: find every agent's logs and print an overview.
     """
     env = demo_env(os.environ) if demo else dict(os.environ)
     home = Path(env.get("HOME") or Path.home())
-    ctx.obj = App(env=env, home=home, roots=list(roots), debug=debug, demo=demo)
+    index_path = index if index and not demo else default_path(env, demo=demo)
+    ctx.obj = App(env=env, home=home, index_path=index_path, roots=list(roots), debug=debug, demo=demo)
     if ctx.invoked_subcommand is None:
         from agentlog.cli.commands import overview
 
         ctx.invoke(overview)
 
 
-from agentlog.cli import commands  # noqa: E402  (registers the commands)
+from agentlog.cli import commands, indexing  # noqa: E402  (registers the commands)
 
-__all__ = ["App", "commands", "main"]
+__all__ = ["App", "commands", "indexing", "main"]

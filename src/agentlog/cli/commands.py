@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-import sys
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import click
-import msgspec
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.markup import escape
 from rich.table import Table
 
-from agentlog.adapters import LOAD_ERRORS, SourceRef, all_adapters, get_adapter
+from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.render import compact, local, render_transcript, session_row, sessions_table, tilde
+from agentlog.cli.indexing import check_agent, no_sync_option, open_index
+from agentlog.cli.render import (
+    compact,
+    local,
+    print_json,
+    render_transcript,
+    session_row,
+    sessions_table,
+    tilde,
+)
 from agentlog.errors import NotFound, UsageError
-from agentlog.load import LoadReport, discover_sources, load_sessions
-from agentlog.model import Session, Usage, json_schema
-from agentlog.query import filter_sessions, find_session, parse_since
+from agentlog.index import queries
+from agentlog.load import LoadReport, discover_sources
+from agentlog.model import Diagnostics, Usage, json_schema
+from agentlog.query import parse_since
 from agentlog.readers import read_head
 
 pass_app = click.make_pass_decorator(App)
@@ -26,57 +33,16 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON i
 agent_option = click.option("--agent", "-a", help="Only this agent (see `agentlog agents`).")
 
 
-def _check_agent(agent: str | None) -> None:
-    if agent:
-        try:
-            get_adapter(agent)
-        except KeyError as exc:
-            raise UsageError(exc.args[0]) from None
-
-
-def _load(app: App, agent: str | None = None, report: LoadReport | None = None) -> list[Session]:
-    """Discover and parse, with a progress bar on a terminal (quiet when piped)."""
-    _check_agent(agent)
-    agents = [agent] if agent else None
-    if not app.err.is_terminal:
-        return load_sessions(agents, app.env, app.home, app.roots, report)
-    with Progress(
-        TextColumn("reading logs"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=app.err,
-        transient=True,
-    ) as bar:
-        refs = discover_sources(
-            [a for a in all_adapters() if agent in (None, a.slug)], app.env, app.home, app.roots
-        )
-        task = bar.add_task("", total=len(refs))
-
-        def step(ref: SourceRef) -> None:
-            bar.update(task, advance=1, description=Path(ref.path).name[:40])
-
-        return load_sessions(agents, app.env, app.home, app.roots, report, progress=step)
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
-    sys.stdout.flush()
-
-
-def _children(sessions: list[Session]) -> dict[str, int]:
-    return dict(Counter(s.parent_key for s in sessions if s.parent_key))
-
-
 @main.command()
 @click.option("--recent", default=10, show_default=True, help="How many recent sessions to list.")
 @json_option
+@no_sync_option
 @pass_app
-def overview(app: App, recent: int, as_json: bool) -> None:
+def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     """Agents found, session counts, recent sessions, tokens per agent."""
-    report = LoadReport()
-    sessions = _load(app, report=report)
+    conn, report = open_index(app, no_sync)
+    sessions = queries.list_sessions(conn)
+    errors, _ = queries.source_problems(conn)
     per_agent: dict[str, dict[str, Any]] = {}
     for adapter in all_adapters():
         mine = [s for s in sessions if s.agent == adapter.slug]
@@ -84,21 +50,20 @@ def overview(app: App, recent: int, as_json: bool) -> None:
         per_agent[adapter.slug] = {
             "agent": adapter.slug,
             "name": adapter.display_name,
-            "roots": [str(r) for r, ok in report.roots.get(adapter.slug, []) if ok],
-            "sources": report.sources.get(adapter.slug, 0),
+            "roots": [str(r) for r, ok in report.roots.roots.get(adapter.slug, []) if ok],
             "sessions": sum(1 for s in mine if not s.parent_key),
             "subagents": sum(1 for s in mine if s.parent_key),
             "total_tokens": total.total_tokens,
             "last_active": max((s.ended_at for s in mine if s.ended_at), default=None),
         }
     mains = [s for s in sessions if not s.parent_key]
-    children = _children(sessions)
+    children = queries.child_counts(conn)
     if as_json:
-        _print_json(
+        print_json(
             {
-                "agents": list(per_agent.values()),
+                "agents": [row for row in per_agent.values() if row["sessions"] or row["roots"]],
                 "recent": [session_row(s, children.get(s.key, 0)) for s in mains[:recent]],
-                "errors": [{"path": p, "error": e} for p, e in report.errors],
+                "errors": [{"path": p, "error": e} for p, e in errors],
             }
         )
         return
@@ -111,7 +76,7 @@ def overview(app: App, recent: int, as_json: bool) -> None:
     for col in ("agent", "sessions", "subagents", "tokens", "last active", "found in"):
         table.add_column(col, justify="right" if col in ("sessions", "subagents", "tokens") else "left")
     for row in per_agent.values():
-        if not row["sources"]:
+        if not row["sessions"] and not row["subagents"]:
             continue
         table.add_row(
             row["name"],
@@ -130,10 +95,8 @@ def overview(app: App, recent: int, as_json: bool) -> None:
         return
     console.print("\n[bold]recent sessions[/bold]")
     console.print(sessions_table(mains[:recent], children, console.width))
-    if report.errors:
-        console.print(
-            f"\n[red]{len(report.errors)} source(s) could not be read[/red] (see `agentlog doctor`)"
-        )
+    if errors:
+        console.print(f"\n[red]{len(errors)} source(s) could not be read[/red] (see `agentlog doctor`)")
 
 
 @main.command()
@@ -143,6 +106,7 @@ def overview(app: App, recent: int, as_json: bool) -> None:
 @click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
 @click.option("--limit", "-n", type=int, default=None, help="At most this many sessions.")
 @json_option
+@no_sync_option
 @pass_app
 def sessions(
     app: App,
@@ -152,14 +116,16 @@ def sessions(
     subagents: bool,
     limit: int | None,
     as_json: bool,
+    no_sync: bool,
 ) -> None:
     """List sessions, newest first."""
+    check_agent(agent)
     since_at = parse_since(since) if since else None
-    found = _load(app, agent)
-    children = _children(found)
-    selected = filter_sessions(found, agent, project, since_at, include_children=subagents)[:limit]
+    conn, _ = open_index(app, no_sync)
+    selected = queries.list_sessions(conn, agent, project, since_at, include_children=subagents, limit=limit)
+    children = queries.child_counts(conn)
     if as_json:
-        _print_json([session_row(s, children.get(s.key, 0)) for s in selected])
+        print_json([session_row(s, children.get(s.key, 0)) for s in selected])
         return
     if not selected:
         app.err.print("no sessions match")
@@ -172,20 +138,23 @@ def sessions(
 @click.option("--all", "show_all", is_flag=True, help="Also show meta/injected messages.")
 @click.option("--reasoning", is_flag=True, help="Expand reasoning.")
 @json_option
+@no_sync_option
 @pass_app
-def show(app: App, session: str, show_all: bool, reasoning: bool, as_json: bool) -> None:
+def show(app: App, session: str, show_all: bool, reasoning: bool, as_json: bool, no_sync: bool) -> None:
     """Show one session (a key, an id, or a unique id prefix) as a transcript."""
-    everything = _load(app)
-    found = find_session(everything, session)
+    conn, _ = open_index(app, no_sync)
+    found = queries.get_session(conn, session)
     if as_json:
-        _print_json(found)
+        print_json(found)
         return
     render_transcript(app.console, found, show_all=show_all, reasoning=reasoning)
-    subs = [s for s in everything if s.parent_key == found.key]
+    subs = queries.children(conn, found.key)
     if subs:
         app.console.print("\n[bold]subagents[/bold]")
         for sub in subs:
-            app.console.print(f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160])
+            app.console.print(
+                escape(f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160])
+            )
 
 
 def agents_markdown() -> str:
@@ -220,7 +189,7 @@ def agents(app: App, as_json: bool, markdown: bool) -> None:
         for a in all_adapters()
     ]
     if as_json:
-        _print_json({"agents": rows, "plugin_errors": LOAD_ERRORS})
+        print_json({"agents": rows, "plugin_errors": LOAD_ERRORS})
         return
     table = Table(box=None, header_style="bold", pad_edge=False)
     for col in ("agent", "name", "files", "roots searched", "env"):
@@ -236,44 +205,35 @@ def agents(app: App, as_json: bool, markdown: bool) -> None:
 @main.command()
 @agent_option
 @json_option
+@no_sync_option
 @pass_app
-def doctor(app: App, agent: str | None, as_json: bool) -> None:
+def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
-    report = LoadReport()
-    found = _load(app, agent, report)
+    check_agent(agent)
+    conn, _ = open_index(app, no_sync)
+    unreadable, duplicates = queries.source_problems(conn)
     rows: dict[str, dict[str, Any]] = {}
-    for s in found:
-        row = rows.setdefault(
-            s.agent,
-            {
-                "agent": s.agent,
-                "sessions": 0,
-                "records_total": 0,
-                "records_used": 0,
-                "skipped": Counter(),
-                "unknown_types": Counter(),
-                "incomplete_tail_bytes": 0,
-                "errors": [],
-            },
-        )
-        d = s.diagnostics
-        row["sessions"] += 1
-        row["records_total"] += d.records_total
-        row["records_used"] += d.records_used
-        row["skipped"].update(d.skipped)
-        row["unknown_types"].update(d.unknown_types)
-        row["incomplete_tail_bytes"] += d.incomplete_tail_bytes
-        row["errors"].extend(d.errors)
+    for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
+        total = Diagnostics()
+        for d in diagnostics:
+            total.merge(d)
+        rows[slug] = {
+            "agent": slug,
+            "sessions": len(diagnostics),
+            "records_total": total.records_total,
+            "records_used": total.records_used,
+            "skipped": total.skipped,
+            "unknown_types": total.unknown_types,
+            "incomplete_tail_bytes": total.incomplete_tail_bytes,
+            "errors": total.errors,
+        }
     result = {
-        "agents": [
-            {**r, "skipped": dict(r["skipped"]), "unknown_types": dict(r["unknown_types"])}
-            for r in rows.values()
-        ],
-        "unreadable": [{"path": p, "error": e} for p, e in report.errors],
-        "duplicates": report.duplicates,
+        "agents": list(rows.values()),
+        "unreadable": [{"path": p, "error": e} for p, e in unreadable],
+        "duplicates": [{"path": p, "copy_of": c} for p, c in duplicates],
     }
     if as_json:
-        _print_json(result)
+        print_json(result)
         return
     console = app.console
     for r in result["agents"]:
@@ -287,14 +247,16 @@ def doctor(app: App, agent: str | None, as_json: bool) -> None:
             console.print(f"  kept raw {n:>6,}  unknown type {kind}")
         if r["incomplete_tail_bytes"]:
             console.print(
-                f"  {r['incomplete_tail_bytes']:,} bytes of half-written last lines (read next time)"
+                f"  {r['incomplete_tail_bytes']:,} bytes of half-written last lines (read once complete)"
             )
         for error in r["errors"]:
             console.print(f"  [yellow]{error}[/yellow]")
     for item in result["unreadable"]:
         console.print(f"[red]unreadable[/red] {item['path']}: {item['error']}")
-    for path in result["duplicates"]:
-        console.print(f"[dim]duplicate copy ignored: {path}[/dim]")
+    for item in result["duplicates"]:
+        console.print(
+            f"[dim]duplicate copy ignored: {item['path']} (same session as {item['copy_of']})[/dim]"
+        )
     if not result["agents"] and not result["unreadable"]:
         console.print("No agent logs found.")
 
@@ -316,7 +278,7 @@ def detect(app: App, file: Path, as_json: bool) -> None:
     scores = sorted(((a.sniff(file.name, head), a) for a in all_adapters()), key=lambda t: -t[0])
     best_score, best = scores[0]
     if as_json:
-        _print_json(
+        print_json(
             {
                 "file": str(file),
                 "agent": best.slug if best_score > 0 else None,
@@ -334,4 +296,4 @@ def detect(app: App, file: Path, as_json: bool) -> None:
 @main.command()
 def schema() -> None:
     """Print the JSON Schema of the session model (the export format)."""
-    _print_json(json_schema())
+    print_json(json_schema())

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shlex
+import sys
 from datetime import datetime
 from typing import Any
 
+import msgspec
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -26,6 +28,12 @@ from agentlog.model import (
 OUTPUT_LINES = 6
 SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 INPUT_CHARS = 160
+
+
+def print_json(data: Any) -> None:
+    """Indented JSON on stdout (msgspec encodes the model's structs directly)."""
+    sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
+    sys.stdout.flush()
 
 
 def compact(n: int) -> str:

@@ -1,0 +1,191 @@
+"""Commands and helpers around the index: ``index``, ``search``, and the sync
+every read command runs first (unless ``--no-sync``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+import msgspec
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TextColumn,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
+
+from agentlog.adapters import all_adapters, get_adapter
+from agentlog.cli import App, main
+from agentlog.cli.render import local, print_json
+from agentlog.errors import AgentlogError, UsageError
+from agentlog.index import db
+from agentlog.index.search import MARK_END, MARK_START, Hit, search
+from agentlog.index.sync import SyncReport, sync
+from agentlog.query import parse_since
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def no_sync_option(f: F) -> F:
+    """``--no-sync``: read the index as it is."""
+    return click.option("--no-sync", is_flag=True, help="Read the index as it is; do not look for new logs.")(
+        f
+    )
+
+
+def check_agent(agent: str | None) -> None:
+    """Raise :class:`UsageError` for an agent slug no adapter has."""
+    if agent:
+        try:
+            get_adapter(agent)
+        except KeyError as exc:
+            raise UsageError(exc.args[0]) from None
+
+
+def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sqlite3.Connection, SyncReport]:
+    """The index, brought up to date first unless ``no_sync``; a progress bar on a
+    terminal while logs are parsed (quiet when piped)."""
+    path = app.index_path
+    try:
+        conn = db.connect(path)
+    except (sqlite3.Error, OSError) as exc:
+        raise AgentlogError(
+            f"cannot open the index {path}: {exc} (delete it to rebuild; nothing is lost)"
+        ) from None
+    if no_sync:
+        return conn, SyncReport()
+    adapters = all_adapters()
+    if not app.err.is_terminal:
+        return conn, sync(conn, adapters, app.env, app.home, app.roots, full=full)
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.description}", style="dim"),
+        console=app.err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None, visible=False)
+
+        def progress(done: int, total: int, path: str) -> None:
+            bar.update(
+                task,
+                completed=done,
+                total=total,
+                visible=total > 1 << 20,
+                description=escape(Path(path).name[:32]),
+            )
+
+        return conn, sync(conn, adapters, app.env, app.home, app.roots, full=full, progress=progress)
+
+
+@main.command("index")
+@click.option("--full", is_flag=True, help="Re-read every log instead of only what changed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a summary.")
+@click.pass_obj
+def index_command(app: App, full: bool, as_json: bool) -> None:
+    """Bring the index up to date (every read command does this first)."""
+    _, report = open_index(app, full=full)
+    result = {
+        "index": str(app.index_path),
+        "sources": report.sources,
+        "unchanged": report.unchanged,
+        "appended": report.appended,
+        "reparsed": report.reparsed,
+        "removed": report.removed,
+        "duplicates": report.duplicates,
+        "failed": [{"path": p, "error": e} for p, e in report.failed],
+        "bytes_parsed": report.bytes_parsed,
+        "seconds": round(report.seconds, 3),
+    }
+    if as_json:
+        print_json(result)
+        return
+    click.echo(
+        f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
+        f"{report.reparsed} read whole, {report.removed} removed, {report.duplicates} duplicates, "
+        f"{len(report.failed)} failed; {report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s"
+    )
+    for path, error in report.failed:
+        click.echo(f"  failed: {path}: {error}")
+    click.echo(f"index: {app.index_path}")
+
+
+@main.command("search")
+@click.argument("query")
+@click.option("--agent", "-a", help="Only this agent.")
+@click.option("--project", "-p", help="Only sessions whose folder contains this text.")
+@click.option("--since", "-s", help="Only messages since a date (YYYY-MM-DD) or span (7d).")
+@click.option("--until", "-u", help="Only messages before a date (YYYY-MM-DD) or span.")
+@click.option("--role", type=click.Choice(["user", "assistant", "system", "tool"]), help="Only this role.")
+@click.option("--tool", help="Only calls of this tool (normalised name: bash, read, edit …).")
+@click.option("--reasoning", is_flag=True, help="Also search reasoning.")
+@click.option("--limit", "-n", default=20, show_default=True, help="At most this many hits.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@no_sync_option
+@click.pass_obj
+def search_command(
+    app: App,
+    query: str,
+    agent: str | None,
+    project: str | None,
+    since: str | None,
+    until: str | None,
+    role: str | None,
+    tool: str | None,
+    reasoning: bool,
+    limit: int,
+    as_json: bool,
+    no_sync: bool,
+) -> None:
+    """Full-text search: words, "a phrase", prefix*, OR, NOT, NEAR(a b).
+
+    Ranked by relevance (bm25); each hit names its session (open it with
+    `agentlog show KEY`).
+    """
+    check_agent(agent)
+    since_at = parse_since(since) if since else None
+    until_at = parse_since(until) if until else None
+    conn, _ = open_index(app, no_sync)
+    hits = search(
+        conn,
+        query,
+        agent=agent,
+        project=project,
+        since=since_at,
+        until=until_at,
+        role=role,
+        tool=tool,
+        reasoning=reasoning,
+        limit=limit,
+    )
+    if as_json:
+        print_json([{**_plain(h), "show": f"agentlog show {h.session_key}"} for h in hits])
+        return
+    if not hits:
+        app.err.print("no matches")
+        return
+    for h in hits:
+        where = f"{h.role}" + (f" · {h.tool}" if h.tool else "")
+        app.console.print(
+            f"[cyan]{escape(h.session_key)}[/cyan] [dim]{local(h.timestamp)} · {where}[/dim]"
+            f"  {escape((h.session_title or '')[:60])}"
+        )
+        snippet = " ".join(escape(h.snippet).split())
+        app.console.print("  " + snippet.replace(MARK_START, "[bold yellow]").replace(MARK_END, "[/]"))
+    app.err.print(f"[dim]{len(hits)} hits · open one with: agentlog show <key>[/dim]")
+
+
+def _plain(hit: Hit) -> dict[str, Any]:
+    """A hit as JSON: the snippet's matches marked «like this»."""
+    data: dict[str, Any] = msgspec.to_builtins(hit)
+    data["snippet"] = hit.snippet.replace(MARK_START, "«").replace(MARK_END, "»")
+    return data
