@@ -34,7 +34,7 @@ def test_demo_overview_shows_real_sessions():
     code, out, _ = run("--demo")
     assert code == 0
     assert "Claude Code" in out and "Codex" in out
-    assert "weather: fix daily" in out and "de70c1a0" in out and "019ab0d2" in out
+    assert "weather: fix" in out and "de70c1a0" in out and "019ab0d2" in out
 
 
 def test_demo_sessions_json_lists_both_agents():

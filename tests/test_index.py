@@ -36,7 +36,10 @@ def make_home(tmp_path: Path) -> Path:
 
 
 def index_sessions(conn: sqlite3.Connection) -> list[bytes]:
-    return sorted(msgspec.json.encode(queries.get_session(conn, s.key)) for s in queries.list_sessions(conn))
+    return sorted(
+        msgspec.json.encode(queries.get_session(conn, s.key))
+        for s in queries.list_sessions(conn, include_empty=True)
+    )
 
 
 def memory_sessions(home: Path) -> list[bytes]:

@@ -48,5 +48,5 @@ def sessions(
     env = demo_env(os.environ) if demo else dict(os.environ)
     home = Path(env.get("HOME") or Path.home())
     found = load_sessions([agent] if agent else None, env, home, [Path(r) for r in roots])
-    since_at = parse_since(since) if since else None
+    since_at = parse_since(since) if since is not None else None
     return filter_sessions(found, agent, project, since_at, include_children=subagents)

@@ -171,8 +171,16 @@ def _best_claim(path: str, candidates: list[tuple[Adapter, SourceRef]]) -> tuple
     except OSError:
         return candidates[0]  # unreadable: let parsing report the error
     name = os.path.basename(path)
-    score, best = max(((a.sniff(name, head), (a, ref)) for a, ref in candidates), key=lambda t: t[0])
+    score, best = max(((sniff(a, name, head), (a, ref)) for a, ref in candidates), key=lambda t: t[0])
     return best if score > 0 else None
+
+
+def sniff(adapter: Adapter, name: str, head: bytes) -> float:
+    """``adapter.sniff``, with a sniffer that fails on odd bytes counting as 0."""
+    try:
+        return adapter.sniff(name, head)
+    except Exception:  # a third-party sniffer's bug must not stop discovery
+        return 0.0
 
 
 def load_sessions(
@@ -200,7 +208,7 @@ def load_sessions(
                 progress(ref)
             try:
                 yield adapter, parse_source(adapter, ref)
-            except (OSError, ValueError, sqlite3.Error) as exc:
+            except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 report.errors.append((ref.path, f"{type(exc).__name__}: {reason}"))
 

@@ -38,6 +38,18 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: ``api_error``: the agent recorded an API failure; ``replayed``: a copy of a
 #: message first recorded in another session (its usage is not counted again);
 #: ``unknown``: a record type the adapter does not know, kept raw.
+SHORT_ID_PREFIXES = ("sidechain-", "agent-")
+"""Prefixes of subagent session ids that short ids leave out."""
+
+
+def short_id(session_id: str) -> str:
+    """The first 8 characters of an id, after a :data:`SHORT_ID_PREFIXES` prefix."""
+    for prefix in SHORT_ID_PREFIXES:
+        if session_id.startswith(prefix):
+            return session_id[len(prefix) :][:8]
+    return session_id[:8]
+
+
 HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed"})
 MESSAGE_FLAGS = ("meta", "synthetic", "compaction_summary", "interrupted", "api_error", "replayed", "unknown")
 

@@ -22,7 +22,10 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     now = now or datetime.now(UTC)
     match = _RELATIVE.match(text.strip().lower())
     if match:
-        return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        try:
+            return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
+        except OverflowError:
+            raise UsageError(f"not a date: {text!r} (that is before year 1)") from None
     try:
         stamp = datetime.fromisoformat(text.strip())
     except ValueError:

@@ -6,9 +6,11 @@ streamed in fixed-size chunks, so a 300 MB log never sits in memory whole.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import sqlite3
+import stat
 import tempfile
 import urllib.parse
 from collections.abc import Iterable, Iterator
@@ -73,15 +75,27 @@ class LineReader:
 def _is_complete_json(data: bytes) -> bool:
     try:
         msgspec.json.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return False
     return True
 
 
 def read_head(path: str | Path, size: int = HEAD_SIZE) -> bytes:
-    """The first ``size`` bytes of a file (for content sniffing)."""
-    with open(path, "rb") as fh:
+    """The first ``size`` bytes of a regular file (for content sniffing).
+
+    Raises ``IsADirectoryError`` for a folder and ``OSError`` for anything that
+    is not a regular file (a FIFO would block) or cannot be read."""
+    with open(path, "rb", opener=_nonblocking) as fh:
+        mode = os.fstat(fh.fileno()).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "Is a directory", str(path))
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
         return fh.read(size)
+
+
+def _nonblocking(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NONBLOCK)
 
 
 def read_small(path: str | Path, limit: int = 16 * 1024 * 1024) -> bytes:

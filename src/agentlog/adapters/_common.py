@@ -32,15 +32,18 @@ def snake(name: str) -> str:
     return _SNAKE.sub("_", name).replace("-", "_").lower()
 
 
+MAX_COUNT = 1 << 53
+"""Larger token counts are not real (and would not survive JSON or SQLite)."""
+
+
 def as_int(value: Any) -> int:
-    """A token count as ``int``: missing, ``null`` or non-numeric → 0."""
-    if isinstance(value, bool):
+    """A token count as ``int``: missing, ``null``, non-numeric, negative or
+    absurdly large (≥ 2**53) → 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
         return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        return int(value)
-    return 0
+    if value != value or not 0 <= value < MAX_COUNT:  # NaN, negative, huge
+        return 0
+    return int(value)
 
 
 def as_str(value: Any) -> str | None:

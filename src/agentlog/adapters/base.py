@@ -111,12 +111,15 @@ class LineParser(ABC, Generic[StateT]):
         except msgspec.DecodeError as exc:
             self.diagnostics.skip("invalid_utf8" if "UTF-8" in str(exc) else "invalid_json")
             return
+        except RecursionError:
+            self.diagnostics.skip("nested_too_deep")
+            return
         if not isinstance(record, dict):
             self.diagnostics.skip("not_an_object")
             return
         try:
             self.handle(record, offset)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
             # A record whose shape defies the adapter costs only itself.
             self.diagnostics.skip(f"malformed:{type(exc).__name__}")
 

@@ -400,7 +400,10 @@ class ClaudeParser(LineParser[ClaudeState]):
             if not isinstance(block, dict):
                 out.parts.append(UnknownPart(raw=block))
             elif block.get("type") == "text":
-                out.parts.append(TextPart(text=str(block.get("text") or "")))
+                # A slash command is recorded as <command-name>/<command-args> tags:
+                # keep what the person typed ("/review pr 12").
+                text = str(block.get("text") or "")
+                out.parts.append(TextPart(text=prompt_title(text) if _COMMAND.search(text) else text))
             elif block.get("type") in ("image", "document"):
                 source = block.get("source") if isinstance(block.get("source"), dict) else {}
                 out.parts.append(

@@ -328,6 +328,11 @@ def image_part(ref: Any, local: bool = False) -> FilePart:
     return FilePart(media_type="image", name=PurePath(ref).name if local else "", ref=ref)
 
 
+def failed_exit(code: Any) -> bool:
+    """True for a recorded non-zero process exit code (negative ones included)."""
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
+
+
 def tool_result(output: Any, success: Any = None) -> ToolResult:
     """A :class:`ToolResult` from a ``*_output`` item's ``output``."""
     structured = None
@@ -335,7 +340,7 @@ def tool_result(output: Any, success: Any = None) -> ToolResult:
     if isinstance(decoded, dict) and "output" in decoded and isinstance(decoded.get("metadata"), dict):
         output, structured = decoded["output"], decoded["metadata"]
     is_error = success is False
-    if isinstance(structured, dict) and as_int(structured.get("exit_code")) != 0:
+    if isinstance(structured, dict) and failed_exit(structured.get("exit_code")):
         is_error = True
     elif isinstance(output, str):
         code = _EXIT_CODE.search(output[:400])
@@ -958,7 +963,7 @@ class CodexParser(LineParser[CodexState]):
             outcome = event.get("result")
             if kind == "exec_command_end":
                 output: Any = event.get("aggregated_output", event.get("stdout"))
-                failed = as_int(event.get("exit_code")) != 0
+                failed = failed_exit(event.get("exit_code"))
             else:
                 ok = outcome.get("Ok") if isinstance(outcome, dict) else None
                 output = ok.get("content") if isinstance(ok, dict) else outcome

@@ -22,6 +22,17 @@ from agentlog.errors import AgentlogError
 from agentlog.index.db import default_path
 
 
+class PipeConsole(Console):
+    """A console that ends quietly and successfully when its reader goes away
+    (``agentlog show X | head``), like ``sessions`` and ``--json`` do."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        raise SystemExit(0)
+
+
 @dataclass
 class App:
     """Settings every command shares (set by the global options)."""
@@ -32,7 +43,7 @@ class App:
     roots: list[Path] = field(default_factory=list)
     debug: bool = False
     demo: bool = False
-    console: Console = field(default_factory=Console)
+    console: Console = field(default_factory=PipeConsole)
     err: Console = field(default_factory=lambda: Console(stderr=True))
 
 
@@ -72,7 +83,7 @@ class AgentlogGroup(click.Group):
     "--root",
     "roots",
     multiple=True,
-    type=click.Path(path_type=Path),
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
     help="Extra folder to search for logs (repeatable).",
 )
 @click.option(

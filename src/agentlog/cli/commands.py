@@ -6,15 +6,16 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.markup import escape
 from rich.table import Table
 
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.indexing import check_agent, no_sync_option, open_index
+from agentlog.cli.indexing import no_sync_option, open_index, resolve_agent
 from agentlog.cli.render import (
+    clean,
     compact,
     local,
+    plural,
     print_json,
     render_transcript,
     session_row,
@@ -23,7 +24,7 @@ from agentlog.cli.render import (
 )
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import queries
-from agentlog.load import LoadReport, discover_sources
+from agentlog.load import LoadReport, discover_sources, sniff
 from agentlog.model import Diagnostics, Usage, json_schema
 from agentlog.query import parse_since
 from agentlog.readers import read_head
@@ -34,7 +35,13 @@ agent_option = click.option("--agent", "-a", help="Only this agent (see `agentlo
 
 
 @main.command()
-@click.option("--recent", default=10, show_default=True, help="How many recent sessions to list.")
+@click.option(
+    "--recent",
+    default=10,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="How many recent sessions to list.",
+)
 @json_option
 @no_sync_option
 @pass_app
@@ -69,8 +76,9 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
         return
     console = app.console
     where = " (demo corpus)" if app.demo else ""
+    subs = len(sessions) - len(mains)
     console.print(
-        f"[bold]agentlog[/bold]{where}: {len(mains)} sessions, {len(sessions) - len(mains)} subagents"
+        f"[bold]agentlog[/bold]{where}: {plural(len(mains), 'session')}, {plural(subs, 'subagent')}"
     )
     table = Table(box=None, header_style="bold", pad_edge=False)
     for col in ("agent", "sessions", "subagents", "tokens", "last active", "found in"):
@@ -96,7 +104,7 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     console.print("\n[bold]recent sessions[/bold]")
     console.print(sessions_table(mains[:recent], children, console.width))
     if errors:
-        console.print(f"\n[red]{len(errors)} source(s) could not be read[/red] (see `agentlog doctor`)")
+        console.print(f"\n[red]{plural(len(errors), 'log')} could not be read[/red] (see `agentlog doctor`)")
 
 
 @main.command()
@@ -104,7 +112,7 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
 @click.option("--project", "-p", help="Only sessions whose folder contains this text.")
 @click.option("--since", "-s", help="Only sessions active since a date (YYYY-MM-DD) or span (7d, 12h).")
 @click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
-@click.option("--limit", "-n", type=int, default=None, help="At most this many sessions.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="At most this many sessions.")
 @json_option
 @no_sync_option
 @pass_app
@@ -119,16 +127,19 @@ def sessions(
     no_sync: bool,
 ) -> None:
     """List sessions, newest first."""
-    check_agent(agent)
-    since_at = parse_since(since) if since else None
+    agent = resolve_agent(agent)
+    since_at = parse_since(since) if since is not None else None
     conn, _ = open_index(app, no_sync)
     selected = queries.list_sessions(conn, agent, project, since_at, include_children=subagents, limit=limit)
     children = queries.child_counts(conn)
     if as_json:
         print_json([session_row(s, children.get(s.key, 0)) for s in selected])
         return
+    errors, _ = queries.source_problems(conn)
+    if errors:
+        app.err.print(f"[red]{plural(len(errors), 'log')} could not be read[/red] (see `agentlog doctor`)")
     if not selected:
-        app.err.print("no sessions match")
+        app.err.print("no sessions match" if queries.list_sessions(conn, limit=1) else "no sessions found")
         return
     app.console.print(sessions_table(selected, children, app.console.width))
 
@@ -137,24 +148,27 @@ def sessions(
 @click.argument("session")
 @click.option("--all", "show_all", is_flag=True, help="Also show meta/injected messages.")
 @click.option("--reasoning", is_flag=True, help="Expand reasoning.")
+@click.option("--full", is_flag=True, help="Do not cut long prompts and replies.")
 @json_option
 @no_sync_option
 @pass_app
-def show(app: App, session: str, show_all: bool, reasoning: bool, as_json: bool, no_sync: bool) -> None:
+def show(
+    app: App, session: str, show_all: bool, reasoning: bool, full: bool, as_json: bool, no_sync: bool
+) -> None:
     """Show one session (a key, an id, or a unique id prefix) as a transcript."""
+    if not session.strip():
+        raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
     conn, _ = open_index(app, no_sync)
     found = queries.get_session(conn, session)
     if as_json:
         print_json(found)
         return
-    render_transcript(app.console, found, show_all=show_all, reasoning=reasoning)
+    render_transcript(app.console, found, show_all=show_all, reasoning=reasoning, full=full)
     subs = queries.children(conn, found.key)
     if subs:
         app.console.print("\n[bold]subagents[/bold]")
         for sub in subs:
-            app.console.print(
-                escape(f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160])
-            )
+            app.console.print(clean(f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160]))
 
 
 def agents_markdown() -> str:
@@ -191,13 +205,14 @@ def agents(app: App, as_json: bool, markdown: bool) -> None:
     if as_json:
         print_json({"agents": rows, "plugin_errors": LOAD_ERRORS})
         return
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("agent", "name", "files", "roots searched", "env"):
-        table.add_column(col)
     for row in rows:
-        roots = "\n".join(("✓ " if r["exists"] else "✗ ") + r["path"] for r in row["roots"])
-        table.add_row(row["agent"], row["name"], str(row["sources"]), roots, " ".join(row["env"]))
-    app.console.print(table)
+        files = f"{row['sources']} file" + ("" if row["sources"] == 1 else "s")
+        app.console.print(f"[bold]{row['name']}[/bold] ({row['agent']}): {files}")
+        for root in row["roots"]:
+            mark = "[green]✓[/green]" if root["exists"] else "[dim]✗[/dim]"
+            app.console.print(f"  {mark} {clean(tilde(root['path'], str(app.home)))}", soft_wrap=True)
+        if row["env"]:
+            app.console.print(f"  [dim]set by {', '.join(row['env'])}[/dim]")
     for error in LOAD_ERRORS:
         app.err.print(f"[red]plugin failed to load:[/red] {error}")
 
@@ -209,7 +224,7 @@ def agents(app: App, as_json: bool, markdown: bool) -> None:
 @pass_app
 def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
-    check_agent(agent)
+    agent = resolve_agent(agent)
     conn, _ = open_index(app, no_sync)
     unreadable, duplicates = queries.source_problems(conn)
     rows: dict[str, dict[str, Any]] = {}
@@ -267,6 +282,8 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
 @pass_app
 def detect(app: App, file: Path, as_json: bool) -> None:
     """Which agent's format FILE is, judged by its content."""
+    if not str(file).strip() or str(file) == ".":
+        raise UsageError("give a log file to look at")
     try:
         head = read_head(file)
     except FileNotFoundError:
@@ -275,7 +292,7 @@ def detect(app: App, file: Path, as_json: bool) -> None:
         raise UsageError(f"{file}: is a folder; give a log file") from None
     except OSError as exc:
         raise NotFound(f"{file}: cannot read ({exc.strerror or exc})") from None
-    scores = sorted(((a.sniff(file.name, head), a) for a in all_adapters()), key=lambda t: -t[0])
+    scores = sorted(((sniff(a, file.name, head), a) for a in all_adapters()), key=lambda t: -t[0])
     best_score, best = scores[0]
     if as_json:
         print_json(

@@ -10,7 +10,6 @@ from typing import Any, TypeVar
 
 import click
 import msgspec
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     DownloadColumn,
@@ -20,9 +19,9 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from agentlog.adapters import all_adapters, get_adapter
+from agentlog.adapters import all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.render import local, print_json
+from agentlog.cli.render import clean, local, print_json
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, Hit, search
@@ -39,13 +38,18 @@ def no_sync_option(f: F) -> F:
     )
 
 
-def check_agent(agent: str | None) -> None:
-    """Raise :class:`UsageError` for an agent slug no adapter has."""
-    if agent:
-        try:
-            get_adapter(agent)
-        except KeyError as exc:
-            raise UsageError(exc.args[0]) from None
+def resolve_agent(agent: str | None) -> str | None:
+    """The adapter slug for ``agent``: a slug or a unique prefix of one
+    (``claude`` → ``claude_code``).  Raises :class:`UsageError` otherwise."""
+    if agent is None:
+        return None
+    slugs = [a.slug for a in all_adapters()]
+    if agent in slugs:
+        return agent
+    matches = [s for s in slugs if s.startswith(agent)] if agent else []
+    if len(matches) == 1:
+        return matches[0]
+    raise UsageError(f"unknown agent {agent!r} (known: {', '.join(slugs)})")
 
 
 def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sqlite3.Connection, SyncReport]:
@@ -81,7 +85,7 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
                 completed=done,
                 total=total,
                 visible=total > 1 << 20,
-                description=escape(Path(path).name[:32]),
+                description=clean(Path(path).name[:32]),
             )
 
         return conn, sync(conn, adapters, app.env, app.home, app.roots, full=full, progress=progress)
@@ -128,7 +132,9 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
 @click.option("--role", type=click.Choice(["user", "assistant", "system", "tool"]), help="Only this role.")
 @click.option("--tool", help="Only calls of this tool (normalised name: bash, read, edit …).")
 @click.option("--reasoning", is_flag=True, help="Also search reasoning.")
-@click.option("--limit", "-n", default=20, show_default=True, help="At most this many hits.")
+@click.option(
+    "--limit", "-n", default=20, show_default=True, type=click.IntRange(min=1), help="At most this many hits."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
 @no_sync_option
 @click.pass_obj
@@ -151,9 +157,9 @@ def search_command(
     Ranked by relevance (bm25); each hit names its session (open it with
     `agentlog show KEY`).
     """
-    check_agent(agent)
-    since_at = parse_since(since) if since else None
-    until_at = parse_since(until) if until else None
+    agent = resolve_agent(agent)
+    since_at = parse_since(since) if since is not None else None
+    until_at = parse_since(until) if until is not None else None
     conn, _ = open_index(app, no_sync)
     hits = search(
         conn,
@@ -176,10 +182,10 @@ def search_command(
     for h in hits:
         where = f"{h.role}" + (f" · {h.tool}" if h.tool else "")
         app.console.print(
-            f"[cyan]{escape(h.session_key)}[/cyan] [dim]{local(h.timestamp)} · {where}[/dim]"
-            f"  {escape((h.session_title or '')[:60])}"
+            f"[cyan]{clean(h.session_key)}[/cyan] [dim]{local(h.timestamp)} · {where}[/dim]"
+            f"  {clean((h.session_title or '')[:60])}"
         )
-        snippet = " ".join(escape(h.snippet).split())
+        snippet = " ".join(clean(h.snippet).split())
         app.console.print("  " + snippet.replace(MARK_START, "[bold yellow]").replace(MARK_END, "[/]"))
     app.err.print(f"[dim]{len(hits)} hits · open one with: agentlog show <key>[/dim]")
 

@@ -23,17 +23,39 @@ from agentlog.model import (
     ToolCallPart,
     UnknownPart,
     Usage,
+    short_id,
 )
 
 OUTPUT_LINES = 6
+TEXT_LINES = 300
+"""A prompt or reply longer than this many lines is cut in the transcript (``--full`` shows all)."""
+LINE_CHARS = 2000
 SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 INPUT_CHARS = 160
+
+
+# Control characters from a log would drive the terminal (clear it, retitle it,
+# hide text); bidi overrides can disguise text.  Show them as visible symbols.
+_VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
+_VISIBLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def clean(text: str) -> str:
+    """``text`` safe for a terminal and for rich markup: control characters shown
+    as symbols (ESC → ␛), bidi overrides as �, ``[`` escaped."""
+    return escape(text.translate(_VISIBLE))
 
 
 def print_json(data: Any) -> None:
     """Indented JSON on stdout (msgspec encodes the model's structs directly)."""
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
     sys.stdout.flush()
+
+
+def plural(n: int, word: str) -> str:
+    """``1 session``, ``2 sessions``."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def compact(n: int) -> str:
@@ -86,19 +108,25 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
     table.add_column("started", no_wrap=True, min_width=12)
     table.add_column("agent", no_wrap=True, min_width=6)
     table.add_column("id", no_wrap=True, style="cyan", min_width=8)
-    table.add_column("project", no_wrap=True, max_width=14, overflow="ellipsis")
-    table.add_column("title", no_wrap=True, overflow="ellipsis", max_width=max(16, width - 58))
+    table.add_column("project", no_wrap=True, max_width=12, overflow="ellipsis")
+    has_children = any(children.get(s.key) for s in sessions)
+    table.add_column(
+        "title (+N: subagents)" if has_children else "title",
+        no_wrap=True,
+        overflow="ellipsis",
+        max_width=max(16, width - 56),
+    )
     table.add_column("msgs", justify="right", no_wrap=True)
     table.add_column("tokens", justify="right", no_wrap=True)
     for s in sessions:
         title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
         subs = children.get(s.key, 0)
-        title = f"[dim]+{subs}[/dim] " + escape(title) if subs else escape(title)
+        title = f"[dim]+{subs}[/dim] " + clean(title) if subs else clean(title)
         table.add_row(
             short_time(s.started_at),
             s.agent.replace("_code", ""),
-            s.id[:8],
-            escape(project_name(s.cwd)),
+            short_id(s.id),
+            clean(project_name(s.cwd)),
             title,
             str(s.message_count),
             compact(s.usage.total_tokens),
@@ -160,32 +188,43 @@ def _output_text(output: Any) -> str:
 
 
 def render_transcript(
-    console: Console, session: Session, show_all: bool = False, reasoning: bool = False
+    console: Console, session: Session, show_all: bool = False, reasoning: bool = False, full: bool = False
 ) -> None:
     """Print ``session`` as a readable transcript."""
-    console.print(f"[bold]{escape(session.title or session.id)}[/bold]")
+    console.print(f"[bold]{clean(session.title or session.id)}[/bold]")
     facts = [session.key, session.cwd or "", ", ".join(session.models)]
-    console.print("[dim]" + escape(" · ".join(f for f in facts if f)) + "[/dim]")
+    console.print("[dim]" + clean(" · ".join(f for f in facts if f)) + "[/dim]")
     if session.parent_key:
         via = f" via {session.parent_tool_call_id}" if session.parent_tool_call_id else ""
-        console.print(f"[dim]{session.kind} of {escape(session.parent_key)}{escape(via)}[/dim]")
+        console.print(f"[dim]{session.kind} of {clean(session.parent_key)}{clean(via)}[/dim]")
     console.print(
         f"[dim]{local(session.started_at)} → {local(session.ended_at)} · {usage_line(session.usage)}[/dim]"
     )
     if session.resume_command:
-        console.print(f"[dim]resume: {escape(session.resume_command)}[/dim]")
+        console.print(f"[dim]resume: {clean(session.resume_command)}[/dim]")
     hidden = 0
     for message in session.messages:
         if message.hidden and not show_all:
             hidden += 1
             continue
         console.print()
-        _render_message(console, message, reasoning)
+        _render_message(console, message, reasoning, full)
     if hidden:
         console.print(f"\n[dim]{hidden} meta/injected messages hidden (--all shows them)[/dim]")
 
 
-def _render_message(console: Console, message: Message, reasoning: bool) -> None:
+def _cut(text: str, full: bool) -> str:
+    """At most :data:`TEXT_LINES` lines of :data:`LINE_CHARS` characters, saying what was cut."""
+    if full:
+        return text
+    lines = text.splitlines()
+    shown = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " …" for line in lines[:TEXT_LINES]]
+    if len(lines) > TEXT_LINES:
+        shown.append(f"… {len(lines) - TEXT_LINES:,} more lines (--full shows them)")
+    return "\n".join(shown)
+
+
+def _render_message(console: Console, message: Message, reasoning: bool, full: bool) -> None:
     stamp = local(message.timestamp, "%H:%M:%S")
     flags = f" [yellow]{' '.join(message.flags)}[/yellow]" if message.flags else ""
     style = {"user": "bold cyan", "assistant": "bold green", "system": "bold magenta", "tool": "bold blue"}
@@ -193,11 +232,11 @@ def _render_message(console: Console, message: Message, reasoning: bool) -> None
     console.print(f"[{style[message.role]}]{label}[/] [dim]{stamp}[/dim]{flags}")
     for part in message.parts:
         if isinstance(part, TextPart):
-            console.print(escape(part.text.strip()))
+            console.print(clean(_cut(part.text.strip(), full)))
         elif isinstance(part, ReasoningPart):
             text = part.text or part.summary
             if reasoning and text:
-                console.print(f"[dim italic]{escape(text.strip())}[/]")
+                console.print(f"[dim italic]{clean(_cut(text.strip(), full))}[/]")
             else:
                 what = "encrypted" if part.encrypted and not text else f"{len(text):,} chars"
                 console.print(f"[dim]▸ reasoning ({what})[/dim]")
@@ -207,13 +246,13 @@ def _render_message(console: Console, message: Message, reasoning: bool) -> None
             before = f", {part.tokens_before:,} tokens before" if part.tokens_before else ""
             console.print(f"[magenta]— context compacted ({part.trigger or 'unknown'}{before}) —[/]")
         elif isinstance(part, FilePart):
-            console.print(f"[dim]📎 {escape(part.name or part.media_type)} {escape(part.ref)}[/dim]")
+            console.print(f"[dim]📎 {clean(part.name or part.media_type)} {clean(part.ref)}[/dim]")
         elif isinstance(part, UnknownPart):
-            console.print(f"[dim]{escape(_short(part.raw))}[/dim]")
+            console.print(f"[dim]{clean(_short(part.raw))}[/dim]")
 
 
 def _render_tool(console: Console, call: ToolCallPart) -> None:
-    console.print(f"[blue]⚙ {escape(call.tool)}[/blue] {escape(_short(call.input))}")
+    console.print(f"[blue]⚙ {clean(call.tool)}[/blue] {clean(_short(call.input))}")
     result = call.result
     if result is None:
         console.print("  [dim]→ (no result recorded)[/dim]")
@@ -222,8 +261,8 @@ def _render_tool(console: Console, call: ToolCallPart) -> None:
     colour = "red" if result.is_error else "dim"
     status = f" [{result.status}]" if result.status != "completed" else ""
     for line in lines[:OUTPUT_LINES]:
-        console.print(f"  [{colour}]│ {escape(line[:200])}[/]")
+        console.print(f"  [{colour}]│ {clean(line[:200])}[/]")
     if len(lines) > OUTPUT_LINES:
         console.print(f"  [dim]│ … {len(lines) - OUTPUT_LINES} more lines{status}[/dim]")
     elif status or not lines:
-        console.print(f"  [{colour}]→ {escape(status.strip() or '(empty)')}[/]")
+        console.print(f"  [{colour}]→ {clean(status.strip() or '(empty)')}[/]")

@@ -13,7 +13,7 @@ import msgspec
 
 from agentlog.errors import NotFound
 from agentlog.index.store import Store, iso, session_from_row
-from agentlog.model import Diagnostics, Session, Usage
+from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Session, Usage
 
 USAGE_SUM = """
     COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
@@ -45,12 +45,20 @@ def list_sessions(
     since: datetime | None = None,
     include_children: bool = True,
     limit: int | None = None,
+    include_empty: bool = False,
 ) -> list[Session]:
     """Session headers (no messages) with usage totals, newest first.
 
     ``project`` matches text in ``cwd`` (case-insensitive); ``since`` keeps
-    sessions active at or after that time (aware datetime)."""
+    sessions active at or after that time (aware datetime).  Sessions with no
+    visible message and no usage (an empty or damaged file, a title-only file)
+    are left out unless ``include_empty``."""
     where, params = ["1 = 1"], []
+    if not include_empty:
+        where.append(
+            "(s.message_count > 0 OR EXISTS (SELECT 1 FROM messages m JOIN usage u ON u.message_rowid = m.rowid"
+            " WHERE m.session_key = s.key))"
+        )
     if agent:
         where.append("s.agent = ?")
         params.append(agent)
@@ -97,24 +105,26 @@ def _totals(conn: sqlite3.Connection, keys: list[str]) -> dict[str, Usage]:
 
 
 def get_session(conn: sqlite3.Connection, ref: str) -> Session:
-    """The session with key or id ``ref``, or whose id/key starts with it, in full.
+    """The session with key or id ``ref``, or whose id/key starts with it (also
+    after a ``sidechain-``/``agent-`` prefix, as short ids are shown), in full.
 
     Raises :class:`~agentlog.errors.NotFound` when none or several match."""
     keys = [
-        r[0]
-        for r in conn.execute(
-            "SELECT key FROM sessions WHERE key = ? OR id = ? ORDER BY key LIMIT 2", (ref, ref)
-        )
+        r[0] for r in conn.execute("SELECT key FROM sessions WHERE key = ? OR id = ? LIMIT 2", (ref, ref))
     ]
     if not keys and ref:
-        pattern = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        keys = [
-            r[0]
-            for r in conn.execute(
-                "SELECT key FROM sessions WHERE id LIKE ? ESCAPE '\\' OR key LIKE ? ESCAPE '\\' ORDER BY key LIMIT 6",
-                (pattern, pattern),
-            )
-        ]
+        like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        patterns = [like] + [p + like for p in SHORT_ID_PREFIXES]
+        keys = sorted(
+            {
+                r[0]
+                for pattern in patterns
+                for r in conn.execute(
+                    "SELECT key FROM sessions WHERE id LIKE ? ESCAPE '\\' OR key LIKE ? ESCAPE '\\' LIMIT 6",
+                    (pattern, pattern),
+                )
+            }
+        )
     if not keys:
         raise NotFound(f"no session matches {ref!r} (try `agentlog sessions`)")
     if len(keys) > 1:

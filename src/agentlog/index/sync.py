@@ -207,7 +207,7 @@ def _sync_one(
         start = row.parsed_offset if append and row else 0
         parsed = parse_source(adapter, ref, start=start, state=row.parser_state if append and row else None)
         tail = _tail_hash(ref.path, parsed.consumed)
-    except (OSError, ValueError, sqlite3.Error) as exc:
+    except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         _record_error(conn, adapter, ref, f"{type(exc).__name__}: {reason}", (st, sig), report)
         return st.st_size
