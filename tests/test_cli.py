@@ -171,3 +171,72 @@ def test_fixtures_laid_out_like_the_agents_are_found_with_no_flags(tmp_path):
     claude = next(r for r in rows if r["agent"] == "claude_code")
     assert claude["usage"]["input_tokens"] == 91 and claude["usage"]["cache_read_tokens"] == 503769
     assert proc.stderr == ""
+
+
+def _home_with(tmp_path: Path, name: str, data: bytes) -> dict[str, str]:
+    project = tmp_path / ".claude/projects/-p"
+    project.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIXTURES / "claude_code/v1.0.98-session.jsonl", project / "good.jsonl")
+    (project / name).write_bytes(data)
+    return {"HOME": str(tmp_path)}
+
+
+def test_deeply_nested_record_costs_only_itself(tmp_path):
+    env = _home_with(tmp_path, "deep.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n")
+    code, out, _err = run("sessions", "--json", env=env)
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["good"]
+    code, out, _ = run("doctor", "--json", env=env)
+    assert json.loads(out)["agents"][0]["skipped"]["nested_too_deep"] == 1
+
+
+def test_detect_refuses_a_fifo_instead_of_hanging(tmp_path):
+    fifo = tmp_path / "x.jsonl"
+    os.mkfifo(fifo)
+    code, _, err = run("detect", str(fifo))
+    assert code == 1 and "not a regular file" in err
+
+
+def test_control_characters_in_logs_never_reach_the_terminal(tmp_path):
+    line = {
+        "type": "user",
+        "sessionId": "s",
+        "uuid": "u1",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": "user", "content": "hi \x1b[2J\x1b]0;PWNED\x07 \u202eevil"},
+    }
+    env = _home_with(tmp_path, "esc.jsonl", json.dumps(line).encode() + b"\n")
+    code, out, _ = run("show", "esc", env=env)
+    assert code == 0 and "\x1b" not in out and "\u202e" not in out and "\x07" not in out
+    assert "␛[2J" in out
+    code, out, _ = run("sessions", env=env)
+    assert "\x1b" not in out
+
+
+def test_cli_search_and_index(tmp_path):
+    env = _home_with(tmp_path, "other.jsonl", b"")
+    code, out, _ = run("index", "--json", env=env)
+    assert code == 0 and json.loads(out)["reparsed"] == 2
+    code, out, _ = run("search", '"CLAUDE.md"', "--agent", "claude", "--json", env=env)
+    hits = json.loads(out)
+    assert code == 0 and hits and {h["session_key"] for h in hits} == {"claude_code:good"}
+    assert "«" in hits[0]["snippet"] and hits[0]["show"] == "agentlog show claude_code:good"
+    code, _, err = run("search", '"unbalanced', env=env)
+    assert code == 2 and "cannot parse search query" in err
+    code, out, _ = run("index", env=env)
+    assert "2 sources: 2 unchanged" in out
+
+
+def test_empty_files_are_not_listed_but_doctor_counts_them(tmp_path):
+    env = _home_with(tmp_path, "empty.jsonl", b"")
+    code, out, _ = run("sessions", "--json", env=env)
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["good"]
+    code, out, _ = run("doctor", "--json", env=env)
+    assert code == 0
+    assert json.loads(out)["agents"][0]["sessions"] == 2
+
+
+def test_subagents_are_shown_by_a_short_id_that_show_accepts():
+    code, out, _ = run("--demo", "sessions", "--subagents")
+    assert "b7e1d2c3" in out and "agent-b7" not in out
+    code, out, _ = run("--demo", "show", "b7e1d2c3")
+    assert code == 0 and "Review rounding change" in out
