@@ -165,20 +165,21 @@ def test_unreadable_source_is_recorded_and_costs_only_itself(indexed, monkeypatc
     path.write_bytes(path.read_bytes() + b"\n")  # changed, so it is read again
     import agentlog.index.sync as sync_module
 
-    real = sync_module.parse_source
+    real = sync_module.SourceParse
 
-    def deny(adapter, ref, **kw):
-        if ref.path == str(path):
-            raise PermissionError(13, "Permission denied", ref.path)
-        return real(adapter, ref, **kw)
+    class Denied(real):
+        def batches(self, lines=50_000):
+            if self.ref.path == str(path):
+                raise PermissionError(13, "Permission denied", self.ref.path)
+            return super().batches(lines)
 
-    monkeypatch.setattr(sync_module, "parse_source", deny)
+    monkeypatch.setattr(sync_module, "SourceParse", Denied)
     report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     assert report.failed == [(str(path), "PermissionError: Permission denied")]
     errors, _ = queries.source_problems(conn)
     assert errors == [(str(path), "PermissionError: Permission denied")]
     assert search(conn, "decorator")  # other sessions stay searchable
-    monkeypatch.setattr(sync_module, "parse_source", real)
+    monkeypatch.setattr(sync_module, "SourceParse", real)
     assert (
         sync(conn, ADAPTERS, {"HOME": str(home)}, home).unchanged == report.sources
     )  # retried only on change

@@ -50,59 +50,89 @@ class ParsedSource:
     state: bytes
 
 
+class SourceParse:
+    """One parse of one source, streamed: :meth:`batches` yields fragments in
+    order; ``headers`` (current at every yield), ``consumed`` (the byte to resume
+    from) and ``state`` (parser state to resume with) are final once it ends.
+
+    A JSONL source is read from byte ``start``, resuming ``state`` when given; a
+    document source is read whole.  Iterating raises ``OSError`` (or
+    ``sqlite3.Error``, ``ValueError``) when the source itself cannot be read; a
+    missing or unreadable sidecar is recorded in the diagnostics instead.
+    """
+
+    def __init__(self, adapter: Adapter, ref: SourceRef, start: int = 0, state: bytes | None = None) -> None:
+        self.adapter = adapter
+        self.ref = ref
+        self.start = start
+        self.resume_state = state
+        self.headers: list[Session] = []
+        self.consumed = start
+        self.state = b""
+
+    def batches(self, lines: int = 50_000) -> Iterator[list[Fragment]]:
+        sidecars: dict[str, bytes] = {}
+        errors = []
+        for path in self.ref.sidecars:
+            try:
+                sidecars[path] = read_small(path)
+            except (OSError, ValueError) as exc:
+                errors.append(f"{path}: {exc}")
+        with gc_paused():
+            if isinstance(self.adapter, DocumentAdapter):
+                yield self._document(self.adapter, sidecars)
+            else:
+                assert isinstance(self.adapter, JsonlAdapter)
+                yield from self._jsonl(self.adapter, sidecars, lines)
+        if self.headers:
+            self.headers[0].diagnostics.errors.extend(errors)
+
+    def _jsonl(
+        self, adapter: JsonlAdapter, sidecars: dict[str, bytes], lines: int
+    ) -> Iterator[list[Fragment]]:
+        parser = adapter.new_parser(self.ref, sidecars)
+        if self.resume_state is not None:
+            parser.resume(self.resume_state)
+        reader = LineReader(self.ref.path, self.start)
+        out: list[Fragment] = []
+        count = 0
+        for offset, line in reader:
+            parser.feed(line, offset)
+            out.extend(parser.drain())
+            count += 1
+            if count >= lines:
+                self.headers = self._finish(parser.headers())
+                yield out
+                out, count = [], 0
+        parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+        self.headers = self._finish(parser.headers())
+        self.consumed = reader.consumed
+        self.state = parser.snapshot()
+        yield out
+
+    def _document(self, adapter: DocumentAdapter, sidecars: dict[str, bytes]) -> list[Fragment]:
+        if adapter.source_format == "sqlite":
+            doc = Document(tables=read_sqlite_tables(self.ref.path, adapter.sqlite_tables), sidecars=sidecars)
+        else:
+            doc = Document(data=read_small(self.ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
+        result = adapter.parse_document(self.ref, doc)
+        self.headers = self._finish(result.headers)
+        self.consumed = os.stat(self.ref.path).st_size
+        return list(result.fragments)
+
+    def _finish(self, headers: list[Session]) -> list[Session]:
+        for header in headers:
+            header.resume_command = header.resume_command or self.adapter.resume_command(header)
+        return headers
+
+
 def parse_source(
     adapter: Adapter, ref: SourceRef, start: int = 0, state: bytes | None = None
 ) -> ParsedSource:
-    """Parse ``ref``: a JSONL source from byte ``start`` (resuming ``state`` when
-    given), a document source whole.
-
-    Raises ``OSError`` (or ``sqlite3.Error``) when the source itself cannot be
-    read; a missing or unreadable sidecar is recorded in the diagnostics instead.
-    """
-    sidecars: dict[str, bytes] = {}
-    sidecar_errors = []
-    for path in ref.sidecars:
-        try:
-            sidecars[path] = read_small(path)
-        except (OSError, ValueError) as exc:
-            sidecar_errors.append(f"{path}: {exc}")
-    if isinstance(adapter, DocumentAdapter):
-        parsed = _parse_document(adapter, ref, sidecars)
-    else:
-        assert isinstance(adapter, JsonlAdapter)
-        parsed = _parse_jsonl(adapter, ref, sidecars, start, state)
-    if parsed.headers:
-        parsed.headers[0].diagnostics.errors.extend(sidecar_errors)
-    for header in parsed.headers:
-        header.resume_command = header.resume_command or adapter.resume_command(header)
-    return parsed
-
-
-def _parse_jsonl(
-    adapter: JsonlAdapter, ref: SourceRef, sidecars: dict[str, bytes], start: int, state: bytes | None
-) -> ParsedSource:
-    parser = adapter.new_parser(ref, sidecars)
-    if state is not None:
-        parser.resume(state)
-    reader = LineReader(ref.path, start)
-    fragments: list[Fragment] = []
-    with gc_paused():
-        for offset, line in reader:
-            parser.feed(line, offset)
-            fragments.extend(parser.drain())
-    parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
-    return ParsedSource(ref, parser.headers(), fragments, reader.consumed, parser.snapshot())
-
-
-def _parse_document(adapter: DocumentAdapter, ref: SourceRef, sidecars: dict[str, bytes]) -> ParsedSource:
-    if adapter.source_format == "sqlite":
-        doc = Document(tables=read_sqlite_tables(ref.path, adapter.sqlite_tables), sidecars=sidecars)
-    else:
-        doc = Document(data=read_small(ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
-    with gc_paused():
-        result = adapter.parse_document(ref, doc)
-    size = os.stat(ref.path).st_size
-    return ParsedSource(ref, result.headers, list(result.fragments), size, b"")
+    """Parse ``ref`` in one go (see :class:`SourceParse`)."""
+    parse = SourceParse(adapter, ref, start, state)
+    fragments = [fragment for batch in parse.batches() for fragment in batch]
+    return ParsedSource(ref, parse.headers, fragments, parse.consumed, parse.state)
 
 
 @dataclass

@@ -82,8 +82,12 @@ def decode_headers(blob: bytes | None) -> list[Session]:
 class Store:
     """Index writes for one connection; callers own the transaction."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, fresh_source: bool = False) -> None:
         self.conn = conn
+        self.fresh_source = fresh_source
+        """True while a source is written whole: then only what this store wrote
+        exists, so look-ups are limited to the ids and call ids it remembers."""
+        self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
 
@@ -132,11 +136,8 @@ class Store:
 
     # -- messages -------------------------------------------------------------
 
-    def put_fragments(
-        self, source_id: int, agent: str, fragments: Sequence[Fragment], fresh: bool
-    ) -> set[str]:
-        """Apply fragments; ``fresh`` when nothing of these sessions is stored yet
-        (a whole re-read), which skips the look-ups.  Returns the touched keys."""
+    def put_fragments(self, source_id: int, agent: str, fragments: Sequence[Fragment]) -> set[str]:
+        """Apply fragments on top of what is stored; returns the touched keys."""
         groups: dict[str, list[Message | ToolOutput]] = {}
         for session_id, item in fragments:
             groups.setdefault(session_id, []).append(item)
@@ -144,8 +145,7 @@ class Store:
             key = f"{agent}:{session_id}"
             self._ensure_session(key, agent, session_id, source_id)
             builder = SessionBuilder(Session(key=key, agent=agent, id=session_id))
-            if not fresh:
-                builder.seed(self._related(key, items))
+            builder.seed(self._related(key, items))
             for item in items:
                 builder.add(item)
             if builder.removed:
@@ -153,7 +153,7 @@ class Store:
                     "DELETE FROM messages WHERE session_key = ? AND id = ?",
                     [(key, m) for m in builder.removed],
                 )
-            self._write_messages(key, source_id, list(builder.touched.values()), fresh)
+            self._write_messages(key, source_id, list(builder.touched.values()))
         return {f"{agent}:{sid}" for sid in groups}
 
     def _related(self, key: str, items: list[Message | ToolOutput]) -> list[Message]:
@@ -165,6 +165,10 @@ class Store:
             else:
                 ids.add(item.id)
                 answered.update(p.call_id for p in item.parts if isinstance(p, ToolCallPart))
+        if self.fresh_source:
+            seen_ids, seen_calls = self._seen.get(key, (set(), set()))
+            ids &= seen_ids
+            answered &= seen_calls
         rowids: set[int] = set()
         for chunk in _chunks(sorted(ids)):
             rowids.update(
@@ -185,12 +189,18 @@ class Store:
             )
         return self.messages_by_rowid(sorted(rowids))
 
-    def _write_messages(self, key: str, source_id: int, messages: list[Message], fresh: bool) -> None:
+    def _write_messages(self, key: str, source_id: int, messages: list[Message]) -> None:
         if not messages:
             return
         existing: dict[str, int] = {}
-        if not fresh:
-            for chunk in _chunks([m.id for m in messages]):
+        lookup = [m.id for m in messages]
+        if self.fresh_source:
+            seen_ids, seen_calls = self._seen.setdefault(key, (set(), set()))
+            lookup = [i for i in lookup if i in seen_ids]
+            seen_ids.update(m.id for m in messages)
+            seen_calls.update(p.call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart))
+        if lookup:
+            for chunk in _chunks(lookup):
                 existing.update(
                     self.conn.execute(
                         f"SELECT id, rowid FROM messages WHERE session_key = ? AND id IN ({_marks(chunk)})",

@@ -27,13 +27,14 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
+from agentlog.adapters.base import Fragment
 from agentlog.index.store import Store, encode_headers
-from agentlog.load import LoadReport, ParsedSource, discover_sources, parse_source
+from agentlog.load import LoadReport, SourceParse, discover_sources
 
 TAIL = 64
 
@@ -189,6 +190,22 @@ def _tail_hash(path: str, offset: int) -> bytes:
         return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
 
 
+class SourceError(Exception):
+    """The source itself could not be read or parsed (not an index problem)."""
+
+
+def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
+    while True:
+        try:
+            batch = next(batches)
+        except StopIteration:
+            return
+        except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise SourceError(f"{type(exc).__name__}: {reason}") from exc
+        yield batch
+
+
 def _sync_one(
     conn: sqlite3.Connection,
     adapter: Adapter,
@@ -199,82 +216,81 @@ def _sync_one(
     full: bool,
     report: SyncReport,
 ) -> int:
-    """Parse and store one source; returns the bytes parsed."""
+    """Parse and store one source in one transaction, streaming (memory stays
+    bounded by a batch, not by the file); returns the bytes parsed."""
     append = row is not None and _appendable(row, st, sig, adapter, full)
-    try:
-        if append and row is not None and _tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
-            append = False  # same size or larger, but the old bytes changed: rewritten
-        start = row.parsed_offset if append and row else 0
-        parsed = parse_source(adapter, ref, start=start, state=row.parser_state if append and row else None)
-        tail = _tail_hash(ref.path, parsed.consumed)
-    except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        _record_error(conn, adapter, ref, f"{type(exc).__name__}: {reason}", (st, sig), report)
-        return st.st_size
     conn.execute("BEGIN IMMEDIATE")
     try:
-        current = _row(conn, ref.path)
-        if append and (current is None or row is None or current.parsed_offset != row.parsed_offset):
-            conn.execute("ROLLBACK")  # another agentlog stored these bytes meanwhile
+        if _row(conn, ref.path) != row:
+            conn.execute("ROLLBACK")  # another agentlog synced this source meanwhile
             return 0
-        _store(conn, adapter, ref, st, sig, parsed, tail, append, report)
+        try:
+            if append and row is not None and _tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
+                append = False  # as large or larger, but the old bytes changed: rewritten
+            start = row.parsed_offset if append and row else 0
+            parse = SourceParse(adapter, ref, start, row.parser_state if append and row else None)
+            duplicate_of = _store(conn, adapter, ref, parse, append)
+            tail = _tail_hash(ref.path, parse.consumed)
+        except OSError as exc:
+            raise SourceError(f"{type(exc).__name__}: {exc.strerror or exc}") from exc
+        conn.execute(
+            """UPDATE sources SET size = ?, mtime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
+                   parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?,
+                   error = NULL, duplicate_of = ?, synced_at = datetime('now') WHERE path = ?""",
+            (
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ino,
+                parse.consumed,
+                tail,
+                adapter.parser_version,
+                parse.state or None,
+                encode_headers(parse.headers),
+                json.dumps(list(ref.sidecars)),
+                sig,
+                duplicate_of,
+                ref.path,
+            ),
+        )
         conn.execute("COMMIT")
+    except SourceError as exc:
+        conn.execute("ROLLBACK")
+        _record_error(conn, adapter, ref, str(exc), (st, sig), report)
+        return st.st_size
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    report.bytes_parsed += parsed.consumed - start
-    if append:
+    if duplicate_of:
+        report.duplicates += 1
+    elif append:
         report.appended += 1
     else:
         report.reparsed += 1
-    return parsed.consumed - start
+    report.bytes_parsed += parse.consumed - start
+    return parse.consumed - start
 
 
 def _store(
-    conn: sqlite3.Connection,
-    adapter: Adapter,
-    ref: SourceRef,
-    st: os.stat_result,
-    sig: str,
-    parsed: ParsedSource,
-    tail: bytes,
-    append: bool,
-    report: SyncReport,
-) -> None:
-    store = Store(conn)
+    conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef, parse: SourceParse, append: bool
+) -> str | None:
+    """Write what ``parse`` yields; returns the path of the source that already
+    holds this session (nothing is then stored), else ``None``."""
+    store = Store(conn, fresh_source=not append)
     source_id = _upsert_source(conn, adapter, ref)
     if not append:
         store.clear_source(source_id)
-    duplicate_of = None
-    if parsed.headers:
-        owner = store.owner_of(parsed.headers[0].key)
-        if owner is not None and owner != source_id:
-            duplicate_of = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
-    if duplicate_of is None:
-        store.put_headers(source_id, parsed.headers)
-        keys = store.put_fragments(source_id, adapter.slug, parsed.fragments, fresh=not append)
-        store.refresh_sessions(keys | {h.key for h in parsed.headers})
-    else:
-        report.duplicates += 1
-    conn.execute(
-        """UPDATE sources SET size = ?, mtime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
-               parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?, error = NULL,
-               duplicate_of = ?, synced_at = datetime('now') WHERE id = ?""",
-        (
-            st.st_size,
-            st.st_mtime_ns,
-            st.st_ino,
-            parsed.consumed,
-            tail,
-            adapter.parser_version,
-            parsed.state or None,
-            encode_headers(parsed.headers),
-            json.dumps(list(ref.sidecars)),
-            sig,
-            duplicate_of,
-            source_id,
-        ),
-    )
+    keys: set[str] = set()
+    first = not append
+    for batch in _guarded(parse.batches()):
+        if first and parse.headers:
+            owner = store.owner_of(parse.headers[0].key)
+            if owner is not None and owner != source_id:
+                return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+        keys |= store.put_fragments(source_id, adapter.slug, batch)
+        first = False
+    store.put_headers(source_id, parse.headers)
+    store.refresh_sessions(keys | {h.key for h in parse.headers})
+    return None
 
 
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:
