@@ -94,7 +94,8 @@ def _parse_jsonl(
 
 def _parse_document(adapter: DocumentAdapter, ref: SourceRef, sidecars: dict[str, bytes]) -> ParsedSource:
     if adapter.source_format == "sqlite":
-        doc = Document(tables=read_sqlite_tables(ref.path, adapter.sqlite_tables), sidecars=sidecars)
+        tables = read_sqlite_tables(ref.path, adapter.sqlite_tables, adapter.sqlite_queries)
+        doc = Document(tables=tables, sidecars=sidecars)
     else:
         doc = Document(data=read_small(ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
     with gc_paused():
