@@ -12,6 +12,8 @@ from typing import Any
 
 import msgspec
 
+from agentlog.model import Diagnostics, Session
+
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -113,3 +115,18 @@ def workspace_folder(data: bytes | None) -> str | None:
     if not isinstance(doc, dict):
         return None
     return file_url_path(doc.get("folder")) or file_url_path(doc.get("workspace"))
+
+
+def normalise_tool(raw: str, names: Mapping[str, str]) -> str:
+    """An agent's tool name in snake case, mapped through ``names`` (the agent's
+    table of standard names: ``bash``, ``read``, ``edit`` …) when listed there."""
+    name = snake(raw)
+    return names.get(name, name)
+
+
+def header_copy(header: Session, diagnostics: Diagnostics) -> Session:
+    """A copy of a parser's session header carrying a copy of ``diagnostics``, so the
+    parser can go on updating its own (for :meth:`LineParser.headers`)."""
+    copy = msgspec.structs.replace(header, sources=list(header.sources))
+    copy.diagnostics = msgspec.msgpack.decode(msgspec.msgpack.encode(diagnostics), type=Diagnostics)
+    return copy

@@ -63,7 +63,14 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, json_value, parse_time, snake
+from agentlog.adapters._common import (
+    as_int,
+    as_str,
+    header_copy,
+    json_value,
+    normalise_tool,
+    parse_time,
+)
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -113,8 +120,7 @@ _TOOL_NAMES = {
 
 def tool_name(raw: str) -> str:
     """Copilot CLI tool names (``bash``, ``view``, ``str_replace`` …) normalised."""
-    name = snake(raw)
-    return _TOOL_NAMES.get(name, name)
+    return normalise_tool(raw, _TOOL_NAMES)
 
 
 def _otel_time(value: Any) -> datetime | None:
@@ -250,16 +256,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
             flag, status = (
                 ("api_error", "errored") if kind == "session.error" else ("interrupted", "interrupted")
             )
-            self._emit(
-                Message(
-                    id=str(record.get("id", offset)),
-                    role="system",
-                    timestamp=when,
-                    offset=offset,
-                    parts=[TextPart(text=text)],
-                    flags=[flag],
-                )
-            )
+            self._system(record, offset, when, TextPart(text=text), flag)
             self._status(status, kind)
         elif kind == "session.shutdown":
             self.diagnostics.use()
@@ -271,19 +268,17 @@ class CopilotCliParser(LineParser[CopilotCliState]):
             self.diagnostics.skip(f"ignored:{kind}")
             return
         else:
-            self._emit(
-                Message(
-                    id=str(record.get("id", offset)),
-                    role="system",
-                    timestamp=when,
-                    offset=offset,
-                    parts=[UnknownPart(raw=record)],
-                    flags=["unknown"],
-                )
-            )
+            self._system(record, offset, when, UnknownPart(raw=record), "unknown")
             self.diagnostics.unknown(kind)
             return
         self.diagnostics.use()
+
+    def _system(
+        self, record: dict[str, Any], offset: int, when: datetime | None, part: Part, flag: str
+    ) -> None:
+        """Emit a system message (an error, an abort, an unknown record) with one part."""
+        mid = str(record.get("id", offset))
+        self._emit(Message(id=mid, role="system", timestamp=when, offset=offset, parts=[part], flags=[flag]))
 
     def _emit(self, message: Message) -> None:
         sid = self.session.id
@@ -389,12 +384,9 @@ class CopilotCliParser(LineParser[CopilotCliState]):
     def headers(self) -> list[Session]:
         if self.state.header is None and self.diagnostics.records_total == 0:
             return []
-        header = msgspec.structs.replace(self.session, sources=list(self.session.sources))
+        header = header_copy(self.session, self.diagnostics)
         header.ended_at = self.state.ended_at
         header.title = self.state.first_prompt
-        header.diagnostics = msgspec.msgpack.decode(
-            msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
-        )
         return [header]
 
 

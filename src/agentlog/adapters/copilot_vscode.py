@@ -70,8 +70,8 @@ from agentlog.adapters._common import (
     as_str,
     file_url_path,
     json_value,
+    normalise_tool,
     parse_time,
-    snake,
     vscode_user_dirs,
     workspace_folder,
 )
@@ -127,8 +127,7 @@ _TOOL_NAMES = {
 def tool_name(tool_id: str) -> str:
     """A Copilot tool id (``copilot_readFile``, ``run_in_terminal``, ``mcp_<server>_<tool>``)
     normalised (``read``, ``bash`` …)."""
-    name = snake(tool_id.removeprefix("copilot_"))
-    return _TOOL_NAMES.get(name, name)
+    return normalise_tool(tool_id.removeprefix("copilot_"), _TOOL_NAMES)
 
 
 class MutationLog:

@@ -78,8 +78,8 @@ from agentlog.adapters._common import (
     as_str,
     file_url_path,
     json_value,
+    normalise_tool,
     parse_time,
-    snake,
     vscode_user_dirs,
     workspace_folder,
 )
@@ -138,8 +138,7 @@ _TOOL_STATUS: dict[str, ToolStatus] = {
 
 def tool_name(raw: str) -> str:
     """Cursor's tool name (``edit_file_v2``, ``Shell`` …) normalised (``edit``, ``bash`` …)."""
-    name = snake(raw)
-    return _TOOL_NAMES.get(name, name)
+    return normalise_tool(raw, _TOOL_NAMES)
 
 
 def tool_part(data: dict[str, Any], fallback_id: str) -> ToolCallPart:

@@ -40,7 +40,13 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_str, json_value, parse_time, snake
+from agentlog.adapters._common import (
+    as_str,
+    header_copy,
+    json_value,
+    normalise_tool,
+    parse_time,
+)
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -76,8 +82,7 @@ _TOOL_NAMES = {
 
 def tool_name(raw: str) -> str:
     """Cursor CLI tool names (``Shell``, ``Read``, ``StrReplace`` …) normalised."""
-    name = snake(raw)
-    return _TOOL_NAMES.get(name, name)
+    return normalise_tool(raw, _TOOL_NAMES)
 
 
 def store_meta(data: bytes) -> dict[str, Any]:
@@ -199,12 +204,9 @@ class CursorCliParser(LineParser[CursorCliState]):
     def headers(self) -> list[Session]:
         if self.state.header is None and self.diagnostics.records_total == 0:
             return []
-        header = msgspec.structs.replace(self.session, sources=list(self.session.sources))
+        header = header_copy(self.session, self.diagnostics)
         header.title = header.title or self.state.first_prompt
         header.models = [self.state.model] if self.state.model else []
-        header.diagnostics = msgspec.msgpack.decode(
-            msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
-        )
         return [header]
 
 

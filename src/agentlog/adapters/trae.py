@@ -46,8 +46,8 @@ from typing import Any, ClassVar
 from agentlog.adapters._common import (
     as_str,
     json_value,
+    normalise_tool,
     parse_time,
-    snake,
     vscode_user_dirs,
     workspace_folder,
 )
@@ -97,9 +97,7 @@ def task_parts(task: Any, mid: str) -> list[Part]:
             parts.append(ReasoningPart(text=thought))
         if tool:
             parts.append(
-                ToolCallPart(
-                    call_id=f"{mid}#plan{n}", tool=_TOOL_NAMES.get(snake(tool), snake(tool)), raw_name=tool
-                )
+                ToolCallPart(call_id=f"{mid}#plan{n}", tool=normalise_tool(tool, _TOOL_NAMES), raw_name=tool)
             )
     if text:
         parts.append(TextPart(text=text))
