@@ -122,3 +122,17 @@ def test_roots_and_sniff():
     assert adapter.default_roots({"COPILOT_HOME": "/c"}, Path("/h")) == [Path("/c/session-state")]
     assert adapter.sniff("events.jsonl", fixture(EVENTS).read_bytes()) == 0.95
     assert adapter.sniff("x.jsonl", b'{"type":"user","message":{}}') == 0.0
+
+
+def test_otel_usage_is_not_lost_when_the_first_lines_are_broken(tmp_path):
+    events = tmp_path / SID / "events.jsonl"
+    events.parent.mkdir()
+    good = fixture(EVENTS).read_bytes()
+    events.write_bytes(b'{"type":"session.start"}\n' + good)
+    (session,) = parse_files("copilot_cli", events, sidecars={events: (fixture(OTEL),)})
+    assert session.usage.input_tokens == 700 and session.diagnostics.skipped["malformed:envelope"] == 1
+    events.write_bytes(
+        b'{"type":"session.start"}\n'
+    )  # nothing but a broken line: no usage invented, none lost later
+    (alone,) = parse_files("copilot_cli", events, sidecars={events: (fixture(OTEL),)})
+    assert not alone.messages and alone.diagnostics.skipped == {"malformed:envelope": 1}

@@ -195,15 +195,22 @@ class CopilotCliParser(LineParser[CopilotCliState]):
 
     @property
     def session(self) -> Session:
+        """The session header, fixed by ``session.start`` or, when something comes
+        first, by the file's name; creating it emits the session's OTel usage."""
         if self.state.header is None:
-            path = PurePath(self.ref.path)
-            sid = path.parent.name if path.name == "events.jsonl" else path.stem
-            self._set_header(sid)
+            self._set_header(self._file_id())
         assert self.state.header is not None
         return self.state.header
 
+    def _file_id(self) -> str:
+        path = PurePath(self.ref.path)
+        return path.parent.name if path.name == "events.jsonl" else path.stem
+
+    def _new_header(self, sid: str) -> Session:
+        return Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+
     def _set_header(self, sid: str) -> None:
-        self.state.header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        self.state.header = self._new_header(sid)
         if not self.state.otel_checked:
             self.state.otel_checked = True
             spans = otel_usage(self.sidecars).get(sid, [])
@@ -384,7 +391,8 @@ class CopilotCliParser(LineParser[CopilotCliState]):
     def headers(self) -> list[Session]:
         if self.state.header is None and self.diagnostics.records_total == 0:
             return []
-        header = header_copy(self.session, self.diagnostics)
+        current = self.state.header or self._new_header(self._file_id())  # never emits here
+        header = header_copy(current, self.diagnostics)
         header.ended_at = self.state.ended_at
         header.title = self.state.first_prompt
         return [header]

@@ -290,20 +290,21 @@ class _Parse:
                 self.parents[child] = cid
         model = as_str((data.get("modelConfig") or {}).get("modelName"))
         default_model = None if model in (None, "default") else model
+        headers = data.get("fullConversationHeadersOnly")
         inline = data.get("conversation") or data.get("bubbles")
-        if isinstance(inline, list):
+        ordered: list[tuple[dict[str, Any], str]] = []
+        if not headers and isinstance(inline, list):
             ordered = [(b, str(b.get("bubbleId") or "")) for b in inline if isinstance(b, dict)]
             if len(ordered) < len(inline):
                 header.diagnostics.skip("not_an_object", len(inline) - len(ordered))
-        else:
-            ordered = []
-            for entry in data.get("fullConversationHeadersOnly") or []:
+        elif isinstance(headers, list):
+            for entry in headers:
                 bid = str(entry.get("bubbleId", "")) if isinstance(entry, dict) else ""
                 found = rows.pop(bid, None)
                 if found is not None:
                     ordered.append((found, bid))
-            if rows:
-                header.diagnostics.skip("orphan_bubble", len(rows))
+        if rows:
+            header.diagnostics.skip("orphan_bubble", len(rows))
         for n, (bubble, bid) in enumerate(ordered):
             build.messages.append(self.message(build, bubble, bid or f"{cid}@{n}", default_model))
         identifier = data.get("workspaceIdentifier")
