@@ -21,12 +21,15 @@ from agentlog.adapters.trae import MEMENTO_KEY, TraeAdapter
 from agentlog.cli import main
 from agentlog.load import LoadReport, load_sessions
 from agentlog.model import ReasoningPart, TextPart, ToolCallPart
-from conftest import fixture, parse_files
+from conftest import fixture, parse_files, parse_one
 from vscdb import make_vscdb
 
 FIRST = "trae:6901a2b3c4d5e6f708192a3b"
 SECOND = "trae:6901a2b3c4d5e6f708192a3c"
 ROLLOUT = "trae_cli/traex-cli-rollout-subagent.jsonl"
+PARENT_ROLLOUT = "trae_cli/rollout-2026-08-01T18-06-58-019fbc4a-48b9-7472-a0da-6d92901383db.jsonl"
+PARENT = "trae_cli:019fbc4a-48b9-7472-a0da-6d92901383db"
+CHILD = "trae_cli:019fbcca-9fd4-7d20-83dc-0762b2f839b3"
 ENV_UNSET = {"TRAE_USER_DIR": None, "XDG_CONFIG_HOME": None, "APPDATA": None, "TRAEX_HOME": None}
 
 
@@ -81,16 +84,20 @@ def test_found_under_home_and_rendered(tmp_path):
     rollouts = tmp_path / ".trae" / "cli" / "sessions" / "2026" / "08" / "01"
     rollouts.mkdir(parents=True)
     shutil.copy(fixture(ROLLOUT), rollouts / "rollout-2026-08-01T18-07-03-019fbcca.jsonl")
+    shutil.copy(fixture(PARENT_ROLLOUT), rollouts)
     report = LoadReport()
     sessions = {
         s.key: s for s in load_sessions(agents=["trae", "trae_cli"], env={}, home=tmp_path, report=report)
     }
-    assert sorted(sessions) == [FIRST, SECOND, "trae_cli:019fbcca-9fd4-7d20-83dc-0762b2f839b3"]
+    assert sorted(sessions) == [FIRST, SECOND, PARENT, CHILD]
+    assert sessions[CHILD].parent_tool_call_id == "call_spawn_root"  # linked by the spawn result's agent_id
     assert sessions[FIRST].cwd == "/home/dev/flask-app" and not report.errors
     env = {"HOME": str(tmp_path), **ENV_UNSET}
     result = CliRunner().invoke(main, ["show", "6901a2b3c4d5e6f708192a3b"], env=env)
     assert result.exit_code == 0, result.output
     assert "Added tests/test_health.py." in result.stdout and "timestamp_unreliable" in result.stdout
+    result = CliRunner().invoke(main, ["sessions", "--agent", "trae_cli"], env=env)
+    assert result.exit_code == 0 and "How is the parser" in result.stdout
     result = CliRunner().invoke(main, ["show", "019fbcca"], env=env)
     assert result.exit_code == 0 and "The provider facade owns discovery and parsing." in result.stdout
 
@@ -115,6 +122,20 @@ def test_trae_cli_is_the_codex_parser_under_its_own_name():
         codex, key=trae.key, agent="trae_cli", parent_key=trae.parent_key, resume_command=None
     )
     assert msgspec.json.encode(renamed) == msgspec.json.encode(trae)
+
+
+def test_trae_cli_main_session():
+    session = parse_one("trae_cli", fixture(PARENT_ROLLOUT))
+    assert (session.key, session.kind, session.title) == (
+        PARENT,
+        "main",
+        "How is the parser package organised?",
+    )
+    u = session.usage  # one token_count: input 2500 ⊇ cached 2048, output 95 ⊇ reasoning 32
+    assert (u.input_tokens, u.cache_read_tokens, u.output_tokens, u.reasoning_tokens) == (452, 2048, 95, 32)
+    (spawn,) = session.tool_calls()
+    assert (spawn.call_id, spawn.tool, spawn.raw_name) == ("call_spawn_root", "task", "spawn_agent")
+    assert (session.status, session.resume_command) == ("waiting_for_user", None)
 
 
 def test_roots_and_sniff():
