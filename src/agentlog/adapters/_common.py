@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 
 from agentlog.model import Diagnostics, Session
+from agentlog.readers import walk_files
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -130,3 +131,21 @@ def header_copy(header: Session, diagnostics: Diagnostics) -> Session:
     copy = msgspec.structs.replace(header, sources=list(header.sources))
     copy.diagnostics = msgspec.msgpack.decode(msgspec.msgpack.encode(diagnostics), type=Diagnostics)
     return copy
+
+
+def vscode_state_dbs(root: Path) -> list[tuple[Path, Path | None]]:
+    """The ``state.vscdb`` files of a VS Code-family user dir, each with its
+    ``workspace.json`` (``None`` for ``globalStorage``): the global one first, then
+    one per ``workspaceStorage/<id>/``.  A folder that is no user dir is searched
+    whole for ``*.vscdb`` files (a user-given root)."""
+    workspaces = root / "workspaceStorage"
+    folders = sorted(workspaces.iterdir()) if workspaces.is_dir() else []
+    glob = root / "globalStorage" / "state.vscdb"
+    if not glob.is_file() and not folders:
+        return [(path, None) for path in walk_files(root, ".vscdb")]
+    found: list[tuple[Path, Path | None]] = [(glob, None)] if glob.is_file() else []
+    for folder in folders:
+        if (folder / "state.vscdb").is_file():
+            meta = folder / "workspace.json"
+            found.append((folder / "state.vscdb", meta if meta.is_file() else None))
+    return found

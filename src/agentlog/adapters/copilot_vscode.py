@@ -365,8 +365,18 @@ class CopilotVscodeAdapter(DocumentAdapter):
         ]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        files = [p for p in walk_files(root, ".json") if p.parent.name in _FOLDERS]
-        files += [p for p in walk_files(root, ".jsonl") if p.parent.name in _FOLDERS]
+        if (root / "workspaceStorage").is_dir() or (root / "globalStorage").is_dir():
+            # a user dir: only its chat folders (History/ and extension data can be huge)
+            folders = [*sorted((root / "workspaceStorage").glob("*/chatSessions"))]
+            folders.append(root / "globalStorage" / "emptyWindowChatSessions")
+        else:
+            folders = [root]
+        files = [
+            p
+            for folder in folders
+            for p in walk_files(folder, "")
+            if p.suffix in (".json", ".jsonl") and p.parent.name in _FOLDERS
+        ]
         logs = {p.with_suffix("") for p in files if p.suffix == ".jsonl"}
         for path in sorted(files):
             if path.suffix == ".json" and path.with_suffix("") in logs:

@@ -80,6 +80,7 @@ from agentlog.adapters._common import (
     json_value,
     normalise_tool,
     parse_time,
+    vscode_state_dbs,
     vscode_user_dirs,
     workspace_folder,
 )
@@ -96,7 +97,6 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
-from agentlog.readers import walk_files
 
 SLUG = "cursor"
 COMPOSER_INDEX_KEY = "composer.composerData"
@@ -427,20 +427,13 @@ class CursorAdapter(DocumentAdapter):
         return vscode_user_dirs(env, home, ["Cursor"])
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        workspaces = root / "workspaceStorage"
-        folders = sorted(workspaces.iterdir()) if workspaces.is_dir() else []
-        sidecars = tuple(str(f / "workspace.json") for f in folders if (f / "workspace.json").is_file())
-        glob = root / "globalStorage" / "state.vscdb"
-        if glob.is_file():
-            yield SourceRef(agent=SLUG, path=str(glob), sidecars=sidecars)
-        for folder in folders:
-            db = folder / "state.vscdb"
-            if db.is_file():
-                meta = folder / "workspace.json"
-                yield SourceRef(agent=SLUG, path=str(db), sidecars=(str(meta),) if meta.is_file() else ())
-        if not glob.is_file() and not folders:
-            for path in walk_files(root, ".vscdb"):
-                yield SourceRef(agent=SLUG, path=str(path))
+        dbs = vscode_state_dbs(root)
+        workspaces = tuple(str(meta) for _, meta in dbs if meta is not None)
+        for db, meta in dbs:
+            if db.parent.name == "globalStorage":
+                yield SourceRef(agent=SLUG, path=str(db), sidecars=workspaces)
+            else:
+                yield SourceRef(agent=SLUG, path=str(db), sidecars=(str(meta),) if meta else ())
 
     def sniff(self, name: str, head: bytes) -> float:
         if not head.startswith(b"SQLite format 3\x00"):

@@ -48,12 +48,12 @@ from agentlog.adapters._common import (
     json_value,
     normalise_tool,
     parse_time,
+    vscode_state_dbs,
     vscode_user_dirs,
     workspace_folder,
 )
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import Message, Part, ReasoningPart, Session, TextPart, ToolCallPart
-from agentlog.readers import walk_files
 
 SLUG = "trae"
 MEMENTO_KEY = "memento/icube-ai-agent-storage"
@@ -133,12 +133,8 @@ class TraeAdapter(DocumentAdapter):
         return vscode_user_dirs(env, home, ["Trae", "Trae CN", "TRAE SOLO CN"])
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        for path in walk_files(root, "state.vscdb"):
-            meta = path.parent / "workspace.json"
-            sidecars = (
-                (str(meta),) if path.parent.parent.name == "workspaceStorage" and meta.is_file() else ()
-            )
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
+        for db, meta in vscode_state_dbs(root):
+            yield SourceRef(agent=SLUG, path=str(db), sidecars=(str(meta),) if meta else ())
 
     def sniff(self, name: str, head: bytes) -> float:
         if not head.startswith(b"SQLite format 3\x00"):
