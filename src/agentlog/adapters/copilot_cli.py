@@ -113,7 +113,6 @@ _TOOL_NAMES = {
     "str_replace_editor": "edit",
     "apply_patch": "edit",
     "rg": "grep",
-    "web_fetch": "web_fetch",
     "update_todo": "todo",
 }
 

@@ -64,19 +64,10 @@ SLUG = "cursor_cli"
 _QUERY = re.compile(r"^\s*<user_query>\s*(.*?)\s*</user_query>\s*$", re.S)
 _TOOL_NAMES = {
     "shell": "bash",
-    "read": "read",
     "read_file": "read",
-    "write": "write",
-    "edit": "edit",
     "str_replace": "edit",
     "strreplace": "edit",
-    "grep": "grep",
-    "glob": "glob",
-    "ls": "ls",
-    "web_search": "web_search",
-    "web_fetch": "web_fetch",
     "todo_write": "todo",
-    "task": "task",
 }
 
 

@@ -66,7 +66,6 @@ _TOOL_NAMES = {
     "create_file": "write",
     "run_command": "bash",
     "search_by_regex": "grep",
-    "web_search": "web_search",
     "todo_write": "todo",
 }
 
