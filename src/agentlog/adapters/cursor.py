@@ -27,9 +27,9 @@ Composers (one session each; id = ``composerId``)
     subagentComposerIds[], subComposerIds[], workspaceIdentifier{id, uri{fsPath}}}``;
     bubbles in ``bubbleId:<composerId>:<bubbleId>`` rows (older builds:
     ``bubbleId:<bubbleId>`` with ``conversationId`` in the value), in the order of
-    ``fullConversationHeadersOnly``.  Older composers keep their bubbles inline in
-    ``conversation`` (or ``bubbles``), in order; the oldest keep whole composers
-    inline in the workspace ``ItemTable`` ``composer.composerData``
+    ``fullConversationHeadersOnly``.  Older composers (no headers list) keep their
+    bubbles inline in ``conversation`` (or ``bubbles``), in order; the oldest keep
+    whole composers inline in the workspace ``ItemTable`` ``composer.composerData``
     ``{allComposers[…]}`` (entries without bubbles there are only an index of the
     global composers: ``ignored:composer_index_entry``).  Bubbles no header lists
     are left-overs of edits (``orphan_bubble``).  A composer named in another's
