@@ -126,14 +126,15 @@ def _digest(folder: Path) -> dict[str, tuple[str, int]]:
     }
 
 
-def test_db_locked_by_a_running_editor_is_still_read(tmp_path):
+@pytest.mark.parametrize(("journal", "lock"), [("WAL", "BEGIN IMMEDIATE"), ("DELETE", "BEGIN EXCLUSIVE")])
+def test_db_locked_by_a_running_editor_is_still_read(tmp_path, journal, lock):
     db = make_vscdb(tmp_path / "state.vscdb", rows())
     editor = sqlite3.connect(db, isolation_level=None)
-    editor.execute("PRAGMA journal_mode=WAL")
+    editor.execute(f"PRAGMA journal_mode={journal}")
     editor.execute("PRAGMA wal_autocheckpoint=0")
-    committed = {"composerId": "late", "name": "Committed in the WAL", "fullConversationHeadersOnly": []}
+    committed = {"composerId": "late", "name": "Committed before the lock", "fullConversationHeadersOnly": []}
     editor.execute("INSERT INTO cursorDiskKV VALUES ('composerData:late', ?)", (json.dumps(committed),))
-    editor.execute("BEGIN IMMEDIATE")  # the editor holds the write lock, with a write in flight
+    editor.execute(lock)  # the editor holds the write lock, with a write in flight
     editor.execute("INSERT INTO cursorDiskKV VALUES ('composerData:uncommitted', '{}')")
     before = _digest(tmp_path)
     try:
@@ -143,7 +144,7 @@ def test_db_locked_by_a_running_editor_is_still_read(tmp_path):
         editor.execute("ROLLBACK")
         editor.close()
     assert sorted(sessions) == sorted([PARENT, CHILD, INLINE, "cursor:late"])
-    assert sessions["cursor:late"].title == "Committed in the WAL"
+    assert sessions["cursor:late"].title == "Committed before the lock"
 
 
 def test_item_table_is_queried_only_by_the_needed_keys(global_db, monkeypatch):
