@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -129,41 +130,50 @@ def _otel_time(value: Any) -> datetime | None:
     return parse_time(value)
 
 
-def otel_usage(sidecars: Mapping[str, bytes]) -> dict[str, list[Message]]:
-    """Usage-only assistant messages from the ``chat`` spans of OTel exports, by
-    conversation id (message ids without the session prefix)."""
+def otel_usage(sidecars: Mapping[str, bytes], session_id: str) -> list[Message]:
+    """Usage-only assistant messages (ids ``<session_id>:otel:<traceId>:<spanId>``)
+    from the ``chat`` spans of the OTel exports in ``sidecars`` whose conversation is
+    ``session_id``."""
+    return [
+        msgspec.structs.replace(m, id=f"{session_id}:{m.id}", parts=[])
+        for data in sidecars.values()
+        for m in _export_spans(data).get(session_id, ())
+    ]
+
+
+@lru_cache(maxsize=4)
+def _export_spans(data: bytes) -> dict[str, tuple[Message, ...]]:
+    """The chat spans of one OTel export by conversation id (cached: every session
+    file of a Copilot home shares the same exports)."""
     out: dict[str, list[Message]] = {}
-    for data in sidecars.values():
-        for line in data.splitlines():
-            record = json_value(line)
-            attrs = record.get("attributes") if isinstance(record, dict) else None
-            if not isinstance(attrs, dict) or not _is_chat_span(record, attrs):
-                continue
-            conversation = as_str(attrs.get("gen_ai.conversation.id")) or as_str(attrs.get("session.id"))
-            if conversation is None:
-                continue
-            total_in = as_int(attrs.get("gen_ai.usage.input_tokens"))
-            cache_read = min(total_in, as_int(attrs.get("gen_ai.usage.cache_read.input_tokens")))
-            usage = Usage(
-                input_tokens=total_in - cache_read,
-                cache_read_tokens=cache_read,
-                cache_write_5m_tokens=as_int(attrs.get("gen_ai.usage.cache_write.input_tokens"))
-                or as_int(attrs.get("gen_ai.usage.cache_creation.input_tokens")),
-                output_tokens=as_int(attrs.get("gen_ai.usage.output_tokens")),
-                reasoning_tokens=as_int(attrs.get("gen_ai.usage.reasoning.output_tokens")),
+    for line in data.splitlines():
+        record = json_value(line)
+        attrs = record.get("attributes") if isinstance(record, dict) else None
+        if not isinstance(attrs, dict) or not _is_chat_span(record, attrs):
+            continue
+        conversation = as_str(attrs.get("gen_ai.conversation.id")) or as_str(attrs.get("session.id"))
+        if conversation is None:
+            continue
+        total_in = as_int(attrs.get("gen_ai.usage.input_tokens"))
+        cache_read = min(total_in, as_int(attrs.get("gen_ai.usage.cache_read.input_tokens")))
+        usage = Usage(
+            input_tokens=total_in - cache_read,
+            cache_read_tokens=cache_read,
+            cache_write_5m_tokens=as_int(attrs.get("gen_ai.usage.cache_write.input_tokens"))
+            or as_int(attrs.get("gen_ai.usage.cache_creation.input_tokens")),
+            output_tokens=as_int(attrs.get("gen_ai.usage.output_tokens")),
+            reasoning_tokens=as_int(attrs.get("gen_ai.usage.reasoning.output_tokens")),
+        )
+        out.setdefault(conversation, []).append(
+            Message(
+                id=f"otel:{record.get('traceId', '')}:{record.get('spanId', '')}",
+                role="assistant",
+                timestamp=_otel_time(record.get("endTime")),
+                model=as_str(attrs.get("gen_ai.response.model")) or as_str(attrs.get("gen_ai.request.model")),
+                usage=usage,
             )
-            span = f"{record.get('traceId', '')}:{record.get('spanId', '')}"
-            out.setdefault(conversation, []).append(
-                Message(
-                    id=f"otel:{span}",
-                    role="assistant",
-                    timestamp=_otel_time(record.get("endTime")),
-                    model=as_str(attrs.get("gen_ai.response.model"))
-                    or as_str(attrs.get("gen_ai.request.model")),
-                    usage=usage,
-                )
-            )
-    return out
+        )
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def _is_chat_span(record: dict[str, Any], attrs: dict[str, Any]) -> bool:
@@ -212,10 +222,9 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         self.state.header = self._new_header(sid)
         if not self.state.otel_checked:
             self.state.otel_checked = True
-            spans = otel_usage(self.sidecars).get(sid, [])
+            spans = otel_usage(self.sidecars, sid)
             self.state.otel_used = bool(spans)
             for message in spans:
-                message.id = f"{sid}:{message.id}"
                 self.emit(sid, message)
 
     def _status(self, status: SessionStatus, evidence: str) -> None:
