@@ -173,3 +173,16 @@ def test_roots_sniff_tool_names():
     assert adapter.sniff("x.json", fixture("copilot_vscode/session-01-today.json").read_bytes()) == 0.7
     assert adapter.sniff("x.json", b'{"type":"user"}') == 0.0
     assert tool_name("copilot_readFile") == "read" and tool_name("run_in_terminal") == "bash"
+
+
+def test_absurdly_deep_json_costs_only_itself(tmp_path):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    log = tmp_path / "chatSessions" / "deep.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(b'{"kind":0,"v":{"requests":[]}}\n' + deep + b"\n")
+    (session,) = parse_files("copilot_vscode", log)
+    assert session.diagnostics.skipped == {"nested_too_deep": 1}
+    snapshot = tmp_path / "chatSessions" / "deep.json"
+    snapshot.write_bytes(deep)
+    (session,) = parse_files("copilot_vscode", snapshot)
+    assert session.diagnostics.skipped == {"invalid_json": 1}

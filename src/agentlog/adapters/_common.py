@@ -68,12 +68,13 @@ def block_text(content: Any) -> str:
 
 def json_value(value: Any) -> Any:
     """A JSON text (``str`` or ``bytes``) decoded; ``None`` when it is not valid JSON
-    (e.g. SQLite values that hold JSON text, tool arguments stored as strings)."""
+    (e.g. SQLite values that hold JSON text, tool arguments stored as strings) or
+    nests too deep to decode."""
     if not isinstance(value, str | bytes) or not value:
         return None
     try:
         return msgspec.json.decode(value)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # RecursionError: absurdly deep nesting
         return None
 
 

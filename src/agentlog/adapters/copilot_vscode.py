@@ -145,6 +145,9 @@ class MutationLog:
         except msgspec.DecodeError:
             self.diagnostics.skip("invalid_json")
             return
+        except RecursionError:
+            self.diagnostics.skip("nested_too_deep")
+            return
         kind = entry.get("kind") if isinstance(entry, dict) else None
         if kind == 0:
             self.state, self.started = entry.get("v"), True
