@@ -112,7 +112,8 @@ class SourceParse:
 
     def _document(self, adapter: DocumentAdapter, sidecars: dict[str, bytes]) -> list[Fragment]:
         if adapter.source_format == "sqlite":
-            doc = Document(tables=read_sqlite_tables(self.ref.path, adapter.sqlite_tables), sidecars=sidecars)
+            tables = read_sqlite_tables(self.ref.path, adapter.sqlite_tables, adapter.sqlite_queries)
+            doc = Document(tables=tables, sidecars=sidecars)
         else:
             doc = Document(data=read_small(self.ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
         result = adapter.parse_document(self.ref, doc)

@@ -13,7 +13,7 @@ import sqlite3
 import stat
 import tempfile
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +112,15 @@ DOCUMENT_LIMIT = 512 * 1024 * 1024
 """Largest JSON document read whole (bytes)."""
 
 
-def read_sqlite_tables(path: str | Path, tables: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-    """Every row of each of ``tables`` that exists in the SQLite database ``path``.
+def read_sqlite_tables(
+    path: str | Path,
+    tables: Iterable[str],
+    queries: Mapping[str, tuple[str, Sequence[Any]]] | None = None,
+) -> dict[str, list[dict[str, Any]]]:
+    """Every row of each of ``tables`` that exists in the SQLite database ``path``,
+    plus the rows of each named read-only ``queries`` entry (``name → (sql, params)``,
+    for sources where only some rows may be read, e.g. a few keys of a table that
+    also holds secrets).  A query on a table the database lacks has no key.
 
     Never writes to the agent's folder: a database without a ``-wal`` file is
     opened ``mode=ro&immutable=1`` (no locks, no ``-shm``); one with a write-ahead
@@ -137,11 +144,18 @@ def read_sqlite_tables(path: str | Path, tables: Iterable[str]) -> dict[str, lis
             present = {
                 r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
             }
-            return {
+            out = {
                 table: [dict(row) for row in conn.execute(f'SELECT * FROM "{table}"')]
                 for table in tables
                 if table in present
             }
+            for name, (sql, params) in (queries or {}).items():
+                try:
+                    out[name] = [dict(row) for row in conn.execute(sql, tuple(params))]
+                except sqlite3.OperationalError as exc:
+                    if "no such table" not in str(exc):
+                        raise
+            return out
         finally:
             conn.close()
 

@@ -143,8 +143,9 @@ class LineParser(ABC, Generic[StateT]):
 class Document(msgspec.Struct, kw_only=True):
     """A whole source as the reader layer hands it to a :class:`DocumentAdapter`:
     ``data`` (the file's bytes, for ``json`` sources), ``tables`` (for ``sqlite``
-    sources: every row of each table named in ``sqlite_tables`` that exists, as
-    ``{column: value}``; a missing table has no key) and ``sidecars`` (path → bytes)."""
+    sources: every row of each table named in ``sqlite_tables`` that exists, and
+    the rows of each ``sqlite_queries`` entry, as ``{column: value}``; a missing
+    table has no key) and ``sidecars`` (path → bytes)."""
 
     data: bytes = b""
     tables: dict[str, list[dict[str, Any]]] = msgspec.field(default_factory=dict)
@@ -204,7 +205,11 @@ class DocumentAdapter(Adapter):
 
     source_format: ClassVar[Literal["json", "sqlite"]]
     sqlite_tables: ClassVar[tuple[str, ...]] = ()
-    """For ``sqlite`` sources: the tables the reader layer reads (read-only)."""
+    """For ``sqlite`` sources: the tables the reader layer reads whole (read-only)."""
+    sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {}
+    """For ``sqlite`` sources: named read-only ``SELECT`` statements ``name → (sql,
+    params)`` whose rows land in ``Document.tables[name]`` — for tables of which
+    only some rows may be read (a query on a missing table has no key)."""
 
     @abstractmethod
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:

@@ -118,7 +118,7 @@ import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -393,6 +393,9 @@ class CodexParser(LineParser[CodexState]):
     """Parses one Codex rollout file (one session)."""
 
     state_type = CodexState
+    slug: ClassVar[str] = SLUG
+    """The agent the sessions belong to (a fork of Codex writing the same rollouts
+    subclasses the parser with its own slug)."""
 
     def initial_state(self) -> CodexState:
         return CodexState()
@@ -404,7 +407,7 @@ class CodexParser(LineParser[CodexState]):
             name = PurePath(self.ref.path).name
             found = _FILE_UUID.findall(name)
             sid = found[-1] if found else name.removesuffix(".jsonl")
-        return Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        return Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[self.ref.path])
 
     @property
     def session(self) -> Session:
@@ -521,8 +524,8 @@ class CodexParser(LineParser[CodexState]):
                 start = int(header.started_at.timestamp() * 1000)
             self.state.fork_start_ms = start
 
-    @staticmethod
-    def _lineage(header: Session, meta: dict[str, Any]) -> None:
+    @classmethod
+    def _lineage(cls, header: Session, meta: dict[str, Any]) -> None:
         source = meta.get("source")
         sub = source.get("subagent") if isinstance(source, dict) else None
         parent = as_str(meta.get("parent_thread_id"))
@@ -550,7 +553,7 @@ class CodexParser(LineParser[CodexState]):
             kind = "fork"
         header.kind = kind
         parent = parent or as_str(meta.get("forked_from_id"))
-        header.parent_key = f"{SLUG}:{parent}" if parent else None
+        header.parent_key = f"{cls.slug}:{parent}" if parent else None
 
     def _turn_boundary(self, payload: dict[str, Any]) -> None:
         """Close the assistant message; end (or detect) a fork's replayed copy by turn id."""
@@ -1020,7 +1023,7 @@ class CodexAdapter(JsonlAdapter):
         for folder in folders:
             for path in walk_files(folder, ".jsonl"):
                 if path.name.startswith("rollout-"):
-                    yield SourceRef(agent=SLUG, path=str(path))
+                    yield SourceRef(agent=self.slug, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
         rollout = name.startswith("rollout-") and name.endswith(".jsonl")
