@@ -12,7 +12,17 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters.base import ToolOutput
-from agentlog.model import FilePart, Part, ReasoningPart, TextPart, ToolCallPart, ToolResult, UnknownPart
+from agentlog.model import (
+    Diagnostics,
+    FilePart,
+    Part,
+    ReasoningPart,
+    Session,
+    TextPart,
+    ToolCallPart,
+    ToolResult,
+    UnknownPart,
+)
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -166,3 +176,21 @@ def vscode_global_storage(env: Mapping[str, str], home: Path) -> list[Path]:
     if env.get("VSCODE_PORTABLE"):
         users.insert(0, Path(env["VSCODE_PORTABLE"]) / "user-data" / "User")
     return [user / "globalStorage" for user in users]
+
+
+# --- one-session JSONL parsers (Factory Droid, Grok) -------------------------
+
+
+class OneSessionState(msgspec.Struct, kw_only=True):
+    """Parser state of a file that holds exactly one session: its header and diagnostics."""
+
+    diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
+    header: Session
+
+
+def one_header(state: OneSessionState) -> list[Session]:
+    """``LineParser.headers()`` for a :class:`OneSessionState`: a copy of the header
+    owning a copy of the diagnostics."""
+    header = msgspec.structs.replace(state.header, sources=list(state.header.sources))
+    header.diagnostics = msgspec.msgpack.decode(msgspec.msgpack.encode(state.diagnostics), type=Diagnostics)
+    return [header]

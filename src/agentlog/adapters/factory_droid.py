@@ -37,19 +37,19 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-import msgspec
-
 from agentlog.adapters._common import (
+    OneSessionState,
     as_int,
     as_str,
     content_parts,
     decode_json,
+    one_header,
     parse_time,
     snake,
     tool_output,
 )
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef
-from agentlog.model import Diagnostics, Message, Session, UnknownPart, Usage
+from agentlog.model import Message, Session, UnknownPart, Usage
 from agentlog.readers import walk_files
 
 SLUG = "factory_droid"
@@ -78,25 +78,20 @@ def tool_name(raw: str, tool_input: Any = None) -> str:
     return TOOL_NAMES.get(raw) or snake(raw)
 
 
-class DroidState(msgspec.Struct, kw_only=True):
-    """Parser state between reads: the header and the diagnostics."""
-
-    diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
-    header: Session
-
-
-class DroidParser(LineParser[DroidState]):
+class DroidParser(LineParser[OneSessionState]):
     """Parses one ``<sessionId>.jsonl`` (and reads its settings sidecar)."""
 
-    state_type = DroidState
+    state_type = OneSessionState
 
     def __init__(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> None:
         super().__init__(ref, sidecars)
         self._totals_sent = False
 
-    def initial_state(self) -> DroidState:
+    def initial_state(self) -> OneSessionState:
         sid = PurePath(self.ref.path).stem
-        return DroidState(header=Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path]))
+        return OneSessionState(
+            header=Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        )
 
     @property
     def sid(self) -> str:
@@ -184,11 +179,7 @@ class DroidParser(LineParser[DroidState]):
             )
 
     def headers(self) -> list[Session]:
-        header = msgspec.structs.replace(self.state.header, sources=list(self.state.header.sources))
-        header.diagnostics = msgspec.msgpack.decode(
-            msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
-        )
-        return [header]
+        return one_header(self.state)
 
 
 class FactoryDroidAdapter(JsonlAdapter):
