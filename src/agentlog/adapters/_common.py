@@ -4,7 +4,7 @@ content blocks, VS Code-family folders."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -194,3 +194,40 @@ def one_header(state: OneSessionState) -> list[Session]:
     header = msgspec.structs.replace(state.header, sources=list(state.header.sources))
     header.diagnostics = msgspec.msgpack.decode(msgspec.msgpack.encode(state.diagnostics), type=Diagnostics)
     return [header]
+
+
+# --- project-local stores (Aider, Crush) --------------------------------------
+
+PROJECT_PARENTS = ("src", "code", "projects", "Projects", "dev", "work", "repos", "git", "Developer")
+"""Folders under the home folder where repositories usually live; with the home folder
+itself they are the default roots of agents that keep history inside each project."""
+
+
+def project_roots(home: Path) -> list[Path]:
+    """The home folder and its :data:`PROJECT_PARENTS` (pure)."""
+    return [home, *(home / name for name in PROJECT_PARENTS)]
+
+
+def project_files(root: Path, relative: str, depth: int = 2) -> Iterator[Path]:
+    """Files ``<root>/[<dir>/…]<relative>`` with at most ``depth`` folders between,
+    sorted; folders whose name starts with ``.`` are not entered (``relative`` itself
+    may name one, e.g. ``.crush/crush.db``).  Bounded so a home folder is cheap to scan."""
+    for level in range(depth + 1):
+        for path in sorted(root.glob("/".join(["*"] * level + [relative]))):
+            between = path.relative_to(root).parts[:level]
+            if not any(part.startswith(".") for part in between) and path.is_file():
+                yield path
+
+
+def database_headers(
+    agent: str, headers: list[Session], fallback_id: str, orphans: Diagnostics, path: str
+) -> list[Session]:
+    """The session headers of a database holding many sessions: each gets ``path`` as
+    its source; rows no session owns (``orphans``) are counted on the first one; a
+    database without sessions still yields one empty header (id ``fallback_id``)
+    carrying those diagnostics."""
+    headers = headers or [Session(key=f"{agent}:{fallback_id}", agent=agent, id=fallback_id)]
+    headers[0].diagnostics.merge(orphans)
+    for header in headers:
+        header.sources = [path]
+    return headers

@@ -55,13 +55,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from agentlog.adapters._common import project_files, project_roots
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import Diagnostics, Message, Session, TextPart, Usage
 
 SLUG = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
-ROOT_NAMES = ("src", "code", "projects", "Projects", "dev", "work", "repos", "git", "Developer")
-"""Folders under the home folder searched for repositories (plus the home folder itself)."""
 
 _RUN = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
 _VERSION = re.compile(r"^Aider v(\S+)")
@@ -259,14 +258,11 @@ class AiderAdapter(DocumentAdapter):
     """Read whole as bytes by the reader layer; parsed as Markdown text."""
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [home, *(home / name for name in ROOT_NAMES)]
+        return project_roots(home)
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        for pattern in (HISTORY_FILE, f"*/{HISTORY_FILE}", f"*/*/{HISTORY_FILE}"):
-            for path in sorted(root.glob(pattern)):
-                hidden = any(part.startswith(".") for part in path.relative_to(root).parts[:-1])
-                if not hidden and path.is_file():
-                    yield SourceRef(agent=SLUG, path=str(path))
+        for path in project_files(root, HISTORY_FILE):
+            yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
         if name == HISTORY_FILE:

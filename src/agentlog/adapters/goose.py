@@ -52,7 +52,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import as_int, as_str, decode_json, parse_time
+from agentlog.adapters._common import as_int, as_str, database_headers, decode_json, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -120,16 +120,8 @@ class _DatabaseParse:
         for sid, row in ((r.get("id"), r) for r in self.tables.get("sessions", [])):
             if isinstance(sid, str) and sid not in ledgered:
                 self._totals(sid, row)
-        headers = list(self.headers.values()) or [
-            Session(
-                key=f"{SLUG}:{Path(self.ref.path).parent.name}",
-                agent=SLUG,
-                id=Path(self.ref.path).parent.name,
-            )
-        ]
-        headers[0].diagnostics.merge(self.orphans)
-        for header in headers:
-            header.sources = [self.ref.path]
+        folder = Path(self.ref.path).parent.name
+        headers = database_headers(SLUG, list(self.headers.values()), folder, self.orphans, self.ref.path)
         return DocumentResult(headers=headers, fragments=self.fragments)
 
     def _header(self, sid: str, row: dict[str, Any]) -> Session:
