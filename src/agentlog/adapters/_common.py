@@ -15,6 +15,7 @@ from agentlog.adapters.base import ToolOutput
 from agentlog.model import (
     Diagnostics,
     FilePart,
+    Message,
     Part,
     ReasoningPart,
     Session,
@@ -231,3 +232,19 @@ def database_headers(
     for header in headers:
         header.sources = [path]
     return headers
+
+
+def unknown_message(
+    mid: str, raw: Any, timestamp: datetime | None = None, offset: int | None = None
+) -> Message:
+    """A record of a type the adapter does not know, kept verbatim: a ``system``
+    message flagged ``unknown`` holding one :class:`UnknownPart` (count it with
+    ``Diagnostics.unknown``)."""
+    return Message(
+        id=mid,
+        role="system",
+        timestamp=timestamp,
+        parts=[UnknownPart(raw=raw)],
+        flags=["unknown"],
+        offset=offset,
+    )

@@ -49,9 +49,10 @@ from agentlog.adapters._common import (
     parse_time,
     snake,
     tool_output,
+    unknown_message,
 )
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
-from agentlog.model import Diagnostics, Message, Session, TextPart, ToolResult, UnknownPart, Usage
+from agentlog.model import Diagnostics, Message, Session, TextPart, ToolResult, Usage
 from agentlog.readers import walk_files
 
 SLUG = "amp"
@@ -151,14 +152,7 @@ class _ThreadParse:
         if role not in ("user", "assistant"):
             kind = entry.get("role") if isinstance(entry, dict) else type(entry).__name__
             self.diagnostics.unknown(str(kind))
-            self._emit(
-                Message(
-                    id=f"{self.header.id}@{index}",
-                    role="system",
-                    parts=[UnknownPart(raw=entry)],
-                    flags=["unknown"],
-                )
-            )
+            self._emit(unknown_message(f"{self.header.id}@{index}", entry))
             return None
         number = entry.get("messageId")
         mid = f"{self.header.id}:{number}" if isinstance(number, int | str) else f"{self.header.id}@{index}"

@@ -77,6 +77,7 @@ from agentlog.adapters._common import (
     parse_time,
     snake,
     tool_output,
+    unknown_message,
     vscode_global_storage,
 )
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
@@ -88,7 +89,6 @@ from agentlog.model import (
     ReasoningPart,
     Session,
     TextPart,
-    UnknownPart,
     Usage,
 )
 from agentlog.readers import walk_files
@@ -382,14 +382,7 @@ class _TaskParse:
     def _unknown(self, entry: Any, index: int) -> None:
         kind = entry.get("type") if isinstance(entry, dict) else None
         self.diagnostics.unknown(str(kind or type(entry).__name__))
-        self._emit(
-            Message(
-                id=f"{self.header.id}@{index}",
-                role="system",
-                parts=[UnknownPart(raw=entry)],
-                flags=["unknown"],
-            )
-        )
+        self._emit(unknown_message(f"{self.header.id}@{index}", entry))
 
     def _emit(self, message: Message) -> None:
         self.fragments.append((self.header.id, message))

@@ -47,9 +47,10 @@ from agentlog.adapters._common import (
     parse_time,
     snake,
     tool_output,
+    unknown_message,
 )
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef
-from agentlog.model import Message, Session, UnknownPart, Usage
+from agentlog.model import Message, Session, Usage
 from agentlog.readers import walk_files
 
 SLUG = "factory_droid"
@@ -112,17 +113,8 @@ class DroidParser(LineParser[OneSessionState]):
             self._message(record, offset)
         else:
             self.diagnostics.unknown(str(kind) if isinstance(kind, str) else "<none>")
-            self.emit(
-                self.sid,
-                Message(
-                    id=f"{self.sid}@{offset}",
-                    role="system",
-                    timestamp=parse_time(record.get("timestamp")),
-                    parts=[UnknownPart(raw=record)],
-                    flags=["unknown"],
-                    offset=offset,
-                ),
-            )
+            when = parse_time(record.get("timestamp"))
+            self.emit(self.sid, unknown_message(f"{self.sid}@{offset}", record, when, offset))
 
     def _message(self, record: dict[str, Any], offset: int) -> None:
         body = record["message"]

@@ -47,6 +47,7 @@ from agentlog.adapters._common import (
     one_header,
     parse_time,
     snake,
+    unknown_message,
 )
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -148,7 +149,7 @@ class GrokParser(LineParser[OneSessionState]):
         elif kind == "backend_tool_call":
             self._backend_tool(record, offset)
         else:
-            self._message(offset, "system", [UnknownPart(raw=record)], ["unknown"])
+            self.emit(self.sid, unknown_message(f"{self.sid}@{offset}", record, offset=offset))
             self.diagnostics.unknown(str(kind) if isinstance(kind, str) else "<none>")
 
     def _message(self, offset: int, role: str, parts: list[Part], flags: list[str], **extra: Any) -> None:
