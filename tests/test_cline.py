@@ -101,26 +101,30 @@ def test_classic_task_golden():
     )
     assert s.key == "cline:1750000000000"
     assert s.title == "List the files and fix the typo in README.md"
-    assert roles(s) == {"user": 2, "user*": 2, "assistant": 5, "system*": 1}
+    assert roles(s) == {"user": 2, "user*": 2, "assistant": 5, "system*": 2}
+    assert (s.status, s.status_evidence) == ("done", "ui_messages.json ends with completion_result")
     assert calls(s) == (3, 3)
     assert [(c.tool, c.result.status) for c in s.tool_calls()] == [
         ("list", "completed"),
         ("edit", "error"),
         ("mcp__github__get_issue", "completed"),
     ]
-    # Five live requests plus one deleted_api_reqs row; one row is not JSON.
-    assert buckets(s) == (75, 25_510, 5_570, 872)
-    assert s.usage.cost_usd == pytest.approx(0.0488)
+    # Five live requests, a deleted_api_reqs and a subagent_usage row; one row is not JSON.
+    assert buckets(s) == (95, 25_610, 5_570, 902)
+    assert s.usage.cost_usd == pytest.approx(0.0498)
     assistants = [m for m in s.messages if m.role == "assistant"]
     assert [m.usage.output_tokens for m in assistants] == [85, 210, 7, 40, 30]
     assert [m.model for m in assistants] == ["claude-sonnet-4-20250514"] * 3 + ["claude-opus-4-20250514"] * 2
     assert [m.flags for m in assistants] == [[], [], ["interrupted"], [], []]
     assert isinstance(assistants[1].parts[0], ReasoningPart)
-    carrier = s.messages[-1]
-    assert (carrier.flags, carrier.usage.output_tokens) == (["meta", "synthetic"], 500)
+    carriers = [(m.text, m.flags, m.usage.output_tokens) for m in s.messages if m.role == "system"]
+    assert carriers == [
+        ("usage of deleted API requests", ["meta", "synthetic"], 500),
+        ("usage of subagents", ["meta", "synthetic"], 30),
+    ]
     d = s.diagnostics
     assert d.skipped == {"ignored:ui_message": 4, "malformed:api_req_info": 1}
-    assert (d.records_total, d.records_used) == (21, 16)
+    assert (d.records_total, d.records_used) == (22, 17)
 
 
 def test_roo_parent_and_child_tasks(tmp_path):

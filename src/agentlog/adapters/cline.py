@@ -27,8 +27,10 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     per API request, ``tokensIn`` exclusive of cache (Anthropic semantics),
     ``cacheWrites`` counted as 5-minute writes, ``cost`` in USD (Cline's own pricing,
     ``recorded``); ``say:"deleted_api_reqs"`` (same JSON) sums the requests removed by a
-    checkpoint restore.  Every other UI row repeats the transcript and is skipped
-    (``ignored:ui_message``).
+    checkpoint restore; ``say:"subagent_usage"`` (same fields, cost.md §5) the requests of
+    Cline's in-task subagents.  Every other UI row repeats the transcript and is skipped
+    (``ignored:ui_message``); when the last one is ``completion_result`` the task is
+    ``done``.
     ``task_metadata.json``: ``model_usage[{ts, model_id, model_provider_id, mode}]`` — the
     model of each assistant message is the last entry at or before its time.
     ``history_item.json`` (Roo, Kilo): ``HistoryItem{id, parentTaskId?, rootTaskId?,
@@ -40,8 +42,9 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     *n*-th assistant message of the API history (Cline appends one assistant entry per
     request, also for interrupted ones: ``[Response interrupted …]``).  Its ``ts`` dates
     the message when the API entry has none; ``cancelReason`` flags it ``interrupted``.
-    Rows left over, and ``deleted_api_reqs`` rows, become hidden usage carriers (a
-    ``system`` message flagged ``meta`` + ``synthetic``) so no recorded token is lost.
+    Rows left over, ``deleted_api_reqs`` and ``subagent_usage`` rows become hidden usage
+    carriers (a ``system`` message flagged ``meta`` + ``synthetic``) so no recorded token
+    is lost.
 
 SDK session (source: ``sessions/<id>/<id>.messages.json``; sidecar ``<id>.json``)
     Messages file ``{version, sessionId, messages:[{id, role, ts, content, modelInfo{id,
@@ -161,16 +164,24 @@ def _usage(info: dict[str, Any], inclusive: bool) -> Usage:
     )
 
 
-class _UsageRow:
-    """One ``api_req_started`` / ``deleted_api_reqs`` row of ``ui_messages.json``."""
+USAGE_ROWS = {
+    "api_req_started": "usage of an API request",
+    "deleted_api_reqs": "usage of deleted API requests",
+    "subagent_usage": "usage of subagents",
+}
+"""``say`` values of the ``ui_messages.json`` rows that carry usage → carrier text."""
 
-    __slots__ = ("deleted", "interrupted", "timestamp", "usage")
+
+class _UsageRow:
+    """One usage row (see :data:`USAGE_ROWS`) of ``ui_messages.json``."""
+
+    __slots__ = ("interrupted", "kind", "timestamp", "usage")
 
     def __init__(self, row: dict[str, Any], info: dict[str, Any]) -> None:
         self.timestamp = parse_time(row.get("ts"))
         self.usage = _usage(info, inclusive=False)
         self.interrupted = bool(as_str(info.get("cancelReason")))
-        self.deleted = row.get("say") == "deleted_api_reqs"
+        self.kind = str(row.get("say"))
 
 
 class _TaskParse:
@@ -253,9 +264,11 @@ class _TaskParse:
                 self.header.kind, self.header.parent_key = "subagent", f"{self.slug}:{parent}"
         rows: list[_UsageRow] = []
         ui = self._sidecar(UI_MESSAGES)
+        last = None
         for row in ui if isinstance(ui, list) else []:
-            if not isinstance(row, dict) or row.get("say") not in ("api_req_started", "deleted_api_reqs"):
+            if not isinstance(row, dict) or row.get("say") not in USAGE_ROWS:
                 self.diagnostics.skip("ignored:ui_message")
+                last = row.get("say") or row.get("ask") if isinstance(row, dict) else None
                 continue
             info = decode_json(str(row.get("text") or "").encode())
             if not isinstance(info, dict):
@@ -263,6 +276,9 @@ class _TaskParse:
                 continue
             self.diagnostics.use()
             rows.append(_UsageRow(row, info))
+        if last == "completion_result" and self.header.status_evidence is None:
+            self.header.status = "done"
+            self.header.status_evidence = "ui_messages.json ends with completion_result"
         return rows
 
     def _model_at(self, when: datetime | None) -> str | None:
@@ -278,7 +294,7 @@ class _TaskParse:
 
     def _task(self, history: list[Any]) -> None:
         rows = self._task_sidecars()
-        live = iter([r for r in rows if not r.deleted])
+        live = iter([r for r in rows if r.kind == "api_req_started"])
         for index, entry in enumerate(history):
             message = self._entry(entry, index)
             if message is None or message.role != "assistant" or "compaction_summary" in message.flags:
@@ -291,15 +307,14 @@ class _TaskParse:
                     message.flags.append("interrupted")
             info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
             message.model = as_str(info.get("modelId")) or self._model_at(message.timestamp)
-        leftovers = [r for r in live] + [r for r in rows if r.deleted]
+        leftovers = [*live, *(r for r in rows if r.kind != "api_req_started")]
         for n, row in enumerate(leftovers):
-            text = "usage of deleted API requests" if row.deleted else "usage of an API request"
             self._emit(
                 Message(
                     id=f"{self.header.id}@usage{n}",
                     role="system",
                     timestamp=row.timestamp,
-                    parts=[TextPart(text=text)],
+                    parts=[TextPart(text=USAGE_ROWS[row.kind])],
                     usage=row.usage,
                     flags=["meta", "synthetic"],
                 )
