@@ -146,10 +146,11 @@ def tool_output(block: dict[str, Any], when: datetime | None, offset: int | None
 
 
 def decode_json(data: bytes) -> Any:
-    """``data`` decoded as JSON, or ``None`` when it is not valid JSON / UTF-8."""
+    """``data`` decoded as JSON, or ``None`` when it is not valid JSON / UTF-8 or is
+    nested too deeply to decode."""
     try:
         return msgspec.json.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 
