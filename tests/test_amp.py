@@ -28,6 +28,7 @@ LEGACY = "T-0000aaaa-0000-4000-8000-00000000legacy"
 def test_thread_golden():
     s = parse_one("amp", fixture(f"amp/{THREAD}.json"))
     assert s.key == f"amp:{THREAD}"
+    assert s.resume_command == f"amp threads continue {THREAD}"
     assert (s.title, s.cwd) == ("Fix flaky login test", "/home/dev/web app")
     assert (s.started_at.isoformat(), s.ended_at.isoformat()) == (
         "2026-01-01T00:00:00+00:00",

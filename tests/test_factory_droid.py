@@ -95,6 +95,7 @@ def test_found_under_home_and_shown(tmp_path):
     shutil.copy(fixture(SETTINGS), folder / "droid_s1.settings.json")
     (s,) = load_sessions(agents=["factory_droid"], env={}, home=tmp_path)
     assert s.key == "factory_droid:droid_s1" and s.usage.output_tokens == 310
+    assert s.resume_command == "droid --resume droid_s1"
     result = CliRunner().invoke(
         main, ["show", s.key], env={"HOME": str(tmp_path), "DROID_SESSIONS_DIR": None}
     )

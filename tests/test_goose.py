@@ -41,6 +41,7 @@ def test_database_golden(tmp_path):
         "/home/dev/app",
     )
     assert main_session.started_at.isoformat() == "2026-01-05T09:00:00+00:00"
+    assert main_session.resume_command == "goose session --resume --session-id 20260105_1"
     assert main_session.models == ["claude-sonnet-4-5"]
     roles = Counter(m.role + ("*" if m.hidden else "") for m in main_session.messages)
     assert roles == {"user": 1, "user*": 1, "assistant": 5, "system*": 3}
@@ -64,6 +65,7 @@ def test_database_golden(tmp_path):
     assert (d.records_total, d.records_used) == (16, 14)
     # The subagent has no ledger rows: its session totals ride on one hidden message.
     assert (child.kind, child.parent_key, child.title) == ("subagent", "goose:20260105_1", "check tests")
+    assert child.resume_command is None
     (carrier,) = [m for m in child.messages if m.usage]
     assert carrier.id == "20260105_2@session-totals" and carrier.hidden
     assert (child.usage.input_tokens, child.usage.output_tokens, child.usage.cost_source) == (

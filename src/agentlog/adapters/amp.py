@@ -232,3 +232,7 @@ class AmpAdapter(DocumentAdapter):
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         return _ThreadParse(ref, doc.data).result()
+
+    def resume_command(self, session: Session) -> str | None:
+        """``amp threads continue <threadId>`` (Amp's CLI; documented by its runners)."""
+        return f"amp threads continue {session.id}"

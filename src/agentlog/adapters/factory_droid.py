@@ -200,3 +200,7 @@ class FactoryDroidAdapter(JsonlAdapter):
 
     def new_parser(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> DroidParser:
         return DroidParser(ref, sidecars)
+
+    def resume_command(self, session: Session) -> str | None:
+        """``droid --resume <sessionId>`` (Droid CLI reference)."""
+        return f"droid --resume {session.id}"

@@ -309,3 +309,7 @@ class GooseAdapter(DocumentAdapter):
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         return _DatabaseParse(ref, doc).result()
+
+    def resume_command(self, session: Session) -> str | None:
+        """``goose session --resume --session-id <id>`` (Goose CLI reference)."""
+        return f"goose session --resume --session-id {session.id}" if session.kind == "main" else None
