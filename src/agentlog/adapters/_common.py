@@ -1,18 +1,30 @@
 """Small pure helpers shared by adapters: timestamps, text, tool names, JSON text,
-VS Code-family folders."""
+Anthropic-style content blocks, VS Code-family folders."""
 
 from __future__ import annotations
 
 import re
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from agentlog.model import Diagnostics, Session
+from agentlog.adapters.base import ToolOutput
+from agentlog.model import (
+    Diagnostics,
+    FilePart,
+    Message,
+    Part,
+    ReasoningPart,
+    Session,
+    TextPart,
+    ToolCallPart,
+    ToolResult,
+    UnknownPart,
+)
 from agentlog.readers import walk_files
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -153,3 +165,178 @@ def vscode_state_dbs(root: Path) -> list[tuple[Path, Path | None]]:
             meta = folder / "workspace.json"
             found.append((folder / "state.vscdb", meta if meta.is_file() else None))
     return found
+
+
+# --- Anthropic-style content blocks (Cline, Roo, Kilo, Factory Droid) --------
+
+
+def content_parts(
+    content: Any, tool_name: Callable[[str, Any], str]
+) -> tuple[list[Part], list[dict[str, Any]]]:
+    """Parts of an Anthropic ``MessageParam.content`` (a string or a list of blocks),
+    and apart from them the ``tool_result`` blocks (to merge into their calls).
+
+    ``text`` → text; ``thinking``/``redacted_thinking``/``reasoning`` → reasoning;
+    ``tool_use`` → tool call named ``tool_name(raw_name, input)``; ``image``/
+    ``document``/``file`` → file; anything else is kept as an unknown part."""
+    if isinstance(content, str):
+        return ([TextPart(text=content)] if content else []), []
+    parts: list[Part] = []
+    results: list[dict[str, Any]] = []
+    for block in content if isinstance(content, list) else []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if not isinstance(block, dict):
+            parts.append(UnknownPart(raw=block))
+        elif kind == "tool_result":
+            results.append(block)
+        elif kind == "text":
+            parts.append(TextPart(text=str(block.get("text") or "")))
+        elif kind in ("thinking", "reasoning"):
+            text = str(block.get("thinking") or block.get("text") or "")
+            parts.append(ReasoningPart(text=text, encrypted=not text and bool(block.get("signature"))))
+        elif kind == "redacted_thinking":
+            parts.append(ReasoningPart(encrypted=True))
+        elif kind == "tool_use":
+            raw = str(block.get("name") or "")
+            parts.append(
+                ToolCallPart(
+                    call_id=str(block.get("id") or ""),
+                    tool=tool_name(raw, block.get("input")),
+                    raw_name=raw,
+                    input=block.get("input"),
+                )
+            )
+        elif kind in ("image", "document", "file"):
+            source = block.get("source") if isinstance(block.get("source"), dict) else {}
+            parts.append(
+                FilePart(
+                    media_type=str(source.get("media_type") or block.get("mediaType") or ""),
+                    name=str(block.get("path") or block.get("name") or ""),
+                    ref=str(source.get("url") or block.get("path") or ""),
+                )
+            )
+        else:
+            parts.append(UnknownPart(raw=block))
+    return parts, results
+
+
+def tool_output(block: dict[str, Any], when: datetime | None, offset: int | None = None) -> ToolOutput:
+    """A ``tool_result`` block (``tool_use_id``, ``content``, ``is_error``) as a tool output."""
+    is_error = block.get("is_error") is True
+    return ToolOutput(
+        call_id=str(block.get("tool_use_id") or ""),
+        result=ToolResult(
+            output=block.get("content"),
+            is_error=is_error,
+            status="error" if is_error else "completed",
+            ended_at=when,
+        ),
+        timestamp=when,
+        offset=offset,
+    )
+
+
+def decode_json(data: bytes) -> Any:
+    """``data`` decoded as JSON, or ``None`` when it is not valid JSON / UTF-8 or is
+    nested too deeply to decode."""
+    try:
+        return msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+
+
+# --- VS Code-family user folders --------------------------------------------
+
+VSCODE_EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor")
+"""Editor folder names under the platform's config folder (VS Code, Insiders, VSCodium, Cursor)."""
+VSCODE_SERVERS = (".vscode-server", ".vscode-server-insiders", ".cursor-server")
+"""Remote-server folders in the home folder (SSH, WSL, containers): ``<server>/data/User``."""
+
+
+def vscode_global_storage(env: Mapping[str, str], home: Path) -> list[Path]:
+    """Every VS Code-family ``User/globalStorage`` folder, for all platforms at once:
+    ``$XDG_CONFIG_HOME`` (default ``~/.config``, Linux), ``~/Library/Application Support``
+    (macOS), ``$APPDATA`` (default ``~/AppData/Roaming``, Windows) for each editor of
+    :data:`VSCODE_EDITORS`; the remote servers of :data:`VSCODE_SERVERS`; and
+    ``$VSCODE_PORTABLE/user-data`` for a portable install.  Pure."""
+    bases = [
+        Path(env.get("XDG_CONFIG_HOME") or home / ".config"),
+        home / "Library" / "Application Support",
+        Path(env.get("APPDATA") or home / "AppData" / "Roaming"),
+    ]
+    users = [base / editor / "User" for base in bases for editor in VSCODE_EDITORS]
+    users += [home / server / "data" / "User" for server in VSCODE_SERVERS]
+    if env.get("VSCODE_PORTABLE"):
+        users.insert(0, Path(env["VSCODE_PORTABLE"]) / "user-data" / "User")
+    return [user / "globalStorage" for user in users]
+
+
+# --- one-session JSONL parsers (Factory Droid, Grok) -------------------------
+
+
+class OneSessionState(msgspec.Struct, kw_only=True):
+    """Parser state of a file that holds exactly one session: its header and diagnostics."""
+
+    diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
+    header: Session
+
+
+def one_header(state: OneSessionState) -> list[Session]:
+    """``LineParser.headers()`` for a :class:`OneSessionState`: a copy of the header
+    owning a copy of the diagnostics."""
+    header = msgspec.structs.replace(state.header, sources=list(state.header.sources))
+    header.diagnostics = msgspec.msgpack.decode(msgspec.msgpack.encode(state.diagnostics), type=Diagnostics)
+    return [header]
+
+
+# --- project-local stores (Aider, Crush) --------------------------------------
+
+PROJECT_PARENTS = ("src", "code", "projects", "Projects", "dev", "work", "repos", "git", "Developer")
+"""Folders under the home folder where repositories usually live; with the home folder
+itself they are the default roots of agents that keep history inside each project."""
+
+
+def project_roots(home: Path) -> list[Path]:
+    """The home folder and its :data:`PROJECT_PARENTS` (pure)."""
+    return [home, *(home / name for name in PROJECT_PARENTS)]
+
+
+def project_files(root: Path, relative: str, depth: int = 2) -> Iterator[Path]:
+    """Files ``<root>/[<dir>/…]<relative>`` with at most ``depth`` folders between,
+    sorted; folders whose name starts with ``.`` are not entered (``relative`` itself
+    may name one, e.g. ``.crush/crush.db``).  Bounded so a home folder is cheap to scan."""
+    for level in range(depth + 1):
+        for path in sorted(root.glob("/".join(["*"] * level + [relative]))):
+            between = path.relative_to(root).parts[:level]
+            if not any(part.startswith(".") for part in between) and path.is_file():
+                yield path
+
+
+def database_headers(
+    agent: str, headers: list[Session], fallback_id: str, orphans: Diagnostics, path: str
+) -> list[Session]:
+    """The session headers of a database holding many sessions: each gets ``path`` as
+    its source; rows no session owns (``orphans``) are counted on the first one; a
+    database without sessions still yields one empty header (id ``fallback_id``)
+    carrying those diagnostics."""
+    headers = headers or [Session(key=f"{agent}:{fallback_id}", agent=agent, id=fallback_id)]
+    headers[0].diagnostics.merge(orphans)
+    for header in headers:
+        header.sources = [path]
+    return headers
+
+
+def unknown_message(
+    mid: str, raw: Any, timestamp: datetime | None = None, offset: int | None = None
+) -> Message:
+    """A record of a type the adapter does not know, kept verbatim: a ``system``
+    message flagged ``unknown`` holding one :class:`UnknownPart` (count it with
+    ``Diagnostics.unknown``)."""
+    return Message(
+        id=mid,
+        role="system",
+        timestamp=timestamp,
+        parts=[UnknownPart(raw=raw)],
+        flags=["unknown"],
+        offset=offset,
+    )

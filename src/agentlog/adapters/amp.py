@@ -1,0 +1,238 @@
+"""Amp (Sourcegraph's coding agent) threads: one JSON document per thread, rewritten
+in place.
+
+Spec (``shared/formats.md`` §13; ryoppippi/ccusage ``rust/crates/ccusage/src/adapter/amp/
+parser.rs``; kenn-io/agentsview ``internal/parser/amp.go`` and ``amp_test.go``):
+
+Location
+    ``${AMP_DATA_DIR:-~/.local/share/amp}/threads/T-<uuid>.json`` (the variable is the
+    override ccusage honours).
+
+Thread ``{v, id, created (epoch ms), title?, env{initial{trees[{displayName, uri}]}},
+meta{traces[{name, startTime, endTime}]}, messages[…], usageLedger?{events[…]}}``
+    ``id`` (= file stem) → session id; ``created`` → start; the last trace ``endTime`` →
+    end; ``env.initial.trees[0].uri`` (``file://…``) → ``cwd``; ``title`` (else the first
+    prompt) → title.
+    ``messages[{role, messageId, content[], usage?}]``: Anthropic-style content
+    (``text``, ``thinking``, ``tool_use`` …).  Tool results come as Amp blocks
+    ``{type:"tool_result", toolUseID, run{status:"done"|"error"|"cancelled", result?,
+    error{message}?}}`` (``result`` kept as the output; ``error`` → ``is_error``;
+    ``cancelled`` → ``interrupted``) or as the canonical ``tool_use_id``/``content``.
+    Message ids are per thread (``messageId`` 0, 1 …): stored as ``<threadId>:<messageId>``.
+
+Tokens (per inference, exclusive)
+    ``messages[].usage{model, timestamp, inputTokens, outputTokens,
+    cacheCreationInputTokens, cacheReadInputTokens, totalInputTokens, credits?}`` —
+    ``totalInputTokens = inputTokens + cacheCreationInputTokens + cacheReadInputTokens``
+    (Anthropic semantics).  For OpenAI models (``gpt-*``) Amp reports ``inputTokens`` 0 and
+    files the uncached prompt under ``cacheCreationInputTokens``; that bucket is uncached
+    input there (agentsview ``ampFoldsCacheCreationIntoInput``).  ``usage.model`` and
+    ``usage.timestamp`` date the message.  Older threads keep usage only in
+    ``usageLedger.events[{id, timestamp, model, tokens{input, output, total}, credits,
+    toMessageId}]``: used when no message carries ``usage``, on the message
+    ``toMessageId`` names (else a hidden ``synthetic`` carrier).  Credits are not money
+    and are not kept.
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import Iterator, Mapping
+from pathlib import Path, PurePath
+from typing import Any, ClassVar, Literal
+
+from agentlog.adapters._common import (
+    as_int,
+    as_str,
+    content_parts,
+    decode_json,
+    parse_time,
+    snake,
+    tool_output,
+    unknown_message,
+)
+from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.model import Diagnostics, Message, Session, TextPart, ToolResult, Usage
+from agentlog.readers import walk_files
+
+SLUG = "amp"
+
+TOOL_NAMES = {
+    "Bash": "bash",
+    "Read": "read",
+    "create_file": "write",
+    "edit_file": "edit",
+    "Grep": "grep",
+    "glob": "glob",
+    "list_directory": "list",
+    "web_search": "web_search",
+    "read_web_page": "web_fetch",
+    "Task": "task",
+    "todo_write": "todo",
+    "todo_read": "todo",
+}
+"""Amp tool names → agentlog's normalised names (others: snake_case)."""
+
+_RUN_STATUS = {"done": "completed", "error": "error", "cancelled": "interrupted"}
+
+
+def tool_name(raw: str, tool_input: Any = None) -> str:
+    """Normalised name of Amp tool ``raw``."""
+    return TOOL_NAMES.get(raw) or snake(raw)
+
+
+def usage_of(usage: dict[str, Any]) -> Usage:
+    """Exclusive buckets from a ``messages[].usage`` object (see the module docstring)."""
+    model = str(usage.get("model") or "")
+    write = as_int(usage.get("cacheCreationInputTokens"))
+    folded = model.startswith("gpt-")
+    return Usage(
+        input_tokens=as_int(usage.get("inputTokens")) + (write if folded else 0),
+        cache_read_tokens=as_int(usage.get("cacheReadInputTokens")),
+        cache_write_5m_tokens=0 if folded else write,
+        output_tokens=as_int(usage.get("outputTokens")),
+    )
+
+
+def _amp_output(block: dict[str, Any]) -> ToolOutput:
+    """An Amp ``{toolUseID, run{status, result, error}}`` block as a tool output."""
+    run = block.get("run") if isinstance(block.get("run"), dict) else {}
+    status = _RUN_STATUS.get(str(run.get("status")), "pending")
+    error = run.get("error") if isinstance(run.get("error"), dict) else {}
+    output = run.get("result") if "result" in run else error.get("message")
+    return ToolOutput(
+        call_id=str(block.get("toolUseID") or ""),
+        result=ToolResult(output=output, is_error=status == "error", status=status),  # type: ignore[arg-type]
+    )
+
+
+class _ThreadParse:
+    def __init__(self, ref: SourceRef, data: bytes) -> None:
+        self.ref = ref
+        self.data = data
+        sid = PurePath(ref.path).stem
+        self.header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
+        self.diagnostics = Diagnostics()
+        self.fragments: list[tuple[str, Any]] = []
+
+    def result(self) -> DocumentResult:
+        thread = decode_json(self.data)
+        if not isinstance(thread, dict):
+            self.diagnostics.skip("not_a_thread")
+        else:
+            self._thread(thread)
+        self.header.diagnostics = self.diagnostics
+        return DocumentResult(headers=[self.header], fragments=self.fragments)
+
+    def _thread(self, thread: dict[str, Any]) -> None:
+        header = self.header
+        header.title = as_str(thread.get("title"))
+        header.started_at = parse_time(thread.get("created"))
+        meta = thread.get("meta") if isinstance(thread.get("meta"), dict) else {}
+        traces = meta.get("traces") if isinstance(meta.get("traces"), list) else []
+        ends = [parse_time(t.get("endTime")) for t in traces if isinstance(t, dict)]
+        header.ended_at = next((t for t in reversed(ends) if t is not None), None)
+        env = thread.get("env") if isinstance(thread.get("env"), dict) else {}
+        initial = env.get("initial") if isinstance(env.get("initial"), dict) else {}
+        trees = initial.get("trees") if isinstance(initial.get("trees"), list) else []
+        uri = as_str(trees[0].get("uri")) if trees and isinstance(trees[0], dict) else None
+        if uri and uri.startswith("file://"):
+            header.cwd = urllib.parse.unquote(urllib.parse.urlparse(uri).path)
+        messages = thread.get("messages") if isinstance(thread.get("messages"), list) else []
+        by_number: dict[int, Message] = {}
+        for index, entry in enumerate(messages):
+            message = self._message(entry, index)
+            if message is not None and isinstance(entry.get("messageId"), int):
+                by_number[entry["messageId"]] = message
+        if not any(isinstance(m, dict) and isinstance(m.get("usage"), dict) for m in messages):
+            self._ledger(thread.get("usageLedger"), by_number)
+
+    def _message(self, entry: Any, index: int) -> Message | None:
+        role = entry.get("role") if isinstance(entry, dict) else None
+        if role not in ("user", "assistant"):
+            kind = entry.get("role") if isinstance(entry, dict) else type(entry).__name__
+            self.diagnostics.unknown(str(kind))
+            self._emit(unknown_message(f"{self.header.id}@{index}", entry))
+            return None
+        number = entry.get("messageId")
+        mid = f"{self.header.id}:{number}" if isinstance(number, int | str) else f"{self.header.id}@{index}"
+        parts, results = content_parts(entry.get("content"), tool_name)
+        for block in results:
+            self.fragments.append(
+                (self.header.id, _amp_output(block) if "toolUseID" in block else tool_output(block, None))
+            )
+        self.diagnostics.use()
+        usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else None
+        if not parts and usage is None:
+            return None
+        message = Message(id=mid, role=role, parts=parts)
+        if usage is not None:
+            message.usage = usage_of(usage)
+            message.model = as_str(usage.get("model"))
+            message.timestamp = parse_time(usage.get("timestamp"))
+        if role == "user" and self.header.title is None and message.text.strip():
+            self.header.title = message.text.strip()
+        self._emit(message)
+        return message
+
+    def _ledger(self, ledger: Any, by_number: dict[int, Message]) -> None:
+        events = ledger.get("events") if isinstance(ledger, dict) else None
+        for n, event in enumerate(events if isinstance(events, list) else []):
+            tokens = event.get("tokens") if isinstance(event, dict) else None
+            if not isinstance(tokens, dict):
+                self.diagnostics.skip("malformed:ledger_event")
+                continue
+            self.diagnostics.use()
+            usage = Usage(
+                input_tokens=as_int(tokens.get("input")), output_tokens=as_int(tokens.get("output"))
+            )
+            target = by_number.get(event.get("toMessageId"))  # type: ignore[arg-type]
+            if target is not None and target.usage is None:
+                target.usage, target.model = usage, as_str(event.get("model"))
+                target.timestamp = target.timestamp or parse_time(event.get("timestamp"))
+                continue
+            self._emit(
+                Message(
+                    id=f"{self.header.id}@ledger{n}",
+                    role="system",
+                    timestamp=parse_time(event.get("timestamp")),
+                    model=as_str(event.get("model")),
+                    parts=[TextPart(text="usage of an inference with no recorded message")],
+                    usage=usage,
+                    flags=["meta", "synthetic"],
+                )
+            )
+
+    def _emit(self, message: Message) -> None:
+        self.fragments.append((self.header.id, message))
+
+
+class AmpAdapter(DocumentAdapter):
+    """Amp: ``~/.local/share/amp/threads/T-*.json``."""
+
+    slug = SLUG
+    display_name = "Amp"
+    parser_version = 1
+    source_format: ClassVar[Literal["json", "sqlite"]] = "json"
+    env_vars = ("AMP_DATA_DIR",)
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [Path(env.get("AMP_DATA_DIR") or home / ".local" / "share" / "amp") / "threads"]
+
+    def discover(self, root: Path) -> Iterator[SourceRef]:
+        for path in walk_files(root, ".json"):
+            if path.name.startswith("T-"):
+                yield SourceRef(agent=SLUG, path=str(path))
+
+    def sniff(self, name: str, head: bytes) -> float:
+        thread = b'"messages"' in head and (b'"T-' in head or b'"usageLedger"' in head)
+        if thread and b'"created"' in head:
+            return 0.9 if name.startswith("T-") else 0.6
+        return 0.0
+
+    def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
+        return _ThreadParse(ref, doc.data).result()
+
+    def resume_command(self, session: Session) -> str | None:
+        """``amp threads continue <threadId>`` (Amp's CLI; documented by its runners)."""
+        return f"amp threads continue {session.id}"

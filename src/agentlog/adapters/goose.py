@@ -1,0 +1,315 @@
+"""Goose (Block's agent) sessions: one SQLite database for all sessions.
+
+Spec (``shared/formats.md`` §13; ryoppippi/ccusage ``adapter/goose/loader.rs``,
+``paths.rs``; kenn-io/agentsview ``internal/parser/goose.go`` — the columns and block
+types below are the ones those readers query):
+
+Location
+    ``$GOOSE_PATH_ROOT/data/sessions/sessions.db`` when the variable is set, else
+    ``~/.local/share/goose/sessions/sessions.db``, ``~/Library/Application Support/goose/
+    sessions/sessions.db`` and ``~/.local/share/Block/goose/sessions/sessions.db``.  The
+    reader layer reads the tables ``sessions``, ``messages`` and ``usage_ledger``
+    read-only (a private copy when a ``-wal`` file shows Goose may be running).
+
+``sessions`` (one row per session)
+    ``id``, ``name``/``description`` → title, ``working_dir`` → ``cwd``, ``created_at`` /
+    ``updated_at`` (SQLite UTC text or epoch) → start/end, ``model_config_json``
+    (``model_name``) → model, ``parent_session_id`` → parent (``kind="subagent"``),
+    cumulative ``accumulated_input_tokens``, ``accumulated_output_tokens``,
+    ``accumulated_cache_read_tokens``, ``accumulated_cache_write_tokens``,
+    ``accumulated_cost`` (columns absent in older schemas count as 0).
+
+``messages`` (``id, message_id, session_id, role, content_json, created_timestamp,
+timestamp, tokens, metadata_json``), ordered by ``created_timestamp, id``
+    ``content_json`` is a list of Goose content blocks: ``text``, ``thinking``,
+    ``redactedThinking``, ``image{mimeType}``, ``toolRequest``/``frontendToolRequest``
+    ``{id, toolCall{status:"success", value{name, arguments}} | {status:"error", error}}``,
+    ``toolResponse{id, toolResult{status:"success", value (content list or {content})} |
+    {status:"error", error}}`` (merged into the call), and ``toolConfirmationRequest`` /
+    ``systemNotification`` / ``actionRequired`` notices (kept as text); anything else
+    is kept as an unknown part.  ``metadata_json.userVisible == false`` → ``meta``.
+    Ids: ``<sessionId>:<message_id or row id>``.  Tool names are ``<extension>__<tool>``
+    MCP names: ``developer__shell`` → ``bash``, ``developer__text_editor`` → ``edit``, the
+    rest ``mcp__<extension>__<tool>``.
+
+Tokens
+    ``usage_ledger`` (newer Goose: ``session_id, created_timestamp, model, input_tokens,
+    output_tokens, cache_read_tokens, cache_write_tokens, cost, cost_source,
+    is_compaction``) has one row per request; it names no message, so each row is a
+    hidden usage message (``system``, ``meta`` + ``synthetic``) dated and modelled by
+    the row.  ``cost`` is ``recorded`` when ``cost_source`` is ``provider_reported``,
+    ``estimated`` when ``estimated``, else not kept.  Sessions without ledger rows carry
+    their **session totals** (the ``accumulated_*`` columns; ``accumulated_cost`` as an
+    ``estimated`` cost) on one hidden message ``<sessionId>@session-totals``.  Input is
+    read as exclusive of the cache columns, as agentsview does (not verified against
+    Goose's source).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from agentlog.adapters._common import as_int, as_str, database_headers, decode_json, parse_time
+from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.model import (
+    Diagnostics,
+    FilePart,
+    Message,
+    Part,
+    ReasoningPart,
+    Session,
+    TextPart,
+    ToolCallPart,
+    ToolResult,
+    UnknownPart,
+    Usage,
+)
+from agentlog.readers import walk_files
+
+SLUG = "goose"
+DATABASE = "sessions.db"
+TOOL_NAMES = {"developer__shell": "bash", "developer__text_editor": "edit"}
+_NOTICES = ("toolConfirmationRequest", "systemNotification", "actionRequired")
+_COST_SOURCES = {"provider_reported": "recorded", "estimated": "estimated"}
+
+
+def tool_name(raw: str) -> str:
+    """Normalised name of a Goose ``<extension>__<tool>`` tool."""
+    if raw in TOOL_NAMES:
+        return TOOL_NAMES[raw]
+    return f"mcp__{raw}" if "__" in raw else raw
+
+
+def _time(value: Any) -> datetime | None:
+    """A Goose time: SQLite ``YYYY-MM-DD HH:MM:SS`` text (UTC), ISO text, or epoch s/ms."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    return parse_time(value)
+
+
+class _DatabaseParse:
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        self.ref = ref
+        self.tables = doc.tables
+        self.fragments: list[tuple[str, Any]] = []
+        self.headers: dict[str, Session] = {}
+        self.orphans = Diagnostics()
+
+    def result(self) -> DocumentResult:
+        for row in self.tables.get("sessions", []):
+            sid = as_str(str(row.get("id") or ""))
+            if sid is None:
+                self.orphans.skip("malformed:session_row")
+                continue
+            self.headers[sid] = self._header(sid, row)
+        messages = sorted(
+            self.tables.get("messages", []),
+            key=lambda r: (as_int(r.get("created_timestamp")), as_int(r.get("id"))),
+        )
+        for row in messages:
+            self._message(row)
+        ledgered = set()
+        for n, row in enumerate(self.tables.get("usage_ledger", [])):
+            sid = str(row.get("session_id") or "")
+            if self._owner(sid) is not None:
+                ledgered.add(sid)
+                self._ledger(sid, n, row)
+        for sid, row in ((r.get("id"), r) for r in self.tables.get("sessions", [])):
+            if isinstance(sid, str) and sid not in ledgered:
+                self._totals(sid, row)
+        folder = Path(self.ref.path).parent.name
+        headers = database_headers(SLUG, list(self.headers.values()), folder, self.orphans, self.ref.path)
+        return DocumentResult(headers=headers, fragments=self.fragments)
+
+    def _header(self, sid: str, row: dict[str, Any]) -> Session:
+        config = decode_json(str(row.get("model_config_json") or "").encode())
+        config = config if isinstance(config, dict) else {}
+        model = as_str(config.get("model_name")) or as_str(config.get("model"))
+        header = Session(
+            key=f"{SLUG}:{sid}",
+            agent=SLUG,
+            id=sid,
+            title=as_str(row.get("name")) or as_str(row.get("description")),
+            cwd=as_str(row.get("working_dir")),
+            started_at=_time(row.get("created_at")),
+            ended_at=_time(row.get("updated_at")),
+            models=[model] if model else [],
+        )
+        parent = as_str(str(row.get("parent_session_id") or ""))
+        if parent:
+            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
+        header.diagnostics.use()
+        return header
+
+    def _owner(self, sid: str) -> Session | None:
+        header = self.headers.get(sid)
+        if header is None:
+            self.orphans.skip("no_session_row")
+        return header
+
+    def _message(self, row: dict[str, Any]) -> None:
+        sid = str(row.get("session_id") or "")
+        header = self._owner(sid)
+        if header is None:
+            return
+        role = row.get("role")
+        content = decode_json(str(row.get("content_json") or "").encode())
+        if role not in ("user", "assistant") or not isinstance(content, list):
+            header.diagnostics.skip("malformed:message_row")
+            return
+        header.diagnostics.use()
+        when = _time(row.get("created_timestamp")) or _time(row.get("timestamp"))
+        parts = [part for block in content if (part := self._block(sid, block, when)) is not None]
+        if not parts:
+            return
+        meta = decode_json(str(row.get("metadata_json") or "").encode())
+        hidden = isinstance(meta, dict) and meta.get("userVisible") is False
+        mid = as_str(str(row.get("message_id") or "")) or str(row.get("id"))
+        self.fragments.append(
+            (
+                sid,
+                Message(
+                    id=f"{sid}:{mid}",
+                    role=role,
+                    timestamp=when,
+                    model=header.models[0] if role == "assistant" and header.models else None,
+                    parts=parts,
+                    flags=["meta"] if hidden else [],
+                ),
+            )
+        )
+
+    def _block(self, sid: str, block: Any, when: datetime | None) -> Part | None:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            return TextPart(text=str(block.get("text") or ""))
+        if kind == "thinking":
+            return ReasoningPart(text=str(block.get("thinking") or ""))
+        if kind == "redactedThinking":
+            return ReasoningPart(encrypted=True)
+        if kind == "image":
+            return FilePart(media_type=str(block.get("mimeType") or "image"))
+        if kind in ("toolRequest", "frontendToolRequest"):
+            call = block.get("toolCall") if isinstance(block.get("toolCall"), dict) else {}
+            value = call.get("value") if isinstance(call.get("value"), dict) else {}
+            raw = str(value.get("name") or "")
+            return ToolCallPart(
+                call_id=str(block.get("id") or ""),
+                tool=tool_name(raw),
+                raw_name=raw,
+                input=value.get("arguments") if call.get("status") == "success" else call,
+            )
+        if kind == "toolResponse":
+            self.fragments.append((sid, self._response(block, when)))
+            return None
+        if kind in _NOTICES:
+            text = next(
+                (block[k] for k in ("prompt", "msg", "message", "text") if isinstance(block.get(k), str)), ""
+            )
+            return TextPart(text=text or str(kind))
+        return UnknownPart(raw=block)
+
+    @staticmethod
+    def _response(block: dict[str, Any], when: datetime | None) -> ToolOutput:
+        result = block.get("toolResult") if isinstance(block.get("toolResult"), dict) else {}
+        error = result.get("status") == "error"
+        value = result.get("value")
+        output = (
+            result.get("error")
+            if error
+            else value.get("content", value)
+            if isinstance(value, dict)
+            else value
+        )
+        return ToolOutput(
+            call_id=str(block.get("id") or ""),
+            result=ToolResult(
+                output=output, is_error=error, status="error" if error else "completed", ended_at=when
+            ),
+            timestamp=when,
+        )
+
+    def _ledger(self, sid: str, n: int, row: dict[str, Any]) -> None:
+        self.headers[sid].diagnostics.use()
+        cost, source = row.get("cost"), _COST_SOURCES.get(str(row.get("cost_source")))
+        kept = source is not None and isinstance(cost, int | float)
+        usage = Usage(
+            input_tokens=as_int(row.get("input_tokens")),
+            cache_read_tokens=as_int(row.get("cache_read_tokens")),
+            cache_write_5m_tokens=as_int(row.get("cache_write_tokens")),
+            output_tokens=as_int(row.get("output_tokens")),
+            cost_usd=float(cost) if kept else None,  # type: ignore[arg-type]
+            cost_source=source if kept else None,  # type: ignore[arg-type]
+        )
+        text = "usage of a compaction request" if row.get("is_compaction") else "usage of a request"
+        self._carrier(
+            sid, f"{sid}@usage{n}", text, usage, _time(row.get("created_timestamp")), as_str(row.get("model"))
+        )
+
+    def _totals(self, sid: str, row: dict[str, Any]) -> None:
+        cost = row.get("accumulated_cost")
+        usage = Usage(
+            input_tokens=as_int(row.get("accumulated_input_tokens")),
+            cache_read_tokens=as_int(row.get("accumulated_cache_read_tokens")),
+            cache_write_5m_tokens=as_int(row.get("accumulated_cache_write_tokens")),
+            output_tokens=as_int(row.get("accumulated_output_tokens")),
+            cost_usd=float(cost) if isinstance(cost, int | float) else None,
+            cost_source="estimated" if isinstance(cost, int | float) else None,
+        )
+        if usage.total_tokens or usage.cost_usd:
+            self._carrier(sid, f"{sid}@session-totals", "session totals", usage, None, None)
+
+    def _carrier(
+        self, sid: str, mid: str, text: str, usage: Usage, when: datetime | None, model: str | None
+    ) -> None:
+        header = self.headers[sid]
+        message = Message(
+            id=mid,
+            role="system",
+            timestamp=when,
+            model=model or (header.models[0] if header.models else None),
+            parts=[TextPart(text=text)],
+            usage=usage,
+            flags=["meta", "synthetic"],
+        )
+        self.fragments.append((sid, message))
+
+
+class GooseAdapter(DocumentAdapter):
+    """Goose (Block): ``~/.local/share/goose/sessions/sessions.db``."""
+
+    slug = SLUG
+    display_name = "Goose"
+    parser_version = 1
+    source_format: ClassVar[Literal["json", "sqlite"]] = "sqlite"
+    sqlite_tables = ("sessions", "messages", "usage_ledger")
+    env_vars = ("GOOSE_PATH_ROOT",)
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        if env.get("GOOSE_PATH_ROOT", "").strip():
+            return [Path(env["GOOSE_PATH_ROOT"].strip()) / "data" / "sessions"]
+        return [
+            home / ".local" / "share" / "goose" / "sessions",
+            home / "Library" / "Application Support" / "goose" / "sessions",
+            home / ".local" / "share" / "Block" / "goose" / "sessions",
+        ]
+
+    def discover(self, root: Path) -> Iterator[SourceRef]:
+        for path in walk_files(root, DATABASE):
+            if path.name == DATABASE:
+                yield SourceRef(agent=SLUG, path=str(path))
+
+    def sniff(self, name: str, head: bytes) -> float:
+        if head.startswith(b"SQLite format 3\x00") and name == DATABASE:
+            return 0.6
+        return 0.0
+
+    def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
+        return _DatabaseParse(ref, doc).result()
+
+    def resume_command(self, session: Session) -> str | None:
+        """``goose session --resume --session-id <id>`` (Goose CLI reference)."""
+        return f"goose session --resume --session-id {session.id}" if session.kind == "main" else None
