@@ -34,9 +34,19 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: replaces compacted history; ``interrupted``: the user stopped the turn;
 #: ``api_error``: the agent recorded an API failure; ``replayed``: a copy of a
 #: message first recorded in another session (its usage is not counted again);
-#: ``unknown``: a record type the adapter does not know, kept raw.
-HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed"})
-MESSAGE_FLAGS = ("meta", "synthetic", "compaction_summary", "interrupted", "api_error", "replayed", "unknown")
+#: ``unknown``: a record type the adapter does not know, kept raw; ``abandoned``: on a
+#: branch of a tree-shaped log that the active transcript (leaf → root) left behind.
+HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed", "abandoned"})
+MESSAGE_FLAGS = (
+    "meta",
+    "synthetic",
+    "compaction_summary",
+    "interrupted",
+    "api_error",
+    "replayed",
+    "unknown",
+    "abandoned",
+)
 
 
 class Usage(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):

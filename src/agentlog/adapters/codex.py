@@ -122,7 +122,7 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, parse_time
+from agentlog.adapters._common import as_int, as_str, block_text, decode_json, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -291,16 +291,6 @@ def usage_of(vector: list[int], web_searches: int = 0) -> Usage:
         reasoning_tokens=reasoning,
         web_search_requests=web_searches,
     )
-
-
-def decode_json(text: Any) -> Any:
-    """``text`` decoded when it is a JSON string, else ``text`` unchanged."""
-    if isinstance(text, str):
-        try:
-            return msgspec.json.decode(text)
-        except msgspec.DecodeError:
-            return text
-    return text
 
 
 def content_parts(content: Any) -> list[Part]:
