@@ -35,7 +35,9 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: ``api_error``: the agent recorded an API failure; ``replayed``: a copy of a
 #: message first recorded in another session (its usage is not counted again);
 #: ``unknown``: a record type the adapter does not know, kept raw; ``abandoned``: on a
-#: branch of a tree-shaped log that the active transcript (leaf → root) left behind.
+#: branch of a tree-shaped log that the active transcript (leaf → root) left behind;
+#: ``approximate_time``: the agent records no per-message time, ``timestamp`` is
+#: interpolated (the adapter's docstring says how).
 HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed", "abandoned"})
 MESSAGE_FLAGS = (
     "meta",
@@ -46,6 +48,7 @@ MESSAGE_FLAGS = (
     "replayed",
     "unknown",
     "abandoned",
+    "approximate_time",
 )
 
 
