@@ -118,11 +118,10 @@ class CodeWhaleAdapter(DocumentAdapter):
                 yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
-        if b'"metadata"' in head and b'"messages"' in head:
-            if b'"total_tokens"' in head or b'"workspace"' in head or b"session_cost_usd" in head:
-                return 0.9
-            return 0.4
-        return 0.0
+        if b'"metadata"' not in head or b'"messages"' not in head:
+            return 0.0
+        keys = (b'"schema_version"', b'"total_tokens"', b'"workspace"', b"session_cost_usd")
+        return 0.9 if sum(key in head for key in keys) >= 2 else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         diagnostics = Diagnostics()

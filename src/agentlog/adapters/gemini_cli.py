@@ -281,7 +281,7 @@ class GeminiCliAdapter(DocumentAdapter):
             return 0.8
         if b'"type":"gemini"' in head or b'"type": "gemini"' in head:
             return 0.7
-        return 0.0
+        return 0.6 if b'"lastUpdated"' in head and (b'"messages"' in head or b'"history"' in head) else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         chat = fold_document(doc.data, log=ref.path.endswith(".jsonl"))

@@ -335,7 +335,7 @@ class QwenAdapter(JsonlAdapter):
         # Above Claude Code's 0.95: Qwen records carry the same envelope keys.
         if b'"role":"model"' in head or b'"systemPayload"' in head or b'"usageMetadata"' in head:
             return 0.98
-        return 0.6 if b'"parts"' in head else 0.0
+        return 0.97 if b'"parts":[' in head else 0.0
 
     def new_parser(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> QwenParser:
         return QwenParser(ref, sidecars)
