@@ -43,9 +43,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-import msgspec
-
-from agentlog.adapters._common import as_int, as_str, decode_json, parse_time
+from agentlog.adapters._common import as_int, as_str, decode_json, decode_record, normalise_tool, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -76,18 +74,13 @@ TOOL_NAMES = {
     "todo_write": "todo",
 }
 USAGE_NOTE = "Session-level cumulative tokens and cost (CodeWhale records no per-call usage or split)."
-_DECODER = msgspec.json.Decoder()
 
 
 def tool_name(raw: str) -> str:
     """Normalised name of a CodeWhale tool (``exec_shell*`` → ``bash``, ``agents/*`` → ``task``)."""
-    if raw.startswith("mcp__"):
-        return raw
     if raw.startswith("exec_shell"):
         return "bash"
-    if raw.startswith("agents/"):
-        return "task"
-    return TOOL_NAMES.get(raw, raw)
+    return "task" if raw.startswith("agents/") else normalise_tool(raw, TOOL_NAMES)
 
 
 def recorded_cost(metadata: dict[str, Any]) -> float | None:
@@ -125,14 +118,8 @@ class CodeWhaleAdapter(DocumentAdapter):
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         diagnostics = Diagnostics()
-        try:
-            data = _DECODER.decode(doc.data)
-        except msgspec.DecodeError as exc:
-            diagnostics.skip("invalid_utf8" if "UTF-8" in str(exc) else "invalid_json")
-            data = None
-        if not isinstance(data, dict):
-            if data is not None:
-                diagnostics.skip("not_an_object")
+        data = decode_record(doc.data, diagnostics)
+        if data is None:
             sid = PurePath(ref.path).stem
             header = Session(
                 key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=diagnostics

@@ -48,7 +48,7 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, decode_json, parse_time
+from agentlog.adapters._common import as_int, as_str, decode_json, normalise_tool, parse_time, snapshot_header
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -108,7 +108,7 @@ _TURN_END: dict[str, SessionStatus] = {
 
 def tool_name(raw: str) -> str:
     """Normalised name of a DeepSeek Harness tool (MCP tools keep ``mcp__server__tool``)."""
-    return raw if raw.startswith("mcp__") else TOOL_NAMES.get(raw, raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -283,14 +283,9 @@ class HarnessParser(LineParser[HarnessState]):
             )
 
     def headers(self) -> list[Session]:
-        if self.state.header is None and self.diagnostics.records_total == 0:
+        if self.diagnostics.records_total == 0:
             return []
-        header = msgspec.structs.replace(self.session, sources=list(self.session.sources))
-        header.title = self.state.title or self.state.first_prompt
-        header.diagnostics = msgspec.msgpack.decode(
-            msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
-        )
-        return [header]
+        return [snapshot_header(self.session, self.state.title or self.state.first_prompt, self.diagnostics)]
 
 
 class DeepSeekHarnessAdapter(JsonlAdapter):

@@ -56,9 +56,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-import msgspec
-
-from agentlog.adapters._common import as_int, as_str, parse_time
+from agentlog.adapters._common import as_int, as_str, decode_record, normalise_tool, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import (
     Diagnostics,
@@ -97,16 +95,14 @@ TOOL_NAMES = {
 ``server__tool`` in Gemini and become ``mcp__server__tool``)."""
 
 _TOOL_STATUS = {"success": "completed", "error": "error", "cancelled": "interrupted"}
-_DECODER = msgspec.json.Decoder()
 
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Gemini (or Qwen) tool ``raw``."""
-    if raw.startswith("mcp__"):
-        return raw
-    if raw in TOOL_NAMES:
-        return TOOL_NAMES[raw]
-    return f"mcp__{raw}" if "__" in raw.strip("_") else raw
+    name = normalise_tool(raw, TOOL_NAMES)
+    if name != raw or raw.startswith("mcp__") or "__" not in raw.strip("_"):
+        return name
+    return f"mcp__{raw}"
 
 
 def usage_of(tokens: Any) -> Usage | None:
@@ -216,13 +212,8 @@ def fold_document(data: bytes, log: bool) -> _Chat:
     docstring); bad records are counted in the chat's diagnostics."""
     chat = _Chat()
     if not log:
-        try:
-            whole = _DECODER.decode(data)
-        except msgspec.DecodeError as exc:
-            chat.diagnostics.skip("invalid_utf8" if "UTF-8" in str(exc) else "invalid_json")
-            return chat
-        if not isinstance(whole, dict):
-            chat.diagnostics.skip("not_an_object")
+        whole = decode_record(data, chat.diagnostics)
+        if whole is None:
             return chat
         chat.diagnostics.use()
         chat.meta = {k: v for k, v in whole.items() if k not in ("messages", "history")}
@@ -240,17 +231,9 @@ def fold_document(data: bytes, log: bool) -> _Chat:
                 chat.diagnostics.skip("not_an_object")
         return chat
     for line in data.split(b"\n"):
-        if not line.strip():
-            continue
-        try:
-            record = _DECODER.decode(line)
-        except msgspec.DecodeError as exc:
-            chat.diagnostics.skip("invalid_utf8" if "UTF-8" in str(exc) else "invalid_json")
-            continue
-        if isinstance(record, dict):
+        record = decode_record(line, chat.diagnostics) if line.strip() else None
+        if record is not None:
             chat.feed(record)
-        else:
-            chat.diagnostics.skip("not_an_object")
     return chat
 
 

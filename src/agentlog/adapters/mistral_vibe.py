@@ -78,7 +78,7 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, decode_json, parse_time
+from agentlog.adapters._common import as_int, as_str, block_text, decode_json, decode_record, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -134,9 +134,8 @@ USAGE_NOTE = "Session-level cumulative tokens (Mistral Vibe records no per-call 
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Vibe tool (MCP tools keep ``mcp__server__tool``)."""
-    if raw.startswith("mcp__"):
-        return raw
-    return TOOL_NAMES.get(raw.rsplit(".", 1)[-1], raw)
+    base = raw.rsplit(".", 1)[-1]
+    return TOOL_NAMES[base] if base in TOOL_NAMES and not raw.startswith("mcp__") else raw
 
 
 def session_usage(prompt: int, cached: int, completion: int, cost: Any = None) -> Usage:
@@ -244,13 +243,8 @@ class _Legacy:
         return DocumentResult(headers=[session], fragments=self.fragments)
 
     def _line(self, line: bytes, index: int, when: datetime | None, model: str | None) -> None:
-        try:
-            record = _DECODER.decode(line)
-        except msgspec.DecodeError as exc:
-            self.diagnostics.skip("invalid_utf8" if "UTF-8" in str(exc) else "invalid_json")
-            return
-        if not isinstance(record, dict):
-            self.diagnostics.skip("not_an_object")
+        record = decode_record(line, self.diagnostics)
+        if record is None:
             return
         sid = self.session.id
         mid = as_str(record.get("message_id")) or f"{sid}@{index + 1}"

@@ -66,16 +66,13 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import Branches, as_int, as_str, parse_time, snake
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters._common import TreeParser, TreeState, as_int, as_str, normalise_tool, parse_time, snake
+from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
-    Diagnostics,
     FilePart,
-    Message,
     Part,
     ReasoningPart,
-    Role,
     Session,
     TextPart,
     ToolCallPart,
@@ -97,10 +94,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Pi tool ``raw`` (MCP tools keep ``mcp__server__tool``)."""
-    if raw.startswith("mcp__"):
-        return raw
-    name = snake(raw)
-    return TOOL_NAMES.get(name, name)
+    return normalise_tool(raw if raw.startswith("mcp__") else snake(raw), TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -143,21 +137,18 @@ def content_parts(content: Any) -> list[Part]:
     return parts
 
 
-class PiState(msgspec.Struct, kw_only=True):
-    """Parser state between reads: the header, the tree's active path, title."""
+class PiState(TreeState, kw_only=True):
+    """Parser state between reads: the header, the tree's active path, title, model."""
 
-    diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
-    header: Session | None = None
-    branches: Branches = msgspec.field(default_factory=Branches)
     model: str | None = None
-    title: str | None = None
-    first_prompt: str | None = None
 
 
-class PiParser(LineParser[PiState]):
+class PiParser(TreeParser[PiState]):
     """Parses one Pi (or OpenClaw) session file."""
 
     state_type = PiState
+    id_field = "id"
+    parent_field = "parentId"
     slug = SLUG
 
     def initial_state(self) -> PiState:
@@ -180,7 +171,7 @@ class PiParser(LineParser[PiState]):
             self._message(record, offset)
         elif kind == "model_change":
             self.state.model = as_str(record.get("modelId")) or self.state.model
-            self._entry(record, None)
+            self._tree(record, None)
             self.diagnostics.use()
         elif kind == "compaction":
             part = CompactionPart(
@@ -193,16 +184,15 @@ class PiParser(LineParser[PiState]):
             self._emit(record, offset, "user", content_parts(record.get("content")), ["meta"])
         elif kind == "session_info":
             self.state.title = as_str(record.get("name")) or self.state.title
-            self._entry(record, None)
+            self._tree(record, None)
             self.diagnostics.use()
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
-            self._entry(record, None)
+            self._tree(record, None)
             self.diagnostics.skip(f"ignored:{kind}")
         elif kind == "message":
             self.diagnostics.skip("malformed:message")
         else:
-            self.diagnostics.unknown(kind if isinstance(kind, str) else "<none>")
-            self._emit(record, offset, "system", [UnknownPart(raw=record)], ["unknown"], counted=True)
+            self._unknown(record, offset, kind if isinstance(kind, str) else "<none>")
 
     def _header(self, record: dict[str, Any]) -> None:
         self.diagnostics.use()
@@ -217,46 +207,6 @@ class PiParser(LineParser[PiState]):
         if parent:
             session.kind = "fork"
             session.parent_key = f"{self.slug}:{session_id_of(parent)}"
-
-    def _entry(self, record: dict[str, Any], produced: tuple[str, str] | None) -> None:
-        """Advance the tree with a v2/v3 entry; flag messages left on a dead branch."""
-        entry = as_str(record.get("id"))
-        if entry is None:
-            return
-        for mid, role in self.state.branches.advance(entry, as_str(record.get("parentId"))):
-            self.emit(self.session.id, Message(id=mid, role=role, flags=["abandoned"]))  # type: ignore[arg-type]
-        if produced is not None:
-            self.state.branches.messages[entry] = produced
-
-    def _emit(
-        self,
-        record: dict[str, Any],
-        offset: int,
-        role: Role,
-        parts: list[Part],
-        flags: list[str],
-        model: str | None = None,
-        usage: Usage | None = None,
-        counted: bool = False,
-    ) -> None:
-        session = self.session
-        mid = as_str(record.get("id")) or f"{session.id}@{offset}"
-        self._entry(record, (mid, role))
-        if not counted:
-            self.diagnostics.use()
-        self.emit(
-            session.id,
-            Message(
-                id=mid,
-                role=role,
-                timestamp=parse_time(record.get("timestamp")),
-                model=model,
-                parts=parts,
-                usage=usage,
-                flags=flags,
-                offset=offset,
-            ),
-        )
 
     def _message(self, record: dict[str, Any], offset: int) -> None:
         message = record["message"]
@@ -284,8 +234,7 @@ class PiParser(LineParser[PiState]):
         elif role == "system":
             self._emit(record, offset, "system", content_parts(message.get("content")), ["meta"])
         else:
-            self.diagnostics.unknown(f"message/{role}")
-            self._emit(record, offset, "system", [UnknownPart(raw=record)], ["unknown"], counted=True)
+            self._unknown(record, offset, f"message/{role}")
 
     def _assistant(self, record: dict[str, Any], message: dict[str, Any], offset: int) -> None:
         parts: list[Part] = []
@@ -320,7 +269,7 @@ class PiParser(LineParser[PiState]):
         self._emit(record, offset, "assistant", parts, flags, model, usage_of(message.get("usage")))
 
     def _tool_result(self, record: dict[str, Any], message: dict[str, Any], offset: int) -> None:
-        self._entry(record, None)
+        self._tree(record, None)
         self.diagnostics.use()
         when = parse_time(record.get("timestamp"))
         is_error = message.get("isError") is True
@@ -361,16 +310,6 @@ class PiParser(LineParser[PiState]):
             ),
         )
         self._emit(record, offset, "user", [call], [])
-
-    def headers(self) -> list[Session]:
-        if self.state.header is None and self.diagnostics.records_total == 0:
-            return []
-        header = msgspec.structs.replace(self.session, sources=list(self.session.sources))
-        header.title = self.state.title or self.state.first_prompt
-        header.diagnostics = msgspec.msgpack.decode(
-            msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
-        )
-        return [header]
 
 
 def _count(value: Any) -> int | None:

@@ -52,22 +52,17 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-import msgspec
-
-from agentlog.adapters._common import Branches, as_int, as_str, parse_time
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters._common import TreeParser, TreeState, as_int, as_str, parse_time
+from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.adapters.gemini_cli import function_output, gemini_parts, tool_name
 from agentlog.model import (
     CompactionPart,
-    Diagnostics,
     Message,
     Part,
-    Role,
     Session,
     TextPart,
     ToolCallPart,
     ToolResult,
-    UnknownPart,
     Usage,
 )
 from agentlog.readers import walk_files
@@ -115,24 +110,16 @@ def split_glued(line: bytes) -> list[tuple[int, bytes]]:
     return out if len(out) > 1 else []
 
 
-class QwenState(msgspec.Struct, kw_only=True):
-    """Parser state between reads: the header, the tree's active path, titles."""
-
-    diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
-    header: Session | None = None
-    branches: Branches = msgspec.field(default_factory=Branches)
-    title: str | None = None
-    first_prompt: str | None = None
-
-
-class QwenParser(LineParser[QwenState]):
+class QwenParser(TreeParser[TreeState]):
     """Parses one Qwen Code chat file."""
 
-    state_type = QwenState
+    state_type = TreeState
+    id_field = "uuid"
+    parent_field = "parentUuid"
 
-    def initial_state(self) -> QwenState:
+    def initial_state(self) -> TreeState:
         sid = PurePath(self.ref.path).name.removesuffix(".jsonl")
-        return QwenState(header=Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path]))
+        return TreeState(header=Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path]))
 
     @property
     def session(self) -> Session:
@@ -183,46 +170,7 @@ class QwenParser(LineParser[QwenState]):
             self._tree(record, None)
             self.diagnostics.use()
         else:
-            name = f"{kind}/{subtype}" if subtype else str(kind)
-            self.diagnostics.unknown(name)
-            self._emit(record, offset, "system", [UnknownPart(raw=record)], ["unknown"], counted=True)
-
-    def _tree(self, record: dict[str, Any], produced: tuple[str, str] | None) -> None:
-        uuid = as_str(record.get("uuid"))
-        if uuid is None:
-            return
-        for mid, role in self.state.branches.advance(uuid, as_str(record.get("parentUuid"))):
-            self.emit(self.session.id, Message(id=mid, role=role, flags=["abandoned"]))  # type: ignore[arg-type]
-        if produced is not None:
-            self.state.branches.messages.setdefault(uuid, produced)
-
-    def _emit(
-        self,
-        record: dict[str, Any],
-        offset: int,
-        role: Role,
-        parts: list[Part],
-        flags: list[str],
-        model: str | None = None,
-        usage: Usage | None = None,
-        counted: bool = False,
-        suffix: str = "",
-    ) -> None:
-        mid = (as_str(record.get("uuid")) or f"{self.session.id}@{offset}") + suffix
-        self._tree(record, (mid, role))
-        if not counted:
-            self.diagnostics.use()
-        message = Message(
-            id=mid,
-            role=role,
-            timestamp=parse_time(record.get("timestamp")),
-            model=model,
-            parts=parts,
-            usage=usage,
-            flags=flags,
-            offset=offset,
-        )
-        self.emit(self.session.id, message)
+            self._unknown(record, offset, f"{kind}/{subtype}" if subtype else str(kind))
 
     @staticmethod
     def _parts(record: dict[str, Any]) -> list[Part]:
@@ -300,16 +248,6 @@ class QwenParser(LineParser[QwenState]):
             self.emit(
                 self.session.id, ToolOutput(call_id=call_id, result=result, timestamp=when, offset=offset)
             )
-
-    def headers(self) -> list[Session]:
-        if self.diagnostics.records_total == 0:
-            return []
-        header = msgspec.structs.replace(self.session, sources=list(self.session.sources))
-        header.title = self.state.title or self.state.first_prompt
-        header.diagnostics = msgspec.msgpack.decode(
-            msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
-        )
-        return [header]
 
 
 class QwenAdapter(JsonlAdapter):
