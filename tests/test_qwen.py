@@ -13,7 +13,7 @@ from pathlib import Path
 
 from agent_checks import accounted, buckets, calls, found_and_shown, roles
 from agentlog.adapters.qwen import QwenAdapter, split_glued, usage_of
-from agentlog.model import ReasoningPart
+from agentlog.model import CompactionPart, ReasoningPart
 from conftest import FIXTURES, fixture, parse_one
 
 QWEN = "qwen"
@@ -100,3 +100,22 @@ def test_found_under_home_and_shown(tmp_path):
     ]
     head = (chats / "019f0000-0000-7000-8000-000000000001.jsonl").read_bytes()
     assert QwenAdapter().sniff("x.jsonl", head) > 0.95
+
+
+def test_compression_and_agent_message(tmp_path):
+    records = [
+        '{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-08-17T12:00:00Z","type":"user",'
+        '"message":{"role":"user","parts":[{"text":"go"}]}}',
+        '{"uuid":"c1","parentUuid":"u1","sessionId":"s","timestamp":"2026-08-17T12:01:00Z","type":"system",'
+        '"subtype":"chat_compression","systemPayload":{"info":{"originalTokenCount":100,"newTokenCount":10},'
+        '"compressedHistory":[{"role":"user","parts":[{"text":"summary"}]}]}}',
+        '{"uuid":"m1","parentUuid":"c1","sessionId":"s","timestamp":"2026-08-17T12:02:00Z","type":"user",'
+        '"subtype":"agent_message","systemPayload":{"displayText":"alice reply"}}',
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(records) + "\n")
+    s = parse_one(QWEN, path)
+    compaction = s.messages[1].parts[0]
+    assert isinstance(compaction, CompactionPart)
+    assert (compaction.summary, compaction.tokens_before) == ("summary", 100)
+    assert (s.messages[2].text, s.messages[2].flags) == ("alice reply", ["meta"])

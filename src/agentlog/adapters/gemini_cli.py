@@ -163,10 +163,14 @@ class _Chat:
     def __init__(self) -> None:
         self.meta: dict[str, Any] = {}
         self.messages: dict[str, dict[str, Any]] = {}
+        self.anonymous = 0
         self.diagnostics = Diagnostics()
 
     def upsert(self, record: dict[str, Any]) -> None:
-        key = as_str(record.get("id")) or f"@{len(self.messages)}"
+        key = as_str(record.get("id"))
+        if key is None:
+            self.anonymous += 1
+            key = f"@{self.anonymous}"
         if key in self.messages:
             self.diagnostics.skip("superseded:message")
         self.messages[key] = record

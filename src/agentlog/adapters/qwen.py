@@ -17,18 +17,22 @@ systemPayload?}``)
     ``user`` (no subtype): the prompt — ``systemPayload.displayText`` is what was
     typed; other text parts of ``message.parts`` are injected hook context, kept as
     a ``meta`` message of their own; subtype ``mid_turn_user_message`` is a typed
-    prompt too, ``notification`` is ``meta``.  ``assistant``: parts ``text``,
+    prompt too, ``notification`` and ``agent_message`` (another agent's reply, its
+    ``displayText``) are ``meta``.  ``assistant``: parts ``text``,
     ``text`` with ``thought: true`` (reasoning), ``functionCall{id, name, args}``;
     one response can be written as several records with the same ``uuid`` (they
     are one message: parts appended, the usage copy kept).  ``tool_result``:
     ``functionResponse{id, name, response}`` parts merged into their call,
     ``toolCallResult.status`` (``error``/``cancelled``).  ``system``:
-    ``chat_compression`` (compaction), ``custom_title`` (title, last wins),
-    ``slash_command`` (meta), ``rewind`` (moves the tree, see below); telemetry and
-    state snapshots (``ui_telemetry``, ``session_model``, ``file_history_snapshot``,
+    ``chat_compression`` (compaction: ``systemPayload{info{originalTokenCount},
+    compressedHistory[Content]}``, the summary is the text of that history),
+    ``custom_title`` (title, last wins), ``slash_command``/``at_command`` (meta),
+    ``rewind`` (moves the tree, see below); telemetry and state snapshots
+    (``ui_telemetry``, ``session_model``, ``file_history_snapshot``,
     ``session_artifact_snapshot``, ``turn_result``, ``agent_*``) are ignored with
     reason ``ignored:system/<subtype>`` (their ``cwd`` is not the session's either).
-    ``cwd``, ``gitBranch``, ``version``: the latest used record's.  Anything else is kept raw.
+    ``cwd``, ``gitBranch``, ``version``: the latest used record's.  Anything else is
+    kept raw.
     Several JSON objects glued on one line (seen in fixture ``…0005.jsonl``) are
     split and read one by one.
 
@@ -90,6 +94,24 @@ def usage_of(meta: Any) -> Usage | None:
     )
 
 
+def compaction(payload: dict[str, Any]) -> CompactionPart:
+    """The compaction part of a ``chat_compression`` record's ``systemPayload``."""
+    history = payload.get("compressedHistory")
+    texts = [
+        part["text"]
+        for content in (history if isinstance(history, list) else [])
+        if isinstance(content, dict)
+        for part in content.get("parts") or []
+        if isinstance(part, dict) and isinstance(part.get("text"), str)
+    ]
+    info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+    before = info.get("originalTokenCount")
+    return CompactionPart(
+        summary="\n\n".join(texts),
+        tokens_before=before if isinstance(before, int) and not isinstance(before, bool) else None,
+    )
+
+
 def split_glued(line: bytes) -> list[tuple[int, bytes]]:
     """``(byte offset, bytes)`` of each JSON value in a line holding several glued
     together (``{…}{…}``); ``[]`` when the line is not such a sequence."""
@@ -146,8 +168,10 @@ class QwenParser(TreeParser[TreeState]):
         payload = record.get("systemPayload") if isinstance(record.get("systemPayload"), dict) else {}
         if kind == "user" and subtype in (None, "mid_turn_user_message"):
             self._prompt(record, payload, offset)
-        elif kind == "user" and subtype == "notification":
-            self._emit(record, offset, "user", self._parts(record), ["meta"])
+        elif kind == "user" and subtype in ("notification", "agent_message"):
+            typed = as_str(payload.get("displayText"))
+            parts = [TextPart(text=typed)] if typed else self._parts(record)
+            self._emit(record, offset, "user", parts, ["meta"])
         elif kind == "assistant":
             message = record.get("message") if isinstance(record.get("message"), dict) else {}
             parts = self._assistant_parts(message.get("parts"), record, offset)
@@ -156,14 +180,12 @@ class QwenParser(TreeParser[TreeState]):
         elif kind == "tool_result":
             self._tool_result(record, offset)
         elif kind == "system" and subtype == "chat_compression":
-            summary = payload.get("summary") or payload.get("compressedHistory")
-            part = CompactionPart(summary=summary if isinstance(summary, str) else "")
-            self._emit(record, offset, "system", [part], ["compaction_summary"])
+            self._emit(record, offset, "system", [compaction(payload)], ["compaction_summary"])
         elif kind == "system" and subtype == "custom_title":
             self._tree(record, None)
             self.state.title = as_str(payload.get("customTitle")) or self.state.title
             self.diagnostics.use()
-        elif kind == "system" and subtype == "slash_command":
+        elif kind == "system" and subtype in ("slash_command", "at_command"):
             text = as_str(payload.get("rawCommand")) or ""
             self._emit(record, offset, "system", [TextPart(text=text)], ["meta"])
         elif kind == "system" and subtype == "rewind":
