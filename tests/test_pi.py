@@ -30,7 +30,7 @@ def test_v3_tree_fork_bash_execution_and_recorded_cost():
     assert (s.cwd, s.title) == ("/home/user/app", "Test run and cleanup")
     # e0000006/e0000007 are on the branch left when e0000009 went back to e0000005.
     abandoned = [m.id for m in s.messages if "abandoned" in m.flags]
-    assert abandoned == ["e0000006", "e0000007"]
+    assert abandoned == ["e0000006@2026-03-01T09:01:00.000Z", "e0000007@2026-03-01T09:01:02.000Z"]
     assert roles(s) == {"user": 3, "assistant": 3, "user*": 1, "assistant*": 1, "system*": 1}
     assert calls(s) == (2, 2)
     bash = s.tool_calls()[1]
@@ -42,11 +42,26 @@ def test_v3_tree_fork_bash_execution_and_recorded_cost():
     assert bash.result is not None and bash.result.output == " M app.py\n"
     assert buckets(s) == (15, 4300, 300, 52, 0)
     assert s.usage.cost_usd == pytest.approx(0.0144) and s.usage.cost_source == "recorded"
-    flags = {m.id: m.flags for m in s.messages}
+    flags = {m.id.split("@")[0]: m.flags for m in s.messages}
     assert flags["e0000007"] == ["interrupted", "abandoned"] and flags["e0000012"] == ["api_error"]
     assert s.diagnostics.skipped == {"ignored:label": 1, "ignored:custom": 1}
     assert s.diagnostics.records_total == 15 and accounted(s)
     assert PiAdapter().resume_command(s) == "pi --session 7f3e9a10-1111-4222-8333-944455556666"
+
+
+def test_fork_copies_of_parent_entries_count_once(tmp_path):
+    lines = fixture(OWN).read_text().splitlines(keepends=True)
+    parent = tmp_path / "2026-02-28T08-00-00-000Z_01234567-89ab-4cde-8f01-23456789abcd.jsonl"
+    header = '{"type":"session","version":3,"id":"01234567-89ab-4cde-8f01-23456789abcd",'
+    parent.write_text(
+        header + '"timestamp":"2026-02-28T08:00:00.000Z","cwd":"/home/user/app"}\n' + "".join(lines[1:6])
+    )
+    sessions = {s.kind: s for s in parse_files("pi", parent, fixture(OWN))}
+    main, fork = sessions["main"], sessions["fork"]
+    assert buckets(main) == (15, 4300, 300, 52, 0)
+    # The fork's copies of the parent's two calls (same entry id and time) are replayed.
+    assert [m.id.split("@")[0] for m in fork.messages if "replayed" in m.flags] == ["e0000003", "e0000005"]
+    assert buckets(fork) == (0, 0, 0, 0, 0)
 
 
 def test_v1_linear_real_excerpt():
@@ -85,7 +100,7 @@ def test_v3_real_capture_compactions_and_thinking_level():
 def test_v3_branching_shared_fixture_keeps_the_dead_branch_flagged():
     s = parse_one("pi", shared_fixture("pi/v3-branching.jsonl"))
     # g3/g4 (TypeScript) were left when g5 branched from g2.
-    assert [m.id for m in s.messages if "abandoned" in m.flags] == ["g3000003", "g4000004"]
+    assert [m.id.split("@")[0] for m in s.messages if "abandoned" in m.flags] == ["g3000003", "g4000004"]
     visible = [m.text for m in s.messages if not m.hidden]
     assert visible[-1].startswith("For minimal and fast")
     assert buckets(s) == (400, 0, 0, 65, 0)  # the abandoned call was billed too

@@ -166,7 +166,7 @@ TreeStateT = TypeVar("TreeStateT", bound=TreeState)
 class TreeParser(LineParser[TreeStateT]):
     """A :class:`LineParser` for a tree-shaped log (see :class:`Branches`): entries
     name themselves in ``id_field`` and their parent in ``parent_field``; messages
-    take the entry id (else ``<session id>@<byte offset>``)."""
+    take :meth:`message_id` (the entry id, else ``<session id>@<byte offset>``)."""
 
     id_field: ClassVar[str]
     parent_field: ClassVar[str]
@@ -175,6 +175,10 @@ class TreeParser(LineParser[TreeStateT]):
     @abstractmethod
     def session(self) -> Session:
         """The session header this file's messages belong to."""
+
+    def message_id(self, record: dict[str, Any], offset: int) -> str:
+        """The id of the message made from ``record``."""
+        return as_str(record.get(self.id_field)) or f"{self.session.id}@{offset}"
 
     def _tree(self, record: dict[str, Any], produced: tuple[str, Role] | None) -> None:
         """Advance the tree with ``record``; flag messages left on a dead branch."""
@@ -198,7 +202,7 @@ class TreeParser(LineParser[TreeStateT]):
         counted: bool = False,
     ) -> None:
         """Emit a message for ``record`` (counted as used unless ``counted``)."""
-        mid = as_str(record.get(self.id_field)) or f"{self.session.id}@{offset}"
+        mid = self.message_id(record, offset)
         self._tree(record, (mid, role))
         if not counted:
             self.diagnostics.use()

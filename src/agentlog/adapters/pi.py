@@ -27,7 +27,12 @@ Records (one JSON object per line, ``type`` discriminates)
     "totalTokens":19,"cost":{"total":0}},"stopReason":"stop"}}``
 
 Messages
-    Message ids are the entry ids (v1: ``<session id>@<byte offset>``).  Assistant
+    Message ids are ``<entry id>@<entry timestamp>`` (v1: ``<session id>@<byte
+    offset>``): entry ids are only 8 hex digits, so two unrelated sessions can share
+    one, and message ids that repeat across sessions mark replayed copies
+    (:mod:`agentlog.link`); a fork copies its parent's entries verbatim, so its
+    copies keep the same id and their usage is counted once.  v1 forks
+    (``branchedFrom``) cannot be matched that way and count their copies again.  Assistant
     ``content``: ``text``, ``thinking`` (reasoning; ``redacted`` → encrypted),
     ``toolCall{id, name, arguments}``; ``stopReason`` ``aborted`` → ``interrupted``,
     ``error`` → ``api_error`` (with ``errorMessage``).  ``toolResult{toolCallId,
@@ -153,6 +158,10 @@ class PiParser(TreeParser[PiState]):
 
     def initial_state(self) -> PiState:
         return PiState()
+
+    def message_id(self, record: dict[str, Any], offset: int) -> str:
+        entry, stamp = as_str(record.get("id")), as_str(record.get("timestamp"))
+        return f"{entry}@{stamp}" if entry and stamp else super().message_id(record, offset)
 
     @property
     def session(self) -> Session:
