@@ -87,6 +87,7 @@ from agentlog.model import (
     Message,
     Part,
     ReasoningPart,
+    Role,
     Session,
     SessionStatus,
     TextPart,
@@ -457,45 +458,44 @@ class _Unified:
         return out
 
     def _entry(self, entry: dict[str, Any], mid: str) -> Message:
-        kind = entry.get("type")
         when = parse_time(entry.get("createdAt"))
+        known = self._entry_parts(entry, mid)
+        if known is None:
+            self.diagnostics.unknown(f"entry/{entry.get('type')}")
+            return Message(
+                id=mid, role="system", timestamp=when, parts=[UnknownPart(raw=entry)], flags=["unknown"]
+            )
         self.diagnostics.use()
+        parts, role, flags = known
+        return Message(id=mid, role=role, timestamp=when, parts=parts, flags=flags)
+
+    def _entry_parts(self, entry: dict[str, Any], mid: str) -> tuple[list[Part], Role, list[str]] | None:
+        """``(parts, role, flags)`` of a history entry; ``None`` for an unknown one."""
+        kind = entry.get("type")
         if kind == "message" and entry.get("role") in ("user", "assistant"):
-            parts = [self._block(b) for b in entry.get("content") or []]
-            return Message(id=mid, role=entry["role"], timestamp=when, parts=parts)
+            return [self._block(b) for b in entry.get("content") or []], entry["role"], []
         if kind == "reasoning":
             summary = "\n".join(s for s in entry.get("summary") or [] if isinstance(s, str))
-            part = ReasoningPart(text=str(entry.get("text") or ""), summary=summary)
-            return Message(id=mid, role="assistant", timestamp=when, parts=[part])
+            return [ReasoningPart(text=str(entry.get("text") or ""), summary=summary)], "assistant", []
         if kind == "effect":
-            return Message(id=mid, role="assistant", timestamp=when, parts=[self._effect(entry, mid)])
+            return [self._effect(entry, mid)], "assistant", []
+        details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+        if kind == "checkpoint" and entry.get("kind") == "compaction":
+            return (
+                [CompactionPart(trigger=str(details.get("trigger") or ""))],
+                "system",
+                ["compaction_summary"],
+            )
         if kind == "checkpoint":
-            details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
-            if entry.get("kind") == "compaction":
-                part: Part = CompactionPart(trigger=str(details.get("trigger") or ""))
-                return Message(
-                    id=mid, role="system", timestamp=when, parts=[part], flags=["compaction_summary"]
-                )
             text = (
                 f"model changed to {details.get('model')}"
                 if entry.get("kind") == "model_change"
                 else str(details)
             )
-            return Message(id=mid, role="system", timestamp=when, parts=[TextPart(text=text)], flags=["meta"])
+            return [TextPart(text=text)], "system", ["meta"]
         if kind == "notice":
-            return Message(
-                id=mid,
-                role="system",
-                timestamp=when,
-                parts=[TextPart(text=str(entry.get("message") or ""))],
-                flags=["meta"],
-            )
-        self.diagnostics.records_used -= 1
-        self.diagnostics.records_total -= 1
-        self.diagnostics.unknown(f"entry/{kind}")
-        return Message(
-            id=mid, role="system", timestamp=when, parts=[UnknownPart(raw=entry)], flags=["unknown"]
-        )
+            return [TextPart(text=str(entry.get("message") or ""))], "system", ["meta"]
+        return None
 
     @staticmethod
     def _block(block: Any) -> Part:
