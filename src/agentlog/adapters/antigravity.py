@@ -5,7 +5,7 @@ from jazzyalex/agent-sessions ``Resources/Fixtures/stage0/agents/antigravity/`` 
 Dicklesworthstone/coding_agent_session_search ``tests/fixtures/antigravity/``):
 
 Locations
-    ``$GEMINI_CLI_HOME/.gemini/antigravity`` (default ``~/.gemini/antigravity``):
+    ``~/.gemini/antigravity`` (no environment override is known):
     ``brain/<conversation id>/.system_generated/logs/transcript.jsonl`` is a
     session, its id the ``brain/<id>`` folder name.  ``conversations/<id>.db``
     (SQLite ``steps(idx, step_type, status, step_payload BLOB)``) holds the same
@@ -242,10 +242,9 @@ class AntigravityAdapter(JsonlAdapter):
     slug = SLUG
     display_name = "Antigravity"
     parser_version = 1
-    env_vars = ("GEMINI_CLI_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini" / "antigravity" / "brain"]
+        return [home / ".gemini" / "antigravity" / "brain"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for path in walk_files(root, "transcript.jsonl"):
