@@ -25,7 +25,8 @@ def test_upsert_log_keeps_each_message_once_with_its_final_content():
     s = parse_one("gemini_cli", fixture(UPSERT))
     assert s.key == "gemini_cli:a1b2c3d4-0000-4000-8000-000000000001"
     # u2/a2 were rewound; a1 and a3 were written twice.
-    assert [m.id for m in s.messages] == ["u1", "a1", "u3", "a3", "i1"]
+    assert [m.id.split(":")[1] for m in s.messages] == ["u1", "a1", "u3", "a3", "i1"]
+    assert s.messages[0].id == "a1b2c3d4-0000-4000-8000-000000000001:u1"
     assert roles(s) == {"user": 2, "assistant": 2, "system*": 1}
     a3 = s.messages[3]
     assert a3.text == "util.py holds the string helpers."
@@ -46,7 +47,11 @@ def test_upsert_log_keeps_each_message_once_with_its_final_content():
 
 def test_set_messages_checkpoint_replaces_the_list():
     s = parse_one("gemini_cli", fixture(CHECKPOINT))
-    assert [(m.id, m.text) for m in s.messages] == [("c1", "Hi"), ("c2", "Hello!"), ("c3", "Bye")]
+    assert [(m.id.split(":")[1], m.text) for m in s.messages] == [
+        ("c1", "Hi"),
+        ("c2", "Hello!"),
+        ("c3", "Bye"),
+    ]
     assert buckets(s) == (20, 10, 0, 5, 0)
     assert s.diagnostics.skipped == {"superseded:message": 2} and accounted(s)
 
@@ -110,6 +115,8 @@ def test_found_under_home_and_shown(tmp_path):
     )
     sessions = found_and_shown("gemini_cli", tmp_path)
     assert len(sessions) == 7
+    # Two samples both call a message "m2": neither is taken for a replayed copy.
+    assert not [m for s in sessions for m in s.messages if "replayed" in m.flags]
     assert "gemini_cli:old" not in {s.key for s in sessions}
     child = next(s for s in sessions if s.kind == "subagent")
     assert child.parent_key == "gemini_cli:a1b2c3d4-0000-4000-8000-000000000001"

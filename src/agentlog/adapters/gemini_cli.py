@@ -40,7 +40,10 @@ Messages (``MessageRecord{id, timestamp, type, content, displayContent?}``)
     resultDisplay}]`` as tool calls with their results (``status`` ``error`` →
     error, ``cancelled`` → interrupted), ``model``, ``tokens``; ``info``/``warning``
     → meta system notices; ``error`` → system message flagged ``api_error``.
-    Other types are kept raw.  Messages without an id get ``<session id>@<n>``.
+    Other types are kept raw.  Message ids are ``<session id>:<record id>``
+    (``<session id>@<n>`` without one): record ids are unique within a chat only
+    (samples reuse ``m1``, ``m2`` …), and no chat replays another's messages, so
+    scoping them keeps unrelated messages from being taken for replayed copies.
     Title: ``summary``.  No cwd (only a project hash) and no cost are recorded.
 
 Tokens (Gemini API semantics, inclusive)
@@ -287,7 +290,7 @@ class GeminiCliAdapter(DocumentAdapter):
         fragments: list[tuple[str, Message]] = []
         for n, (key, record) in enumerate(chat.messages.items()):
             message = self._message(
-                record, key if not key.startswith("@") else f"{sid}@{n}", chat.diagnostics
+                record, f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}", chat.diagnostics
             )
             if message is not None:
                 fragments.append((sid, message))
