@@ -42,13 +42,14 @@ def _first_user_text(session: Session) -> str:
     return ""
 
 
-_CHILD_ID_FIELDS = ("agentId", "agent_id", "new_thread_id", "thread_id")
+_CHILD_ID_FIELDS = ("agentId", "agent_id", "new_thread_id", "thread_id", "childSessionId")
 _PROMPT_FIELDS = ("prompt", "message")
 
 
 def spawning_call(parent: Session, child: Session) -> str | None:
     """The parent's tool call that started ``child``: its structured result names
-    the child (Claude ``agentId``; Codex ``new_thread_id``/``agent_id``), or its
+    the child (Claude ``agentId``; Codex ``new_thread_id``/``agent_id``; Vibe
+    ``childSessionId``), or its
     prompt (Claude ``input.prompt``, Codex ``spawn_agent`` ``input.message``)
     equals the child's first user text."""
     prompt = _first_user_text(child)

@@ -37,7 +37,30 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: replaces compacted history; ``interrupted``: the user stopped the turn;
 #: ``api_error``: the agent recorded an API failure; ``replayed``: a copy of a
 #: message first recorded in another session (its usage is not counted again);
-#: ``unknown``: a record type the adapter does not know, kept raw.
+#: ``unknown``: a record type the adapter does not know, kept raw; ``abandoned``: on a
+#: branch of a tree-shaped log that the active transcript (leaf → root) left behind;
+#: ``approximate_time``: the agent records no per-message time, ``timestamp`` is
+#: interpolated (the adapter's docstring says how); ``timestamp_unreliable``: the
+#: recorded time is known to be wrong at times (Trae); ``approximate``: the usage
+#: figures are rounded by the agent (Aider); ``usage_partial``: some buckets are
+#: unknown (Copilot CLI without OTel); ``usage_context_inclusive``: the figure is a
+#: per-turn context size that includes earlier turns (Cursor ``tokenCount``).
+HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed", "abandoned"})
+MESSAGE_FLAGS = (
+    "meta",
+    "synthetic",
+    "compaction_summary",
+    "interrupted",
+    "api_error",
+    "replayed",
+    "unknown",
+    "abandoned",
+    "approximate_time",
+    "timestamp_unreliable",
+    "approximate",
+    "usage_partial",
+    "usage_context_inclusive",
+)
 SHORT_ID_PREFIXES = ("sidechain-", "agent-")
 """Prefixes of subagent session ids that short ids leave out."""
 
@@ -48,10 +71,6 @@ def short_id(session_id: str) -> str:
         if session_id.startswith(prefix):
             return session_id[len(prefix) :][:8]
     return session_id[:8]
-
-
-HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed"})
-MESSAGE_FLAGS = ("meta", "synthetic", "compaction_summary", "interrupted", "api_error", "replayed", "unknown")
 
 
 class Usage(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):

@@ -122,7 +122,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, parse_time
+from agentlog.adapters._common import as_int, as_str, block_text, json_or_text, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -293,16 +293,6 @@ def usage_of(vector: list[int], web_searches: int = 0) -> Usage:
     )
 
 
-def decode_json(text: Any) -> Any:
-    """``text`` decoded when it is a JSON string, else ``text`` unchanged."""
-    if isinstance(text, str):
-        try:
-            return msgspec.json.decode(text)
-        except msgspec.DecodeError:
-            return text
-    return text
-
-
 def content_parts(content: Any) -> list[Part]:
     """Parts of a message ``content`` (a string or Responses-API content items)."""
     if isinstance(content, str):
@@ -336,7 +326,7 @@ def failed_exit(code: Any) -> bool:
 def tool_result(output: Any, success: Any = None) -> ToolResult:
     """A :class:`ToolResult` from a ``*_output`` item's ``output``."""
     structured = None
-    decoded = decode_json(output) if isinstance(output, str) and output.startswith("{") else None
+    decoded = json_or_text(output) if isinstance(output, str) and output.startswith("{") else None
     if isinstance(decoded, dict) and "output" in decoded and isinstance(decoded.get("metadata"), dict):
         output, structured = decoded["output"], decoded["metadata"]
     is_error = success is False
@@ -690,7 +680,7 @@ class CodexParser(LineParser[CodexState]):
         name = name or "unknown"
         self.diagnostics.use()
         self.state.last_call_by_name[name] = call_id
-        args = decode_json(raw_input)
+        args = json_or_text(raw_input)
         patch = args if kind == "custom_tool_call" else args.get("input") if isinstance(args, dict) else None
         files = split_patch(patch) if name == "apply_patch" and isinstance(patch, str) else []
         if files:

@@ -1,0 +1,260 @@
+"""Google Antigravity agent transcripts (JSONL step logs).
+
+Spec (``shared/formats.md`` §4 location notes; fixtures ``shared/fixtures/antigravity/``
+from jazzyalex/agent-sessions ``Resources/Fixtures/stage0/agents/antigravity/`` and
+Dicklesworthstone/coding_agent_session_search ``tests/fixtures/antigravity/``):
+
+Locations
+    ``~/.gemini/antigravity`` (no environment override is known):
+    ``brain/<conversation id>/.system_generated/logs/transcript.jsonl`` is a
+    session, its id the ``brain/<id>`` folder name.  ``conversations/<id>.db``
+    (SQLite ``steps(idx, step_type, status, step_payload BLOB)``) holds the same
+    steps as undocumented protobuf blobs: not read (the fixture's table is empty and
+    no public schema exists).  Brain markdown artifacts are not sessions.
+
+Records (one step per line, ordered by ``step_index``)
+    ``{step_index, source: USER_EXPLICIT|MODEL|SYSTEM, type, status, created_at,
+    content?, thinking?, tool_calls?[{name, id?, args|arguments}], truncated_fields?}``.
+
+    * ``USER_INPUT``: the prompt — the text inside ``<USER_REQUEST>`` (the rest of
+      the step, ``<ADDITIONAL_METADATA>``/``<USER_SETTINGS_CHANGE>``, is injected
+      context kept as a ``meta`` message of its own).
+    * ``PLANNER_RESPONSE``: an assistant message — ``thinking`` (reasoning),
+      ``content`` (text), ``tool_calls`` (tool calls; ids ``<session>@<step>#<n>``
+      when absent).
+    * Other ``MODEL`` steps (``VIEW_FILE``, ``RUN_COMMAND``, ``LIST_DIRECTORY``,
+      ``CODE_ACTION``, ``SEARCH_WEB``, ``GREP_SEARCH``, ``BROWSER_*``, ``GENERIC`` …)
+      are tool executions: their ``content`` is the result of the oldest open call
+      (calls are answered in order); a step that carries its own ``tool_calls`` is
+      that call; with no open call the step becomes a call of its own named after
+      the step type.  ``status`` ``ERROR``/``FAILED`` → error, ``CANCELED`` →
+      interrupted.
+    * ``SYSTEM_MESSAGE``/``EPHEMERAL_MESSAGE`` → ``meta`` system messages;
+      ``CHECKPOINT`` → a compaction; ``CONVERSATION_HISTORY`` (a marker with no
+      content) is ignored.  Anything else is kept raw.
+
+    Message ids: ``<session id>@<step_index>``, or the byte offset when
+    ``step_index`` is missing or repeats.  No token usage or model is recorded.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path, PurePath
+from typing import Any
+
+import msgspec
+
+from agentlog.adapters._common import as_str, json_or_text, parse_time, snake
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.model import (
+    CompactionPart,
+    Diagnostics,
+    Message,
+    Part,
+    ReasoningPart,
+    Role,
+    Session,
+    TextPart,
+    ToolCallPart,
+    ToolResult,
+    UnknownPart,
+)
+from agentlog.readers import walk_files
+
+SLUG = "antigravity"
+
+TOOL_NAMES = {
+    "list_dir": "list",
+    "view_file": "read",
+    "view_file_outline": "read",
+    "write_to_file": "write",
+    "write_file": "write",
+    "replace_file_content": "edit",
+    "multi_replace_file_content": "edit",
+    "run_command": "bash",
+    "grep_search": "grep",
+    "find_by_name": "glob",
+    "search_web": "web_search",
+    "read_url_content": "web_fetch",
+}
+_REQUEST = re.compile(r"<USER_REQUEST>\s*(.*?)\s*</USER_REQUEST>", re.S)
+_STATUS = {"ERROR": "error", "FAILED": "error", "CANCELED": "interrupted", "CANCELLED": "interrupted"}
+
+
+def tool_name(raw: str) -> str:
+    """Normalised name of an Antigravity tool (or step type such as ``RUN_COMMAND``)."""
+    name = snake(raw).lower()
+    return TOOL_NAMES.get(name, name)
+
+
+class AntigravityState(msgspec.Struct, kw_only=True):
+    """Parser state between reads: open calls (answered in order), step ids seen."""
+
+    diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
+    open_calls: list[str] = msgspec.field(default_factory=list)
+    steps: list[int] = msgspec.field(default_factory=list)
+    first_prompt: str | None = None
+
+
+class AntigravityParser(LineParser[AntigravityState]):
+    """Parses one Antigravity ``transcript.jsonl``."""
+
+    state_type = AntigravityState
+
+    def initial_state(self) -> AntigravityState:
+        return AntigravityState()
+
+    @property
+    def sid(self) -> str:
+        parts = PurePath(self.ref.path).parts
+        if "brain" in parts[:-1]:
+            return parts[parts.index("brain") + 1]
+        return PurePath(self.ref.path).stem
+
+    def handle(self, record: dict[str, Any], offset: int) -> None:
+        kind, source = record.get("type"), record.get("source")
+        step = record.get("step_index")
+        if isinstance(step, int) and step not in self.state.steps:
+            self.state.steps.append(step)
+            mid = f"{self.sid}@{step}"
+        else:
+            mid = f"{self.sid}@{offset}"
+        when = parse_time(record.get("created_at"))
+        content = as_str(record.get("content")) or ""
+        if kind == "USER_INPUT":
+            self._user(content, mid, when, offset)
+        elif kind == "PLANNER_RESPONSE":
+            parts: list[Part] = []
+            if as_str(record.get("thinking")):
+                parts.append(ReasoningPart(text=record["thinking"]))
+            if content:
+                parts.append(TextPart(text=content))
+            parts += self._calls(record, mid)
+            self.state.open_calls += [p.call_id for p in parts if isinstance(p, ToolCallPart)]
+            self._emit(mid, "assistant", parts, when, offset)
+        elif kind in ("SYSTEM_MESSAGE", "EPHEMERAL_MESSAGE"):
+            self._emit(mid, "system", [TextPart(text=content)], when, offset, ["meta"])
+        elif kind == "CHECKPOINT":
+            self._emit(mid, "system", [CompactionPart(summary=content)], when, offset, ["compaction_summary"])
+        elif kind == "CONVERSATION_HISTORY":
+            self.diagnostics.skip("ignored:CONVERSATION_HISTORY")
+        elif source == "MODEL" and isinstance(kind, str):
+            self._tool_step(record, kind, content, mid, when, offset)
+        else:
+            self.diagnostics.unknown(str(kind))
+            self._emit(mid, "system", [], when, offset, ["unknown"], raw=record)
+
+    def _emit(
+        self,
+        mid: str,
+        role: Role,
+        parts: list[Part],
+        when: Any,
+        offset: int,
+        flags: list[str] | None = None,
+        raw: dict[str, Any] | None = None,
+    ) -> None:
+        if raw is None:
+            self.diagnostics.use()
+        else:
+            parts = [UnknownPart(raw=raw)]
+        self.emit(
+            self.sid,
+            Message(id=mid, role=role, timestamp=when, parts=parts, flags=flags or [], offset=offset),
+        )
+
+    def _user(self, content: str, mid: str, when: Any, offset: int) -> None:
+        request = _REQUEST.search(content)
+        typed = request.group(1) if request else content
+        self.state.first_prompt = self.state.first_prompt or typed.strip() or None
+        self._emit(mid, "user", [TextPart(text=typed)], when, offset)
+        rest = (content[: request.start()] + content[request.end() :]).strip() if request else ""
+        if rest:
+            self.emit(
+                self.sid,
+                Message(
+                    id=f"{mid}#context",
+                    role="user",
+                    timestamp=when,
+                    parts=[TextPart(text=rest)],
+                    flags=["meta"],
+                    offset=offset,
+                ),
+            )
+
+    def _calls(self, record: dict[str, Any], mid: str) -> list[Part]:
+        parts: list[Part] = []
+        for n, call in enumerate(record.get("tool_calls") or []):
+            if not isinstance(call, dict):
+                continue
+            raw = str(call.get("name") or "")
+            args = call.get("args", call.get("arguments"))
+            if isinstance(args, dict):
+                args = {k: json_or_text(v) for k, v in args.items()}
+            call_id = as_str(call.get("id")) or f"{mid}#{n}"
+            parts.append(ToolCallPart(call_id=call_id, tool=tool_name(raw), raw_name=raw, input=args))
+        return parts
+
+    def _tool_step(
+        self, record: dict[str, Any], kind: str, content: str, mid: str, when: Any, offset: int
+    ) -> None:
+        status = _STATUS.get(str(record.get("status")), "completed")
+        result = ToolResult(output=content, is_error=status == "error", status=status, ended_at=when)  # type: ignore[arg-type]
+        own = self._calls(record, mid)
+        if own:
+            self._emit(mid, "assistant", own, when, offset)
+            call_id = own[0].call_id  # type: ignore[union-attr]
+        elif self.state.open_calls:
+            self.diagnostics.use()
+            call_id = self.state.open_calls.pop(0)
+        else:
+            call_id = mid
+            self._emit(
+                mid,
+                "assistant",
+                [ToolCallPart(call_id=mid, tool=tool_name(kind), raw_name=kind)],
+                when,
+                offset,
+            )
+        self.emit(self.sid, ToolOutput(call_id=call_id, result=result, timestamp=when, offset=offset))
+
+    def headers(self) -> list[Session]:
+        if self.diagnostics.records_total == 0:
+            return []
+        header = Session(
+            key=f"{SLUG}:{self.sid}",
+            agent=SLUG,
+            id=self.sid,
+            title=self.state.first_prompt,
+            sources=[self.ref.path],
+        )
+        header.diagnostics = msgspec.msgpack.decode(
+            msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
+        )
+        return [header]
+
+
+class AntigravityAdapter(JsonlAdapter):
+    """Google Antigravity: ``~/.gemini/antigravity/brain/<id>/…/transcript.jsonl``."""
+
+    slug = SLUG
+    display_name = "Antigravity"
+    parser_version = 1
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [home / ".gemini" / "antigravity" / "brain"]
+
+    def discover(self, root: Path) -> Iterator[SourceRef]:
+        for path in walk_files(root, "transcript.jsonl"):
+            if path.name == "transcript.jsonl":
+                yield SourceRef(agent=SLUG, path=str(path))
+
+    def sniff(self, name: str, head: bytes) -> float:
+        if b'"step_index"' in head and (b'"USER_INPUT"' in head or b'"PLANNER_RESPONSE"' in head):
+            return 0.95
+        return 0.5 if b'"step_index"' in head and b'"source"' in head else 0.0
+
+    def new_parser(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> AntigravityParser:
+        return AntigravityParser(ref, sidecars)

@@ -1,0 +1,123 @@
+"""Golden tests for the Gemini CLI adapter (exact values).
+
+Expected numbers come from a throwaway script over the raw files: the last record
+per message ``id`` (after ``$rewindTo`` and ``$set.messages``), token fields
+converted by hand (input − cached + tool, cached, output + thoughts).  The
+``chats/`` files were written for agentlog from formats.md §4 (see SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from agent_checks import accounted, buckets, calls, found_and_shown, only, roles
+from agentlog.adapters.gemini_cli import GeminiCliAdapter, tool_name, usage_of
+from agentlog.model import FilePart, ReasoningPart
+from conftest import FIXTURES, fixture, parse_files, parse_one, shared_fixture
+
+UPSERT = "gemini_cli/chats/session-2026-05-01T10-00-a1b2c3d4.jsonl"
+CHECKPOINT = "gemini_cli/chats/session-2026-05-02T09-00-c0ffee00.jsonl"
+CHILD = "gemini_cli/chats/a1b2c3d4-0000-4000-8000-000000000001/b2c3d4e5-0000-4000-8000-000000000002.jsonl"
+
+
+def test_upsert_log_keeps_each_message_once_with_its_final_content():
+    s = parse_one("gemini_cli", fixture(UPSERT))
+    assert s.key == "gemini_cli:a1b2c3d4-0000-4000-8000-000000000001"
+    # u2/a2 were rewound; a1 and a3 were written twice.
+    assert [m.id.split(":")[1] for m in s.messages] == ["u1", "a1", "u3", "a3", "i1"]
+    assert s.messages[0].id == "a1b2c3d4-0000-4000-8000-000000000001:u1"
+    assert roles(s) == {"user": 2, "assistant": 2, "system*": 1}
+    a3 = s.messages[3]
+    assert a3.text == "util.py holds the string helpers."
+    assert [p.summary for p in a3.parts if isinstance(p, ReasoningPart)] == [
+        "Reading: Summarise the helpers."
+    ]
+    shell = s.tool_calls()[0]
+    assert (shell.tool, shell.raw_name, shell.input) == ("bash", "run_shell_command", {"command": "ls *.py"})
+    assert shell.result is not None and shell.result.output == "main.py\nutil.py"
+    assert calls(s) == (2, 2)
+    # a1: 500/0/40+10; a3: 1000−600+20 / 600 / 50+30.
+    assert buckets(s) == (920, 600, 0, 130, 40)
+    assert s.title == "Summarise util.py"
+    assert s.diagnostics.skipped == {"superseded:message": 2, "rewound:message": 2}
+    assert s.diagnostics.records_total == 13 and accounted(s)
+    assert GeminiCliAdapter().resume_command(s) == "gemini --resume a1b2c3d4-0000-4000-8000-000000000001"
+
+
+def test_set_messages_checkpoint_replaces_the_list():
+    s = parse_one("gemini_cli", fixture(CHECKPOINT))
+    assert [(m.id.split(":")[1], m.text) for m in s.messages] == [
+        ("c1", "Hi"),
+        ("c2", "Hello!"),
+        ("c3", "Bye"),
+    ]
+    assert buckets(s) == (20, 10, 0, 5, 0)
+    assert s.diagnostics.skipped == {"superseded:message": 2} and accounted(s)
+
+
+def test_subagent_chat_links_to_its_parent_folder():
+    child = only(parse_files("gemini_cli", fixture(CHILD)))
+    assert (child.kind, child.parent_key) == ("subagent", "gemini_cli:a1b2c3d4-0000-4000-8000-000000000001")
+    assert buckets(child) == (200, 0, 0, 10, 0)
+
+
+def test_jsonl_v040_capture():
+    s = parse_one("gemini_cli", fixture("gemini_cli/session-jsonl-v0.40.jsonl"))
+    assert roles(s) == {"user": 1, "assistant": 2}
+    assert calls(s) == (1, 1)
+    # 11855−0 + 12069−11502 input, 11502 cached, 81 + 147 output.
+    assert buckets(s) == (12422, 11502, 0, 228, 0)
+    assert s.models == ["gemini-3-flash-preview"]
+
+
+def test_legacy_documents():
+    large = parse_one("gemini_cli", fixture("gemini_cli/session-large.json"))
+    assert roles(large) == {"user": 2, "assistant": 4, "system*": 1}
+    assert calls(large) == (2, 2)
+    assert buckets(large) == (100, 0, 0, 10, 0)
+    small = parse_one("gemini_cli", fixture("gemini_cli/session-small.json"))
+    assert roles(small) == {"user": 1, "assistant": 1} and buckets(small) == (10, 0, 0, 5, 0)
+    drift = parse_one("gemini_cli", fixture("gemini_cli/session-schema_drift.json"))
+    assert drift.title == "Redacted session summary"
+    assert roles(drift) == {"user": 1, "assistant": 1}
+    assert any(isinstance(p, FilePart) and p.media_type == "image/png" for p in drift.messages[0].parts)
+    cass = parse_one("gemini_cli", shared_fixture("gemini/cass-session-test.json"))
+    assert [m.text for m in cass.messages] == ["Gemini hello", "Hello from Gemini!"]
+
+
+def test_token_conversion():
+    u = usage_of({"input": 1000, "output": 50, "cached": 600, "thoughts": 30, "tool": 20, "total": 1100})
+    assert u is not None
+    assert (u.input_tokens, u.cache_read_tokens, u.output_tokens, u.reasoning_tokens, u.total_tokens) == (
+        420,
+        600,
+        80,
+        30,
+        1100,
+    )
+    assert [tool_name(n) for n in ("run_shell_command", "replace", "github__create_issue")] == [
+        "bash",
+        "edit",
+        "mcp__github__create_issue",
+    ]
+
+
+def test_found_under_home_and_shown(tmp_path):
+    project = tmp_path / ".gemini" / "tmp" / "0b7dfb12"
+    shutil.copytree(FIXTURES / "gemini_cli", project)
+    (project / "logs.json").write_text('[{"sessionId":"x","messageId":0,"type":"user","message":"hi"}]')
+    (project / "chats" / "checkpoint-save1.json").write_text('{"history":[]}')
+    # A migrated legacy file next to its .jsonl is not read twice.
+    shutil.copy(project / "chats" / "session-2026-05-02T09-00-c0ffee00.jsonl", project / "chats" / "x.tmp")
+    (project / "chats" / "session-2026-05-02T09-00-c0ffee00.json").write_text(
+        '{"sessionId":"old","messages":[]}'
+    )
+    sessions = found_and_shown("gemini_cli", tmp_path)
+    assert len(sessions) == 7
+    # Two samples both call a message "m2": neither is taken for a replayed copy.
+    assert not [m for s in sessions for m in s.messages if "replayed" in m.flags]
+    assert "gemini_cli:old" not in {s.key for s in sessions}
+    child = next(s for s in sessions if s.kind == "subagent")
+    assert child.parent_key == "gemini_cli:a1b2c3d4-0000-4000-8000-000000000001"
+    assert GeminiCliAdapter().default_roots({"GEMINI_CLI_HOME": "/g"}, tmp_path) == [Path("/g/.gemini/tmp")]

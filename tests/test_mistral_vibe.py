@@ -1,0 +1,137 @@
+"""Golden tests for the Mistral Vibe adapter (exact values).
+
+Legacy expectations come from the raw files (lines by role, ``meta.json`` times and
+``stats``); timestamps are the even spread the adapter documents, computed here by
+hand.  The unified store under ``fixtures/mistral_vibe/unified/`` was written for
+agentlog from formats.md §14.1 (see SOURCES.md): its expected transcript is the
+fold of the chunk list and the journal ops, worked out by hand.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agent_checks import accounted, buckets, calls, found_and_shown, roles
+from agentlog.adapters import SourceRef, get_adapter
+from agentlog.load import build_sessions, parse_source
+from agentlog.model import CompactionPart, Session
+from conftest import FIXTURES
+
+VIBE = "mistral_vibe"
+
+
+def legacy(folder: str) -> Session:
+    adapter = get_adapter(VIBE)
+    base = FIXTURES / VIBE / folder
+    ref = SourceRef(agent=VIBE, path=str(base / "messages.jsonl"), sidecars=(str(base / "meta.json"),))
+    [session] = build_sessions([(adapter, parse_source(adapter, ref))])
+    return session
+
+
+def unified_sessions() -> dict[str, Session]:
+    adapter = get_adapter(VIBE)
+    parsed = [(adapter, parse_source(adapter, ref)) for ref in adapter.discover(FIXTURES / VIBE / "unified")]
+    return {s.id: s for s in build_sessions(parsed)}
+
+
+def test_legacy_basic_spreads_times_and_carries_session_usage():
+    s = legacy("legacy-session-basic")
+    assert s.key == "mistral_vibe:abc123def-0000-0000-0000-000000000000"
+    assert (s.title, s.cwd, s.git_branch) == (
+        "Create a Python function to sort a list",
+        "/home/user/projects/myapp",
+        "main",
+    )
+    assert roles(s) == {"user": 2, "assistant": 3, "system*": 1}
+    # 5 lines over 10:00:00 → 10:05:00: one every 75 s.
+    stamps = [m.timestamp for m in s.messages if "approximate_time" in m.flags]
+    assert stamps == [datetime(2026, 6, 13, 10, 0, 0, tzinfo=UTC).replace(minute=m // 60, second=m % 60)
+                      for m in (0, 75, 150, 225, 300)]  # fmt: skip
+    assert buckets(s) == (100, 0, 0, 50, 0)
+    usage_note = s.messages[-1]
+    assert usage_note.flags == ["synthetic", "meta"] and "Session-level cumulative" in usage_note.text
+    assert s.models == ["mistral-medium-3.5"]
+    assert s.diagnostics.records_total == 5 and accounted(s)
+    assert get_adapter(VIBE).resume_command(s) == "vibe --resume abc123def-0000-0000-0000-000000000000"
+
+
+def test_legacy_tools():
+    s = legacy("legacy-session-with-tools")
+    assert roles(s) == {"user": 1, "assistant": 2, "system*": 1}
+    assert calls(s) == (1, 1)
+    call = s.tool_calls()[0]
+    assert (call.tool, call.raw_name, call.input) == ("read", "read_file", {"path": "README.md"})
+    assert call.result is not None and call.result.output == "# My Project\n\nThis is a sample project."
+    assert buckets(s) == (200, 0, 0, 100, 0)
+
+
+def test_unified_store_fold_status_and_subagent():
+    sessions = unified_sessions()
+    root, child = sessions["sess-unified-0001"], sessions["child-0001"]
+    # Chunk: user, reasoning (removed later), effect a2 (replaced: completed);
+    # journal: assistant a3, effect a4 (spawn), effect a5 (running), compaction.
+    assert [m.id for m in root.messages] == [
+        "user-t1-1",
+        "effect-a2",
+        "assistant-a3",
+        "effect-a4",
+        "effect-a5",
+        "checkpoint-compaction-c1",
+        "sess-unified-0001@usage",
+    ]
+    assert calls(root) == (2, 3)
+    bash, spawn, running = root.tool_calls()
+    assert (bash.tool, bash.raw_name, bash.result and bash.result.output) == (
+        "bash",
+        "file_system.bash",
+        "12\n",
+    )
+    assert (spawn.tool, spawn.call_id) == ("task", "a4") and running.result is None
+    assert isinstance(root.messages[5].parts[0], CompactionPart)
+    assert (root.status, root.status_evidence) == ("waiting_for_user", "session.status=blocked")
+    assert root.title == "Count the files"
+    assert buckets(root) == (1500, 3500, 0, 300, 0)  # 5000 input ⊇ 3500 cached
+    assert root.diagnostics.skipped == {"ignored:action_result": 1} and accounted(root)
+    assert (child.kind, child.parent_key, child.parent_tool_call_id) == ("subagent", root.key, "a4")
+    assert (child.status, roles(child)) == ("done", {"user": 1, "assistant": 1, "system*": 1})
+    assert buckets(child) == (800, 0, 0, 40, 0)
+
+
+def test_unified_store_missing_pieces_cost_only_diagnostics(tmp_path):
+    store = tmp_path / "unified" / "sess-unified-0001"
+    shutil.copytree(FIXTURES / VIBE / "unified" / "sess-unified-0001", store)
+    for chunk in (store / "chunks").iterdir():
+        chunk.unlink()
+    with open(store / "journal" / "0000000000000001.jsonl", "ab") as fh:
+        fh.write(
+            b'{"payload":{"delta":[{"op":"remove_entry","id":"nope"}]},"type":"projection_delta"}\n{"torn'
+        )
+    adapter = get_adapter(VIBE)
+    [ref] = adapter.discover(tmp_path)
+    [s] = build_sessions([(adapter, parse_source(adapter, ref))])
+    assert s.diagnostics.skipped == {
+        "missing:chunk": 1,
+        "missing_entry:remove_entry": 2,
+        "missing_entry:replace_entry": 1,
+        "ignored:action_result": 1,
+        "invalid_json": 1,
+    }
+    assert [m.id for m in s.messages][:2] == ["assistant-a3", "effect-a4"]
+
+
+def test_found_under_home_and_shown(tmp_path):
+    logs = tmp_path / ".vibe" / "logs" / "session"
+    shutil.copytree(FIXTURES / VIBE / "legacy-session-basic", logs / "session_20260613_100000_abc123de")
+    parent = logs / "session_20260613_110000_def456gh"
+    shutil.copytree(FIXTURES / VIBE / "legacy-session-with-tools", parent)
+    shutil.copytree(FIXTURES / VIBE / "legacy-session-basic", parent / "agents" / "explore_1")
+    meta = parent / "agents" / "explore_1" / "meta.json"
+    meta.write_text(meta.read_text().replace("abc123def-0000", "child00000-0000"))
+    shutil.copytree(FIXTURES / VIBE / "unified", logs / "unified")
+    sessions = {s.id: s for s in found_and_shown(VIBE, tmp_path)}
+    assert len(sessions) == 5
+    sub = sessions["child00000-0000-0000-0000-000000000000"]
+    assert (sub.kind, sub.parent_key) == ("subagent", "mistral_vibe:def456ghi-0000-0000-0000-000000000000")
+    assert get_adapter(VIBE).default_roots({"VIBE_HOME": "/v"}, tmp_path) == [Path("/v/logs/session")]
