@@ -93,7 +93,7 @@ def _parse_jsonl(
 
 
 def _parse_document(adapter: DocumentAdapter, ref: SourceRef, sidecars: dict[str, bytes]) -> ParsedSource:
-    if adapter.source_format == "sqlite":
+    if adapter.format_of(ref) == "sqlite":
         doc = Document(tables=read_sqlite_tables(ref.path, adapter.sqlite_tables), sidecars=sidecars)
     else:
         doc = Document(data=read_small(ref.path, DOCUMENT_LIMIT), sidecars=sidecars)

@@ -6,6 +6,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+import msgspec
+
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -55,3 +57,17 @@ def block_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
+
+
+def decode_object(value: Any) -> dict[str, Any] | None:
+    """A JSON object given as bytes or text (a file, a SQLite ``data`` column), or
+    ``None`` when ``value`` is not the JSON of an object."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, bytes | str) or not value:
+        return None
+    try:
+        decoded = msgspec.json.decode(value)
+    except msgspec.DecodeError:
+        return None
+    return decoded if isinstance(decoded, dict) else None

@@ -203,6 +203,11 @@ class DocumentAdapter(Adapter):
     sqlite_tables: ClassVar[tuple[str, ...]] = ()
     """For ``sqlite`` sources: the tables the reader layer reads (read-only)."""
 
+    def format_of(self, ref: SourceRef) -> Literal["json", "sqlite"]:
+        """How the reader layer reads ``ref``: :attr:`source_format`, unless an agent
+        that keeps both a database and JSON files (OpenCode, Hermes) says otherwise."""
+        return self.source_format
+
     @abstractmethod
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         """Parse one whole source.  Pure: never raises on bad content (count it in
