@@ -9,6 +9,7 @@ developers' machines and in CI), never copied; tests on them skip elsewhere.
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -50,3 +51,16 @@ def parse_one(agent: str, path: Path) -> Session:
     sessions = [s for s in parse_files(agent, path) if s.kind == "main"]
     assert len(sessions) == 1, [s.key for s in sessions]
     return sessions[0]
+
+
+def build_sqlite(sql: Path, db: Path) -> Path:
+    """A SQLite database at ``db`` built from the SQL fixture ``sql`` (for agents whose
+    store is a database: the fixture stays reviewable text)."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(db)
+    try:
+        con.executescript(sql.read_text())
+        con.commit()
+    finally:
+        con.close()
+    return db

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from agentlog.adapters.hermes import session_files, usage_of
 from agentlog.cli import main
 from agentlog.load import LoadReport, load_sessions
 from agentlog.model import ReasoningPart, Session
-from conftest import fixture
+from conftest import build_sqlite, fixture
 
 ADAPTER = get_adapter("hermes")
 DUMP = "request_dump_s_root_20260103_000000_000000.json"
@@ -41,10 +40,7 @@ def snapshots_home(home: Path) -> Path:
 def database_home(home: Path) -> Path:
     root = home / ".hermes"
     (root / "sessions").mkdir(parents=True)
-    con = sqlite3.connect(root / "state.db")
-    con.executescript(fixture("hermes/state-db.sql").read_text())
-    con.commit()
-    con.close()
+    build_sqlite(fixture("hermes/state-db.sql"), root / "state.db")
     for name in ("s_root.jsonl", "s_diverted.jsonl", DUMP):
         shutil.copy(fixture(f"hermes/{name}"), root / "sessions" / name)
     return root

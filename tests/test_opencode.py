@@ -10,7 +10,6 @@ except for OpenAI), step-finish parts only for a message without tokens.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -21,18 +20,14 @@ from agentlog.adapters.opencode import tool_name
 from agentlog.cli import main
 from agentlog.load import build_sessions, load_sessions, parse_source
 from agentlog.model import CompactionPart, Session, ToolCallPart, UnknownPart
-from conftest import fixture
+from conftest import build_sqlite, fixture
 
 ADAPTER = get_adapter("opencode")
 AGENT_VARS = {"OPENCODE_DATA_DIR": None, "XDG_DATA_HOME": None}
 
 
 def build_db(path: Path) -> Path:
-    con = sqlite3.connect(path)
-    con.executescript(fixture("opencode/opencode-db.sql").read_text())
-    con.commit()
-    con.close()
-    return path
+    return build_sqlite(fixture("opencode/opencode-db.sql"), path)
 
 
 def load_root(root: Path) -> dict[str, Session]:

@@ -8,7 +8,6 @@ rows, input made exclusive of both cache buckets.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -18,19 +17,13 @@ from agentlog.adapters.zcode import usage_of
 from agentlog.cli import main
 from agentlog.load import load_sessions
 from agentlog.model import CompactionPart, ReasoningPart, Session, UnknownPart
-from conftest import fixture
+from conftest import build_sqlite, fixture
 
 ADAPTER = get_adapter("zcode")
 
 
 def build(home: Path) -> Path:
-    folder = home / ".zcode/cli/db"
-    folder.mkdir(parents=True)
-    con = sqlite3.connect(folder / "db.sqlite")
-    con.executescript(fixture("zcode/db.sql").read_text())
-    con.commit()
-    con.close()
-    return folder / "db.sqlite"
+    return build_sqlite(fixture("zcode/db.sql"), home / ".zcode/cli/db/db.sqlite")
 
 
 def load(home: Path) -> dict[str, Session]:

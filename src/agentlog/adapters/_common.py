@@ -1,12 +1,15 @@
-"""Small pure helpers shared by adapters: timestamps, text, tool names."""
+"""Small pure helpers shared by adapters: timestamps, text, tool names, JSON values."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
+
+from agentlog.model import ToolCallPart
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -71,3 +74,19 @@ def decode_object(value: Any) -> dict[str, Any] | None:
     except msgspec.DecodeError:
         return None
     return decoded if isinstance(decoded, dict) else None
+
+
+def function_call(call: dict[str, Any], tool_name: Callable[[str], str]) -> ToolCallPart:
+    """An OpenAI-style ``{id, function{name, arguments}}`` tool call (Kimi CLI, Hermes):
+    ``arguments`` is a JSON string, decoded when it holds an object, kept as written
+    otherwise; ``tool_name`` normalises the agent's tool name."""
+    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    raw = str(function.get("name") or call.get("name") or "unknown")
+    arguments = function.get("arguments")
+    decoded = decode_object(arguments) if isinstance(arguments, str) else None
+    return ToolCallPart(
+        call_id=str(call.get("id") or call.get("call_id")),
+        tool=tool_name(raw),
+        raw_name=raw,
+        input=decoded if decoded is not None else arguments,
+    )

@@ -67,7 +67,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, decode_object, parse_time, snake
+from agentlog.adapters._common import (
+    as_int,
+    as_str,
+    block_text,
+    decode_object,
+    function_call,
+    parse_time,
+    snake,
+)
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     CostSource,
@@ -77,7 +85,6 @@ from agentlog.model import (
     Session,
     SessionKind,
     TextPart,
-    ToolCallPart,
     ToolResult,
     UnknownPart,
     Usage,
@@ -200,18 +207,7 @@ class _Messages:
         if text:
             message.parts.append(TextPart(text=text))
         for call in _tool_calls(record.get("tool_calls")):
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            raw = str(function.get("name") or call.get("name") or "unknown")
-            arguments = function.get("arguments")
-            decoded = decode_object(arguments)
-            message.parts.append(
-                ToolCallPart(
-                    call_id=str(call.get("id") or call.get("call_id")),
-                    tool=tool_name(raw),
-                    raw_name=raw,
-                    input=decoded if decoded is not None else arguments,
-                )
-            )
+            message.parts.append(function_call(call, tool_name))
         if record.get("display_kind") == "hidden":
             message.flags.append("meta")
         self.out.append((self.sid, message))

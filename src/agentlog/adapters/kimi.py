@@ -63,7 +63,7 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, decode_object, parse_time, snake
+from agentlog.adapters._common import as_int, as_str, decode_object, function_call, parse_time, snake
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -257,19 +257,7 @@ class _Session:
         self.diagnostics.use()
         message = Message(id=mid, role=role, parts=_content(record.get("content")))
         for call in record.get("tool_calls") or []:
-            function = call.get("function") if isinstance(call.get("function"), dict) else {}
-            raw = str(function.get("name") or "unknown")
-            arguments = function.get("arguments")
-            decoded = decode_object(arguments) if isinstance(arguments, str) else None
-            message.parts.append(
-                ToolCallPart(
-                    call_id=str(call.get("id")),
-                    tool=tool_name(raw),
-                    raw_name=raw,
-                    input=decoded if decoded is not None else arguments,
-                    result=None,
-                )
-            )
+            message.parts.append(function_call(call, tool_name))
         if role == "user" and message.text.lstrip().startswith("<system>"):
             message.flags.append("meta")
         self.messages.append(message)
