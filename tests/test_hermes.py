@@ -159,3 +159,5 @@ def test_roots_and_cost_rules():
     assert usage_of({"actual_cost_usd": 0.0, "cost_source": ""}).cost_usd is None
     assert usage_of({"estimated_cost_usd": 0.0, "cost_source": "user_override"}).cost_usd == 0.0
     assert usage_of({"actual_cost_usd": 0.2, "estimated_cost_usd": 0.1}).cost_source == "recorded"
+    assert ADAPTER.sniff("s_root.jsonl", fixture("hermes/s_root.jsonl").read_bytes()) == 0.2
+    assert ADAPTER.sniff("session_x.json", fixture("hermes/legacy-session-small.json").read_bytes()) == 0.85

@@ -307,6 +307,8 @@ class HermesAdapter(DocumentAdapter):
             return 0.6
         if b'"session_id"' in head and b'"session_start"' in head:
             return 0.85
+        if name.endswith(".jsonl") and b'"role"' in head.split(b"\n", 1)[0]:
+            return 0.2  # bare message dicts: any more specific format wins
         return 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
