@@ -121,6 +121,7 @@ def test_state_db_stitches_compression_and_links_children(tmp_path):
     deleg = sessions["s_deleg"]
     assert (deleg.kind, deleg.parent_key) == ("subagent", "hermes:s_root")
     assert buckets(deleg) == (300, 0, 0, 60) and deleg.usage.reasoning_tokens == 20
+    assert (root.resume_command, deleg.resume_command) == ("hermes --resume s_root", None)
     diverted = sessions["s_diverted"]
     assert [m.text for m in diverted.messages] == ["what changed?", "Only the parser."]
 

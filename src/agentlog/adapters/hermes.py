@@ -55,7 +55,10 @@ Usage and cost
     (OpenAI-style completion counts — **unverified**).  Cost: ``actual_cost_usd``
     (``recorded``), else ``estimated_cost_usd`` (``estimated``); a ``$0`` with an empty
     or ``none`` ``cost_source`` is unknown, not free (agentsview
-    ``hermesHasCostSource``).  No resume command is documented.
+    ``hermesHasCostSource``).
+
+Resume: ``hermes --resume <id>`` (Hermes docs ``user-guide/cli.md``) for main sessions and
+forks.
 """
 
 from __future__ import annotations
@@ -310,6 +313,9 @@ class HermesAdapter(DocumentAdapter):
         if name.endswith(".jsonl") and b'"role"' in head.split(b"\n", 1)[0]:
             return 0.2  # bare message dicts: any more specific format wins
         return 0.0
+
+    def resume_command(self, session: Session) -> str | None:
+        return f"hermes --resume {session.id}" if session.kind in ("main", "fork") else None
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         files = dict(doc.sidecars)
