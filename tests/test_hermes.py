@@ -124,6 +124,7 @@ def test_state_db_stitches_compression_and_links_children(tmp_path):
     assert (root.resume_command, deleg.resume_command) == ("hermes --resume s_root", None)
     diverted = sessions["s_diverted"]
     assert [m.text for m in diverted.messages] == ["what changed?", "Only the parser."]
+    assert (diverted.title, deleg.title) == ("what changed?", "summarize the module")  # first prompts
 
 
 def test_request_dumps_are_never_read(tmp_path):

@@ -43,7 +43,8 @@ Messages
     arguments (JSON string)}}]``; a ``tool`` row is the result of ``tool_call_id``
     (``finish_reason='error'`` → an error); ``reasoning``/``reasoning_content`` → a
     reasoning part; ``display_kind='hidden'`` (model-facing scaffolding) → ``meta``;
-    ``session_meta`` rows are skipped as ``ignored:session_meta``.  Ids:
+    ``session_meta`` rows are skipped as ``ignored:session_meta``.  Title: ``sessions.title``,
+    else the first prompt (snapshots and JSONL files have none).  Ids:
     ``<session row>@<message id>`` (database), ``<session>@f<n>`` (files).
 
 Usage and cost
@@ -168,6 +169,7 @@ class _Messages:
         self.diagnostics = diagnostics
         self.out: list[Fragment] = []
         self.assistants: list[Message] = []
+        self.first_prompt: str | None = None
 
     def add(self, record: dict[str, Any], mid: str, model: str | None) -> None:
         """Convert one message dict; a dict whose shape defies the format costs only itself."""
@@ -213,6 +215,8 @@ class _Messages:
             message.parts.append(function_call(call, tool_name))
         if record.get("display_kind") == "hidden":
             message.flags.append("meta")
+        elif role == "user" and self.first_prompt is None and text.strip():
+            self.first_prompt = text.strip()
         self.out.append((self.sid, message))
         if role == "assistant":
             self.assistants.append(message)
@@ -382,6 +386,7 @@ class HermesAdapter(DocumentAdapter):
                 as_str(row.get("model")),
             )
             out.extend(converter.out)
+            headers[sid].title = headers[sid].title or converter.first_prompt
             if ordered:
                 with_messages[rid] = sid
         if headers and stray.records_total:
@@ -442,4 +447,5 @@ class HermesAdapter(DocumentAdapter):
         for n, record in enumerate(records):
             converter.add(record, f"{sid}@f{n}", as_str(snapshot.get("model")))
         out.extend(converter.out)
+        header.title = converter.first_prompt
         headers.setdefault(sid, header)
