@@ -195,3 +195,29 @@ def test_sniff_and_names():
     )
     assert ADAPTER.default_roots({"OPENCODE_DATA_DIR": "/a,/b"}, Path("/h")) == [Path("/a"), Path("/b")]
     assert ADAPTER.default_roots({}, Path("/h")) == [Path("/h/.local/share/opencode")]
+
+
+def test_malformed_records_cost_only_themselves(tmp_path):
+    storage = tmp_path / "storage"
+    shutil.copytree(fixture("opencode/storage-v2-json"), storage)
+    # A message whose `time` is a list (skipped), a part whose `state` is a list (a call
+    # without input or result) and a part file that is not JSON.
+    (storage / "message/s_stage0_small/msg_0003.json").write_text(
+        '{"id":"m_bad","sessionID":"s_stage0_small","role":"user","time":[1]}'
+    )
+    (storage / "part/m_assistant_large_2/002.json").write_text(
+        '{"id":"p_bad","messageID":"m_assistant_large_2","type":"tool","tool":"bash","state":[1]}'
+    )
+    (storage / "part/m_assistant_large_2/003.json").write_text("{not json")
+    sessions = load_root(tmp_path)
+    small, large = sessions["s_stage0_small"], sessions["s_stage0_large"]
+    assert [m.id for m in small.messages] == ["m_user_small", "m_assistant_small"]
+    assert [m.id for m in large.messages][-1] == "m_assistant_large_2"
+    assert [p.call_id for p in large.messages[-1].parts if isinstance(p, ToolCallPart)] == ["p_bad"]
+    skipped = {
+        k: v
+        for s in sessions.values()
+        for k, v in s.diagnostics.skipped.items()
+        if "malformed" in k or "json" in k
+    }
+    assert skipped == {"malformed:AttributeError": 1, "invalid_json": 1}  # the message with `time: [1]`

@@ -13,6 +13,11 @@ from agentlog.model import ToolCallPart
 
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+"""What converting a record whose shape defies its format raises.  Document adapters
+catch these per record and count it as skipped ``malformed:<exception>``, as
+:meth:`~agentlog.adapters.base.LineParser.feed` does for lines."""
+
 
 def parse_time(value: Any) -> datetime | None:
     """An ISO-8601 string, or epoch seconds/milliseconds, as an aware UTC datetime;

@@ -72,6 +72,7 @@ from typing import Any, Literal
 import msgspec
 
 from agentlog.adapters._common import (
+    MALFORMED,
     as_int,
     as_str,
     block_text,
@@ -175,7 +176,7 @@ class _Messages:
         """Convert one message dict; a dict whose shape defies the format costs only itself."""
         try:
             self._add(record, mid, model)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except MALFORMED as exc:
             self.diagnostics.skip(f"malformed:{type(exc).__name__}")
 
     def _add(self, record: dict[str, Any], mid: str, model: str | None) -> None:
@@ -232,6 +233,11 @@ class _Messages:
             id=mid, role="system", timestamp=parse_time(when), model=model, usage=usage, flags=["meta"]
         )
         self.out.append((self.sid, message))
+
+
+def _seconds(value: Any) -> float:
+    """An epoch-seconds column as a sort key (anything else sorts first)."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
 def _tool_calls(value: Any) -> list[dict[str, Any]]:
@@ -356,7 +362,7 @@ class HermesAdapter(DocumentAdapter):
                 return rid
             return root_of(parent["id"], seen | {rid})
 
-        for rid, row in sorted(rows.items(), key=lambda kv: (kv[1].get("started_at") or 0, kv[0])):
+        for rid, row in sorted(rows.items(), key=lambda kv: (_seconds(kv[1].get("started_at")), kv[0])):
             sid = owner[rid] = root_of(rid)
             header = headers.get(sid) or self._header(ref, sid, rows[sid], rows, root_of)
             headers[sid] = header
@@ -371,11 +377,11 @@ class HermesAdapter(DocumentAdapter):
             else:
                 stray.skip("orphan_message")
         with_messages: dict[str, str] = {}
-        for rid, row in sorted(rows.items(), key=lambda kv: (kv[1].get("started_at") or 0, kv[0])):
+        for rid, row in sorted(rows.items(), key=lambda kv: (_seconds(kv[1].get("started_at")), kv[0])):
             sid = owner[rid]
             converter = _Messages(sid, headers[sid].diagnostics)
             ordered = sorted(
-                messages.get(rid, []), key=lambda m: (m.get("timestamp") or 0, as_int(m.get("id")))
+                messages.get(rid, []), key=lambda m: (_seconds(m.get("timestamp")), as_int(m.get("id")))
             )
             for message in ordered:
                 converter.add(message, f"{rid}@{message.get('id')}", as_str(row.get("model")))

@@ -63,7 +63,15 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, decode_object, function_call, parse_time, snake
+from agentlog.adapters._common import (
+    MALFORMED,
+    as_int,
+    as_str,
+    decode_object,
+    function_call,
+    parse_time,
+    snake,
+)
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -393,7 +401,7 @@ class KimiAdapter(DocumentAdapter):
                     continue
                 try:
                     builder.feed(record)
-                except (TypeError, ValueError, AttributeError) as exc:
+                except MALFORMED as exc:
                     diagnostics.skip(f"malformed:{type(exc).__name__}")
             previous = lines
         fragments = builder.finish()

@@ -70,7 +70,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, decode_object, parse_time, snake
+from agentlog.adapters._common import MALFORMED, as_int, as_str, decode_object, parse_time, snake
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import (
     CompactionPart,
@@ -141,26 +141,35 @@ def _json_rows(files: Mapping[str, bytes], rows: _Rows) -> None:
         if record is None or not isinstance(record.get("id"), str):
             rows.diagnostics.skip("invalid_json" if record is None else "no_id")
             continue
-        if kind == "session":
-            rows.sessions[record["id"]] = {
-                "id": record["id"],
-                "parent_id": record.get("parentID"),
-                "title": record.get("title"),
-                "directory": record.get("directory"),
-                "version": record.get("version"),
-                "time_created": (record.get("time") or {}).get("created"),
-            }
-        elif kind == "message":
-            rows.messages[record["id"]] = {
-                "id": record["id"],
-                "session_id": record.get("sessionID") or p.parent.name,
-                "time_created": (record.get("time") or {}).get("created"),
-                "data": record,
-            }
-        else:
-            owner = record.get("messageID") or (p.parent.name if p.parent.name != "part" else None)
-            rows.parts[record["id"]] = {"id": record["id"], "message_id": owner, "data": record}
-            rows.parts[record["id"]]["order"] = path
+        try:
+            _json_row(kind, p, record, rows)
+        except MALFORMED as exc:
+            rows.diagnostics.skip(f"malformed:{type(exc).__name__}")
+
+
+def _json_row(kind: str, p: Path, record: dict[str, Any], rows: _Rows) -> None:
+    """Add one session, message or part file of the JSON tree to ``rows``."""
+    created = (record.get("time") or {}).get("created")
+    if kind == "session":
+        rows.sessions[record["id"]] = {
+            "id": record["id"],
+            "parent_id": record.get("parentID"),
+            "title": record.get("title"),
+            "directory": record.get("directory"),
+            "version": record.get("version"),
+            "time_created": created,
+        }
+    elif kind == "message":
+        session_id = record.get("sessionID") or p.parent.name
+        rows.messages[record["id"]] = {
+            "id": record["id"],
+            "session_id": session_id,
+            "time_created": created,
+            "data": record,
+        }
+    else:
+        owner = record.get("messageID") or (p.parent.name if p.parent.name != "part" else None)
+        rows.parts[record["id"]] = {"id": record["id"], "message_id": owner, "data": record, "order": str(p)}
 
 
 def _db_rows(tables: Mapping[str, list[dict[str, Any]]], rows: _Rows) -> None:
@@ -250,7 +259,10 @@ class _Converter:
             messages = sorted(by_session.get(sid, []), key=lambda m: (as_int(m.get("time_created")), m["id"]))
             for row in messages:
                 parts = sorted(by_message.get(row["id"], []), key=lambda p: p["order"])
-                self.fragments.append((sid, self._message(header, row, parts)))
+                try:
+                    self.fragments.append((sid, self._message(header, row, parts)))
+                except MALFORMED as exc:
+                    header.diagnostics.skip(f"malformed:{type(exc).__name__}")
         for child in self.headers.values():
             child.parent_tool_call_id = self.spawned.get(child.id)
         headers = list(self.headers.values())
@@ -316,10 +328,10 @@ class _Converter:
             else:
                 diagnostics.unknown(kind)
                 message.parts.append(UnknownPart(raw=part))
-            if kind == "tool" and isinstance((part.get("state") or {}).get("metadata"), dict):
-                child = part["state"]["metadata"].get("sessionId")
-                if isinstance(child, str):
-                    self.spawned[child] = str(part.get("callID") or "")
+            state = part.get("state")
+            metadata = state.get("metadata") if isinstance(state, dict) else None
+            if kind == "tool" and isinstance(metadata, dict) and isinstance(metadata.get("sessionId"), str):
+                self.spawned[metadata["sessionId"]] = str(part.get("callID") or "")
         if role == "assistant":
             message.usage = usage_of(data, data.get("cost")) or (steps if stepped else None)
         if aborted:

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlog.adapters._common import as_int, as_str, block_text, decode_object, parse_time, snake
+from agentlog.adapters._common import MALFORMED, as_int, as_str, block_text, decode_object, parse_time, snake
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -205,7 +205,13 @@ class ZcodeAdapter(DocumentAdapter):
                 stray.skip("invalid_message_row")
                 continue
             session = header(sid)
-            message = self._message(row, data, parts.pop(row["id"], []), session.diagnostics, fragments, sid)
+            try:
+                message = self._message(
+                    row, data, parts.pop(row["id"], []), session.diagnostics, fragments, sid
+                )
+            except MALFORMED as exc:
+                session.diagnostics.skip(f"malformed:{type(exc).__name__}")
+                continue
             fragments.append((sid, message))
             if message.role == "assistant":
                 assistants.setdefault(sid, []).append(message)
