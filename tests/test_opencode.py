@@ -20,7 +20,7 @@ from agentlog.adapters.opencode import tool_name
 from agentlog.cli import main
 from agentlog.load import build_sessions, load_sessions, parse_source
 from agentlog.model import CompactionPart, Session, ToolCallPart, UnknownPart
-from conftest import build_sqlite, fixture
+from conftest import build_sqlite, fixture, shared_fixture
 
 ADAPTER = get_adapter("opencode")
 AGENT_VARS = {"OPENCODE_DATA_DIR": None, "XDG_DATA_HOME": None}
@@ -221,3 +221,14 @@ def test_malformed_records_cost_only_themselves(tmp_path):
         if "malformed" in k or "json" in k
     }
     assert skipped == {"malformed:AttributeError": 1, "invalid_json": 1}  # the message with `time: [1]`
+
+
+def test_cass_tree_with_part_ids_reused_across_messages():
+    """cass fixture (licence rider: read from shared fixtures, not copied)."""
+    session = load_root(shared_fixture("opencode/cass-storage-json"))["ses_test1"]
+    assert (session.title, session.cwd) == ("OpenCode JSON Session", "/tmp/test-project")
+    assert [(m.role, m.text) for m in session.messages] == [
+        ("user", "Hello, can you help me with Rust?"),
+        ("assistant", "Of course! I'd be happy to help you with Rust. What would you like to know?"),
+    ]
+    assert session.models == ["claude-3-opus"] and session.usage.total_tokens == 0

@@ -113,6 +113,7 @@ BOOKKEEPING_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch",
 RAW_PARTS = frozenset({"subtask", "agent"})
 _ABORTED = "MessageAbortedError"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
+_TREE_KINDS = ("session", "message", "part")
 
 
 def tool_name(raw: str) -> str:
@@ -121,7 +122,8 @@ def tool_name(raw: str) -> str:
 
 
 class _Rows(msgspec.Struct, kw_only=True):
-    """Sessions, messages and parts keyed by id, from the database and/or the JSON tree."""
+    """Sessions and messages keyed by id, parts by ``<message id>/<part id>`` (synthetic
+    trees reuse part ids across messages), from the database and/or the JSON tree."""
 
     sessions: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
     messages: dict[str, dict[str, Any]] = msgspec.field(default_factory=dict)
@@ -133,7 +135,7 @@ def _json_rows(files: Mapping[str, bytes], rows: _Rows) -> None:
     """Add the records of the JSON tree (``storage/{session,message,part}/…``)."""
     for path in sorted(files):
         p = Path(path)
-        kind = p.parent.parent.name if p.parent.parent.name in ("session", "message", "part") else None
+        kind = p.parent.parent.name if p.parent.parent.name in _TREE_KINDS else None
         kind = kind or ("part" if p.parent.name == "part" else None)
         if kind is None or p.suffix != ".json":
             continue
@@ -169,7 +171,12 @@ def _json_row(kind: str, p: Path, record: dict[str, Any], rows: _Rows) -> None:
         }
     else:
         owner = record.get("messageID") or (p.parent.name if p.parent.name != "part" else None)
-        rows.parts[record["id"]] = {"id": record["id"], "message_id": owner, "data": record, "order": str(p)}
+        rows.parts[f"{owner}/{record['id']}"] = {
+            "id": record["id"],
+            "message_id": owner,
+            "data": record,
+            "order": str(p),
+        }
 
 
 def _db_rows(tables: Mapping[str, list[dict[str, Any]]], rows: _Rows) -> None:
@@ -185,7 +192,7 @@ def _db_rows(tables: Mapping[str, list[dict[str, Any]]], rows: _Rows) -> None:
                     rows.diagnostics.skip("invalid_json")
                     continue
                 row = {**row, "data": data, "order": row["id"]}
-            target[row["id"]] = row
+            target[f"{row.get('message_id')}/{row['id']}" if name == "part" else row["id"]] = row
 
 
 def usage_of(data: Mapping[str, Any], cost: Any = None) -> Usage | None:
@@ -391,22 +398,29 @@ class OpenCodeAdapter(DocumentAdapter):
         return [data_home / "opencode"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        dbs = sorted(
-            p for p in root.glob("opencode*.db") if p.name == "opencode.db" or p.name.startswith("opencode-")
-        )
-        dbs.sort(key=lambda p: p.name != "opencode.db")
-        storage = root / "storage" if (root / "storage").is_dir() else root
-        tree = [
-            str(p)
-            for kind in ("session", "message", "part")
-            if (storage / kind).is_dir()
-            for p in walk_files(storage / kind, ".json")
-        ]
-        for i, db in enumerate(dbs):
-            yield SourceRef(agent=SLUG, path=str(db), sidecars=tuple(tree) if i == 0 else ())
-        if not dbs and tree:
-            # The session files first, so the source's path names one when there is one.
-            yield SourceRef(agent=SLUG, path=tree[0], sidecars=tuple(tree[1:]))
+        """One source per data folder under ``root``: its ``opencode.db`` (the JSON tree of
+        ``<folder>/storage`` as sidecars), or, with no database, its JSON tree."""
+        trees: dict[Path, list[str]] = {}
+        for path in walk_files(root, ".json"):
+            if path.parent.parent.name in _TREE_KINDS:
+                trees.setdefault(path.parents[2], []).append(str(path))
+            elif path.parent.name == "part":  # the oldest layout: parts flat in part/
+                trees.setdefault(path.parents[1], []).append(str(path))
+        dbs: dict[Path, list[Path]] = {}
+        for path in walk_files(root, ".db"):
+            if path.name == "opencode.db" or (
+                path.name.startswith("opencode-") and path.name.endswith(".db")
+            ):
+                dbs.setdefault(path.parent, []).append(path)
+        for folder, found in sorted(dbs.items()):
+            found.sort(key=lambda p: (p.name != "opencode.db", p.name))
+            tree = tuple(trees.pop(folder / "storage", []))
+            for i, db in enumerate(found):
+                yield SourceRef(agent=SLUG, path=str(db), sidecars=tree if i == 0 else ())
+        for tree in trees.values():
+            # Session files sort first: the source's path names one when there is one.
+            ordered = sorted(tree, key=lambda p: (Path(p).parent.parent.name != "session", p))
+            yield SourceRef(agent=SLUG, path=ordered[0], sidecars=tuple(ordered[1:]))
 
     def sniff(self, name: str, head: bytes) -> float:
         if head.startswith(_SQLITE_MAGIC):
