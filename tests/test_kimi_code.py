@@ -97,6 +97,11 @@ def test_session_with_tools_compaction_and_subagent(tmp_path):
     assert buckets(child) == (12905, 28416, 0, 330)
     assert Counter(c.tool for c in child.tool_calls()) == {"glob": 1, "bash": 1}
     assert child.diagnostics.records_total == 28
+    assert (main_s.status, main_s.status_evidence) == (
+        "working",
+        "context.append_message",
+    )  # no turn.ended after
+    assert child.status == "unknown"
 
 
 def test_cancelled_turns(tmp_path):

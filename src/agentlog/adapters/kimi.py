@@ -42,8 +42,9 @@ wire.jsonl (``{"timestamp": epoch s, "message": {"type", "payload"}}``, line 1 m
     (one assistant message per step — **inferred** from ``kimisoul.py``: the wire has
     no message ids in common with the context); usage beyond the last assistant message
     is kept on a ``meta`` system message so totals stay exact.  ``TurnBegin.user_input``
-    gives the prompts' times and the fallback title; ``TurnEnd`` → ``waiting_for_user``,
-    ``StepInterrupted`` → ``interrupted`` (the last one wins).  ``SubagentEvent``
+    gives the prompts' times and the fallback title.  Status, the last one wins:
+    ``TurnBegin`` → ``working``, ``TurnEnd`` → ``waiting_for_user``, ``StepInterrupted`` →
+    ``interrupted``.  ``SubagentEvent``
     (events a subagent also writes to its own wire) is not counted here; its
     ``parent_tool_call_id``/``agent_id`` link the tool call to the child session
     ``<session>/<agent id>``.  Other wire types are skipped as ``ignored:wire:<type>``.
@@ -206,6 +207,7 @@ def _read_wire(data: bytes, diagnostics: Diagnostics) -> _Wire:
             wire.usages.append((when, usage))
         elif kind == "TurnBegin":
             diagnostics.use()
+            wire.status, wire.status_evidence = "working", "TurnBegin without TurnEnd"
             user_input = payload.get("user_input")
             text = "".join(p.text for p in _content(user_input) if isinstance(p, TextPart))
             wire.prompts.append((when, text))

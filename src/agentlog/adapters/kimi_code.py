@@ -34,7 +34,8 @@ created_at}``)
       tokensBefore}`` → a system message with a compaction part (``compaction_summary``).
     * ``turn.cancel`` → a system message flagged ``interrupted`` (status
       ``interrupted``); ``turn.ended{reason}`` → ``waiting_for_user`` (``done`` for a
-      subagent).
+      subagent); a user message of the main agent after them → ``working`` (subagent
+      journals record no turn end, so their status stays ``unknown`` until one does).
     * ``turn.prompt``/``turn.steer`` repeat the prompt (``duplicate:<type>``); UI and
       configuration records in ``IGNORED_TYPES`` are skipped as ``ignored:<type>``;
       anything else is kept raw as an ``unknown`` message.
@@ -250,6 +251,8 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         elif role == "user" and self.state.first_prompt is None and text:
             self.state.first_prompt = text
         self.emit(self.sid, out)
+        if role == "user" and self.agent_id == "main":
+            self._status("working", "context.append_message")
 
     def _loop_event(self, event: dict[str, Any], offset: int, when: Any) -> None:
         kind = event.get("type")
