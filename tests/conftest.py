@@ -35,6 +35,19 @@ def shared_fixture(rel: str) -> Path:
     return path
 
 
+def build_sqlite(sql: Path, db: Path) -> Path:
+    """A SQLite database at ``db`` built from the SQL fixture ``sql`` (for agents whose
+    store is a database: the fixture stays reviewable text)."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(db)
+    try:
+        con.executescript(sql.read_text())
+        con.commit()
+    finally:
+        con.close()
+    return db
+
+
 def parse_files(
     agent: str, *paths: Path, sidecars: dict[Path, tuple[Path, ...]] | None = None
 ) -> list[Session]:
@@ -51,16 +64,3 @@ def parse_one(agent: str, path: Path) -> Session:
     sessions = [s for s in parse_files(agent, path) if s.kind == "main"]
     assert len(sessions) == 1, [s.key for s in sessions]
     return sessions[0]
-
-
-def build_sqlite(sql: Path, db: Path) -> Path:
-    """A SQLite database at ``db`` built from the SQL fixture ``sql`` (for agents whose
-    store is a database: the fixture stays reviewable text)."""
-    db.parent.mkdir(parents=True, exist_ok=True)
-    con = sqlite3.connect(db)
-    try:
-        con.executescript(sql.read_text())
-        con.commit()
-    finally:
-        con.close()
-    return db
