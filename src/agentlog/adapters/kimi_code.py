@@ -149,6 +149,8 @@ class KimiCodeState(msgspec.Struct, kw_only=True):
     first_prompt: str | None = None
     status: SessionStatus = "unknown"
     status_evidence: str | None = None
+    agent_calls: list[str] = msgspec.field(default_factory=list)
+    """Open ``Agent`` tool calls: their result names the subagent they ran."""
 
 
 class KimiCodeParser(LineParser[KimiCodeState]):
@@ -240,7 +242,9 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         role = message.get("role")
         if role not in ("user", "assistant", "system", "tool"):
             self.diagnostics.unknown(f"message:{role}")
-            self.emit(self.sid, self._message(offset, "system", when, [UnknownPart(raw=message)]))
+            unknown = self._message(offset, "system", when, [UnknownPart(raw=message)])
+            unknown.flags.append("unknown")
+            self.emit(self.sid, unknown)
             return
         self.diagnostics.use()
         text = block_text(message.get("content"))
@@ -280,6 +284,8 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             call = ToolCallPart(
                 call_id=str(event["toolCallId"]), tool=tool_name(raw), raw_name=raw, input=event.get("args")
             )
+            if raw == "Agent":
+                self.state.agent_calls.append(call.call_id)
             self._assistant(event, offset, when, call)
         elif kind == "tool.result":
             d.use()
@@ -298,13 +304,15 @@ class KimiCodeParser(LineParser[KimiCodeState]):
     def _tool_output(self, event: dict[str, Any], offset: int, when: Any) -> ToolOutput:
         result = event.get("result") if isinstance(event.get("result"), dict) else {}
         output = result.get("output")
+        call_id = str(event["toolCallId"])
         structured = None
-        found = _AGENT_ID.search(output) if isinstance(output, str) else None
-        if found:
-            structured = {"agent_id": f"{self.session_id}/{found.group(1)}"}
+        if call_id in self.state.agent_calls:
+            self.state.agent_calls.remove(call_id)
+            found = _AGENT_ID.search(output) if isinstance(output, str) else None
+            structured = {"agent_id": f"{self.session_id}/{found.group(1)}"} if found else None
         failed = bool(result.get("isError"))
         return ToolOutput(
-            call_id=str(event["toolCallId"]),
+            call_id=call_id,
             result=ToolResult(
                 output=output,
                 is_error=failed,
