@@ -83,7 +83,6 @@ from agentlog.model import (
     Session,
     SessionStatus,
     TextPart,
-    ToolCallPart,
     ToolResult,
     UnknownPart,
     Usage,
@@ -228,13 +227,11 @@ def _read_wire(data: bytes, diagnostics: Diagnostics) -> _Wire:
 class _Session:
     """Builds one session from its context lines and its wire."""
 
-    def __init__(self, ref: SourceRef, sid: str, wire: _Wire, diagnostics: Diagnostics) -> None:
-        self.ref = ref
+    def __init__(self, sid: str, wire: _Wire, diagnostics: Diagnostics) -> None:
         self.sid = sid
         self.wire = wire
         self.diagnostics = diagnostics
-        self.messages: list[Message] = []
-        self.outputs: list[ToolOutput] = []
+        self.items: list[Message | ToolOutput] = []
         self.n = 0
 
     def feed(self, record: dict[str, Any]) -> None:
@@ -249,7 +246,7 @@ class _Session:
             parts = _content(record.get("content"))
             texts = [p.text for p in parts if isinstance(p, TextPart)]
             failed = bool(texts) and texts[0] == _ERROR_MARK
-            self.outputs.append(
+            self.items.append(
                 ToolOutput(
                     call_id=record["tool_call_id"],
                     result=ToolResult(
@@ -260,7 +257,7 @@ class _Session:
             return
         if role not in ("user", "assistant", "system"):
             self.diagnostics.unknown(f"role:{role}")
-            self.messages.append(
+            self.items.append(
                 Message(id=mid, role="system", parts=[UnknownPart(raw=record)], flags=["unknown"])
             )
             return
@@ -270,23 +267,21 @@ class _Session:
             message.parts.append(function_call(call, tool_name))
         if role == "user" and message.text.lstrip().startswith("<system>"):
             message.flags.append("meta")
-        self.messages.append(message)
+        self.items.append(message)
 
     def finish(self) -> list[tuple[str, Message | ToolOutput]]:
         """Pair wire usage with assistant messages and prompt times with user messages."""
-        for call in (p for m in self.messages for p in m.parts if isinstance(p, ToolCallPart)):
-            if call.call_id in self.wire.spawned:
-                child = f"{self.sid}/{self.wire.spawned[call.call_id]}"
-                for output in self.outputs:
-                    if output.call_id == call.call_id:
-                        output.result.structured = {"agent_id": child}
-        assistants = [m for m in self.messages if m.role == "assistant"]
+        for output in self.items:
+            if isinstance(output, ToolOutput) and output.call_id in self.wire.spawned:
+                output.result.structured = {"agent_id": f"{self.sid}/{self.wire.spawned[output.call_id]}"}
+        messages = [m for m in self.items if isinstance(m, Message)]
+        assistants = [m for m in messages if m.role == "assistant"]
         for i, (when, usage) in enumerate(self.wire.usages):
             if i < len(assistants):
                 assistants[i].usage = usage
                 assistants[i].timestamp = parse_time(when)
             else:
-                self.messages.append(
+                self.items.append(
                     Message(
                         id=f"{self.sid}@usage{i}",
                         role="system",
@@ -297,17 +292,16 @@ class _Session:
                 )
         prompts = iter(self.wire.prompts)
         pending = next(prompts, None)
-        for message in self.messages:
+        for message in messages:
             user = message.role == "user" and "meta" not in message.flags
             if pending is not None and user and message.text.strip() == pending[1].strip():
                 message.timestamp = parse_time(pending[0])
                 pending = next(prompts, None)
-        out: list[tuple[str, Message | ToolOutput]] = [(self.sid, m) for m in self.messages]
-        out.extend((self.sid, o) for o in self.outputs)
-        return out
+        return [(self.sid, item) for item in self.items]
 
 
-def _ordered_contexts(ref: SourceRef, doc: Document) -> list[bytes]:
+def _ordered_contexts(doc: Document) -> list[bytes]:
+    """The context files' bytes, oldest first: ``context_1.jsonl``, … then ``context.jsonl``."""
     rotations = sorted(
         (int(found.group(1)), data)
         for path, data in doc.sidecars.items()
@@ -381,9 +375,9 @@ class KimiAdapter(DocumentAdapter):
         diagnostics = Diagnostics()
         wire_data = next((d for p, d in doc.sidecars.items() if Path(p).name == "wire.jsonl"), b"")
         wire = _read_wire(wire_data, diagnostics)
-        builder = _Session(ref, sid, wire, diagnostics)
+        builder = _Session(sid, wire, diagnostics)
         previous: list[bytes] = []
-        for data in _ordered_contexts(ref, doc):
+        for data in _ordered_contexts(doc):
             lines = _lines(data)
             shared = 0
             while shared < min(len(lines), len(previous)) and lines[shared] == previous[shared]:
