@@ -163,3 +163,16 @@ def test_roots_and_cost_rules():
     assert usage_of({"actual_cost_usd": 0.2, "estimated_cost_usd": 0.1}).cost_source == "recorded"
     assert ADAPTER.sniff("s_root.jsonl", fixture("hermes/s_root.jsonl").read_bytes()) == 0.2
     assert ADAPTER.sniff("session_x.json", fixture("hermes/legacy-session-small.json").read_bytes()) == 0.85
+
+
+def test_a_session_in_two_files_keeps_the_richer_one(tmp_path):
+    root = database_home(tmp_path)
+    shutil.copy(fixture("hermes/s_root.jsonl"), root / "sessions/session_s_diverted.json")  # 1 message
+    (root / "sessions/s_broken.jsonl").write_text("{not json\n")
+    sessions = load(tmp_path)
+    diverted = sessions["s_diverted"]
+    assert [m.text for m in diverted.messages] == ["what changed?", "Only the parser."]
+    # The poorer copy (a snapshot object without messages: 1 record) loses; the broken file
+    # is counted on the first session of the source.
+    assert diverted.diagnostics.skipped == {"duplicate:session_file": 1}
+    assert sessions["s_root"].diagnostics.skipped["invalid_json"] == 1

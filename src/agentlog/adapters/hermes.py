@@ -334,6 +334,8 @@ class HermesAdapter(DocumentAdapter):
         headers: dict[str, Session] = {}
         fragments: list[Fragment] = []
         in_db = self._database(ref, doc.tables, headers, fragments)
+        from_files: dict[str, tuple[Session, list[Fragment]]] = {}
+        stray = Diagnostics()
         for path in sorted(files):
             if _DUMP.match(Path(path).name):
                 continue  # never imported, whoever listed it
@@ -341,7 +343,19 @@ class HermesAdapter(DocumentAdapter):
             if sid in in_db:
                 headers[in_db[sid]].diagnostics.skip("duplicate:state_db")
                 continue
-            self._file(ref, path, files[path], sid, headers, fragments)
+            parsed = self._file(ref, path, files[path], sid, stray)
+            if parsed is None:
+                continue
+            kept = from_files.get(parsed[0].id)
+            if kept is not None:  # a session in two files: the richer one wins
+                loser, parsed = (kept, parsed) if len(parsed[1]) > len(kept[1]) else (parsed, kept)
+                parsed[0].diagnostics.skip("duplicate:session_file", loser[0].diagnostics.records_total)
+            from_files[parsed[0].id] = parsed
+        for header, found in from_files.values():
+            headers.setdefault(header.id, header)
+            fragments.extend(found)
+        if headers and stray.records_total:
+            next(iter(headers.values())).diagnostics.merge(stray)
         return DocumentResult(headers=list(headers.values()), fragments=fragments)
 
     def _database(
@@ -427,14 +441,15 @@ class HermesAdapter(DocumentAdapter):
 
     @staticmethod
     def _file(
-        ref: SourceRef, path: str, data: bytes, sid: str, headers: dict[str, Session], out: list[Fragment]
-    ) -> None:
+        ref: SourceRef, path: str, data: bytes, sid: str, stray: Diagnostics
+    ) -> tuple[Session, list[Fragment]] | None:
+        """The session of one snapshot / JSONL file and its fragments; ``None`` (its
+        diagnostics added to ``stray``) when it holds neither metadata nor messages."""
         diagnostics = Diagnostics()
         snapshot, records = _decode_file(path, data, diagnostics)
         if not records and not snapshot:
-            if diagnostics.records_total and headers:
-                next(iter(headers.values())).diagnostics.merge(diagnostics)
-            return
+            stray.merge(diagnostics)
+            return None
         sid = as_str(snapshot.get("session_id")) or sid
         config = snapshot.get("model_config") if isinstance(snapshot.get("model_config"), dict) else {}
         header = Session(
@@ -452,6 +467,5 @@ class HermesAdapter(DocumentAdapter):
         converter = _Messages(sid, diagnostics)
         for n, record in enumerate(records):
             converter.add(record, f"{sid}@f{n}", as_str(snapshot.get("model")))
-        out.extend(converter.out)
         header.title = converter.first_prompt
-        headers.setdefault(sid, header)
+        return header, converter.out
