@@ -131,6 +131,8 @@ def session_files(folder: Path) -> list[Path]:
 
 
 def file_session_id(path: str) -> str:
+    """The session id a session file is named after: ``session_<id>.json`` → ``<id>``,
+    ``<id>.jsonl`` → ``<id>``."""
     name = Path(path).name
     found = _LEGACY_JSON.match(name)
     return found.group(1) if found else Path(path).stem

@@ -235,6 +235,7 @@ class _Session:
         self.n = 0
 
     def feed(self, record: dict[str, Any]) -> None:
+        """Convert one context line (bookkeeping lines are counted and skipped)."""
         role = record.get("role")
         if role in ("_system_prompt", "_checkpoint", "_usage"):
             self.diagnostics.skip(f"ignored:{role}")

@@ -138,6 +138,9 @@ def location(path: str) -> tuple[str, str]:
 
 
 class KimiCodeState(msgspec.Struct, kw_only=True):
+    """What a Kimi Code parser keeps between lines (resumable): times (epoch ms), the
+    current model, step and compaction, the first prompt, the status and open Agent calls."""
+
     diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
     started_at: float | None = None
     ended_at: float | None = None
@@ -154,6 +157,8 @@ class KimiCodeState(msgspec.Struct, kw_only=True):
 
 
 class KimiCodeParser(LineParser[KimiCodeState]):
+    """Parser of one agent's ``wire.jsonl``; the session's ``state.json`` is its sidecar."""
+
     state_type = KimiCodeState
 
     def __init__(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> None:

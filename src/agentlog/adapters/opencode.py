@@ -254,6 +254,8 @@ class _Converter:
         self.spawned: dict[str, str] = {}
 
     def run(self) -> DocumentResult:
+        """Every session in the rows, its messages in order; the source's own diagnostics
+        (unreadable files, orphan parts) go to the first session."""
         by_session: dict[str, list[dict[str, Any]]] = {}
         for message in self.rows.messages.values():
             by_session.setdefault(str(message.get("session_id")), []).append(message)
