@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from agentlog.adapters import get_adapter
-from agentlog.adapters.opencode import tool_name
+from agentlog.adapters.opencode import openai_counts, tool_name
 from agentlog.cli import main
 from agentlog.load import build_sessions, load_sessions, parse_source
 from agentlog.model import CompactionPart, Session, ToolCallPart, UnknownPart
@@ -180,6 +180,14 @@ def test_found_under_home_and_shown_by_the_cli(tmp_path):
     result = CliRunner().invoke(main, ["show", "opencode:ses_0a1"], env={**AGENT_VARS, "HOME": str(tmp_path)})
     assert result.exit_code == 0, result.output
     assert "list the files, then have a subagent review the diff" in result.output
+
+
+def test_which_models_count_reasoning_inside_output():
+    assert openai_counts({"providerID": "openai", "modelID": "gpt-5"})
+    assert openai_counts({"providerID": "openrouter", "modelID": "openai/o3-mini"})
+    assert openai_counts({"providerID": "azure", "modelID": "my-deployment"})
+    assert not openai_counts({"providerID": "anthropic", "modelID": "claude-sonnet-4-5"})
+    assert not openai_counts({"providerID": "google", "modelID": "gemini-2.5-pro"})
 
 
 def test_sniff_and_names():

@@ -49,7 +49,8 @@ Messages and parts
 Usage (per assistant message)
     ``tokens{input, output, reasoning, cache{read, write}}``: ``input`` is already
     exclusive of cache (``session/index.ts`` ``getUsage``); ``reasoning`` is billed at
-    the output rate and is **not** part of ``output`` — except for OpenAI providers,
+    the output rate and is **not** part of ``output`` — except for OpenAI models
+    (provider ``openai*``/``azure*`` or a ``gpt-``/``o1``/``o3``/``o4``/``codex`` model id),
     whose ``output`` already contains it.  ``cache.write`` → the 5-minute tier.  When
     a message has no ``tokens``, its ``step-finish`` parts are summed instead — never
     both.  ``cost`` (USD, written by OpenCode) is kept with ``cost_source="recorded"``.
@@ -114,6 +115,7 @@ RAW_PARTS = frozenset({"subtask", "agent"})
 _ABORTED = "MessageAbortedError"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _TREE_KINDS = ("session", "message", "part")
+_OPENAI_MODELS = ("gpt-", "o1", "o3", "o4", "codex")
 
 
 def tool_name(raw: str) -> str:
@@ -195,6 +197,15 @@ def _db_rows(tables: Mapping[str, list[dict[str, Any]]], rows: _Rows) -> None:
             target[f"{row.get('message_id')}/{row['id']}" if name == "part" else row["id"]] = row
 
 
+def openai_counts(data: Mapping[str, Any]) -> bool:
+    """True when a message's ``output`` already holds its ``reasoning`` tokens: an OpenAI
+    or Azure provider, or an OpenAI model family (``gpt-``, ``o1``/``o3``/``o4``, ``codex``)
+    behind another provider (cost.md §3; OpenCode issue #17566)."""
+    provider = str(data.get("providerID") or "").lower()
+    model = str(data.get("modelID") or "").lower().rsplit("/", 1)[-1]
+    return provider.startswith(("openai", "azure")) or model.startswith(_OPENAI_MODELS)
+
+
 def usage_of(data: Mapping[str, Any], cost: Any = None) -> Usage | None:
     """Exclusive usage of an assistant message's (or step-finish part's) ``tokens``."""
     tokens = data.get("tokens")
@@ -203,7 +214,7 @@ def usage_of(data: Mapping[str, Any], cost: Any = None) -> Usage | None:
     cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
     reasoning = as_int(tokens.get("reasoning"))
     output = as_int(tokens.get("output"))
-    if not str(data.get("providerID") or "").startswith("openai"):
+    if not openai_counts(data):
         output += reasoning
     recorded = cost if isinstance(cost, int | float) and not isinstance(cost, bool) else None
     return Usage(
