@@ -62,7 +62,7 @@ def _dump(record: dict) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def claude_lines(rng: random.Random, session_id: str, turns: int | None = None):
+def claude_lines(rng: random.Random, session_id: str, turns: int | None = None, scale: float = 1.0):
     """Yield the lines of one Claude Code session, forever unless ``turns`` is set."""
     env = {
         "isSidechain": False,
@@ -87,7 +87,7 @@ def claude_lines(rng: random.Random, session_id: str, turns: int | None = None):
                 "parentUuid": parent,
                 **env,
                 "type": "user",
-                "message": {"role": "user", "content": _text(rng, rng.randint(5, 60))},
+                "message": {"role": "user", "content": _text(rng, max(2, int(rng.randint(5, 60) * scale)))},
                 "uuid": uid,
                 "timestamp": stamp,
             }
@@ -105,8 +105,12 @@ def claude_lines(rng: random.Random, session_id: str, turns: int | None = None):
                 "service_tier": "standard",
             }
             blocks = [
-                {"type": "thinking", "thinking": _text(rng, rng.randint(10, 80)), "signature": "sig"},
-                {"type": "text", "text": _text(rng, rng.randint(5, 120))},
+                {
+                    "type": "thinking",
+                    "thinking": _text(rng, max(2, int(rng.randint(10, 80) * scale))),
+                    "signature": "sig",
+                },
+                {"type": "text", "text": _text(rng, max(2, int(rng.randint(5, 120) * scale)))},
                 {
                     "type": "tool_use",
                     "id": call,
@@ -137,7 +141,7 @@ def claude_lines(rng: random.Random, session_id: str, turns: int | None = None):
                 )
                 parent = aid
             rid = str(uuid.UUID(int=rng.getrandbits(128)))
-            output = _text(rng, rng.randint(20, 400))
+            output = _text(rng, max(2, int(rng.randint(20, 400) * scale)))
             yield _dump(
                 {
                     "parentUuid": parent,
@@ -156,14 +160,15 @@ def claude_lines(rng: random.Random, session_id: str, turns: int | None = None):
             del step
 
 
-def write_claude(path: Path, megabytes: float, seed: int = 1) -> int:
-    """Write a Claude Code session file of about ``megabytes`` MB; returns its size."""
+def write_claude(path: Path, megabytes: float, seed: int = 1, scale: float = 1.0) -> int:
+    """Write a Claude Code session file of about ``megabytes`` MB; returns its size.
+    ``scale`` shrinks (or grows) every text, for corpora of many small messages."""
     rng = random.Random(seed)
     limit = int(megabytes * 1024 * 1024)
     size = 0
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as fh:
-        for line in claude_lines(rng, path.stem):
+        for line in claude_lines(rng, path.stem, scale=scale):
             fh.write(line)
             size += len(line.encode())
             if size >= limit:

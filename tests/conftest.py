@@ -9,6 +9,7 @@ developers' machines and in CI), never copied; tests on them skip elsewhere.
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,19 @@ def shared_fixture(rel: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared fixture {rel} not present")
     return path
+
+
+def build_sqlite(sql: Path, db: Path) -> Path:
+    """A SQLite database at ``db`` built from the SQL fixture ``sql`` (for agents whose
+    store is a database: the fixture stays reviewable text)."""
+    db.parent.mkdir(parents=True, exist_ok=True)
+    con = sqlite3.connect(db)
+    try:
+        con.executescript(sql.read_text())
+        con.commit()
+    finally:
+        con.close()
+    return db
 
 
 def parse_files(

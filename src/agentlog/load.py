@@ -111,7 +111,7 @@ class SourceParse:
         yield out
 
     def _document(self, adapter: DocumentAdapter, sidecars: dict[str, bytes]) -> list[Fragment]:
-        if adapter.source_format == "sqlite":
+        if adapter.format_of(self.ref) == "sqlite":
             tables = read_sqlite_tables(self.ref.path, adapter.sqlite_tables, adapter.sqlite_queries)
             doc = Document(tables=tables, sidecars=sidecars)
         else:

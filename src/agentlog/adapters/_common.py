@@ -32,7 +32,13 @@ from agentlog.model import (
 from agentlog.readers import walk_files
 
 _DECODER = msgspec.json.Decoder()
+
 _SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+"""What converting a record whose shape defies its format raises.  Document adapters
+catch these per record and count it as skipped ``malformed:<exception>``, as
+:meth:`~agentlog.adapters.base.LineParser.feed` does for lines."""
 
 
 def parse_time(value: Any) -> datetime | None:
@@ -506,3 +512,33 @@ class TreeParser(LineParser[TreeStateT]):
         if self.diagnostics.records_total == 0:
             return []
         return [snapshot_header(self.session, self.state.title or self.state.first_prompt, self.diagnostics)]
+
+
+def decode_object(value: Any) -> dict[str, Any] | None:
+    """A JSON object given as bytes or text (a file, a SQLite ``data`` column), or
+    ``None`` when ``value`` is not the JSON of an object."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, bytes | str) or not value:
+        return None
+    try:
+        decoded = msgspec.json.decode(value)
+    except msgspec.DecodeError:
+        return None
+    return decoded if isinstance(decoded, dict) else None
+
+
+def function_call(call: dict[str, Any], tool_name: Callable[[str], str]) -> ToolCallPart:
+    """An OpenAI-style ``{id, function{name, arguments}}`` tool call (Kimi CLI, Hermes):
+    ``arguments`` is a JSON string, decoded when it holds an object, kept as written
+    otherwise; ``tool_name`` normalises the agent's tool name."""
+    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    raw = str(function.get("name") or call.get("name") or "unknown")
+    arguments = function.get("arguments")
+    decoded = decode_object(arguments) if isinstance(arguments, str) else None
+    return ToolCallPart(
+        call_id=str(call.get("id") or call.get("call_id")),
+        tool=tool_name(raw),
+        raw_name=raw,
+        input=decoded if decoded is not None else arguments,
+    )

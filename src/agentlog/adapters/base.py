@@ -211,6 +211,11 @@ class DocumentAdapter(Adapter):
     params)`` whose rows land in ``Document.tables[name]`` — for tables of which
     only some rows may be read (a query on a missing table has no key)."""
 
+    def format_of(self, ref: SourceRef) -> Literal["json", "sqlite"]:
+        """How the reader layer reads ``ref``: :attr:`source_format`, unless an agent
+        that keeps both a database and JSON files (OpenCode, Hermes) says otherwise."""
+        return self.source_format
+
     @abstractmethod
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         """Parse one whole source.  Pure: never raises on bad content (count it in
