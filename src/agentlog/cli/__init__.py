@@ -90,6 +90,6 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], debug: bool) -
         ctx.invoke(overview)
 
 
-from agentlog.cli import commands  # noqa: E402  (registers the commands)
+from agentlog.cli import commands, usage  # noqa: E402  (registers the commands)
 
-__all__ = ["App", "commands", "main"]
+__all__ = ["App", "commands", "main", "usage"]
