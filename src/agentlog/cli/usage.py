@@ -274,5 +274,3 @@ def _limits(app: App, tz: ZoneInfo | None, as_json: bool) -> None:
         span = f"{window.window_minutes / 60:g} h window" if window.window_minutes else "window"
         resets = window.resets_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if window.resets_at else "?"
         app.console.print(f"  {name:<9} {window.used_percent:5.1f}% of the {span}, resets {resets}")
-
-

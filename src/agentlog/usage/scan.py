@@ -1,9 +1,10 @@
 """The fast path for Claude Code usage: decode only what usage needs.
 
 ``agentlog usage --no-index`` reads Claude Code files through the reader layer
-(:class:`~agentlog.readers.LineReader`, read-only) but, instead of building the
-full model, decodes only lines that can carry usage (``"usage"`` in the bytes)
-or belong to an inline sidechain (``"isSidechain":true``), into small typed
+(:func:`~agentlog.readers.read_blocks`, read-only) but, instead of building the
+full model, finds the lines that can carry usage (``"usage"`` in the bytes) or
+belong to an inline sidechain (``"isSidechain":true``) in whole blocks and decodes
+only those, into small typed
 msgspec structs that skip every other field.  A line whose fields have
 unexpected types is decoded generically and read by the adapter's own
 :func:`~agentlog.adapters.claude_code.usage_of`, so nothing is lost.
@@ -26,6 +27,7 @@ over :func:`agentlog.load.load_sessions`), by the same rules
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import PurePath
@@ -38,7 +40,7 @@ from agentlog.adapters._common import parse_time
 from agentlog.adapters.claude_code import SLUG, usage_of
 from agentlog.load import gc_paused
 from agentlog.model import Usage
-from agentlog.readers import LineReader
+from agentlog.readers import read_blocks
 from agentlog.usage.calls import Call
 
 _AGENT_FILE = re.compile(r"^agent-(.+)\.jsonl$")
@@ -143,6 +145,7 @@ class _Session:
     parent_key: str | None
     cwd: str | None = None
     calls: dict[str, Call] = field(default_factory=dict)
+    raw: dict[str, object] = field(default_factory=dict)
     first: datetime | None = None
 
 
@@ -187,6 +190,28 @@ def _session_of(f: _File, line: _Line) -> _Session:
     return main
 
 
+def _sidechain_lines(block: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(offset in block, line)`` of every line with usage or of an inline
+    sidechain (whose ``parentUuid`` chains decide the sidechain of a call)."""
+    start = 0
+    for line in block.split(b"\n"):
+        if b'"usage"' in line or b'"isSidechain":true' in line:
+            yield start, line
+        start += len(line) + 1
+
+
+def _usage_lines(block: bytes) -> Iterator[tuple[int, bytes]]:
+    """``(offset in block, line)`` of the lines that contain ``"usage"``."""
+    find, rfind = block.find, block.rfind
+    pos = find(b'"usage"')
+    while pos >= 0:
+        start = rfind(b"\n", 0, pos) + 1
+        end = find(b"\n", pos)
+        end = len(block) if end < 0 else end
+        yield start, block[start:end]
+        pos = find(b'"usage"', end)
+
+
 def scan_file(ref: SourceRef) -> list[_Session]:
     """The sessions of one Claude Code file with their calls (deduped within each).
 
@@ -195,38 +220,52 @@ def scan_file(ref: SourceRef) -> list[_Session]:
     f = _open_file(ref)
     decode = _DECODER.decode
     with gc_paused():
-        for offset, data in LineReader(ref.path):
-            if b'"usage"' not in data and b'"isSidechain":true' not in data:
-                continue
-            try:
-                line = decode(data)
-                usage = _usage(line)
-            except (msgspec.ValidationError, msgspec.DecodeError):
-                loose = _loose(data)
-                if loose is None:
+        for base, block in read_blocks(ref.path):
+            lines = _sidechain_lines(block) if b'"isSidechain":true' in block else _usage_lines(block)
+            for offset, data in lines:
+                try:
+                    line = decode(data)
+                    raw = line.message.usage if line.message else None
+                except (msgspec.ValidationError, msgspec.DecodeError):
+                    loose = _loose(data.rstrip(b"\r"))
+                    if loose is not None:
+                        _add(f, loose[0], loose[1], loose[1], base + offset)
                     continue
-                line, usage = loose
-            session = _session_of(f, line)
-            session.cwd = session.cwd or line.cwd
-            message = line.message
-            if message is None or usage is None or message.model == "<synthetic>":
-                continue
-            role = message.role if line.type is None else line.type
-            if role != "assistant":
-                continue
-            stamp = parse_time(line.timestamp)
-            mid = message.id or line.uuid or f"{session.key}@{offset}"
-            known = session.calls.get(mid)
-            if known is not None:
-                if usage.total_tokens >= known.usage.total_tokens:
-                    session.calls[mid] = msgspec.structs.replace(known, usage=usage)
-                continue
-            session.calls[mid] = Call(
-                session_key=session.key, agent=SLUG, model=message.model, timestamp=stamp, usage=usage
-            )
-            if stamp is not None and (session.first is None or stamp < session.first):
-                session.first = stamp
+                _add(f, line, raw, None, base + offset)
     return list(f.sessions.values())
+
+
+def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None, offset: int) -> None:
+    """Record one decoded line; ``raw`` identifies the usage copy, ``usage`` is
+    its exclusive form when already known (else made from ``line`` if needed)."""
+    session = _session_of(f, line)
+    if session.cwd is None:
+        session.cwd = line.cwd
+    message = line.message
+    if message is None or raw is None or message.model == "<synthetic>":
+        return
+    if (message.role if line.type is None else line.type) != "assistant":
+        return
+    mid = message.id or line.uuid or f"{session.key}@{offset}"
+    known = session.calls.get(mid)
+    if known is not None:
+        if raw == session.raw.get(mid):
+            return  # the same usage copy again (one line per content block)
+        usage = usage or _usage(line)
+        if usage is not None and usage.total_tokens >= known.usage.total_tokens:
+            session.calls[mid] = msgspec.structs.replace(known, usage=usage)
+            session.raw[mid] = raw
+        return
+    usage = usage or _usage(line)
+    if usage is None:
+        return
+    stamp = parse_time(line.timestamp)
+    session.calls[mid] = Call(
+        session_key=session.key, agent=SLUG, model=message.model, timestamp=stamp, usage=usage
+    )
+    session.raw[mid] = raw
+    if stamp is not None and (session.first is None or stamp < session.first):
+        session.first = stamp
 
 
 def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = None) -> list[Call]:
