@@ -440,3 +440,17 @@ def test_rows_group_by_session_root():
     assert sorted(r.key for r in rows) == ["t:child", "t:s"]
     assert total.tokens["input_tokens"] == 3
     assert date(2026, 1, 5).isoformat() == group_key(priced[0], "daily", zone("UTC"))
+
+
+def test_read_blocks_whole_lines_long_lines_and_half_written_tail(tmp_path):
+    from agentlog.readers import read_blocks
+
+    lines = [b'{"a":%d}' % i for i in range(50)] + [b'{"long":"' + b"x" * 100 + b'"}']
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"\n".join(lines) + b'\n{"half":')
+    got = b"".join(block[:end] for _, block, end in read_blocks(path, size=16))
+    assert got == b"\n".join(lines) + b"\n"
+    offsets = [off for off, _, _ in read_blocks(path, size=16)]
+    assert offsets == sorted(offsets) and offsets[0] == 0
+    path.write_bytes(b'{"a":1}\n{"b":2}')  # complete last line without a newline
+    assert b"".join(b[:e] for _, b, e in read_blocks(path, size=4)) == b'{"a":1}\n{"b":2}'

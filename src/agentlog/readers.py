@@ -70,29 +70,34 @@ class LineReader:
                     self.tail_bytes = len(pending)
 
 
-def read_blocks(path: str | Path, size: int = 8 * CHUNK_SIZE) -> Iterator[tuple[int, bytes]]:
-    """Iterate ``(offset, block)`` over a JSONL file in blocks of whole lines
-    (each block ends with ``\n``, except a complete last line written without
-    one; a half-written last line is left out), for scanners that look for a
-    few lines in bulk instead of visiting every line.
+def read_blocks(path: str | Path, size: int = 8 * CHUNK_SIZE) -> Iterator[tuple[int, bytes, int]]:
+    """Iterate ``(offset, block, end)`` over a JSONL file: ``block[:end]`` is whole
+    lines (ending with ``\n``, except a complete last line written without one; a
+    half-written last line is left out).  For scanners that look for a few lines
+    in bulk instead of visiting every line; ``block`` is not copied to trim it.
 
     Raises ``OSError`` if the file cannot be opened or read.
     """
     with open(path, "rb") as fh:
         pos = 0
-        pending = b""
         while True:
-            chunk = fh.read(size)
-            if not chunk:
-                break
-            data = pending + chunk if pending else chunk
-            cut = data.rfind(b"\n") + 1
-            if cut:
-                yield pos, data[:cut]
-                pos += cut
-            pending = data[cut:]
-        if pending and _is_complete_json(pending):
-            yield pos, pending
+            data = fh.read(size)
+            if not data:
+                return
+            end = data.rfind(b"\n") + 1
+            if len(data) < size:  # the last block
+                if end < len(data) and _is_complete_json(data[end:]):
+                    end = len(data)
+                if end:
+                    yield pos, data, end
+                return
+            if not end:  # one line longer than a block: read more of it
+                size *= 2
+                fh.seek(pos)
+                continue
+            yield pos, data, end
+            pos += end
+            fh.seek(pos)
 
 
 def _is_complete_json(data: bytes) -> bool:

@@ -47,10 +47,16 @@ class Totals:
     last: datetime | None = None
 
     def add(self, pc: PricedCall) -> None:
-        usage = pc.call.usage
-        tokens = self.tokens
-        for name in BUCKETS:
-            tokens[name] += getattr(usage, name)
+        u = pc.call.usage
+        t = self.tokens
+        t["input_tokens"] += u.input_tokens
+        t["cache_read_tokens"] += u.cache_read_tokens
+        t["cache_write_5m_tokens"] += u.cache_write_5m_tokens
+        t["cache_write_1h_tokens"] += u.cache_write_1h_tokens
+        t["output_tokens"] += u.output_tokens
+        t["reasoning_tokens"] += u.reasoning_tokens
+        t["total_tokens"] += u.total_tokens
+        t["web_search_requests"] += u.web_search_requests
         self.calls += 1
         self.sources.add(pc.cost_source)
         if pc.cost_usd is not None:
@@ -60,8 +66,25 @@ class Totals:
             self.models.setdefault(pc.call.model)
         stamp = pc.call.timestamp
         if stamp is not None:
-            self.first = stamp if self.first is None or stamp < self.first else self.first
-            self.last = stamp if self.last is None or stamp > self.last else self.last
+            if self.first is None or stamp < self.first:
+                self.first = stamp
+            if self.last is None or stamp > self.last:
+                self.last = stamp
+
+    def merge(self, other: Totals) -> None:
+        """Add ``other``'s sums into this one."""
+        for name, n in other.tokens.items():
+            self.tokens[name] += n
+        self.cost_usd += other.cost_usd
+        self.priced += other.priced
+        self.calls += other.calls
+        self.sources |= other.sources
+        for model in other.models:
+            self.models.setdefault(model)
+        for stamp in (other.first, other.last):
+            if stamp is not None:
+                self.first = stamp if self.first is None or stamp < self.first else self.first
+                self.last = stamp if self.last is None or stamp > self.last else self.last
 
     def as_dict(self, with_cost: bool = True) -> dict[str, Any]:
         """The JSON shape of a row's numbers (see the README, "agentlog usage")."""
@@ -133,18 +156,25 @@ def build_rows(
 ) -> tuple[list[Row], Totals]:
     """Rows of ``group`` (sorted by key; sessions by last activity) and the grand total."""
     rows: dict[str, Row] = {}
-    total = Totals()
     for pc in priced:
+        call = pc.call
         key = group_key(pc, group, tz, rollup)
         row = rows.get(key)
         if row is None:
-            row = rows[key] = Row(key=key, agent=pc.call.agent, project=pc.call.project or "")
-        row.totals.add(pc)
-        row.by_model.setdefault(pc.call.model or "unknown", Totals()).add(pc)
-        row.sessions.add(pc.call.session_key)
-        if pc.call.root_key == pc.call.session_key and pc.call.project:
-            row.project = pc.call.project
-        total.add(pc)
+            row = rows[key] = Row(key=key, agent=call.agent, project=call.project or "")
+        model = call.model or "unknown"
+        per_model = row.by_model.get(model)
+        if per_model is None:
+            per_model = row.by_model[model] = Totals()
+        per_model.add(pc)
+        row.sessions.add(call.session_key)
+        if call.root_key == call.session_key and call.project:
+            row.project = call.project
+    total = Totals()
+    for row in rows.values():
+        for per_model in row.by_model.values():
+            row.totals.merge(per_model)
+        total.merge(row.totals)
     out = list(rows.values())
     if group == "session":
         out.sort(key=lambda r: (r.totals.last is None, r.totals.last or datetime.min, r.key))

@@ -190,26 +190,26 @@ def _session_of(f: _File, line: _Line) -> _Session:
     return main
 
 
-def _sidechain_lines(block: bytes) -> Iterator[tuple[int, bytes]]:
-    """``(offset in block, line)`` of every line with usage or of an inline
-    sidechain (whose ``parentUuid`` chains decide the sidechain of a call)."""
+def _sidechain_lines(block: bytes, stop: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset in block, line)`` of every line before ``stop`` with usage or of an
+    inline sidechain (whose ``parentUuid`` chains decide the sidechain of a call)."""
     start = 0
-    for line in block.split(b"\n"):
+    for line in block[:stop].split(b"\n"):
         if b'"usage"' in line or b'"isSidechain":true' in line:
             yield start, line
         start += len(line) + 1
 
 
-def _usage_lines(block: bytes) -> Iterator[tuple[int, bytes]]:
-    """``(offset in block, line)`` of the lines that contain ``"usage"``."""
+def _usage_lines(block: bytes, stop: int) -> Iterator[tuple[int, bytes]]:
+    """``(offset in block, line)`` of the lines before ``stop`` that contain ``"usage"``."""
     find, rfind = block.find, block.rfind
-    pos = find(b'"usage"')
+    pos = find(b'"usage"', 0, stop)
     while pos >= 0:
         start = rfind(b"\n", 0, pos) + 1
-        end = find(b"\n", pos)
-        end = len(block) if end < 0 else end
+        end = find(b"\n", pos, stop)
+        end = stop if end < 0 else end
         yield start, block[start:end]
-        pos = find(b'"usage"', end)
+        pos = find(b'"usage"', end, stop)
 
 
 def scan_file(ref: SourceRef) -> list[_Session]:
@@ -220,8 +220,9 @@ def scan_file(ref: SourceRef) -> list[_Session]:
     f = _open_file(ref)
     decode = _DECODER.decode
     with gc_paused():
-        for base, block in read_blocks(ref.path):
-            lines = _sidechain_lines(block) if b'"isSidechain":true' in block else _usage_lines(block)
+        for base, block, stop in read_blocks(ref.path):
+            sidechains = block.find(b'"isSidechain":true', 0, stop) >= 0
+            lines = _sidechain_lines(block, stop) if sidechains else _usage_lines(block, stop)
             for offset, data in lines:
                 try:
                     line = decode(data)
