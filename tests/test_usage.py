@@ -454,3 +454,46 @@ def test_read_blocks_whole_lines_long_lines_and_half_written_tail(tmp_path):
     assert offsets == sorted(offsets) and offsets[0] == 0
     path.write_bytes(b'{"a":1}\n{"b":2}')  # complete last line without a newline
     assert b"".join(b[:e] for _, b, e in read_blocks(path, size=4)) == b'{"a":1}\n{"b":2}'
+
+
+def test_prices_update_keeps_a_loadable_table_and_usage_uses_it(tmp_path):
+    from agentlog.errors import AgentlogError
+    from agentlog.usage.snapshot import load_snapshot, update_prices
+
+    table = [
+        {
+            "id": "anthropic",
+            "name": "Anthropic",
+            "api_pattern": "https://api\\.anthropic\\.com",
+            "model_match": {"contains": "claude"},
+            "models": [
+                {
+                    "id": "claude-test-1",
+                    "match": {"equals": "claude-test-1"},
+                    "prices": {"input_mtok": 7, "output_mtok": 11},
+                }
+            ],
+        }
+    ]
+    path = tmp_path / "prices.json"
+    assert update_prices(path, fetch=lambda url: json.dumps(table).encode()) == 1
+    pricer = Pricer(snapshot=load_snapshot(path))
+    assert (
+        pricer.price(call("claude-test-1", input_tokens=1_000_000, output_tokens=1_000_000)).cost_usd == 18.0
+    )
+    assert pricer.price(call(SONNET4, input_tokens=1)).cost_source == "unpriced"  # not in the fetched table
+    with pytest.raises(AgentlogError):
+        update_prices(path, fetch=lambda url: b"<html>")
+    assert json.loads(path.read_bytes()) == table  # a bad download keeps the old copy
+    assert load_snapshot(tmp_path / "missing.json").find_provider_model(SONNET4, None, "anthropic", None)
+
+
+def test_prices_show(tmp_path):
+    code, out, _ = run("prices", "show", "claude-sonnet-4-5", "--json", env={"HOME": str(tmp_path)})
+    assert code == 0
+    data = json.loads(out)
+    assert data["priced_as"] == "claude-sonnet-4-5"
+    assert [t["above_prompt_tokens"] for t in data["tiers"]] == [None, 200_000]
+    assert data["tiers"][1]["input_mtok"] == 6.0 and data["tiers"][0]["cache_write_1h_mtok"] == 6.0
+    code, _, err = run("prices", "show", "no-such-model", env={"HOME": str(tmp_path)})
+    assert code == 1 and "no-such-model" in err

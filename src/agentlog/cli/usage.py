@@ -16,7 +16,7 @@ from agentlog.adapters.codex import SLUG as CODEX
 from agentlog.cli import App, main
 from agentlog.cli.commands import _check_agent, _load, _print_json, agent_option, json_option, pass_app
 from agentlog.cli.render import compact, project_name
-from agentlog.errors import UsageError
+from agentlog.errors import NotFound, UsageError
 from agentlog.load import LoadReport
 from agentlog.query import parse_since
 from agentlog.usage.pricing import CostMode, PricedCall, Pricer, default_overrides_path, load_overrides
@@ -32,6 +32,7 @@ from agentlog.usage.report import (
     row_dict,
     zone,
 )
+from agentlog.usage.snapshot import cached_prices_path, load_snapshot, update_prices
 from agentlog.usage.source import collect_calls
 
 REPORTS = (*GROUPS, "blocks", "limits")
@@ -166,7 +167,7 @@ def usage(
     calls = collect_calls(app.env, app.home, app.roots, [agent] if agent else None, report=load)
     needle = project.lower() if project else None
     calls = [c for c in calls if needle is None or needle in (c.project or "").lower()]
-    pricer = Pricer(load_overrides(prices_file or default_overrides_path()))
+    pricer = Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
     priced = [pc for pc in pricer.price_all(calls, cost_mode) if in_range(pc, first, last, tz)]
     warnings = [
         f"no price for model {model!r}: {tokens:,} tokens shown without cost"
@@ -274,3 +275,59 @@ def _limits(app: App, tz: ZoneInfo | None, as_json: bool) -> None:
         span = f"{window.window_minutes / 60:g} h window" if window.window_minutes else "window"
         resets = window.resets_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if window.resets_at else "?"
         app.console.print(f"  {name:<9} {window.used_percent:5.1f}% of the {span}, resets {resets}")
+
+
+@main.group()
+def prices() -> None:
+    """The price table (genai-prices): show a model's rates, update the table."""
+
+
+@prices.command("update")
+@pass_app
+def prices_update(app: App) -> None:
+    """Fetch genai-prices' current table (the only command that goes online)."""
+    count = update_prices()
+    app.console.print(f"updated: {count} providers in {cached_prices_path()}")
+
+
+@prices.command("show")
+@click.argument("model")
+@click.option("--at", "at", help="Prices in force on this day (YYYY-MM-DD; default today).")
+@click.option("--tier", "service_tier", help="Service tier (priority, fast, flex …).")
+@click.option("--prices", "prices_file", type=click.Path(path_type=Path), help="Price overrides (TOML).")
+@json_option
+@pass_app
+def prices_show(
+    app: App, model: str, at: str | None, service_tier: str | None, prices_file: Path | None, as_json: bool
+) -> None:
+    """The rates agentlog uses for MODEL (USD per million tokens)."""
+    day = parse_day(at, UTC) if at else None
+    when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
+    pricer = Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
+    table = pricer.table(model, when, service_tier)
+    if table is None:
+        raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
+    tiers = [
+        {
+            "above_prompt_tokens": None if start < 0 else start,
+            "input_mtok": round(r.input * 1e6, 6),
+            "cache_read_mtok": round(r.cache_read * 1e6, 6),
+            "cache_write_5m_mtok": round(r.cache_write_5m * 1e6, 6),
+            "cache_write_1h_mtok": round(r.cache_write_1h * 1e6, 6),
+            "output_mtok": round(r.output * 1e6, 6),
+            "web_searches_kcount": round(r.web_search * 1e3, 6),
+        }
+        for start, r in table.tiers
+    ]
+    if as_json:
+        _print_json({"model": model, "priced_as": table.model, "provider": table.provider, "tiers": tiers})
+        return
+    app.console.print(f"{model} → {table.provider}/{table.model} (USD per million tokens)")
+    for tier in tiers:
+        above = tier["above_prompt_tokens"]
+        label = "base" if above is None else f"prompt > {above:,}"
+        app.console.print(
+            f"  {label:<16} in {tier['input_mtok']:g} · read {tier['cache_read_mtok']:g} · "
+            f"write 5m {tier['cache_write_5m_mtok']:g} / 1h {tier['cache_write_1h_mtok']:g} · "
+            f"out {tier['output_mtok']:g}"
+        )

@@ -200,14 +200,20 @@ class PricedCall(msgspec.Struct, gc=False, kw_only=True, frozen=True):
 class Pricer:
     """Prices calls; resolves each (model, UTC day, tier) once.
 
+    ``snapshot`` is the genai-prices table to use (default: the bundled one;
+    see :mod:`agentlog.usage.snapshot` for a fetched copy).
     ``unpriced`` counts the tokens of calls whose model has no price, by the
     model id as recorded (``"<none>"`` when no model was recorded).
     """
 
-    def __init__(self, overrides: Mapping[str, ModelPrice] | None = None) -> None:
+    def __init__(
+        self,
+        overrides: Mapping[str, ModelPrice] | None = None,
+        snapshot: data_snapshot.DataSnapshot | None = None,
+    ) -> None:
         self.overrides = dict(overrides or {})
         self.unpriced: Counter[str] = Counter()
-        self._snapshot = data_snapshot.get_snapshot()
+        self._snapshot = snapshot or data_snapshot.get_snapshot()
         self._cache: dict[tuple[str, object, str | None], PriceTable | None] = {}
         self._infos: dict[str, tuple[str, ModelInfo, bool] | None] = {}
 
