@@ -26,7 +26,6 @@ over :func:`agentlog.load.load_sessions`), by the same rules
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,13 +36,12 @@ import msgspec
 
 from agentlog.adapters import SourceRef
 from agentlog.adapters._common import parse_time
-from agentlog.adapters.claude_code import SLUG, usage_of
+from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.load import gc_paused
 from agentlog.model import Usage
 from agentlog.readers import read_blocks
 from agentlog.usage.calls import Call
 
-_AGENT_FILE = re.compile(r"^agent-(.+)\.jsonl$")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -160,16 +158,8 @@ class _File:
 
 
 def _open_file(ref: SourceRef) -> _File:
-    path = PurePath(ref.path)
-    agent = _AGENT_FILE.match(path.name)
-    if agent:
-        parent = None
-        parts = path.parts
-        if "subagents" in parts:
-            parent = f"{SLUG}:{parts[len(parts) - 1 - parts[::-1].index('subagents') - 1]}"
-        main = _Session(key=f"{SLUG}:agent-{agent.group(1)}", kind="subagent", parent_key=parent)
-    else:
-        main = _Session(key=f"{SLUG}:{path.stem}", kind="main", parent_key=None)
+    sid, kind, parent_key = file_session(PurePath(ref.path))
+    main = _Session(key=f"{SLUG}:{sid}", kind=kind, parent_key=parent_key)
     return _File(main=main, sessions={main.key: main})
 
 
