@@ -171,6 +171,8 @@ def usage(
     priced = [pc for pc in pricer.price_all(calls, cost_mode) if in_range(pc, first, last, tz)]
     warnings = [
         f"no price for model {model!r}: {tokens:,} tokens shown without cost"
+        if model != "<none>"
+        else f"calls with no model recorded: {tokens:,} tokens shown without cost"
         for model, tokens in sorted(pricer.unpriced.items())
     ]
     warnings += [f"unreadable: {path}: {error}" for path, error in load.errors]
