@@ -497,3 +497,19 @@ def test_prices_show(tmp_path):
     assert data["tiers"][1]["input_mtok"] == 6.0 and data["tiers"][0]["cache_write_1h_mtok"] == 6.0
     code, _, err = run("prices", "show", "no-such-model", env={"HOME": str(tmp_path)})
     assert code == 1 and "no-such-model" in err
+
+
+def test_root_keys_follow_subagent_chains():
+    from agentlog.usage.calls import root_keys
+    from conftest import parse_files
+
+    family = sorted((SHARED / "codex" / "subagent-family").glob("*.jsonl"))
+    if not family:
+        pytest.skip("shared fixture codex/subagent-family not present")
+    roots = root_keys(parse_files("codex", *family))
+    # guardian was spawned by worker, worker by root (session_meta parent_thread_id)
+    assert roots == {
+        "codex:codex-guardian": "codex:codex-root",
+        "codex:codex-worker": "codex:codex-root",
+        "codex:codex-root": "codex:codex-root",
+    }
