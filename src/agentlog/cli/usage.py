@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import click
@@ -19,7 +19,6 @@ from agentlog.cli.render import compact, project_name
 from agentlog.errors import NotFound, UsageError
 from agentlog.load import LoadReport
 from agentlog.query import parse_since
-from agentlog.usage.pricing import CostMode, PricedCall, Pricer, default_overrides_path, load_overrides
 from agentlog.usage.report import (
     GROUPS,
     Block,
@@ -32,8 +31,10 @@ from agentlog.usage.report import (
     row_dict,
     zone,
 )
-from agentlog.usage.snapshot import cached_prices_path, load_snapshot, update_prices
 from agentlog.usage.source import collect_calls
+
+if TYPE_CHECKING:  # genai-prices is imported only by the commands that price
+    from agentlog.usage.pricing import CostMode, PricedCall, Pricer
 
 REPORTS = (*GROUPS, "blocks", "limits")
 _COMPACT_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
@@ -114,6 +115,14 @@ def _table(
     return table
 
 
+def _pricer(prices_file: Path | None) -> Pricer:
+    """A pricer with the user's overrides (or ``prices_file``) and the price table in use."""
+    from agentlog.usage.pricing import Pricer, default_overrides_path, load_overrides
+    from agentlog.usage.snapshot import load_snapshot
+
+    return Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
+
+
 @main.command("usage")
 @click.argument("report", type=click.Choice(REPORTS), default="daily")
 @click.option("--since", "-s", help="From this day (YYYY-MM-DD, YYYYMMDD, or a span like 7d).")
@@ -167,7 +176,7 @@ def usage(
     calls = collect_calls(app.env, app.home, app.roots, [agent] if agent else None, report=load)
     needle = project.lower() if project else None
     calls = [c for c in calls if needle is None or needle in (c.project or "").lower()]
-    pricer = Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
+    pricer = _pricer(prices_file)
     priced = [pc for pc in pricer.price_all(calls, cost_mode) if in_range(pc, first, last, tz)]
     warnings = [
         f"no price for model {model!r}: {tokens:,} tokens shown without cost"
@@ -288,6 +297,8 @@ def prices() -> None:
 @pass_app
 def prices_update(app: App) -> None:
     """Fetch genai-prices' current table (the only command that goes online)."""
+    from agentlog.usage.snapshot import cached_prices_path, update_prices
+
     count = update_prices()
     app.console.print(f"updated: {count} providers in {cached_prices_path()}")
 
@@ -305,9 +316,11 @@ def prices_show(
     """The rates agentlog uses for MODEL (USD per million tokens)."""
     day = parse_day(at, UTC) if at else None
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
-    pricer = Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
+    pricer = _pricer(prices_file)
     table = pricer.table(model, when, service_tier)
     if table is None:
+        from agentlog.usage.pricing import default_overrides_path
+
         raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
     tiers = [
         {

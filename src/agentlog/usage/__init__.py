@@ -7,7 +7,17 @@ index; :mod:`agentlog.usage.pricing` prices them and :mod:`agentlog.usage.report
 turns them into rows.  Token and cost rules: ``shared/cost.md``.
 """
 
+from typing import Any
+
 from agentlog.usage.calls import Call, calls_from_sessions
-from agentlog.usage.pricing import PricedCall, Pricer
 
 __all__ = ["Call", "PricedCall", "Pricer", "calls_from_sessions"]
+
+
+def __getattr__(name: str) -> Any:
+    # Pricing imports genai-prices (~0.1 s): only when asked for.
+    if name in ("PricedCall", "Pricer"):
+        from agentlog.usage import pricing
+
+        return getattr(pricing, name)
+    raise AttributeError(name)

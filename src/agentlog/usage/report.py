@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
-from agentlog.usage.pricing import PricedCall
+if TYPE_CHECKING:  # pricing imports genai-prices, which only pricing needs at run time
+    from agentlog.usage.pricing import PricedCall
 
 Group = Literal["daily", "weekly", "monthly", "session", "model", "project", "agent"]
 GROUPS: tuple[Group, ...] = ("daily", "weekly", "monthly", "session", "model", "project", "agent")
