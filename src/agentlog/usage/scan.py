@@ -190,46 +190,46 @@ def _sidechain_lines(block: bytes, stop: int) -> Iterator[tuple[int, bytes]]:
         start += len(line) + 1
 
 
-def _usage_lines(block: bytes, stop: int) -> Iterator[tuple[int, bytes]]:
-    """``(offset in block, line)`` of the lines before ``stop`` that contain ``"usage"``."""
-    find, rfind = block.find, block.rfind
-    pos = find(b'"usage"', 0, stop)
-    while pos >= 0:
-        start = rfind(b"\n", 0, pos) + 1
-        end = find(b"\n", pos, stop)
-        end = stop if end < 0 else end
-        yield start, block[start:end]
-        pos = find(b'"usage"', end, stop)
-
-
 def scan_file(ref: SourceRef) -> list[_Session]:
     """The sessions of one Claude Code file with their calls (deduped within each).
 
     Raises ``OSError`` when the file cannot be read.
     """
     f = _open_file(ref)
-    decode = _DECODER.decode
     with gc_paused():
         for base, block, stop in read_blocks(ref.path):
-            sidechains = block.find(b'"isSidechain":true', 0, stop) >= 0
-            lines = _sidechain_lines(block, stop) if sidechains else _usage_lines(block, stop)
-            for offset, data in lines:
-                try:
-                    line = decode(data)
-                    raw = line.message.usage if line.message else None
-                except (msgspec.ValidationError, msgspec.DecodeError):
-                    loose = _loose(data.rstrip(b"\r"))
-                    if loose is not None:
-                        _add(f, loose[0], loose[1], loose[1], base + offset)
-                    continue
-                _add(f, line, raw, None, base + offset)
+            if block.find(b'"isSidechain":true', 0, stop) >= 0:
+                for offset, data in _sidechain_lines(block, stop):
+                    _decode_add(f, data, base + offset)
+                continue
+            # The hot loop: only the lines holding "usage", found without splitting.
+            find, rfind = block.find, block.rfind
+            pos = find(b'"usage"', 0, stop)
+            while pos >= 0:
+                start = rfind(b"\n", 0, pos) + 1
+                end = find(b"\n", pos, stop)
+                end = stop if end < 0 else end
+                _decode_add(f, block[start:end], base + start)
+                pos = find(b'"usage"', end, stop)
     return list(f.sessions.values())
+
+
+def _decode_add(f: _File, data: bytes, offset: int) -> None:
+    try:
+        line = _DECODER.decode(data)
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        loose = _loose(data.rstrip(b"\r"))
+        if loose is not None:
+            _add(f, loose[0], loose[1], loose[1], offset)
+        return
+    _add(f, line, line.message.usage if line.message else None, None, offset)
 
 
 def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None, offset: int) -> None:
     """Record one decoded line; ``raw`` identifies the usage copy, ``usage`` is
     its exclusive form when already known (else made from ``line`` if needed)."""
-    session = _session_of(f, line)
+    main = f.main
+    session = main if main.kind == "main" and not line.isSidechain else _session_of(f, line)
     if session.cwd is None:
         session.cwd = line.cwd
     message = line.message
