@@ -144,6 +144,8 @@ def call(model: str, when: datetime | None = None, **tokens: int) -> Call:
 
 
 def test_long_context_tier_prices_the_whole_call_above_200k():
+    """215,010 prompt tokens (10 input + 200,000 read + 15,000 written): all at the
+    long rate; exactly 200,000 (195,000 read + 5,000 written): all at base."""
     # claude-sonnet-4-5: base in 3 / out 15 / 5m write 3.75 / read 0.30; > 200K: 6 / 22.50 / 7.50 / 0.60
     pricer = Pricer()
     long = pricer.price(
@@ -151,12 +153,12 @@ def test_long_context_tier_prices_the_whole_call_above_200k():
             "claude-sonnet-4-5",
             input_tokens=10,
             cache_read_tokens=200_000,
-            cache_write_5m_tokens=5_000,
+            cache_write_5m_tokens=15_000,
             output_tokens=1_000,
         )
     )
     assert long.cost_usd == pytest.approx(
-        (10 * 6 + 200_000 * 0.6 + 5_000 * 7.5 + 1_000 * 22.5) / 1e6, abs=1e-12
+        (10 * 6 + 200_000 * 0.6 + 15_000 * 7.5 + 1_000 * 22.5) / 1e6, abs=1e-12
     )
     at = pricer.price(
         call(
@@ -169,7 +171,7 @@ def test_long_context_tier_prices_the_whole_call_above_200k():
     )
     assert at.cost_usd == pytest.approx((195_000 * 0.3 + 5_000 * 3.75 + 1_000 * 15) / 1e6, abs=1e-12)
     # and genai-prices agrees, given its inclusive input
-    for pc, (inp, read, write) in ((long, (10, 200_000, 5_000)), (at, (0, 195_000, 5_000))):
+    for pc, (inp, read, write) in ((long, (10, 200_000, 15_000)), (at, (0, 195_000, 5_000))):
         ref = calc_price(
             GUsage(
                 input_tokens=inp + read + write,
