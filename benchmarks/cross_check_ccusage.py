@@ -94,7 +94,7 @@ def rule_records() -> list[dict]:
             {
                 "input_tokens": 10,
                 "cache_read_input_tokens": 200_000,
-                "cache_creation_input_tokens": 5_000,
+                "cache_creation_input_tokens": 15_000,
                 "output_tokens": 1_000,
             },
         ),
