@@ -515,3 +515,34 @@ def test_root_keys_follow_subagent_chains():
         "codex:codex-worker": "codex:codex-root",
         "codex:codex-root": "codex:codex-root",
     }
+
+
+def test_fast_scan_survives_bad_lines(tmp_path):
+    good = {
+        "type": "assistant",
+        "sessionId": "s3",
+        "uuid": "u3",
+        "timestamp": "2026-11-02T10:00:00Z",
+        "message": {"id": "msg_3", "role": "assistant", "model": SONNET4, "usage": {"input_tokens": 9}},
+    }
+    odd = {
+        **good,
+        "uuid": "u4",
+        "message": {**good["message"], "id": "msg_4", "usage": {"input_tokens": "12", "output_tokens": 2.0}},
+    }
+    deep = b'{"message":{"usage":{}},"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    src = tmp_path / "s3.jsonl"
+    src.write_bytes(
+        b"\n".join([json.dumps(good).encode(), deep, b'{"usage": broken', json.dumps(odd).encode()]) + b"\n"
+    )
+    calls = scan_calls(list(_refs(src)))
+    # the typed decoder rejects the string/float counts; the adapter's own reading
+    # (non-numeric → 0, float → int) applies, as in the full model
+    assert sorted(c.usage.input_tokens for c in calls) == [0, 9]
+    assert sum(c.usage.output_tokens for c in calls) == 2
+    from conftest import parse_files
+
+    plain = tmp_path / "s4.jsonl"  # without the deep line (the full parser here predates its fix)
+    plain.write_bytes(b"\n".join([json.dumps(good).encode(), json.dumps(odd).encode()]) + b"\n")
+    full = list(calls_from_sessions(parse_files("claude_code", plain)))
+    assert sorted((c.usage.input_tokens, c.usage.output_tokens) for c in full) == [(0, 2), (9, 0)]

@@ -112,7 +112,7 @@ def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
     """A line with unexpected field types: decoded generically, read like the adapter does."""
     try:
         record = msgspec.json.decode(data)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
     if not isinstance(record, dict):
         return None
@@ -217,7 +217,7 @@ def scan_file(ref: SourceRef) -> list[_Session]:
 def _decode_add(f: _File, data: bytes, offset: int) -> None:
     try:
         line = _DECODER.decode(data)
-    except (msgspec.ValidationError, msgspec.DecodeError):
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
         loose = _loose(data.rstrip(b"\r"))
         if loose is not None:
             _add(f, loose[0], loose[1], loose[1], offset)
