@@ -43,6 +43,19 @@ def claude_home(tmp_path: Path, *files: Path) -> dict[str, str]:
     return {"HOME": str(tmp_path)}
 
 
+def claude_line(n: int, model: str, usage: dict, when: str = "2026-11-02T10:00:00Z", **extra) -> dict:
+    """One Claude Code assistant line of session ``s<n>`` (message ``msg_<n>``)."""
+    message = {"id": f"msg_{n}", "role": "assistant", "model": model, "usage": usage}
+    return {
+        "type": "assistant",
+        "sessionId": f"s{n}",
+        "uuid": f"u{n}",
+        "timestamp": when,
+        "message": message,
+        **extra,
+    }
+
+
 def usage_json(env: dict[str, str], *args: str) -> dict:
     code, out, err = run("usage", *args, "--json", env=env)
     assert code == 0, err
@@ -226,19 +239,8 @@ def test_priority_tier_variant():
 
 
 def test_unknown_model_is_unpriced_never_zero(tmp_path):
-    line = {
-        "type": "assistant",
-        "sessionId": "s1",
-        "uuid": "u1",
-        "timestamp": "2026-11-02T10:00:00Z",
-        "cwd": "/home/me/proj",
-        "message": {
-            "id": "msg_1",
-            "role": "assistant",
-            "model": "claude-mystery-9",
-            "usage": {"input_tokens": 7, "output_tokens": 5, "cache_read_input_tokens": 100},
-        },
-    }
+    usage = {"input_tokens": 7, "output_tokens": 5, "cache_read_input_tokens": 100}
+    line = claude_line(1, "claude-mystery-9", usage, cwd="/home/me/proj")
     src = tmp_path / "s1.jsonl"
     src.write_text(json.dumps(line) + "\n")
     data = usage_json(claude_home(tmp_path, src), "daily")
@@ -333,13 +335,7 @@ def test_timezone_moves_2330_utc_into_the_next_day(tmp_path):
     pc = PricedCall(call=call(SONNET4, stamp, input_tokens=1), cost_usd=None, cost_source="unpriced")
     assert group_key(pc, "daily", zone("Asia/Tokyo")) == "2026-11-30"
     assert group_key(pc, "daily", zone("UTC")) == "2026-11-29"
-    line = {
-        "type": "assistant",
-        "sessionId": "s2",
-        "uuid": "u2",
-        "timestamp": "2026-11-29T23:30:00Z",
-        "message": {"id": "msg_2", "role": "assistant", "model": SONNET4, "usage": {"input_tokens": 3}},
-    }
+    line = claude_line(2, SONNET4, {"input_tokens": 3}, "2026-11-29T23:30:00Z")
     src = tmp_path / "s2.jsonl"
     src.write_text(json.dumps(line) + "\n")
     env = claude_home(tmp_path, src)
@@ -518,13 +514,7 @@ def test_root_keys_follow_subagent_chains():
 
 
 def test_fast_scan_survives_bad_lines(tmp_path):
-    good = {
-        "type": "assistant",
-        "sessionId": "s3",
-        "uuid": "u3",
-        "timestamp": "2026-11-02T10:00:00Z",
-        "message": {"id": "msg_3", "role": "assistant", "model": SONNET4, "usage": {"input_tokens": 9}},
-    }
+    good = claude_line(3, SONNET4, {"input_tokens": 9})
     odd = {
         **good,
         "uuid": "u4",
