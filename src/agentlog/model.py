@@ -272,6 +272,25 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
         self.errors.extend(other.errors)
 
 
+class RateWindow(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One rate-limit window of a subscription: ``used_percent`` (0–100) of the
+    window of ``window_minutes`` used, which resets at ``resets_at`` (UTC)."""
+
+    used_percent: float
+    window_minutes: int | None = None
+    resets_at: datetime | None = None
+
+
+class RateLimits(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The latest rate-limit snapshot an agent recorded in a session (Codex
+    ``token_count.rate_limits``), seen at ``observed_at`` (UTC)."""
+
+    observed_at: datetime | None = None
+    primary: RateWindow | None = None
+    secondary: RateWindow | None = None
+    plan_type: str | None = None
+
+
 class Session(msgspec.Struct, kw_only=True):
     """One conversation of one agent.
 
@@ -280,6 +299,8 @@ class Session(msgspec.Struct, kw_only=True):
     call) that spawned them.  ``usage`` (the sum of the messages' usage) and
     ``message_count`` (visible messages) are derived from the messages when the
     session is assembled; they are never recorded apart from them.
+    ``rate_limits`` is the last subscription rate-limit snapshot the agent wrote
+    (``None`` when it writes none).
     """
 
     key: str
@@ -304,6 +325,7 @@ class Session(msgspec.Struct, kw_only=True):
     diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)
     usage: Usage = msgspec.field(default_factory=Usage)
     message_count: int = 0
+    rate_limits: RateLimits | None = None
     messages: list[Message] = msgspec.field(default_factory=list)
 
     def tool_calls(self) -> list[ToolCallPart]:

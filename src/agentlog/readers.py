@@ -72,6 +72,36 @@ class LineReader:
                     self.tail_bytes = len(pending)
 
 
+def read_blocks(path: str | Path, size: int = 8 * CHUNK_SIZE) -> Iterator[tuple[int, bytes, int]]:
+    """Iterate ``(offset, block, end)`` over a JSONL file: ``block[:end]`` is whole
+    lines (ending with ``\n``, except a complete last line written without one; a
+    half-written last line is left out).  For scanners that look for a few lines
+    in bulk instead of visiting every line; ``block`` is not copied to trim it.
+
+    Raises ``OSError`` if the file cannot be opened or read.
+    """
+    with open(path, "rb") as fh:
+        pos = 0
+        while True:
+            data = fh.read(size)
+            if not data:
+                return
+            end = data.rfind(b"\n") + 1
+            if len(data) < size:  # the last block
+                if end < len(data) and _is_complete_json(data[end:]):
+                    end = len(data)
+                if end:
+                    yield pos, data, end
+                return
+            if not end:  # one line longer than a block: read more of it
+                size *= 2
+                fh.seek(pos)
+                continue
+            yield pos, data, end
+            pos += end
+            fh.seek(pos)
+
+
 def _is_complete_json(data: bytes) -> bool:
     try:
         msgspec.json.decode(data)

@@ -73,6 +73,7 @@ from agentlog.model import (
     Part,
     ReasoningPart,
     Session,
+    SessionKind,
     TextPart,
     ToolCallPart,
     ToolResult,
@@ -178,6 +179,21 @@ def prompt_title(text: str) -> str:
     return text.strip()
 
 
+def file_session(path: PurePath) -> tuple[str, SessionKind, str | None]:
+    """``(session id, kind, parent key)`` of a Claude Code file from its path alone:
+    ``<sessionId>.jsonl`` is a main session, ``agent-<id>.jsonl`` a subagent whose
+    parent is the session folder above ``subagents/`` (generation 3; else found
+    later from the lines' ``sessionId``)."""
+    agent_file = _AGENT_FILE.match(path.name)
+    if not agent_file:
+        return path.stem, "main", None
+    parts = path.parts
+    parent = None
+    if "subagents" in parts:
+        parent = f"{SLUG}:{parts[len(parts) - 1 - parts[::-1].index('subagents') - 1]}"
+    return f"agent-{agent_file.group(1)}", "subagent", parent
+
+
 def usage_of(record: dict[str, Any], usage: Any) -> Usage | None:
     """Exclusive buckets from an Anthropic ``usage`` object (``None`` if absent)."""
     if not isinstance(usage, dict):
@@ -225,15 +241,11 @@ class ClaudeParser(LineParser[ClaudeState]):
     def initial_state(self) -> ClaudeState:
         state = ClaudeState()
         path = PurePath(self.ref.path)
-        header = Session(key="", agent=SLUG, id=path.stem, sources=[self.ref.path])
-        agent_file = _AGENT_FILE.match(path.name)
-        if agent_file:
-            header.kind = "subagent"
-            header.id = f"agent-{agent_file.group(1)}"
-            parts = path.parts
-            if "subagents" in parts:
-                parent = parts[len(parts) - 1 - parts[::-1].index("subagents") - 1]
-                header.parent_key = f"{SLUG}:{parent}"
+        sid, kind, parent_key = file_session(path)
+        header = Session(
+            key="", agent=SLUG, id=sid, kind=kind, parent_key=parent_key, sources=[self.ref.path]
+        )
+        if kind == "subagent":
             meta = self._meta()
             header.subagent_type = as_str(meta.get("agentType"))
             header.description = as_str(meta.get("description"))

@@ -96,8 +96,8 @@ Subagents and forks
     their first event counts.
 
 Tokens (OpenAI semantics: inclusive, cumulative)
-    ``token_count.info`` is ``null`` (rate limits only: ``ignored:token_count_null``;
-    rate limits are not kept) or has ``total_token_usage`` (cumulative per thread)
+    ``token_count.info`` is ``null`` (rate limits only: ``ignored:token_count_null``)
+    or has ``total_token_usage`` (cumulative per thread)
     and ``last_token_usage``, each ``{input_tokens ⊇ cached_input_tokens
     [⊇ cache_write_input_tokens], output_tokens ⊇ reasoning_output_tokens}``.  One
     call = ``total − previous total`` per component, clamped at 0; an unchanged
@@ -110,13 +110,19 @@ Tokens (OpenAI semantics: inclusive, cumulative)
     empty assistant message of its own (``model`` = ``info.model`` or the latest
     ``turn_context`` model); web searches since the previous call are counted in
     ``web_search_requests``.  No cost is recorded.
+
+Rate limits
+    ``token_count.rate_limits`` (with or without ``info``): ``primary``/``secondary``
+    ``{used_percent, window_minutes, resets_at (epoch s)}`` — older builds
+    ``reset_at``, or ``resets_in_seconds`` from the event time — and
+    ``plan_type``.  The last snapshot is the session's ``rate_limits``.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
@@ -130,6 +136,8 @@ from agentlog.model import (
     FilePart,
     Message,
     Part,
+    RateLimits,
+    RateWindow,
     ReasoningPart,
     Role,
     Session,
@@ -293,6 +301,38 @@ def usage_of(vector: list[int], web_searches: int = 0) -> Usage:
     )
 
 
+def _rate_window(window: Any, when: datetime | None) -> RateWindow | None:
+    if not isinstance(window, dict):
+        return None
+    used = window.get("used_percent")
+    if isinstance(used, bool) or not isinstance(used, int | float):
+        return None
+    resets = parse_time(window.get("resets_at", window.get("reset_at")))
+    after = window.get("resets_in_seconds")
+    if resets is None and when is not None and isinstance(after, int | float) and not isinstance(after, bool):
+        resets = when + timedelta(seconds=after) if after > 0 else None
+    minutes = window.get("window_minutes")
+    return RateWindow(
+        used_percent=float(used),
+        window_minutes=minutes
+        if isinstance(minutes, int) and not isinstance(minutes, bool) and minutes
+        else None,
+        resets_at=resets,
+    )
+
+
+def rate_limits_of(raw: Any, when: datetime | None) -> RateLimits | None:
+    """A :class:`RateLimits` from a ``token_count.rate_limits`` object (``None`` if absent)."""
+    if not isinstance(raw, dict):
+        return None
+    primary, secondary = _rate_window(raw.get("primary"), when), _rate_window(raw.get("secondary"), when)
+    if primary is None and secondary is None:
+        return None
+    return RateLimits(
+        observed_at=when, primary=primary, secondary=secondary, plan_type=as_str(raw.get("plan_type"))
+    )
+
+
 def content_parts(content: Any) -> list[Part]:
     """Parts of a message ``content`` (a string or Responses-API content items)."""
     if isinstance(content, str):
@@ -377,6 +417,7 @@ class CodexState(msgspec.Struct, kw_only=True):
     last_call_by_name: dict[str, str] = msgspec.field(default_factory=dict)
     last_web_search: str | None = None
     compaction_open: bool = False
+    rate_limits: RateLimits | None = None
 
 
 class CodexParser(LineParser[CodexState]):
@@ -860,6 +901,9 @@ class CodexParser(LineParser[CodexState]):
 
     def _token_count(self, event: dict[str, Any], offset: int, when: datetime | None) -> None:
         state = self.state
+        limits = rate_limits_of(event.get("rate_limits"), when)
+        if limits is not None and not self.replaying:
+            state.rate_limits = limits
         info = event.get("info")
         if "info" not in event and ("input_tokens" in event or "output_tokens" in event):
             info = {"last_token_usage": event}
@@ -986,6 +1030,7 @@ class CodexParser(LineParser[CodexState]):
         current = self.state.header or self._new_header()
         header = msgspec.structs.replace(current, sources=list(current.sources))
         header.ended_at = self.state.ended_at
+        header.rate_limits = self.state.rate_limits
         header.title = self.state.thread_name or self.state.first_prompt or self.state.first_item_text
         header.diagnostics = msgspec.msgpack.decode(
             msgspec.msgpack.encode(self.diagnostics), type=Diagnostics

@@ -5,6 +5,7 @@ The CLI (and later the web viewer) read through these functions only.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from datetime import datetime
 from typing import Any
@@ -14,6 +15,7 @@ import msgspec
 from agentlog.errors import NotFound
 from agentlog.index.store import Store, iso, session_from_row
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Session, Usage
+from agentlog.usage.calls import Call, counts_as_call, roots_of
 
 USAGE_SUM = """
     COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
@@ -194,4 +196,45 @@ def agent_diagnostics(conn: sqlite3.Connection, agent: str | None = None) -> dic
     query = "SELECT agent, diagnostics FROM sessions" + (" WHERE agent = ?" if agent else "")
     for slug, blob in conn.execute(query, (agent,) if agent else ()):
         out.setdefault(slug, []).append(msgspec.json.decode(blob, type=Diagnostics))
+    return out
+
+
+def usage_calls(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
+    """Every counted call in the index (replayed copies and duplicate sources
+    left out), as :class:`~agentlog.usage.calls.Call` records."""
+    parents = dict(conn.execute("SELECT key, parent_key FROM sessions"))
+    roots = roots_of(parents)
+    query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp, m.flags,
+                       u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
+                       u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source
+                FROM usage u JOIN messages m ON m.rowid = u.message_rowid
+                JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
+                WHERE m.replayed = 0 AND src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}
+                ORDER BY m.rowid"""
+    out = []
+    for row in conn.execute(query, (agent,) if agent else ()):
+        if not counts_as_call(json.loads(row[6])):
+            continue
+        out.append(
+            Call(
+                session_key=row[0],
+                agent=row[1],
+                parent_key=row[2],
+                project=row[3],
+                model=row[4],
+                timestamp=datetime.fromisoformat(row[5]) if row[5] else None,
+                root_key=roots.get(row[0], row[0]),
+                usage=Usage(
+                    input_tokens=row[7],
+                    cache_read_tokens=row[8],
+                    cache_write_5m_tokens=row[9],
+                    cache_write_1h_tokens=row[10],
+                    output_tokens=row[11],
+                    reasoning_tokens=row[12],
+                    web_search_requests=row[13],
+                    cost_usd=row[14],
+                    cost_source=row[15],
+                ),
+            )
+        )
     return out

@@ -17,7 +17,8 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     One row per session: ``key`` (``agent:id``), agent, id, title, cwd, git
     branch, times (ISO 8601 UTC text), ``models`` (JSON list), subagent/fork links
     (``parent_key``, ``parent_tool_call_id``, ``kind``), status, resume command,
-    ``diagnostics`` (JSON), and derived ``message_count`` / ``started_at`` /
+    ``diagnostics`` (JSON), ``rate_limits`` (JSON: the last subscription rate-limit
+    snapshot the agent recorded, Codex), and derived ``message_count`` / ``started_at`` /
     ``ended_at`` kept current from its messages (``message_count`` counts the
     visible ones).
 ``messages``
@@ -143,6 +144,10 @@ MIGRATIONS: list[str] = [
     CREATE TRIGGER parts_ad AFTER DELETE ON parts BEGIN
         INSERT INTO parts_fts(parts_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
     END;
+    """,
+    # 2: subscription rate limits an agent recorded (Codex), JSON
+    """
+    ALTER TABLE sessions ADD COLUMN rate_limits TEXT;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

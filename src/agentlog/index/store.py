@@ -23,6 +23,7 @@ from agentlog.model import (
     Diagnostics,
     Message,
     Part,
+    RateLimits,
     ReasoningPart,
     Session,
     TextPart,
@@ -109,11 +110,12 @@ class Store:
             values = [getattr(h, c) for c in HEADER_COLUMNS]
             self.conn.execute(
                 f"""INSERT INTO sessions (key, agent, id, source_id, {", ".join(HEADER_COLUMNS)},
-                        models, diagnostics, started_at, ended_at)
-                    VALUES (?, ?, ?, ?, {", ".join("?" * len(HEADER_COLUMNS))}, ?, ?, ?, ?)
+                        models, diagnostics, rate_limits, started_at, ended_at)
+                    VALUES (?, ?, ?, ?, {", ".join("?" * len(HEADER_COLUMNS))}, ?, ?, ?, ?, ?)
                     ON CONFLICT(key) DO UPDATE SET
                         {", ".join(f"{c} = excluded.{c}" for c in HEADER_COLUMNS)},
                         models = excluded.models, diagnostics = excluded.diagnostics,
+                        rate_limits = excluded.rate_limits,
                         started_at = excluded.started_at, ended_at = excluded.ended_at""",
                 (
                     h.key,
@@ -123,6 +125,7 @@ class Store:
                     *values,
                     json.dumps(h.models),
                     msgspec.json.encode(h.diagnostics).decode(),
+                    msgspec.json.encode(h.rate_limits).decode() if h.rate_limits else None,
                     iso(h.started_at),
                     iso(h.ended_at),
                 ),
@@ -453,6 +456,7 @@ def session_from_row(row: sqlite3.Row) -> Session:
         diagnostics=msgspec.json.decode(row["diagnostics"], type=Diagnostics),
         started_at=datetime.fromisoformat(row["started_at"]) if row["started_at"] else None,
         ended_at=datetime.fromisoformat(row["ended_at"]) if row["ended_at"] else None,
+        rate_limits=msgspec.json.decode(row["rate_limits"], type=RateLimits) if row["rate_limits"] else None,
     )
     for column in HEADER_COLUMNS:
         setattr(session, column, row[column])

@@ -1,0 +1,361 @@
+"""``agentlog usage``: token and cost reports (daily … blocks, limits)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import click
+import msgspec
+from rich.table import Table
+
+from agentlog.adapters.codex import SLUG as CODEX
+from agentlog.cli import App, main
+from agentlog.cli.commands import agent_option, json_option, pass_app
+from agentlog.cli.indexing import no_sync_option, open_index, resolve_agent
+from agentlog.cli.render import compact, print_json, project_name
+from agentlog.errors import NotFound, UsageError
+from agentlog.index import queries
+from agentlog.load import LoadReport
+from agentlog.query import parse_since
+from agentlog.usage.report import (
+    GROUPS,
+    Block,
+    Group,
+    Row,
+    Totals,
+    build_blocks,
+    build_rows,
+    in_range,
+    row_dict,
+    zone,
+)
+from agentlog.usage.source import collect_calls
+
+if TYPE_CHECKING:  # genai-prices is imported only by the commands that price
+    from agentlog.usage.pricing import CostMode, PricedCall, Pricer
+
+REPORTS = (*GROUPS, "blocks", "limits")
+_COMPACT_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
+
+
+def parse_day(text: str | None, tz: ZoneInfo | None) -> date | None:
+    """``YYYY-MM-DD``, ``YYYYMMDD`` or a span back from now (``7d``) as a day in ``tz``."""
+    if not text:
+        return None
+    text = text.strip()
+    match = _COMPACT_DATE.match(text)
+    if match:
+        text = "-".join(match.groups())
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return parse_since(text).astimezone(tz).date()
+
+
+def _zone(name: str | None) -> ZoneInfo | None:
+    try:
+        return zone(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise UsageError(f"unknown time zone {name!r} (use an IANA name like Europe/Berlin)") from None
+
+
+def _money(cost: float | None) -> str:
+    return "" if cost is None else f"${cost:,.2f}"
+
+
+def _tokens(n: int, narrow: bool) -> str:
+    return compact(n) if narrow else f"{n:,}"
+
+
+def _label(row: Row, group: Group) -> str:
+    if group != "session":
+        return row.key
+    agent, _, sid = row.key.partition(":")
+    name = project_name(row.project)
+    return f"{sid[:8]} {name}".strip() if agent == "claude_code" else f"{agent[:6]}:{sid[:8]} {name}".strip()
+
+
+def _table(
+    rows: list[Row], total: Totals, group: Group, with_cost: bool, breakdown: bool, width: int
+) -> Table:
+    narrow = width < 110
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column(
+        {"daily": "date", "weekly": "week of", "monthly": "month"}.get(group, group), no_wrap=True
+    )
+    for name in ("input", "output", "cache wr", "cache rd", "total"):
+        table.add_column(name, justify="right", no_wrap=True)
+    if with_cost:
+        table.add_column("cost", justify="right", no_wrap=True)
+
+    def line(label: str, t: Totals, style: str | None = None) -> None:
+        k = t.tokens
+        cells = [
+            label,
+            _tokens(k["input_tokens"], narrow),
+            _tokens(k["output_tokens"], narrow),
+            _tokens(k["cache_write_5m_tokens"] + k["cache_write_1h_tokens"], narrow),
+            _tokens(k["cache_read_tokens"], narrow),
+            _tokens(k["total_tokens"], narrow),
+        ]
+        if with_cost:
+            cost = _money(t.cost_usd if t.priced else None)
+            cells.append(cost + ("*" if t.priced and t.priced < t.calls else ""))
+        table.add_row(*cells, style=style)
+
+    for row in rows:
+        line(_label(row, group)[:32], row.totals)
+        if breakdown:
+            for model, t in sorted(row.by_model.items()):
+                line(f"  {model}"[:32], t, "dim")
+    table.add_section()
+    line("total", total, "bold")
+    return table
+
+
+def _pricer(prices_file: Path | None) -> Pricer:
+    """A pricer with the user's overrides (or ``prices_file``) and the price table in use."""
+    from agentlog.usage.pricing import Pricer, default_overrides_path, load_overrides
+    from agentlog.usage.snapshot import load_snapshot
+
+    return Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
+
+
+@main.command("usage")
+@click.argument("report", type=click.Choice(REPORTS), default="daily")
+@click.option("--since", "-s", help="From this day (YYYY-MM-DD, YYYYMMDD, or a span like 7d).")
+@click.option("--until", "-u", help="Up to and including this day.")
+@click.option("--timezone", "-z", "tz_name", help="IANA zone for days and times (default: local).")
+@agent_option
+@click.option("--project", "-p", help="Only calls whose folder contains this text.")
+@click.option("--breakdown", "-b", is_flag=True, help="Per-model rows under each row.")
+@click.option("--no-cost", is_flag=True, help="Tokens only.")
+@click.option(
+    "--cost-mode",
+    type=click.Choice(["auto", "calculate", "recorded"]),
+    default="auto",
+    show_default=True,
+    help="auto: recorded cost when the agent wrote one, else computed.",
+)
+@click.option("--no-rollup", is_flag=True, help="session: show subagents and forks apart.")
+@click.option(
+    "--no-index",
+    is_flag=True,
+    help="Read the logs directly instead of the index (fast path: Claude Code files decode only usage).",
+)
+@click.option("--prices", "prices_file", type=click.Path(path_type=Path), help="Price overrides (TOML).")
+@json_option
+@no_sync_option
+@pass_app
+def usage(
+    app: App,
+    report: str,
+    since: str | None,
+    until: str | None,
+    tz_name: str | None,
+    agent: str | None,
+    project: str | None,
+    breakdown: bool,
+    no_cost: bool,
+    cost_mode: CostMode,
+    no_rollup: bool,
+    no_index: bool,
+    prices_file: Path | None,
+    as_json: bool,
+    no_sync: bool,
+) -> None:
+    """Tokens and cost: REPORT is daily (default), weekly, monthly, session,
+    model, project, agent, blocks (Claude's 5-hour windows) or limits (Codex)."""
+    tz = _zone(tz_name)
+    if report == "limits":
+        _limits(app, tz, as_json, no_sync)
+        return
+    agent = resolve_agent(agent)
+    first, last = parse_day(since, tz), parse_day(until, tz)
+    if report == "blocks" and agent is None:
+        agent = "claude_code"
+    load = LoadReport()
+    if no_index:
+        calls = collect_calls(app.env, app.home, app.roots, [agent] if agent else None, report=load)
+    else:
+        conn, _ = open_index(app, no_sync)
+        calls = queries.usage_calls(conn, agent)
+        load.errors.extend(queries.source_problems(conn)[0])
+    needle = project.lower() if project else None
+    calls = [c for c in calls if needle is None or needle in (c.project or "").lower()]
+    pricer = _pricer(prices_file)
+    priced = [pc for pc in pricer.price_all(calls, cost_mode) if in_range(pc, first, last, tz)]
+    warnings = [
+        f"no price for model {model!r}: {tokens:,} tokens shown without cost"
+        if model != "<none>"
+        else f"calls with no model recorded: {tokens:,} tokens shown without cost"
+        for model, tokens in sorted(pricer.unpriced.items())
+    ]
+    warnings += [f"unreadable: {path}: {error}" for path, error in load.errors]
+    with_cost = not no_cost
+    if report == "blocks":
+        _blocks(app, priced, tz, with_cost, as_json, warnings)
+        return
+    group: Group = report  # type: ignore[assignment]
+    rows, total = build_rows(priced, group, tz, rollup=not no_rollup)
+    if as_json:
+        print_json(
+            {
+                "report": group,
+                "timezone": tz_name or "local",
+                "rows": [row_dict(r, group, with_cost, breakdown) for r in rows],
+                "totals": total.as_dict(with_cost),
+                "warnings": warnings,
+            }
+        )
+        return
+    for warning in warnings:
+        app.err.print(f"[yellow]warning:[/yellow] {warning}")
+    if not rows:
+        app.err.print("no usage found")
+        return
+    app.console.print(_table(rows, total, group, with_cost, breakdown, app.console.width))
+    if with_cost and total.priced < total.calls:
+        app.console.print("[dim]* some calls have no price (see warnings)[/dim]")
+
+
+def _blocks(
+    app: App,
+    priced: list[PricedCall],
+    tz: ZoneInfo | None,
+    with_cost: bool,
+    as_json: bool,
+    warnings: list[str],
+) -> None:
+    now = datetime.now(UTC)
+    blocks = build_blocks(priced, now)
+    if as_json:
+        print_json({"blocks": [b.as_dict(now, with_cost) for b in blocks], "warnings": warnings})
+        return
+    if not blocks:
+        app.err.print("no Claude Code usage found")
+        return
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for name in ("block start", "status", "calls", "tokens", *(("cost",) if with_cost else ()), "models"):
+        table.add_column(
+            name, justify="right" if name in ("calls", "tokens", "cost") else "left", no_wrap=True
+        )
+    for block in blocks:
+        cells = [
+            block.start.astimezone(tz).strftime("%Y-%m-%d %H:%M"),
+            "ACTIVE" if block.active else "",
+            str(block.totals.calls),
+            compact(block.totals.tokens["total_tokens"]),
+        ]
+        if with_cost:
+            cells.append(_money(block.totals.cost_usd if block.totals.priced else None))
+        cells.append(", ".join(sorted(block.totals.models))[:30])
+        table.add_row(*cells, style="bold" if block.active else None)
+    app.console.print(table)
+    active = blocks[-1] if blocks[-1].active else None
+    if active is not None:
+        _burn(app, active, now, tz, with_cost)
+
+
+def _burn(app: App, block: Block, now: datetime, tz: ZoneInfo | None, with_cost: bool) -> None:
+    info = block.as_dict(now, with_cost)
+    ends = block.end.astimezone(tz).strftime("%H:%M")
+    burn = info.get("burn_rate")
+    if burn is None:
+        app.console.print(f"active block ends {ends}; too early for a burn rate")
+        return
+    cost = f", ${burn['cost_usd_per_hour']:,.2f}/h" if with_cost else ""
+    projected = f", ${burn['projected_cost_usd']:,.2f}" if with_cost else ""
+    app.console.print(
+        f"active block ends {ends} ({burn['remaining_minutes']} min left): "
+        f"{burn['tokens_per_minute']:,.0f} tokens/min{cost}; "
+        f"projected {compact(burn['projected_total_tokens'])} tokens{projected}"
+    )
+
+
+def _limits(app: App, tz: ZoneInfo | None, as_json: bool, no_sync: bool) -> None:
+    conn, _ = open_index(app, no_sync)
+    found = queries.list_sessions(conn, CODEX, include_empty=True)
+    sessions = [s for s in found if s.rate_limits is not None]
+    sessions.sort(key=lambda s: s.rate_limits.observed_at or datetime.min.replace(tzinfo=UTC), reverse=True)  # type: ignore[union-attr]
+    rows: list[dict[str, Any]] = [{"session": s.key, **msgspec.to_builtins(s.rate_limits)} for s in sessions]
+    if as_json:
+        print_json({"latest": rows[0] if rows else None, "sessions": rows})
+        return
+    if not sessions:
+        app.err.print("no Codex rate limits recorded")
+        return
+    latest = sessions[0].rate_limits
+    assert latest is not None
+    seen = latest.observed_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if latest.observed_at else "?"
+    app.console.print(f"Codex rate limits as of {seen} ({sessions[0].key})")
+    for name, window in (("primary", latest.primary), ("secondary", latest.secondary)):
+        if window is None:
+            continue
+        span = f"{window.window_minutes / 60:g} h window" if window.window_minutes else "window"
+        resets = window.resets_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if window.resets_at else "?"
+        app.console.print(f"  {name:<9} {window.used_percent:5.1f}% of the {span}, resets {resets}")
+
+
+@main.group()
+def prices() -> None:
+    """The price table (genai-prices): show a model's rates, update the table."""
+
+
+@prices.command("update")
+@pass_app
+def prices_update(app: App) -> None:
+    """Fetch genai-prices' current table (the only command that goes online)."""
+    from agentlog.usage.snapshot import cached_prices_path, update_prices
+
+    count = update_prices()
+    app.console.print(f"updated: {count} providers in {cached_prices_path()}")
+
+
+@prices.command("show")
+@click.argument("model")
+@click.option("--at", "at", help="Prices in force on this day (YYYY-MM-DD; default today).")
+@click.option("--tier", "service_tier", help="Service tier (priority, fast, flex …).")
+@click.option("--prices", "prices_file", type=click.Path(path_type=Path), help="Price overrides (TOML).")
+@json_option
+@pass_app
+def prices_show(
+    app: App, model: str, at: str | None, service_tier: str | None, prices_file: Path | None, as_json: bool
+) -> None:
+    """The rates agentlog uses for MODEL (USD per million tokens)."""
+    day = parse_day(at, UTC) if at else None
+    when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
+    pricer = _pricer(prices_file)
+    table = pricer.table(model, when, service_tier)
+    if table is None:
+        from agentlog.usage.pricing import default_overrides_path
+
+        raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
+    tiers = [
+        {
+            "above_prompt_tokens": None if start < 0 else start,
+            "input_mtok": round(r.input * 1e6, 6),
+            "cache_read_mtok": round(r.cache_read * 1e6, 6),
+            "cache_write_5m_mtok": round(r.cache_write_5m * 1e6, 6),
+            "cache_write_1h_mtok": round(r.cache_write_1h * 1e6, 6),
+            "output_mtok": round(r.output * 1e6, 6),
+            "web_searches_kcount": round(r.web_search * 1e3, 6),
+        }
+        for start, r in table.tiers
+    ]
+    if as_json:
+        print_json({"model": model, "priced_as": table.model, "provider": table.provider, "tiers": tiers})
+        return
+    app.console.print(f"{model} → {table.provider}/{table.model} (USD per million tokens)")
+    for tier in tiers:
+        above = tier["above_prompt_tokens"]
+        label = "base" if above is None else f"prompt > {above:,}"
+        app.console.print(
+            f"  {label:<16} in {tier['input_mtok']:g} · read {tier['cache_read_mtok']:g} · "
+            f"write 5m {tier['cache_write_5m_mtok']:g} / 1h {tier['cache_write_1h_mtok']:g} · "
+            f"out {tier['output_mtok']:g}"
+        )

@@ -1,0 +1,88 @@
+"""Per-call usage records: the one input every usage report consumes.
+
+A :class:`Call` is one billed API call after dedup, attributed to the session
+where it happened.  :func:`calls_from_sessions` makes them from assembled
+sessions (replayed copies already carry no usage, see :mod:`agentlog.link`);
+the fast scanner and, later, the index make the same records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+
+import msgspec
+
+from agentlog.model import Session, Usage
+
+
+class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
+    """One billed API call.
+
+    ``session_key`` is the session where the call happened; ``parent_key`` its
+    direct parent session (subagent/fork), ``root_key`` the top of its tree (the
+    session key itself for a main session).  ``project`` is the recorded working
+    folder.  ``timestamp`` is aware UTC (``None`` when the agent wrote none).
+    ``usage`` holds the exclusive token buckets and, when the agent wrote one, a
+    ``recorded`` cost in USD.  ``service_tier`` is a recorded speed/priority tier
+    (``fast``, ``priority``, …) or ``None``.
+    """
+
+    session_key: str
+    agent: str
+    model: str | None
+    timestamp: datetime | None
+    usage: Usage
+    parent_key: str | None = None
+    root_key: str = ""
+    project: str | None = None
+    service_tier: str | None = None
+
+
+def root_keys(sessions: Iterable[Session]) -> dict[str, str]:
+    """Session key → key of its top-most ancestor (itself for a root); a parent
+    that is not among ``sessions`` is still the top of its children's tree."""
+    return roots_of({s.key: s.parent_key for s in sessions})
+
+
+def roots_of(parent: Mapping[str, str | None]) -> dict[str, str]:
+    """Session key → key of its top-most ancestor, from ``key → parent_key``."""
+    roots: dict[str, str] = {}
+    for key in parent:
+        seen = [key]
+        up = parent[key]
+        while up is not None and up not in seen:
+            seen.append(up)
+            up = parent.get(up)
+        roots[key] = seen[-1]
+    return roots
+
+
+def counts_as_call(flags: Iterable[str]) -> bool:
+    """False for usage that is not consumption: a per-turn context size that
+    includes earlier turns (flag ``usage_context_inclusive``, Cursor)."""
+    return "usage_context_inclusive" not in flags
+
+
+def calls_from_sessions(sessions: Iterable[Session]) -> Iterator[Call]:
+    """Every call of ``sessions``: one per message that carries ``usage``.
+
+    A subagent's or fork's calls stay on that session (``root_key`` names the
+    tree top for roll-ups), so each call counts once.
+    """
+    sessions = list(sessions)
+    roots = root_keys(sessions)
+    for session in sessions:
+        for message in session.messages:
+            if message.usage is None or not counts_as_call(message.flags):
+                continue
+            yield Call(
+                session_key=session.key,
+                agent=session.agent,
+                model=message.model,
+                timestamp=message.timestamp,
+                usage=message.usage,
+                parent_key=session.parent_key,
+                root_key=roots[session.key],
+                project=session.cwd,
+            )
