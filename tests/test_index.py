@@ -283,3 +283,29 @@ def test_sigkill_mid_sync_is_completed_by_the_next_sync(tmp_path):
     conn = connect(index)
     sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_parsing_in_a_worker_process_gives_the_same_fragments(tmp_path):
+    """Large sources are parsed in a second process; the stream must be identical."""
+    from agentlog.adapters import SourceRef, get_adapter
+    from agentlog.load import SourceParse
+
+    path = FIXTURES / "claude_code/v1.0.108-inline-sidechain-task.jsonl"
+    adapter = get_adapter("claude_code")
+    ref = SourceRef(agent="claude_code", path=str(path))
+    local = SourceParse(adapter, ref)
+    remote = SourceParse(adapter, ref, worker_min=0)
+    local_batches = [msgspec.json.encode(b) for b in local.batches(lines=10)]
+    remote_batches = [msgspec.json.encode(b) for b in remote.batches(lines=10)]
+    assert len(local_batches) == 6 and remote_batches == local_batches
+    assert msgspec.json.encode(remote.headers) == msgspec.json.encode(local.headers)
+    assert (remote.consumed, remote.state) == (local.consumed, local.state)
+
+
+def test_worker_errors_come_back_as_the_same_kind(tmp_path):
+    from agentlog.adapters import SourceRef, get_adapter
+    from agentlog.load import SourceParse
+
+    parse = SourceParse(get_adapter("codex"), SourceRef(agent="codex", path=str(tmp_path)), worker_min=0)
+    with pytest.raises(OSError):
+        list(parse.batches())

@@ -50,6 +50,36 @@ class ParsedSource:
     state: bytes
 
 
+Batch = tuple[list[Fragment], list[Session], tuple[int, bytes] | None]
+"""``(fragments, headers so far, (consumed, parser state) on the last batch)``."""
+
+
+def jsonl_batches(
+    adapter: JsonlAdapter,
+    ref: SourceRef,
+    sidecars: Mapping[str, bytes],
+    start: int,
+    state: bytes | None,
+    lines: int,
+) -> Iterator[Batch]:
+    """Parse a JSONL source from byte ``start`` in batches of ``lines`` lines."""
+    parser = adapter.new_parser(ref, sidecars)
+    if state is not None:
+        parser.resume(state)
+    reader = LineReader(ref.path, start)
+    out: list[Fragment] = []
+    count = 0
+    for offset, line in reader:
+        parser.feed(line, offset)
+        out.extend(parser.drain())
+        count += 1
+        if count >= lines:
+            yield out, parser.headers(), None
+            out, count = [], 0
+    parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+    yield out, parser.headers(), (reader.consumed, parser.snapshot())
+
+
 class SourceParse:
     """One parse of one source, streamed: :meth:`batches` yields fragments in
     order; ``headers`` (current at every yield), ``consumed`` (the byte to resume
@@ -61,8 +91,18 @@ class SourceParse:
     missing or unreadable sidecar is recorded in the diagnostics instead.
     """
 
-    def __init__(self, adapter: Adapter, ref: SourceRef, start: int = 0, state: bytes | None = None) -> None:
+    def __init__(
+        self,
+        adapter: Adapter,
+        ref: SourceRef,
+        start: int = 0,
+        state: bytes | None = None,
+        worker_min: int | None = None,
+    ) -> None:
         self.adapter = adapter
+        self.worker_min = worker_min
+        """Parse a JSONL source of at least this many new bytes in a worker process
+        (registered adapters only; ``None``: never)."""
         self.ref = ref
         self.start = start
         self.resume_state = state
@@ -70,7 +110,7 @@ class SourceParse:
         self.consumed = start
         self.state = b""
 
-    def batches(self, lines: int = 50_000) -> Iterator[list[Fragment]]:
+    def batches(self, lines: int = 30_000) -> Iterator[list[Fragment]]:
         sidecars: dict[str, bytes] = {}
         errors = []
         for path in self.ref.sidecars:
@@ -90,25 +130,19 @@ class SourceParse:
     def _jsonl(
         self, adapter: JsonlAdapter, sidecars: dict[str, bytes], lines: int
     ) -> Iterator[list[Fragment]]:
-        parser = adapter.new_parser(self.ref, sidecars)
-        if self.resume_state is not None:
-            parser.resume(self.resume_state)
-        reader = LineReader(self.ref.path, self.start)
-        out: list[Fragment] = []
-        count = 0
-        for offset, line in reader:
-            parser.feed(line, offset)
-            out.extend(parser.drain())
-            count += 1
-            if count >= lines:
-                self.headers = self._finish(parser.headers())
-                yield out
-                out, count = [], 0
-        parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
-        self.headers = self._finish(parser.headers())
-        self.consumed = reader.consumed
-        self.state = parser.snapshot()
-        yield out
+        size = os.stat(self.ref.path).st_size
+        args = (self.ref, sidecars, self.start, self.resume_state, lines)
+        from agentlog import worker  # a second process parses while this one stores
+
+        if self.worker_min is not None and size - self.start >= self.worker_min and worker.available():
+            stream = worker.parse_in_worker(adapter.slug, *args)
+        else:
+            stream = jsonl_batches(adapter, *args)
+        for fragments, headers, end in stream:
+            self.headers = self._finish(headers)
+            if end is not None:
+                self.consumed, self.state = end
+            yield fragments
 
     def _document(self, adapter: DocumentAdapter, sidecars: dict[str, bytes]) -> list[Fragment]:
         if adapter.format_of(self.ref) == "sqlite":

@@ -40,7 +40,8 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     ``web_search_requests``, ``cost_usd``, ``cost_source``.  Totals skip rows
     whose message is ``replayed``.
 ``parts_fts``
-    FTS5 over ``parts.text`` (external content, kept in step by triggers).
+    FTS5 over ``parts.text`` (external content: rows are added in bulk right after
+    their parts are written, removed by a delete trigger).
 """
 
 from __future__ import annotations
@@ -148,6 +149,11 @@ MIGRATIONS: list[str] = [
     # 2: subscription rate limits an agent recorded (Codex), JSON
     """
     ALTER TABLE sessions ADD COLUMN rate_limits TEXT;
+    """,
+    # 3: parts are added to the full-text index in bulk after each write (one
+    # INSERT … SELECT is ~5x cheaper than a trigger per row); deletions keep a trigger
+    """
+    DROP TRIGGER IF EXISTS parts_ai;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

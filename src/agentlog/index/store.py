@@ -274,9 +274,14 @@ class Store:
                    offset = ?, hidden = ? WHERE rowid = ?""",
             update_rows,
         )
+        first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
         self.conn.executemany(
             "INSERT INTO parts (message_rowid, idx, type, tool, call_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
             part_rows,
+        )
+        self.conn.execute(
+            "INSERT INTO parts_fts (rowid, text) SELECT rowid, text FROM parts WHERE rowid >= ?",
+            (first_part,),
         )
         self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
 
