@@ -62,20 +62,22 @@ def jsonl_batches(
     state: bytes | None,
     lines: int,
 ) -> Iterator[Batch]:
-    """Parse a JSONL source from byte ``start`` in batches of ``lines`` lines."""
+    """Parse a JSONL source from byte ``start`` in batches of ``lines`` lines (the
+    first one smaller, so a consumer in another process starts early)."""
     parser = adapter.new_parser(ref, sidecars)
     if state is not None:
         parser.resume(state)
     reader = LineReader(ref.path, start)
     out: list[Fragment] = []
     count = 0
+    limit = min(lines, 2_000)
     for offset, line in reader:
         parser.feed(line, offset)
         out.extend(parser.drain())
         count += 1
-        if count >= lines:
+        if count >= limit:
             yield out, parser.headers(), None
-            out, count = [], 0
+            out, count, limit = [], 0, lines
     parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
     yield out, parser.headers(), (reader.consumed, parser.snapshot())
 
@@ -110,7 +112,7 @@ class SourceParse:
         self.consumed = start
         self.state = b""
 
-    def batches(self, lines: int = 30_000) -> Iterator[list[Fragment]]:
+    def batches(self, lines: int = 25_000) -> Iterator[list[Fragment]]:
         sidecars: dict[str, bytes] = {}
         errors = []
         for path in self.ref.sidecars:

@@ -32,7 +32,8 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     The message's parts in order (``idx``): ``type`` (text, reasoning, tool_call,
     file, compaction, unknown), ``tool`` and ``call_id`` for tool calls, ``text``
     (what search indexes: text, reasoning, tool name + input + output) and
-    ``data`` (msgpack of the part, tool result merged in).
+    ``data`` (msgpack of the part, tool result merged in; NULL for a plain text
+    part, which is ``text`` alone).
 ``usage``
     One row per billed call (message): the exclusive token buckets
     (``input_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
@@ -120,7 +121,7 @@ MIGRATIONS: list[str] = [
         tool TEXT,
         call_id TEXT,
         text TEXT NOT NULL DEFAULT '',
-        data BLOB NOT NULL
+        data BLOB
     );
     CREATE INDEX parts_message ON parts(message_rowid, idx);
     CREATE INDEX parts_call ON parts(call_id) WHERE call_id IS NOT NULL;

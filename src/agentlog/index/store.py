@@ -32,6 +32,7 @@ from agentlog.model import (
 )
 
 _ENCODE = msgspec.msgpack.Encoder()
+_JSON = msgspec.json.Encoder().encode
 _PART = msgspec.msgpack.Decoder(Part)
 _HEADERS = msgspec.msgpack.Decoder(list[Session])
 _CHUNK = 500
@@ -69,7 +70,10 @@ def _flat(value: Any) -> str:
         return "\n".join(
             b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else _flat(b) for b in value
         )
-    return json.dumps(value, ensure_ascii=False)
+    try:
+        return _JSON(value).decode()
+    except (TypeError, ValueError, OverflowError):  # not JSON-shaped (e.g. huge ints): still searchable
+        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def encode_headers(headers: list[Session]) -> bytes:
@@ -222,7 +226,7 @@ class Store:
                 m.role,
                 iso(m.timestamp),
                 m.model,
-                json.dumps(m.flags),
+                _JSON(m.flags).decode() if m.flags else "[]",
                 int(m.is_sidechain),
                 m.offset,
                 int(m.hidden),
@@ -245,7 +249,7 @@ class Store:
                         tool,
                         call_id,
                         search_text(part),
-                        _ENCODE.encode(part),
+                        None if type(part) is TextPart else _ENCODE.encode(part),
                     )
                 )
             if m.usage is not None:
@@ -300,11 +304,11 @@ class Store:
                 chunk,
             ):
                 out[row[0]] = _message(row)
-            for rowid, data in self.conn.execute(
-                f"SELECT message_rowid, data FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
+            for rowid, data, text in self.conn.execute(
+                f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(_PART.decode(data))
+                out[rowid].parts.append(TextPart(text=text) if data is None else _PART.decode(data))
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
