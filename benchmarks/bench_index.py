@@ -119,10 +119,13 @@ def bench_search(tmp: Path, messages: int) -> None:
         n += 1
     conn = connect(index)
     rng = random.Random(7)
-    queries = [rng.choice(WORDS) for _ in range(20)] + [
-        f'"{rng.choice(WORDS)} {rng.choice(WORDS)}"' for _ in range(10)
-    ]
-    queries += [rng.choice(WORDS)[:3] + "*" for _ in range(10)]
+    # Words drawn as a person searches: mostly from the vocabulary at large (rare
+    # words), some of the most common ones, phrases and prefixes.
+    rare = [rng.choice(WORDS[100:]) for _ in range(20)]
+    common = [rng.choice(WORDS[:100]) for _ in range(8)]
+    phrases = [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(8)]
+    prefixes = [rng.choice(WORDS[100:])[:4] + "*" for _ in range(4)]
+    queries = rare + common + phrases + prefixes
     times = []
     for q in queries:
         start = time.perf_counter()

@@ -256,3 +256,18 @@ def test_garbage_rows_are_counted(tmp_path):
     assert not parsed.fragments
     assert not [p for m in parsed.fragments for p in m[1].parts if isinstance(p, ToolCallPart)]
     assert os.listdir(tmp_path) == ["state.vscdb"]
+
+
+def test_context_inclusive_counts_are_not_billed(global_db, tmp_path):
+    """Cursor's tokenCount is a context size: shown on the message, never summed as calls."""
+    from agentlog.adapters import all_adapters
+    from agentlog.index import queries
+    from agentlog.index.db import connect
+    from agentlog.index.sync import sync
+    from agentlog.usage.calls import calls_from_sessions
+
+    assert [c for c in calls_from_sessions(parse_files("cursor", global_db)) if c.session_key == PARENT] == []
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {}, tmp_path / "no-home", extra_roots=[global_db.parents[1]])
+    assert queries.get_session(conn, PARENT).usage.input_tokens == 48211  # still shown on the session
+    assert [c for c in queries.usage_calls(conn) if c.session_key == PARENT] == []

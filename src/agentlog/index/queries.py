@@ -5,7 +5,6 @@ The CLI (and later the web viewer) read through these functions only.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import datetime
 from typing import Any
@@ -15,7 +14,7 @@ import msgspec
 from agentlog.errors import NotFound
 from agentlog.index.store import Store, iso, session_from_row
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Session, Usage
-from agentlog.usage.calls import Call, counts_as_call, roots_of
+from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 
 USAGE_SUM = """
     COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
@@ -204,17 +203,16 @@ def usage_calls(conn: sqlite3.Connection, agent: str | None = None) -> list[Call
     left out), as :class:`~agentlog.usage.calls.Call` records."""
     parents = dict(conn.execute("SELECT key, parent_key FROM sessions"))
     roots = roots_of(parents)
-    query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp, m.flags,
+    query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp,
                        u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
                        u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source
                 FROM usage u JOIN messages m ON m.rowid = u.message_rowid
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
-                WHERE m.replayed = 0 AND src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}
+                WHERE m.replayed = 0 AND src.duplicate_of IS NULL
+                    AND m.flags NOT LIKE '%"{NOT_CONSUMPTION}"%' {"AND s.agent = ?" if agent else ""}
                 ORDER BY m.rowid"""
     out = []
     for row in conn.execute(query, (agent,) if agent else ()):
-        if not counts_as_call(json.loads(row[6])):
-            continue
         out.append(
             Call(
                 session_key=row[0],
@@ -225,15 +223,15 @@ def usage_calls(conn: sqlite3.Connection, agent: str | None = None) -> list[Call
                 timestamp=datetime.fromisoformat(row[5]) if row[5] else None,
                 root_key=roots.get(row[0], row[0]),
                 usage=Usage(
-                    input_tokens=row[7],
-                    cache_read_tokens=row[8],
-                    cache_write_5m_tokens=row[9],
-                    cache_write_1h_tokens=row[10],
-                    output_tokens=row[11],
-                    reasoning_tokens=row[12],
-                    web_search_requests=row[13],
-                    cost_usd=row[14],
-                    cost_source=row[15],
+                    input_tokens=row[6],
+                    cache_read_tokens=row[7],
+                    cache_write_5m_tokens=row[8],
+                    cache_write_1h_tokens=row[9],
+                    output_tokens=row[10],
+                    reasoning_tokens=row[11],
+                    web_search_requests=row[12],
+                    cost_usd=row[13],
+                    cost_source=row[14],
                 ),
             )
         )

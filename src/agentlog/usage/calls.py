@@ -58,10 +58,14 @@ def roots_of(parent: Mapping[str, str | None]) -> dict[str, str]:
     return roots
 
 
+NOT_CONSUMPTION = "usage_context_inclusive"
+"""Message flag of usage that is not consumption: a per-turn context size that
+includes earlier turns (Cursor)."""
+
+
 def counts_as_call(flags: Iterable[str]) -> bool:
-    """False for usage that is not consumption: a per-turn context size that
-    includes earlier turns (flag ``usage_context_inclusive``, Cursor)."""
-    return "usage_context_inclusive" not in flags
+    """False for usage flagged :data:`NOT_CONSUMPTION`."""
+    return NOT_CONSUMPTION not in flags
 
 
 def calls_from_sessions(sessions: Iterable[Session]) -> Iterator[Call]:
