@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -82,10 +80,3 @@ def _statements(script: str) -> list[str]:
     if buffer.strip():
         out.append(buffer.strip())
     return out
-
-
-def remove(path: Path) -> None:
-    """Delete the index and its WAL files (it is a cache: nothing is lost)."""
-    for suffix in ("", "-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(f"{path}{suffix}")

@@ -34,7 +34,6 @@ from agentlog.model import (
 _ENCODE = msgspec.msgpack.Encoder()
 _JSON = msgspec.json.Encoder().encode
 _PART = msgspec.msgpack.Decoder(Part)
-_HEADERS = msgspec.msgpack.Decoder(list[Session])
 _CHUNK = 500
 HEADER_COLUMNS = (
     "title", "cwd", "git_branch", "agent_version", "kind", "parent_key", "parent_tool_call_id",
@@ -78,10 +77,6 @@ def _flat(value: Any) -> str:
 
 def encode_headers(headers: list[Session]) -> bytes:
     return _ENCODE.encode(headers)
-
-
-def decode_headers(blob: bytes | None) -> list[Session]:
-    return _HEADERS.decode(blob) if blob else []
 
 
 class Store:
