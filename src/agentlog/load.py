@@ -334,8 +334,9 @@ def build_sessions(
     """Assemble parsed sources into linked sessions with resume commands.
 
     The same session found in two files (e.g. Codex ``sessions/`` and
-    ``archived_sessions/``) is kept from the first file only; the other path is
-    listed in ``report.duplicates``.
+    ``archived_sessions/``; a Goose legacy file and the database it was imported
+    into) is kept from the first file only — a later file whose first session an
+    earlier file holds is skipped whole; its path is listed in ``report.duplicates``.
     """
     report = report if report is not None else LoadReport()
     owners: dict[str, str] = {}
@@ -351,6 +352,8 @@ def build_sessions(
             if owner != path:
                 report.duplicates.append(path)
                 continue
+            for header in source.headers[1:]:  # a database's other sessions (as the index does)
+                owners.setdefault(header.key, path)
         # A later read of the same source (resumed from its state) carries the
         # whole header state: it replaces the earlier headers; fragments add up.
         headers[path] = source.headers
