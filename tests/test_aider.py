@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from agentlog.adapters import get_adapter
 from agentlog.adapters.aider import AiderAdapter, tokens
 from agentlog.cli import main
-from agentlog.load import load_sessions
+from agentlog.load import load_sessions, project_sources
 from agentlog.model import Session
 from conftest import build_sqlite, fixture, parse_files
 
@@ -177,6 +178,19 @@ def test_found_in_the_project_another_agent_ran_in(tmp_path):
     loaded = load_sessions(env={"HOME": str(home)}, home=home)
     assert sorted(s.agent for s in loaded if s.agent != "claude_code") == ["aider", "aider", "crush", "crush"]
     assert load_sessions(agents=["aider"], env={"HOME": str(home)}, home=home) == []
+
+
+def test_project_sources_are_listed_once(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "a").mkdir(parents=True)
+    history = repo / ".aider.chat.history.md"
+    history.write_text("")
+    (tmp_path / "link").symlink_to(repo)
+    adapters = [get_adapter("claude_code"), get_adapter("aider")]
+    cwds = [str(repo / "a"), str(repo), "repo", str(tmp_path / "link")]  # a relative cwd is ignored
+    found = project_sources(adapters, cwds)
+    assert [(a.slug, ref.path) for a, ref in found] == [("aider", str(history))]
+    assert project_sources(adapters, cwds, [str(tmp_path / "link" / ".aider.chat.history.md")]) == []
 
 
 def test_roots_and_sniff():

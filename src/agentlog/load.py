@@ -255,8 +255,7 @@ def project_sources(
         for adapter in wanted:
             for relative in adapter.project_files:
                 path = folder / relative
-                real = os.path.realpath(path)
-                if real not in seen and path.is_file():
+                if path.is_file() and (real := os.path.realpath(path)) not in seen:
                     seen.add(real)
                     found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
     return found
