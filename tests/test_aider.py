@@ -8,6 +8,7 @@ per run.  The written fixture's numbers were worked out by hand from its text.
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import Counter
 from datetime import UTC, datetime
@@ -16,11 +17,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from agentlog.adapters import get_adapter
 from agentlog.adapters.aider import AiderAdapter, tokens
 from agentlog.cli import main
-from agentlog.load import load_sessions
+from agentlog.load import load_sessions, project_sources
 from agentlog.model import Session
-from conftest import fixture, parse_files
+from conftest import build_sqlite, fixture, parse_files
 
 REAL = "aider/aider-repo-chat-history-excerpt.md"
 WRITTEN = "aider/written-new-format.aider.chat.history.md"
@@ -135,6 +137,60 @@ def test_found_in_projects_and_shown(tmp_path):
     assert result.exit_code == 0, result.output
     assert "Keep the old name as an alias." in result.output
     assert "I'll rename the function" in result.output
+
+
+def _claude_session_in(home: Path, cwd: Path) -> None:
+    """A real Claude Code session (29 records) rewritten to have run in ``cwd``."""
+    lines = fixture("claude_code/v1.0.98-session.jsonl").read_text().splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        record["cwd"] = str(cwd)
+    folder = home / ".claude" / "projects" / "-elsewhere-repo-pkg"
+    folder.mkdir(parents=True)
+    (folder / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records)
+    )
+
+
+def test_found_in_the_project_another_agent_ran_in(tmp_path):
+    # The repository is outside every default root; Claude Code ran in a subfolder
+    # of it; Aider's history and Crush's database sit at the repository root.
+    home, repo = tmp_path / "home", tmp_path / "elsewhere" / "repo"
+    (repo / "pkg").mkdir(parents=True)
+    shutil.copy(fixture(WRITTEN), repo / ".aider.chat.history.md")
+    build_sqlite(fixture("crush/crush.sql"), repo / ".crush" / "crush.db")
+    _claude_session_in(home, repo / "pkg")
+    env = {"HOME": str(home), "CLAUDE_CONFIG_DIR": None, "XDG_CONFIG_HOME": None}
+
+    def listed(agent: str) -> list[tuple[str, str | None]]:
+        result = CliRunner().invoke(main, ["sessions", "--agent", agent, "--json"], env=env)
+        assert result.exit_code == 0, result.output
+        return sorted(
+            (row["id"].partition("-")[2] or row["id"], row["cwd"]) for row in json.loads(result.stdout)
+        )
+
+    # The written history holds two runs; the Crush database sessions s1 (main) and s2.
+    assert listed("aider") == [("20250310T091500", str(repo)), ("20250310T091500-2", str(repo))]
+    assert listed("crush") == [("s1", str(repo))]
+    result = CliRunner().invoke(main, ["index", "--json"], env=env)
+    assert json.loads(result.stdout)["unchanged"] == 3  # remembered: Claude + history + database
+    # The loader does the same with the cwds of the sessions it parsed.
+    loaded = load_sessions(env={"HOME": str(home)}, home=home)
+    assert sorted(s.agent for s in loaded if s.agent != "claude_code") == ["aider", "aider", "crush", "crush"]
+    assert load_sessions(agents=["aider"], env={"HOME": str(home)}, home=home) == []
+
+
+def test_project_sources_are_listed_once(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "a").mkdir(parents=True)
+    history = repo / ".aider.chat.history.md"
+    history.write_text("")
+    (tmp_path / "link").symlink_to(repo)
+    adapters = [get_adapter("claude_code"), get_adapter("aider")]
+    cwds = [str(repo / "a"), str(repo), "repo", str(tmp_path / "link")]  # a relative cwd is ignored
+    found = project_sources(adapters, cwds)
+    assert [(a.slug, ref.path) for a, ref in found] == [("aider", str(history))]
+    assert project_sources(adapters, cwds, [str(tmp_path / "link" / ".aider.chat.history.md")]) == []
 
 
 def test_roots_and_sniff():

@@ -137,6 +137,8 @@ def test_roo_parent_and_child_tasks(tmp_path):
     by_id = {s.id: s for s in sessions}
     parent, child = by_id[ROO_PARENT], by_id[ROO_CHILD]
     assert (child.kind, child.parent_key) == ("subagent", f"roo_code:{ROO_PARENT}")
+    # The child's first prompt is the new_task message inside <task> tags.
+    assert child.parent_tool_call_id == "call_p1"
     assert (parent.cwd, parent.status, parent.title) == ("/home/dev/parser", "done", "Add a test for parse()")
     assert buckets(parent) == (4_900, 0, 0, 270)  # = history_item.json tokensIn/tokensOut
     assert buckets(child) == (1_800, 1_500, 0, 240)

@@ -11,6 +11,8 @@ costs $0.0123 (provider-reported) + $0.002 (estimated); the third row's cost is
 
 from __future__ import annotations
 
+import json
+import shutil
 import sqlite3
 from collections import Counter
 from pathlib import Path
@@ -20,7 +22,8 @@ from click.testing import CliRunner
 
 from agentlog.adapters.goose import GooseAdapter, tool_name
 from agentlog.cli import main
-from agentlog.load import load_sessions
+from agentlog.load import LoadReport, load_sessions
+from agentlog.model import UnknownPart
 from conftest import fixture, parse_files
 
 
@@ -107,3 +110,68 @@ def test_roots_and_names():
     assert tool_name("computercontroller__web_scrape") == "mcp__computercontroller__web_scrape"
     assert GooseAdapter().sniff("sessions.db", b"SQLite format 3\x00") == 0.6
     assert GooseAdapter().sniff("other.db", b"SQLite format 3\x00") == 0.0
+
+
+LEGACY = "goose/legacy"
+
+
+def test_legacy_jsonl_golden():
+    # Expected values read off the written file: a metadata line, eight message lines
+    # (two holding only tool responses), one cut-off line; accumulated 4,800 in / 600 out.
+    (s,) = parse_files("goose", fixture(f"{LEGACY}/20250110_093000.jsonl"))
+    assert (s.key, s.title, s.cwd) == ("goose:20250110_093000", "Add a footer", "/home/dev/site")
+    assert (s.started_at.isoformat(), s.ended_at.isoformat()) == (
+        "2025-01-10T09:30:00+00:00",
+        "2025-01-10T09:30:30+00:00",
+    )
+    assert s.resume_command == "goose session --resume --session-id 20250110_093000"
+    roles = Counter(m.role + ("*" if m.hidden else "") for m in s.messages)
+    assert roles == {"user": 1, "user*": 1, "assistant": 4, "system*": 1}
+    calls = s.tool_calls()
+    assert [(c.call_id, c.tool, c.raw_name, c.result.status) for c in calls] == [
+        ("toolu_1", "edit", "developer__text_editor", "completed"),
+        ("toolu_2", "bash", "developer__shell", "error"),
+    ]
+    assert calls[0].result.output == [{"type": "text", "text": "<html><body></body></html>"}]
+    assert calls[1].result.output == "cat: site.css: No such file or directory"
+    (unknown,) = [p for m in s.messages for p in m.parts if isinstance(p, UnknownPart)]
+    assert unknown.raw["type"] == "contextLengthExceeded"
+    u = s.usage
+    assert (u.input_tokens, u.cache_read_tokens, u.output_tokens, u.cost_usd) == (4_800, 0, 600, None)
+    assert s.diagnostics.skipped == {"invalid_json": 1}
+    assert (s.diagnostics.records_total, s.diagnostics.records_used) == (10, 9)
+
+
+def test_legacy_file_whose_first_line_is_a_message():
+    (s,) = parse_files("goose", fixture(f"{LEGACY}/20240301_101500.jsonl"))
+    assert (s.title, s.cwd, [m.role for m in s.messages]) == (None, None, ["user", "assistant"])
+    assert (s.usage.total_tokens, s.diagnostics.records_used) == (0, 2)
+
+
+def test_legacy_files_beside_the_database(tmp_path):
+    folder = tmp_path / ".local" / "share" / "goose" / "sessions"
+    build(folder / "sessions.db")
+    for name in ("20240301_101500", "20250110_093000", "20260105_2"):  # 20260105_2 was imported
+        shutil.copy(fixture(f"{LEGACY}/{name}.jsonl"), folder)
+    report = LoadReport()
+    sessions = load_sessions(agents=["goose"], env={}, home=tmp_path, report=report)
+    keys = ["goose:20240301_101500", "goose:20250110_093000", "goose:20260105_1", "goose:20260105_2"]
+    assert sorted(s.key for s in sessions) == keys
+    assert report.duplicates == [str(folder / "20260105_2.jsonl")]
+    imported = next(s for s in sessions if s.id == "20260105_2")
+    assert [m.text for m in imported.messages if not m.hidden] == ["Run the tests", "All tests pass."]
+    env = {"HOME": str(tmp_path), "GOOSE_PATH_ROOT": None}
+    result = CliRunner().invoke(main, ["sessions", "--agent", "goose", "--subagents", "--json"], env=env)
+    rows = {row["key"]: row for row in json.loads(result.stdout)}
+    assert sorted(rows) == keys
+    assert (
+        rows["goose:20260105_2"]["messages"] == imported.message_count == 2
+    )  # not doubled by the legacy copy
+    result = CliRunner().invoke(main, ["show", "goose:20250110_093000"], env=env)
+    assert "Add a footer to index.html" in result.output and "Added the footer." in result.output
+
+
+def test_legacy_sniff():
+    head = fixture(f"{LEGACY}/20250110_093000.jsonl").read_bytes()[:4096]
+    assert GooseAdapter().sniff("20250110_093000.jsonl", head) == 0.6
+    assert GooseAdapter().sniff("notes.jsonl", b'{"role":"user"}\n') == 0.0

@@ -2,8 +2,8 @@
 
 * A child session (``parent_key`` set) that does not yet know the tool call that
   spawned it is matched to a tool call of its parent whose ``input.prompt``
-  equals the child's first user text, or whose result names the child
-  (see :func:`spawning_call`).
+  equals the child's first user text (or that text inside one wrapping
+  ``<task>`` element), or whose result names the child (see :func:`spawning_call`).
 * A message id seen in several sessions of one agent (Claude Code replays
   history into resumed/forked files and sidechain logs) carries its usage once:
   the copy in the earliest (then shortest) main session keeps it; the others are
@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 
 from agentlog.assemble import finalize
@@ -44,24 +45,32 @@ def _first_user_text(session: Session) -> str:
 
 _CHILD_ID_FIELDS = ("agentId", "agent_id", "new_thread_id", "thread_id", "childSessionId")
 _PROMPT_FIELDS = ("prompt", "message")
+_TASK_ELEMENT = re.compile(r"<task>\s*(.*?)\s*</task>", re.S)
+
+
+def _prompts(text: str) -> set[str]:
+    """``text``, and what one ``<task>`` element wrapping all of it holds (Roo Code
+    and Kilo Code start a ``new_task`` child with ``<task>\n{message}\n</task>``)."""
+    wrapped = _TASK_ELEMENT.fullmatch(text)
+    return {text, wrapped.group(1)} if wrapped else {text}
 
 
 def spawning_call(parent: Session, child: Session) -> str | None:
     """The parent's tool call that started ``child``: its structured result names
     the child (Claude ``agentId``; Codex ``new_thread_id``/``agent_id``; Vibe
     ``childSessionId``), or its
-    prompt (Claude ``input.prompt``, Codex ``spawn_agent`` ``input.message``)
-    equals the child's first user text."""
-    prompt = _first_user_text(child)
+    prompt (Claude ``input.prompt``, Codex ``spawn_agent`` and Roo/Kilo ``new_task``
+    ``input.message``) equals the child's first user text, or the text of one
+    ``<task>`` element wrapping it."""
+    text = _first_user_text(child)
+    prompts = _prompts(text) if text else set()
     ids = {child.id, child.id.removeprefix("agent-")}
     for call in parent.tool_calls():
         structured = call.result.structured if call.result else None
         if isinstance(structured, dict) and any(structured.get(f) in ids for f in _CHILD_ID_FIELDS):
             return call.call_id
-        if (
-            prompt
-            and isinstance(call.input, dict)
-            and any(str(call.input.get(f, "")).strip() == prompt for f in _PROMPT_FIELDS)
+        if isinstance(call.input, dict) and any(
+            str(call.input.get(f, "")).strip() in prompts for f in _PROMPT_FIELDS
         ):
             return call.call_id
     return None

@@ -232,6 +232,35 @@ def discover_sources(
     return found
 
 
+def project_sources(
+    adapters: Iterable[Adapter], cwds: Iterable[str], known: Iterable[str] = ()
+) -> list[tuple[Adapter, SourceRef]]:
+    """The sources agents keep inside projects (:attr:`~agentlog.adapters.Adapter.project_files`),
+    looked for in each folder of ``cwds`` (the ``cwd`` other agents' sessions
+    recorded) and in its parent folders: Aider writes its history at the repository
+    root while a session may have started in a subfolder.
+
+    Relative ``cwds`` are ignored; files in ``known`` (sources already found,
+    compared after resolving symlinks) are left out and each file is listed once.
+    Only ``stat`` calls: nothing is opened.
+    """
+    wanted = [a for a in adapters if a.project_files]
+    seen = {os.path.realpath(p) for p in known}
+    folders: dict[Path, None] = {}
+    for cwd in cwds if wanted else ():
+        if os.path.isabs(cwd):
+            folders.update(dict.fromkeys((Path(cwd), *Path(cwd).parents)))
+    found: list[tuple[Adapter, SourceRef]] = []
+    for folder in folders:
+        for adapter in wanted:
+            for relative in adapter.project_files:
+                path = folder / relative
+                if path.is_file() and (real := os.path.realpath(path)) not in seen:
+                    seen.add(real)
+                    found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
+    return found
+
+
 def _best_claim(path: str, candidates: list[tuple[Adapter, SourceRef]]) -> tuple[Adapter, SourceRef] | None:
     try:
         head = read_head(path)
@@ -261,23 +290,37 @@ def load_sessions(
     """Discover, parse and assemble every session of the selected agents.
 
     ``env`` and ``home`` default to the process environment and home folder.
-    Sessions are returned newest first (by ``started_at``).
+    Sessions are returned newest first (by ``started_at``).  Project folders the
+    parsed sessions recorded as ``cwd`` are then searched for the sources agents
+    keep inside projects (:func:`project_sources`).
     """
     env = os.environ if env is None else env
     home = Path(env.get("HOME") or Path.home()) if home is None else home
     wanted = set(agents) if agents else None
     adapters = [a for a in all_adapters() if wanted is None or a.slug in wanted]
     report = report if report is not None else LoadReport()
+    cwds: set[str] = set()
 
-    def parsed() -> Iterator[tuple[Adapter, ParsedSource]]:
-        for adapter, ref in discover_sources(adapters, env, home, extra_roots, report):
+    def parse_each(found: list[tuple[Adapter, SourceRef]]) -> Iterator[tuple[Adapter, ParsedSource]]:
+        for adapter, ref in found:
             if progress:
                 progress(ref)
             try:
-                yield adapter, parse_source(adapter, ref)
+                source = parse_source(adapter, ref)
             except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 report.errors.append((ref.path, f"{type(exc).__name__}: {reason}"))
+                continue
+            cwds.update(h.cwd for h in source.headers if h.cwd)
+            yield adapter, source
+
+    def parsed() -> Iterator[tuple[Adapter, ParsedSource]]:
+        found = discover_sources(adapters, env, home, extra_roots, report)
+        yield from parse_each(found)
+        extra = project_sources(adapters, cwds, (ref.path for _, ref in found))
+        for adapter, _ in extra:
+            report.sources[adapter.slug] = report.sources.get(adapter.slug, 0) + 1
+        yield from parse_each(extra)
 
     sessions = build_sessions(parsed(), report)
     sessions.sort(key=lambda s: s.started_at.timestamp() if s.started_at else 0.0, reverse=True)
@@ -290,8 +333,9 @@ def build_sessions(
     """Assemble parsed sources into linked sessions with resume commands.
 
     The same session found in two files (e.g. Codex ``sessions/`` and
-    ``archived_sessions/``) is kept from the first file only; the other path is
-    listed in ``report.duplicates``.
+    ``archived_sessions/``; a Goose legacy file and the database it was imported
+    into) is kept from the first file only — a later file whose first session an
+    earlier file holds is skipped whole; its path is listed in ``report.duplicates``.
     """
     report = report if report is not None else LoadReport()
     owners: dict[str, str] = {}
@@ -307,6 +351,8 @@ def build_sessions(
             if owner != path:
                 report.duplicates.append(path)
                 continue
+            for header in source.headers[1:]:  # a database's other sessions (as the index does)
+                owners.setdefault(header.key, path)
         # A later read of the same source (resumed from its state) carries the
         # whole header state: it replaces the earlier headers; fragments add up.
         headers[path] = source.headers

@@ -9,7 +9,9 @@ Location
     central folder: agentlog looks in the folder, its children and grandchildren
     (depth ≤ 2, hidden folders skipped) of each default root — ``~``, ``~/src``,
     ``~/code``, ``~/projects``, ``~/Projects``, ``~/dev``, ``~/work``, ``~/repos``, ``~/git``,
-    ``~/Developer`` — and of every ``--root`` given by the user.  The file is read whole
+    ``~/Developer`` — and of every ``--root`` given by the user; and in every folder
+    (or its parents) another agent's session recorded as its ``cwd``
+    (:attr:`AiderAdapter.project_files`).  The file is read whole
     (the reader layer's document path) and parsed as text, never as JSON.
 
 Runs (one file = many sessions)
@@ -254,6 +256,7 @@ class AiderAdapter(DocumentAdapter):
     slug = SLUG
     display_name = "Aider"
     parser_version = 1
+    project_files = (HISTORY_FILE,)
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
     """Read whole as bytes by the reader layer; parsed as Markdown text."""
 

@@ -172,6 +172,11 @@ class Adapter(ABC):
     """Bump when parsing changes so an index re-parses this agent's sources."""
     env_vars: ClassVar[tuple[str, ...]] = ()
     """Environment variables that move the agent's data (for ``agentlog agents``)."""
+    project_files: ClassVar[tuple[str, ...]] = ()
+    """Paths, relative to a project folder, of the sources this agent writes inside
+    the projects it runs in (Aider's ``.aider.chat.history.md``).  Each folder other
+    agents' sessions recorded as ``cwd`` (and its parent folders) is looked at for
+    them: see :func:`agentlog.load.project_sources`."""
 
     @abstractmethod
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

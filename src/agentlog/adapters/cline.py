@@ -35,8 +35,9 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     model of each assistant message is the last entry at or before its time.
     ``history_item.json`` (Roo, Kilo): ``HistoryItem{id, parentTaskId?, rootTaskId?,
     workspace?, task, ts, status?}`` → ``cwd``, title, ``status:"completed"`` → ``done``,
-    and the parent task (``kind="subagent"``; the spawning ``new_task`` call is not
-    linked: the child's first prompt is wrapped in ``<task>`` tags).
+    and the parent task (``kind="subagent"``; the spawning ``new_task`` call is found
+    by :func:`agentlog.link.spawning_call`: its ``input.message`` is the child's first
+    prompt inside ``<task>`` tags).
 
     Pairing (there are no ids linking the files): the *n*-th usage row belongs to the
     *n*-th assistant message of the API history (Cline appends one assistant entry per

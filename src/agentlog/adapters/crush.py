@@ -11,7 +11,8 @@ Location
     parse during discovery, so agentlog looks for ``.crush/crush.db`` in the home
     folder, its usual project folders (``~/src``, ``~/code``, ``~/projects``, ``~/dev``
     … — see :data:`agentlog.adapters._common.PROJECT_PARENTS`) and every ``--root``, at
-    most two folders deep.  Tables ``sessions`` and ``messages`` are read read-only.
+    most two folders deep, and in every folder (or its parents) another agent's
+    session recorded as its ``cwd`` (:attr:`CrushAdapter.project_files`).  Tables ``sessions`` and ``messages`` are read read-only.
 
 ``sessions``
     ``id, parent_session_id, title, message_count, prompt_tokens, completion_tokens,
@@ -254,6 +255,7 @@ class CrushAdapter(DocumentAdapter):
     slug = SLUG
     display_name = "Crush"
     parser_version = 1
+    project_files = (DATABASE,)
     source_format: ClassVar[Literal["json", "sqlite"]] = "sqlite"
     sqlite_tables = ("sessions", "messages")
 

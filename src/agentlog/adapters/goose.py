@@ -1,13 +1,16 @@
-"""Goose (Block's agent) sessions: one SQLite database for all sessions.
+"""Goose (Block's agent) sessions: one SQLite database for all sessions, and the
+per-session JSONL files Goose wrote before 1.10.
 
 Spec (``shared/formats.md`` §13; ryoppippi/ccusage ``adapter/goose/loader.rs``,
 ``paths.rs``; kenn-io/agentsview ``internal/parser/goose.go`` — the columns and block
-types below are the ones those readers query):
+types below are the ones those readers query; the legacy files from block/goose
+``crates/goose/src/session/storage.rs``, ``legacy.rs`` and ``message.rs``):
 
 Location
     ``$GOOSE_PATH_ROOT/data/sessions/sessions.db`` when the variable is set, else
     ``~/.local/share/goose/sessions/sessions.db``, ``~/Library/Application Support/goose/
-    sessions/sessions.db`` and ``~/.local/share/Block/goose/sessions/sessions.db``.  The
+    sessions/sessions.db`` and ``~/.local/share/Block/goose/sessions/sessions.db``; the
+    legacy ``*.jsonl`` files sit directly in the same ``sessions`` folders.  The
     reader layer reads the tables ``sessions``, ``messages`` and ``usage_ledger``
     read-only (a private copy when a ``-wal`` file shows Goose may be running).
 
@@ -32,6 +35,23 @@ timestamp, tokens, metadata_json``), ordered by ``created_timestamp, id``
     MCP names: ``developer__shell`` → ``bash``, ``developer__text_editor`` → ``edit``, the
     rest ``mcp__<extension>__<tool>``.
 
+Legacy JSONL (``<sessions folder>/<id>.jsonl``, Goose before 1.10)
+    One session per file, id = the file name without ``.jsonl`` (``%Y%m%d_%H%M%S`` or a
+    user-given name).  ``save_messages_with_metadata`` rewrites the whole file on each
+    save, so it is read whole (the reader layer's ``json`` path, see
+    :meth:`GooseAdapter.format_of`).  Line 1 is ``SessionMetadata``: ``working_dir`` →
+    ``cwd``, ``description`` → title (whitespace collapsed, as Goose's import does),
+    ``schedule_id``, ``message_count``, ``total_tokens``/``input_tokens``/``output_tokens``
+    (the last request's: not counted) and ``accumulated_total_tokens``/
+    ``accumulated_input_tokens``/``accumulated_output_tokens`` (cumulative: the session
+    totals below; no cache or cost fields exist).  A first line with a ``role`` is a
+    message (files older than the metadata line).  Every other line is a ``Message``
+    ``{id?, role, created (epoch s), content [blocks as above], metadata?{userVisible}}``;
+    ids ``<sessionId>:<id or line number>``.  Goose 1.10+ imports these files into
+    ``sessions.db`` under the same id and leaves them on disk: discovery lists the
+    database first, so such a file is a duplicate of the database's session and is
+    skipped whole.
+
 Tokens
     ``usage_ledger`` (newer Goose: ``session_id, created_timestamp, model, input_tokens,
     output_tokens, cache_read_tokens, cache_write_tokens, cost, cost_source,
@@ -49,7 +69,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
 from agentlog.adapters._common import as_int, as_str, database_headers, decode_json, parse_time
@@ -71,6 +91,10 @@ from agentlog.readers import walk_files
 
 SLUG = "goose"
 DATABASE = "sessions.db"
+LEGACY_SUFFIX = ".jsonl"
+_METADATA_STARTS = (b'{"working_dir":', b'{"description":')
+"""How Goose's serde writes the metadata line (fields in declaration order; files from
+before ``working_dir`` existed start with ``description``)."""
 TOOL_NAMES = {"developer__shell": "bash", "developer__text_editor": "edit"}
 _NOTICES = ("toolConfirmationRequest", "systemNotification", "actionRequired")
 _COST_SOURCES = {"provider_reported": "recorded", "estimated": "estimated"}
@@ -90,84 +114,29 @@ def _time(value: Any) -> datetime | None:
     return parse_time(value)
 
 
-class _DatabaseParse:
-    def __init__(self, ref: SourceRef, doc: Document) -> None:
+class _Parse:
+    """What the database and the legacy JSONL files share: Goose messages, content
+    blocks and session totals."""
+
+    def __init__(self, ref: SourceRef) -> None:
         self.ref = ref
-        self.tables = doc.tables
         self.fragments: list[tuple[str, Any]] = []
         self.headers: dict[str, Session] = {}
-        self.orphans = Diagnostics()
 
-    def result(self) -> DocumentResult:
-        for row in self.tables.get("sessions", []):
-            sid = as_str(str(row.get("id") or ""))
-            if sid is None:
-                self.orphans.skip("malformed:session_row")
-                continue
-            self.headers[sid] = self._header(sid, row)
-        messages = sorted(
-            self.tables.get("messages", []),
-            key=lambda r: (as_int(r.get("created_timestamp")), as_int(r.get("id"))),
-        )
-        for row in messages:
-            self._message(row)
-        ledgered = set()
-        for n, row in enumerate(self.tables.get("usage_ledger", [])):
-            sid = str(row.get("session_id") or "")
-            if self._owner(sid) is not None:
-                ledgered.add(sid)
-                self._ledger(sid, n, row)
-        for sid, row in ((r.get("id"), r) for r in self.tables.get("sessions", [])):
-            if isinstance(sid, str) and sid not in ledgered:
-                self._totals(sid, row)
-        folder = Path(self.ref.path).parent.name
-        headers = database_headers(SLUG, list(self.headers.values()), folder, self.orphans, self.ref.path)
-        return DocumentResult(headers=headers, fragments=self.fragments)
-
-    def _header(self, sid: str, row: dict[str, Any]) -> Session:
-        config = decode_json(str(row.get("model_config_json") or "").encode())
-        config = config if isinstance(config, dict) else {}
-        model = as_str(config.get("model_name")) or as_str(config.get("model"))
-        header = Session(
-            key=f"{SLUG}:{sid}",
-            agent=SLUG,
-            id=sid,
-            title=as_str(row.get("name")) or as_str(row.get("description")),
-            cwd=as_str(row.get("working_dir")),
-            started_at=_time(row.get("created_at")),
-            ended_at=_time(row.get("updated_at")),
-            models=[model] if model else [],
-        )
-        parent = as_str(str(row.get("parent_session_id") or ""))
-        if parent:
-            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
-        header.diagnostics.use()
-        return header
-
-    def _owner(self, sid: str) -> Session | None:
-        header = self.headers.get(sid)
-        if header is None:
-            self.orphans.skip("no_session_row")
-        return header
-
-    def _message(self, row: dict[str, Any]) -> None:
-        sid = str(row.get("session_id") or "")
-        header = self._owner(sid)
-        if header is None:
-            return
-        role = row.get("role")
-        content = decode_json(str(row.get("content_json") or "").encode())
+    def _add(
+        self, header: Session, role: Any, content: Any, when: datetime | None, meta: Any, mid: str
+    ) -> None:
+        """One Goose message: ``content`` its list of content blocks, ``meta`` its
+        ``metadata`` object (``userVisible``), ``mid`` its id within the session."""
+        sid = header.id
         if role not in ("user", "assistant") or not isinstance(content, list):
             header.diagnostics.skip("malformed:message_row")
             return
         header.diagnostics.use()
-        when = _time(row.get("created_timestamp")) or _time(row.get("timestamp"))
         parts = [part for block in content if (part := self._block(sid, block, when)) is not None]
         if not parts:
             return
-        meta = decode_json(str(row.get("metadata_json") or "").encode())
         hidden = isinstance(meta, dict) and meta.get("userVisible") is False
-        mid = as_str(str(row.get("message_id") or "")) or str(row.get("id"))
         self.fragments.append(
             (
                 sid,
@@ -232,23 +201,6 @@ class _DatabaseParse:
             timestamp=when,
         )
 
-    def _ledger(self, sid: str, n: int, row: dict[str, Any]) -> None:
-        self.headers[sid].diagnostics.use()
-        cost, source = row.get("cost"), _COST_SOURCES.get(str(row.get("cost_source")))
-        kept = source is not None and isinstance(cost, int | float)
-        usage = Usage(
-            input_tokens=as_int(row.get("input_tokens")),
-            cache_read_tokens=as_int(row.get("cache_read_tokens")),
-            cache_write_5m_tokens=as_int(row.get("cache_write_tokens")),
-            output_tokens=as_int(row.get("output_tokens")),
-            cost_usd=float(cost) if kept else None,  # type: ignore[arg-type]
-            cost_source=source if kept else None,  # type: ignore[arg-type]
-        )
-        text = "usage of a compaction request" if row.get("is_compaction") else "usage of a request"
-        self._carrier(
-            sid, f"{sid}@usage{n}", text, usage, _time(row.get("created_timestamp")), as_str(row.get("model"))
-        )
-
     def _totals(self, sid: str, row: dict[str, Any]) -> None:
         cost = row.get("accumulated_cost")
         usage = Usage(
@@ -278,8 +230,132 @@ class _DatabaseParse:
         self.fragments.append((sid, message))
 
 
+class _DatabaseParse(_Parse):
+    """``sessions.db``: every session of its ``sessions`` table."""
+
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref)
+        self.tables = doc.tables
+        self.orphans = Diagnostics()
+
+    def result(self) -> DocumentResult:
+        for row in self.tables.get("sessions", []):
+            sid = as_str(str(row.get("id") or ""))
+            if sid is None:
+                self.orphans.skip("malformed:session_row")
+                continue
+            self.headers[sid] = self._header(sid, row)
+        messages = sorted(
+            self.tables.get("messages", []),
+            key=lambda r: (as_int(r.get("created_timestamp")), as_int(r.get("id"))),
+        )
+        for row in messages:
+            self._message(row)
+        ledgered = set()
+        for n, row in enumerate(self.tables.get("usage_ledger", [])):
+            sid = str(row.get("session_id") or "")
+            if self._owner(sid) is not None:
+                ledgered.add(sid)
+                self._ledger(sid, n, row)
+        for sid, row in ((r.get("id"), r) for r in self.tables.get("sessions", [])):
+            if isinstance(sid, str) and sid not in ledgered:
+                self._totals(sid, row)
+        folder = Path(self.ref.path).parent.name
+        headers = database_headers(SLUG, list(self.headers.values()), folder, self.orphans, self.ref.path)
+        return DocumentResult(headers=headers, fragments=self.fragments)
+
+    def _header(self, sid: str, row: dict[str, Any]) -> Session:
+        config = decode_json(str(row.get("model_config_json") or "").encode())
+        config = config if isinstance(config, dict) else {}
+        model = as_str(config.get("model_name")) or as_str(config.get("model"))
+        header = Session(
+            key=f"{SLUG}:{sid}",
+            agent=SLUG,
+            id=sid,
+            title=as_str(row.get("name")) or as_str(row.get("description")),
+            cwd=as_str(row.get("working_dir")),
+            started_at=_time(row.get("created_at")),
+            ended_at=_time(row.get("updated_at")),
+            models=[model] if model else [],
+        )
+        parent = as_str(str(row.get("parent_session_id") or ""))
+        if parent:
+            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
+        header.diagnostics.use()
+        return header
+
+    def _owner(self, sid: str) -> Session | None:
+        header = self.headers.get(sid)
+        if header is None:
+            self.orphans.skip("no_session_row")
+        return header
+
+    def _message(self, row: dict[str, Any]) -> None:
+        header = self._owner(str(row.get("session_id") or ""))
+        if header is None:
+            return
+        self._add(
+            header,
+            row.get("role"),
+            decode_json(str(row.get("content_json") or "").encode()),
+            _time(row.get("created_timestamp")) or _time(row.get("timestamp")),
+            decode_json(str(row.get("metadata_json") or "").encode()),
+            as_str(str(row.get("message_id") or "")) or str(row.get("id")),
+        )
+
+    def _ledger(self, sid: str, n: int, row: dict[str, Any]) -> None:
+        self.headers[sid].diagnostics.use()
+        cost, source = row.get("cost"), _COST_SOURCES.get(str(row.get("cost_source")))
+        kept = source is not None and isinstance(cost, int | float)
+        usage = Usage(
+            input_tokens=as_int(row.get("input_tokens")),
+            cache_read_tokens=as_int(row.get("cache_read_tokens")),
+            cache_write_5m_tokens=as_int(row.get("cache_write_tokens")),
+            output_tokens=as_int(row.get("output_tokens")),
+            cost_usd=float(cost) if kept else None,  # type: ignore[arg-type]
+            cost_source=source if kept else None,  # type: ignore[arg-type]
+        )
+        text = "usage of a compaction request" if row.get("is_compaction") else "usage of a request"
+        self._carrier(
+            sid, f"{sid}@usage{n}", text, usage, _time(row.get("created_timestamp")), as_str(row.get("model"))
+        )
+
+
+class _LegacyParse(_Parse):
+    """``<id>.jsonl`` (Goose before 1.10): one session, rewritten whole on each save."""
+
+    def result(self, data: bytes) -> DocumentResult:
+        sid = PurePath(self.ref.path).stem
+        header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        self.headers[sid] = header
+        metadata: dict[str, Any] = {}
+        for n, line in enumerate(data.splitlines()):
+            if not line.strip():
+                continue
+            record = decode_json(line)
+            if not isinstance(record, dict):
+                header.diagnostics.skip("invalid_json" if record is None else "not_an_object")
+            elif n == 0 and "role" not in record:
+                metadata = record
+                self._metadata(header, record)
+            else:
+                created, mid = _time(record.get("created")), as_str(record.get("id")) or str(n)
+                self._add(
+                    header, record.get("role"), record.get("content"), created, record.get("metadata"), mid
+                )
+        self._totals(sid, metadata)
+        return DocumentResult(headers=[header], fragments=self.fragments)
+
+    @staticmethod
+    def _metadata(header: Session, record: dict[str, Any]) -> None:
+        description = " ".join(str(record.get("description") or "").split())
+        header.title = description or None
+        header.cwd = as_str(record.get("working_dir"))
+        header.diagnostics.use()
+
+
 class GooseAdapter(DocumentAdapter):
-    """Goose (Block): ``~/.local/share/goose/sessions/sessions.db``."""
+    """Goose (Block): ``~/.local/share/goose/sessions/sessions.db`` and legacy ``<id>.jsonl``."""
 
     slug = SLUG
     display_name = "Goose"
@@ -298,16 +374,31 @@ class GooseAdapter(DocumentAdapter):
         ]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        for path in walk_files(root, DATABASE):
-            if path.name == DATABASE:
-                yield SourceRef(agent=SLUG, path=str(path))
+        """``sessions.db`` first, then the legacy ``*.jsonl`` files beside it (a session
+        Goose imported into the database is then a duplicate of the database's)."""
+        databases = [p for p in walk_files(root, DATABASE) if p.name == DATABASE]
+        for path in [*databases, *sorted(root.glob(f"*{LEGACY_SUFFIX}"))]:
+            yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
         if head.startswith(b"SQLite format 3\x00") and name == DATABASE:
             return 0.6
+        first = head.split(b"\n", 1)[0]
+        if (
+            name.endswith(LEGACY_SUFFIX)
+            and head.startswith(_METADATA_STARTS)
+            and b'"message_count":' in first
+        ):
+            return 0.6
         return 0.0
 
+    def format_of(self, ref: SourceRef) -> Literal["json", "sqlite"]:
+        """``json`` (read whole as bytes) for a legacy ``.jsonl`` file, else ``sqlite``."""
+        return "json" if ref.path.endswith(LEGACY_SUFFIX) else "sqlite"
+
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
+        if self.format_of(ref) == "json":
+            return _LegacyParse(ref).result(doc.data)
         return _DatabaseParse(ref, doc).result()
 
     def resume_command(self, session: Session) -> str | None:

@@ -9,6 +9,9 @@ Per source (``shared/DESIGN.md`` §5):
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
 * a source that vanished → its sessions removed;
+* sources agents keep inside projects (Aider's history) are then looked for in the
+  folders the stored sessions recorded as ``cwd`` (:func:`agentlog.load.project_sources`)
+  and, once found, remembered like sources found under a ``--root``;
 * a source that fails → recorded with its error (its sessions removed), retried
   when it changes;
 * a source whose session another source already holds (Codex ``sessions/`` and
@@ -34,7 +37,7 @@ from pathlib import Path
 from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
 from agentlog.index.store import Store, encode_headers
-from agentlog.load import LoadReport, SourceParse, discover_sources
+from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
 
 TAIL = 64
 WORKER_MIN = 32 << 20
@@ -104,8 +107,26 @@ def sync(
     for path in set(rows) - set(refs):
         conn.execute("DELETE FROM sources WHERE path = ?", (path,))
         report.removed += 1
+    _sync_all(conn, list(refs.values()), full, progress, report)
+    # Then the sources agents keep inside projects, in the folders the sessions
+    # stored so far were recorded in (kept fresh above once found).
+    cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+    _sync_all(conn, project_sources(adapters, cwds, refs), full, progress, report)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _sync_all(
+    conn: sqlite3.Connection,
+    refs: list[tuple[Adapter, SourceRef]],
+    full: bool,
+    progress: Progress | None,
+    report: SyncReport,
+) -> None:
+    """Sync ``refs``: skip the unchanged ones after a ``stat``, parse the rest."""
     work: list[tuple[Adapter, SourceRef, os.stat_result, _Row | None, str]] = []
-    for path, (adapter, ref) in refs.items():
+    for adapter, ref in refs:
+        path = ref.path
         report.sources += 1
         try:
             st = os.stat(path)
@@ -129,8 +150,6 @@ def sync(
         done += _sync_one(conn, adapter, ref, st, row, sig, full, report)
     if progress:
         progress(total, total, "")
-    report.seconds = time.perf_counter() - start
-    return report
 
 
 def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[str, list[str]]]:
