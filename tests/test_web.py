@@ -279,7 +279,8 @@ def test_index_is_read_only(demo_path):
 
 def test_loopback_checks_host_header(client):
     assert client.get("/", headers={"Host": "evil.example:8765"}).status_code == 403
-    assert client.get("/", headers={"Host": "127.0.0.1:8765"}).status_code == 200
+    for host in ("127.0.0.1:8765", "localhost", "[::1]:8765"):
+        assert client.get("/", headers={"Host": host}).status_code == 200
 
 
 def test_token_required_off_loopback(demo_path):

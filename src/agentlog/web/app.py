@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Flask, Response, abort, g, request
 
@@ -30,8 +31,12 @@ CSP = (
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 TOKEN_COOKIE = "agentlog_token"
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
-STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+STATIC_TYPES = {
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
 
 
 def _static_files() -> dict[str, tuple[bytes, str]]:
@@ -69,8 +74,7 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None) ->
         if request.method not in ("GET", "HEAD"):
             abort(405)
         if token is None:
-            host = (request.host or "").rsplit(":", 1)[0] if not request.host.startswith("[") else "[::1]"
-            if host not in LOOPBACK_HOSTS:
+            if urlsplit(f"//{request.host}").hostname not in LOOPBACK_HOSTS:
                 abort(403, "this viewer answers only to localhost")
             return None
         given = request.args.get("token") or request.cookies.get(TOKEN_COOKIE) or ""

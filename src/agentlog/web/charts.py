@@ -26,15 +26,16 @@ WIDTH, HEIGHT = 920, 300
 LEFT, RIGHT, TOP, BOTTOM = 64, 12, 34, 64
 
 
-def _nice(top: float) -> float:
-    """A round axis maximum at or above ``top`` (1, 2, 2.5 or 5 × 10^n)."""
+def _axis(top: float) -> tuple[float, int]:
+    """A round axis maximum at or above ``top`` (1, 2, 2.5 or 5 × 10^n) and how
+    many gridline intervals divide it into round steps."""
     if top <= 0:
-        return 1.0
-    step = 10 ** math.floor(math.log10(top))
-    for factor in (1, 2, 2.5, 5, 10):
-        if factor * step >= top:
-            return factor * step
-    return 10 * step
+        return 1.0, 5
+    power = 10 ** math.floor(math.log10(top))
+    for factor, intervals in ((1, 5), (2, 4), (2.5, 5), (5, 5), (10, 5)):
+        if factor * power >= top * (1 - 1e-9):
+            return factor * power, intervals
+    raise AssertionError("unreachable: 10 × 10^floor(log10(top)) > top")
 
 
 def stacked_bars(
@@ -42,12 +43,14 @@ def stacked_bars(
     categories: Sequence[str],
     series: dict[str, list[float]],
     fmt: Callable[[float], str],
+    maximum: float | None = None,
 ) -> Markup:
     """A stacked bar chart: one bar per category, one colour per series (values
-    ≥ 0, ``series[name][i]`` for ``categories[i]``), y axis labelled with ``fmt``.
+    ≥ 0, ``series[name][i]`` for ``categories[i]``), y axis labelled with ``fmt``
+    and ending at ``maximum`` (default: a round number above the highest bar).
     Series beyond the palette share its last colour."""
     totals = [sum(values[i] for values in series.values()) for i in range(len(categories))]
-    top = _nice(max(totals, default=0.0))
+    top, intervals = (maximum, 4) if maximum else _axis(max(totals, default=0.0))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_w / max(len(categories), 1)
     bar = max(min(slot * 0.7, 48), 1)
@@ -56,9 +59,9 @@ def stacked_bars(
         f' aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
         f'<text x="{LEFT}" y="18" class="chart-title">{escape(title)}</text>'
     ]
-    for i in range(5):
-        value = top * i / 4
-        y = TOP + plot_h - plot_h * i / 4
+    for i in range(intervals + 1):
+        value = top * i / intervals
+        y = TOP + plot_h - plot_h * i / intervals
         out.append(
             f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
             f'<text x="{LEFT - 6}" y="{y + 4:.1f}" class="axis" text-anchor="end">{escape(fmt(value))}</text>'

@@ -294,15 +294,19 @@ def usage() -> str:
     projects, total = build_rows(priced, "project", tz)
     top_sessions, _ = build_rows(priced, "session", tz)
     by_cost = lambda r: (r.totals.cost_usd, r.totals.tokens["total_tokens"])  # noqa: E731
+    top = sorted(top_sessions, key=by_cost, reverse=True)[:TOP]
     return render_template(
         "usage.html",
         cost_chart=stacked_bars(
             f"Cost per {UNITS[period]} (USD) by {by}", days, cost, lambda v: f"${v:,.2f}"
         ),
         token_chart=stacked_bars(f"Tokens per {UNITS[period]} by {by}", days, tokens, _tokens_label),
-        cache_chart=stacked_bars("Prompt tokens: cache share (%)", days, share, lambda v: f"{v:.0f}%"),
+        cache_chart=stacked_bars(
+            "Prompt tokens: cache share (%)", days, share, lambda v: f"{v:.0f}%", maximum=100
+        ),
         projects=sorted(projects, key=by_cost, reverse=True)[:TOP],
-        sessions=sorted(top_sessions, key=by_cost, reverse=True)[:TOP],
+        sessions=top,
+        titles={s.key: s.title or s.id for s in queries.list_sessions_by_keys(conn, [r.key for r in top])},
         total=total,
         buckets=BUCKETS,
         agents=queries.agent_counts(conn),
