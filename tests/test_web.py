@@ -98,6 +98,9 @@ def test_sessions_filters(client):
     assert [k.split(":")[1][:8] for k in old] == ["fed8ce56", "ba79134d"]
     assert session_links(text(client.get("/?subagents=1&sort=started&dir=asc"))) == [ORCHESTRATOR, WEATHER]
     assert session_links(text(client.get("/?q=rounding"))) == [WEATHER]
+    waiting = text(client.get("/?status=waiting_for_user"))
+    assert session_links(waiting) == ["codex:019ab0d2-4c1e-7f00-9d2a-5e551011c0de"]
+    assert "<option selected>waiting_for_user</option>" in waiting
 
 
 def test_sessions_grouped_by_project(client):
@@ -208,6 +211,11 @@ def test_usage_charts(client):
     legend = re.findall(r'class="legend">([^<]+)<', cost_chart)
     assert legend == ["claude_code", "codex"]
     by_model = text(client.get("/usage?tz=UTC&by=model&period=monthly"))
+    recorded = text(client.get("/usage?tz=UTC&mode=recorded"))
+    assert (
+        "$" not in recorded.split('<section class="totals">')[1].split("</section>")[0]
+    )  # the demo records no costs
+    assert client.get("/usage?mode=guess").status_code == 400
     months = re.findall(r"rotate[^>]+>([^<]+)</text>", by_model.split('<svg class="chart"')[1])
     assert months == ["2025-06", "2025-09", "2026-11"]
 

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, abort, g, request
+from markupsafe import escape
 
 from agentlog.cli.render import compact, local, project_name
 from agentlog.index import db
@@ -116,7 +117,7 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None) ->
 
     @app.errorhandler(sqlite3.OperationalError)
     def index_missing(exc: sqlite3.OperationalError) -> tuple[str, int]:
-        return f"the index cannot be read: {exc}", 503
+        return str(escape(f"the index cannot be read: {exc}")), 503
 
     from agentlog.web.pages import pages
 

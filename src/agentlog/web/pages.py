@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, get_args
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, abort, redirect, render_template, request, url_for
@@ -24,7 +24,7 @@ from agentlog.cli.usage import parse_day
 from agentlog.errors import AgentlogError, NotFound, UsageError
 from agentlog.index import queries
 from agentlog.index.search import search as index_search
-from agentlog.model import Session, ToolCallPart
+from agentlog.model import Session, SessionStatus, ToolCallPart
 from agentlog.usage.report import BUCKETS, build_rows, group_key, in_range, zone
 from agentlog.web.app import connection
 from agentlog.web.charts import stacked_bars
@@ -38,6 +38,7 @@ HITS = 50
 TOP = 10
 UNIT_GAP = timedelta(hours=24)
 UNITS = {"daily": "day", "weekly": "week", "monthly": "month"}
+COST_MODES = ("auto", "calculate", "recorded")
 
 
 @cache
@@ -49,12 +50,12 @@ def _price_data() -> tuple[Any, Any]:
     return load_overrides(default_overrides_path()), load_snapshot()
 
 
-def _priced(calls: Iterable[Any]) -> list[Any]:
-    """``calls`` priced as ``agentlog usage`` prices them (cost mode ``auto``)."""
+def _priced(calls: Iterable[Any], mode: str = "auto") -> list[Any]:
+    """``calls`` priced as ``agentlog usage --cost-mode MODE`` prices them."""
     from agentlog.usage.pricing import Pricer
 
     overrides, snapshot = _price_data()
-    return list(Pricer(overrides, snapshot).price_all(calls))
+    return list(Pricer(overrides, snapshot).price_all(calls, mode))  # type: ignore[arg-type]
 
 
 def _arg(name: str) -> str | None:
@@ -176,7 +177,7 @@ def sessions() -> str:
         agents=queries.agent_counts(conn),
         children=queries.child_counts(conn),
         costs=_costs([s.key for s in rows]),
-        statuses=("completed", "interrupted", "running", "error", "unknown"),
+        statuses=get_args(SessionStatus),
     )
 
 
@@ -264,6 +265,9 @@ def usage() -> str:
     if period not in ("daily", "weekly", "monthly"):
         raise UsageError(f"unknown period {period!r} (daily, weekly, monthly)")
     by = "model" if _arg("by") == "model" else "agent"
+    mode = _arg("mode") or "auto"
+    if mode not in COST_MODES:
+        raise UsageError(f"unknown cost mode {mode!r} ({', '.join(COST_MODES)})")
     conn = connection()
     needle = (_arg("project") or "").lower()
     calls = [
@@ -271,7 +275,7 @@ def usage() -> str:
         for c in queries.usage_calls(conn, resolve_agent(_arg("agent")))
         if needle in (c.project or "").lower()
     ]
-    priced = [pc for pc in _priced(calls) if in_range(pc, first, last, tz)]
+    priced = [pc for pc in _priced(calls, mode) if in_range(pc, first, last, tz)]
     days = sorted({group_key(pc, period, tz) for pc in priced})
     names = sorted({(pc.call.model if by == "model" else pc.call.agent) or "unknown" for pc in priced})
     cost = {n: [0.0] * len(days) for n in names}
@@ -312,6 +316,8 @@ def usage() -> str:
         agents=queries.agent_counts(conn),
         period=period,
         by=by,
+        mode=mode,
+        modes=COST_MODES,
     )
 
 
