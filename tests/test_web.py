@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -174,6 +175,28 @@ def test_meta_toggle_shows_more(client):
     hidden = int(re.search(r"(\d+) meta/injected hidden", html).group(1))
     with_meta = text(client.get(f"/session?key={WEATHER}&meta=1"))
     assert with_meta.count('<li id="m') == shown + hidden
+
+
+def test_raw_records_are_the_source_lines(client):
+    raw_file = (
+        demo_home() / ".claude/projects/-home-demo-src-weather/de70c1a0-7e57-4b1d-9a6e-5e551011f00d.jsonl"
+    )
+    lines = raw_file.read_text().splitlines()
+    first_user = next(i for i, line in enumerate(lines) if json.loads(line).get("uuid") == "u1")
+    html = text(client.get(f"/raw?key={WEATHER}&id=u1"))
+    records = [
+        json.loads(unescape(block)) for block in re.findall(r'<pre class="raw">(.*?)</pre>', html, re.S)
+    ]
+    # u1 is followed directly by a1, the next message
+    assert records == [json.loads(lines[first_user])]
+    # msg_demo_01 was written as three lines, one per content block (a1, a2, a3)
+    html = text(client.get(f"/raw?key={WEATHER}&id=msg_demo_01"))
+    uuids = [
+        json.loads(unescape(b)).get("uuid") for b in re.findall(r'<pre class="raw">(.*?)</pre>', html, re.S)
+    ]
+    assert uuids[:3] == ["a1", "a2", "a3"]
+    assert f"/raw?key={WEATHER}&amp;id=u1" in text(client.get(f"/session?key={WEATHER}"))
+    assert client.get(f"/raw?key={WEATHER}&id=nope").status_code == 404
 
 
 # --- search --------------------------------------------------------------------

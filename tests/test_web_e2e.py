@@ -148,7 +148,9 @@ def test_hostile_content_executes_nothing(page, hostile_url, shoot):
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    for path in ("/", f"/session?key=claude_code:{HOSTILE_ID}", "/search?q=alert", "/?group=project"):
+    session = f"/session?key=claude_code:{HOSTILE_ID}"
+    raw = f"/raw?key=claude_code:{HOSTILE_ID}&id=msg_evil_1"
+    for path in ("/", session, raw, "/search?q=alert", "/?group=project"):
         page.goto(hostile_url + path)
         for summary in page.locator("details summary").all():
             summary.click()

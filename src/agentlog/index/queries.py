@@ -16,6 +16,7 @@ import msgspec
 from agentlog.errors import NotFound
 from agentlog.index.store import Store, iso, session_from_row
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
+from agentlog.readers import LineReader
 from agentlog.usage.calls import Call, counts_as_call, roots_of
 
 TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
@@ -285,6 +286,50 @@ def message_position(
     return conn.execute(
         f"SELECT COUNT(*) FROM messages WHERE session_key = ? AND rowid < ?{visible}", (key, found)
     ).fetchone()[0]
+
+
+class RawRecords(msgspec.Struct, kw_only=True):
+    """A message's records as its agent wrote them: ``lines`` (decoded UTF-8, bad
+    bytes replaced) read from ``path`` at byte ``offset``; ``truncated`` when the
+    byte limit cut them."""
+
+    path: str
+    offset: int
+    lines: list[str]
+    truncated: bool = False
+
+
+def raw_records(
+    conn: sqlite3.Connection, key: str, message_id: str, max_bytes: int = 256 * 1024
+) -> RawRecords | None:
+    """The source lines of message ``message_id`` of session ``key``: from the
+    message's byte ``offset`` up to the next message's offset in the same source
+    file (at most ``max_bytes``), read read-only through
+    :class:`~agentlog.readers.LineReader`.  The path comes from the index, never
+    from the caller.  ``None`` when there is no such message or it has no offset
+    (documents and databases).  Raises ``OSError`` when the file cannot be read."""
+    row = conn.execute(
+        """SELECT m.offset, m.source_id, src.path FROM messages m JOIN sources src ON src.id = m.source_id
+           WHERE m.session_key = ? AND m.id = ? ORDER BY m.rowid LIMIT 1""",
+        (key, message_id),
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    offset, source_id, path = row
+    (end,) = conn.execute(
+        "SELECT MIN(offset) FROM messages WHERE source_id = ? AND offset > ?", (source_id, offset)
+    ).fetchone()
+    out = RawRecords(path=path, offset=offset, lines=[])
+    size = 0
+    for at, line in LineReader(path, offset, chunk_size=64 * 1024):
+        if end is not None and at >= end:
+            break
+        size += len(line)
+        if size > max_bytes:
+            out.truncated = True
+            break
+        out.lines.append(line.decode("utf-8", "replace"))
+    return out
 
 
 def session_tree(conn: sqlite3.Connection, key: str) -> list[tuple[int, Session]]:

@@ -8,6 +8,7 @@ the machine's), as in ``agentlog usage``.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
@@ -227,6 +228,31 @@ def message() -> Response:
         abort(404)
     page = position // MESSAGES_PER_PAGE + 1
     return redirect(url_for("pages.session", key=key, page=page) + f"#m{position}")
+
+
+@pages.get("/raw")
+def raw() -> str:
+    """The records message ``id`` of session ``key`` was read from, as written."""
+    conn = connection()
+    key = queries.resolve_key(conn, request.args.get("key", ""))
+    message_id = request.args.get("id", "")
+    try:
+        found = queries.raw_records(conn, key, message_id)
+    except OSError as exc:
+        raise NotFound(f"the log file cannot be read now: {exc}") from None
+    if found is None:
+        raise NotFound(f"no raw records for message {message_id!r} (documents and databases have none)")
+    return render_template(
+        "raw.html", key=key, message_id=message_id, raw=found, records=[_record(line) for line in found.lines]
+    )
+
+
+def _record(line: str) -> Any:
+    """A JSON line decoded (shown indented), or the text as it is when it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return line
 
 
 @pages.get("/search")
