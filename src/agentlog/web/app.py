@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from flask import Flask, Response, abort, g, request
+from flask import Flask, Response, abort, current_app, g, request
 from markupsafe import escape
 
 from agentlog.cli.render import compact, local, project_name
@@ -128,7 +128,5 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None) ->
 def connection() -> sqlite3.Connection:
     """This request's read-only connection to the index (closed after the request)."""
     if "conn" not in g:
-        from flask import current_app
-
         g.conn = db.connect(current_app.config["INDEX_PATH"], readonly=True)
     return g.conn
