@@ -111,6 +111,6 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | 
         ctx.invoke(overview)
 
 
-from agentlog.cli import commands, indexing, usage  # noqa: E402  (registers the commands)
+from agentlog.cli import commands, indexing, serve, usage  # noqa: E402  (registers the commands)
 
-__all__ = ["App", "commands", "indexing", "main", "usage"]
+__all__ = ["App", "commands", "indexing", "main", "serve", "usage"]

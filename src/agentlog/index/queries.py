@@ -6,6 +6,7 @@ The CLI (and later the web viewer) read through these functions only.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -13,9 +14,11 @@ import msgspec
 
 from agentlog.errors import NotFound
 from agentlog.index.store import Store, iso, session_from_row
-from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Session, Usage
+from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
+from agentlog.readers import LineReader
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 
+TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
 USAGE_SUM = """
     COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
     COALESCE(SUM(u.cache_write_5m_tokens), 0), COALESCE(SUM(u.cache_write_1h_tokens), 0),
@@ -39,6 +42,45 @@ def _usage(values: tuple[Any, ...]) -> Usage:
     )
 
 
+def _session_filters(
+    agent: str | None = None,
+    project: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    status: str | None = None,
+    has_children: bool = False,
+    text: str | None = None,
+    include_children: bool = True,
+    include_empty: bool = False,
+) -> tuple[list[str], list[Any]]:
+    """SQL conditions on ``sessions s`` (joined to ``sources src``) and their parameters."""
+    where, params = ["src.duplicate_of IS NULL"], []
+    if not include_empty:
+        where.append(
+            "(s.message_count > 0 OR EXISTS (SELECT 1 FROM messages m JOIN usage u ON u.message_rowid = m.rowid"
+            " WHERE m.session_key = s.key))"
+        )
+    for clause, value in (
+        ("s.agent = ?", agent),
+        ("instr(lower(COALESCE(s.cwd, '')), ?) > 0", project.lower() if project else None),
+        ("COALESCE(s.ended_at, s.started_at) >= ?", iso(since) if since else None),
+        ("COALESCE(s.started_at, s.ended_at) < ?", iso(until) if until else None),
+        ("s.status = ?", status),
+        (
+            "instr(lower(COALESCE(s.title, '') || ' ' || s.id || ' ' || COALESCE(s.cwd, '')), ?) > 0",
+            text.lower() if text else None,
+        ),
+    ):
+        if value:
+            where.append(clause)
+            params.append(value)
+    if has_children:
+        where.append("EXISTS (SELECT 1 FROM sessions c WHERE c.parent_key = s.key)")
+    if not include_children:
+        where.append("s.parent_key IS NULL")
+    return where, params
+
+
 def list_sessions(
     conn: sqlite3.Connection,
     agent: str | None = None,
@@ -54,31 +96,23 @@ def list_sessions(
     sessions active at or after that time (aware datetime).  Sessions with no
     visible message and no usage (an empty or damaged file, a title-only file)
     are left out unless ``include_empty``."""
-    where, params = ["1 = 1"], []
-    if not include_empty:
-        where.append(
-            "(s.message_count > 0 OR EXISTS (SELECT 1 FROM messages m JOIN usage u ON u.message_rowid = m.rowid"
-            " WHERE m.session_key = s.key))"
-        )
-    if agent:
-        where.append("s.agent = ?")
-        params.append(agent)
-    if project:
-        where.append("instr(lower(COALESCE(s.cwd, '')), ?) > 0")
-        params.append(project.lower())
-    if since:
-        where.append("COALESCE(s.ended_at, s.started_at) >= ?")
-        params.append(iso(since))
-    if not include_children:
-        where.append("s.parent_key IS NULL")
+    where, params = _session_filters(
+        agent, project, since, include_children=include_children, include_empty=include_empty
+    )
+    return _headers(
+        conn,
+        f"""SELECT s.* FROM sessions s JOIN sources src ON src.id = s.source_id
+            WHERE {" AND ".join(where)}
+            ORDER BY COALESCE(s.started_at, '') DESC, s.key LIMIT ?""",
+        (*params, -1 if limit is None else limit),
+    )
+
+
+def _headers(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Session]:
+    """The sessions ``sql`` selects (``s.*`` first), with usage totals."""
     conn.row_factory = sqlite3.Row
     try:
-        rows = conn.execute(
-            f"""SELECT s.* FROM sessions s JOIN sources src ON src.id = s.source_id
-                WHERE src.duplicate_of IS NULL AND {" AND ".join(where)}
-                ORDER BY COALESCE(s.started_at, '') DESC, s.key LIMIT ?""",
-            (*params, -1 if limit is None else limit),
-        ).fetchall()
+        rows = conn.execute(sql, params).fetchall()
     finally:
         conn.row_factory = None
     totals = _totals(conn, [r["key"] for r in rows])
@@ -89,6 +123,74 @@ def list_sessions(
         session.usage = totals.get(session.key, Usage())
         out.append(session)
     return out
+
+
+#: Sort orders for :func:`page_sessions`: column name → SQL expression.
+SESSION_SORTS = {
+    "started": "COALESCE(s.started_at, '')",
+    "duration": "COALESCE(julianday(s.ended_at) - julianday(s.started_at), 0)",
+    "messages": "s.message_count",
+    "tokens": f"""(SELECT COALESCE(SUM({TOTAL_TOKENS}), 0) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                  WHERE m.session_key = s.key AND m.replayed = 0)""",
+    "model": "s.models",
+    "project": "COALESCE(s.cwd, '')",
+    "agent": "s.agent",
+}
+
+
+class SessionFilter(msgspec.Struct, kw_only=True):
+    """What :func:`page_sessions` keeps: ``project`` and ``text`` match
+    case-insensitively inside cwd (text: also title and id); ``since``/``until``
+    are aware datetimes (active at or after / started before); ``has_children``
+    keeps sessions with subagents or forks; ``include_children`` lists subagents
+    and forks as rows of their own."""
+
+    agent: str | None = None
+    project: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    status: str | None = None
+    has_children: bool = False
+    text: str | None = None
+    include_children: bool = False
+
+
+def page_sessions(
+    conn: sqlite3.Connection,
+    where: SessionFilter,
+    sort: str = "started",
+    descending: bool = True,
+    offset: int = 0,
+    limit: int = 50,
+    first_by: Sequence[str] = (),
+) -> tuple[list[Session], int]:
+    """One page of session headers (usage totals included) and how many sessions
+    match in all.  ``sort`` is a key of :data:`SESSION_SORTS`; ``first_by`` (keys too)
+    order before it, ascending (to group rows, e.g. by project).  Raises
+    ``KeyError`` for an unknown sort."""
+    clauses, params = _session_filters(
+        where.agent,
+        where.project,
+        where.since,
+        where.until,
+        where.status,
+        where.has_children,
+        where.text,
+        where.include_children,
+    )
+    condition = " AND ".join(clauses)
+    order = f"{SESSION_SORTS[sort]} {'DESC' if descending else 'ASC'}, s.key"
+    order = ", ".join([*(SESSION_SORTS[k] for k in first_by), order])
+    sessions = _headers(
+        conn,
+        f"""SELECT s.* FROM sessions s JOIN sources src ON src.id = s.source_id
+            WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?""",
+        (*params, limit, offset),
+    )
+    (total,) = conn.execute(
+        f"SELECT COUNT(*) FROM sessions s JOIN sources src ON src.id = s.source_id WHERE {condition}", params
+    ).fetchone()
+    return sessions, total
 
 
 def _totals(conn: sqlite3.Connection, keys: list[str]) -> dict[str, Usage]:
@@ -105,9 +207,9 @@ def _totals(conn: sqlite3.Connection, keys: list[str]) -> dict[str, Usage]:
     return out
 
 
-def get_session(conn: sqlite3.Connection, ref: str) -> Session:
-    """The session with key or id ``ref``, or whose id/key starts with it (also
-    after a ``sidechain-``/``agent-`` prefix, as short ids are shown), in full.
+def resolve_key(conn: sqlite3.Connection, ref: str) -> str:
+    """The key of the session with key or id ``ref``, or whose id/key starts with
+    it (also after a ``sidechain-``/``agent-`` prefix, as short ids are shown).
 
     Raises :class:`~agentlog.errors.NotFound` when none or several match."""
     keys = [
@@ -131,7 +233,14 @@ def get_session(conn: sqlite3.Connection, ref: str) -> Session:
     if len(keys) > 1:
         shown = ", ".join(keys[:5])
         raise NotFound(f"{ref!r} is ambiguous: {shown}{' and more' if len(keys) > 5 else ''}")
-    (session,) = list_sessions_by_keys(conn, keys)
+    return keys[0]
+
+
+def get_session(conn: sqlite3.Connection, ref: str) -> Session:
+    """The session :func:`resolve_key` finds for ``ref``, in full.
+
+    Raises :class:`~agentlog.errors.NotFound` when none or several match."""
+    (session,) = list_sessions_by_keys(conn, [resolve_key(conn, ref)])
     rowids = [
         r[0]
         for r in conn.execute(
@@ -140,6 +249,104 @@ def get_session(conn: sqlite3.Connection, ref: str) -> Session:
     ]
     session.messages = Store(conn).messages_by_rowid(rowids)
     return session
+
+
+def message_page(
+    conn: sqlite3.Connection, key: str, offset: int = 0, limit: int = 200, include_hidden: bool = False
+) -> tuple[list[Message], int]:
+    """Messages ``offset`` … ``offset + limit`` of session ``key`` in order (meta,
+    injected, unknown and replayed ones left out unless ``include_hidden``), and
+    how many there are in all."""
+    visible = "" if include_hidden else " AND hidden = 0 AND replayed = 0"
+    rowids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT rowid FROM messages WHERE session_key = ?{visible} ORDER BY rowid LIMIT ? OFFSET ?",
+            (key, limit, offset),
+        )
+    ]
+    (total,) = conn.execute(
+        f"SELECT COUNT(*) FROM messages WHERE session_key = ?{visible}", (key,)
+    ).fetchone()
+    return Store(conn).messages_by_rowid(rowids), total
+
+
+def message_position(
+    conn: sqlite3.Connection, key: str, message_id: str, include_hidden: bool = False
+) -> int | None:
+    """The 0-based place of message ``message_id`` in :func:`message_page`'s order,
+    or ``None`` when the session has no such (visible) message."""
+    visible = "" if include_hidden else " AND hidden = 0 AND replayed = 0"
+    found = conn.execute(
+        f"SELECT MIN(rowid) FROM messages WHERE session_key = ? AND id = ?{visible}", (key, message_id)
+    ).fetchone()[0]
+    if found is None:
+        return None
+    return conn.execute(
+        f"SELECT COUNT(*) FROM messages WHERE session_key = ? AND rowid < ?{visible}", (key, found)
+    ).fetchone()[0]
+
+
+class RawRecords(msgspec.Struct, kw_only=True):
+    """A message's records as its agent wrote them: ``lines`` (decoded UTF-8, bad
+    bytes replaced) read from ``path`` at byte ``offset``; ``truncated`` when the
+    byte limit cut them."""
+
+    path: str
+    offset: int
+    lines: list[str]
+    truncated: bool = False
+
+
+def raw_records(
+    conn: sqlite3.Connection, key: str, message_id: str, max_bytes: int = 256 * 1024
+) -> RawRecords | None:
+    """The source lines of message ``message_id`` of session ``key``: from the
+    message's byte ``offset`` up to the next message's offset in the same source
+    file (at most ``max_bytes``), read read-only through
+    :class:`~agentlog.readers.LineReader`.  The path comes from the index, never
+    from the caller.  ``None`` when there is no such message or it has no offset
+    (documents and databases).  Raises ``OSError`` when the file cannot be read."""
+    row = conn.execute(
+        """SELECT m.offset, m.source_id, src.path FROM messages m JOIN sources src ON src.id = m.source_id
+           WHERE m.session_key = ? AND m.id = ? ORDER BY m.rowid LIMIT 1""",
+        (key, message_id),
+    ).fetchone()
+    if row is None or row[0] is None:
+        return None
+    offset, source_id, path = row
+    (end,) = conn.execute(
+        "SELECT MIN(offset) FROM messages WHERE source_id = ? AND offset > ?", (source_id, offset)
+    ).fetchone()
+    out = RawRecords(path=path, offset=offset, lines=[])
+    size = 0
+    for at, line in LineReader(path, offset, chunk_size=64 * 1024):
+        if end is not None and at >= end:
+            break
+        size += len(line)
+        if size > max_bytes:
+            out.truncated = True
+            break
+        out.lines.append(line.decode("utf-8", "replace"))
+    return out
+
+
+def session_tree(conn: sqlite3.Connection, key: str) -> list[tuple[int, Session]]:
+    """The whole subagent/fork tree ``key`` belongs to, from its root, depth-first
+    in start order, as ``(depth, session header)`` pairs (depth 0 = the root)."""
+    parents = dict(conn.execute("SELECT key, parent_key FROM sessions"))
+    root, seen = key, {key}
+    while parents.get(root) and parents[root] not in seen:
+        root = parents[root]
+        seen.add(root)
+    out: list[tuple[int, Session]] = []
+    stack: list[tuple[int, Session]] = [(0, s) for s in list_sessions_by_keys(conn, [root])]
+    while stack:
+        depth, session = stack.pop()
+        out.append((depth, session))
+        below = [c for c in children(conn, session.key) if all(c.key != s.key for _, s in out)]
+        stack.extend((depth + 1, c) for c in reversed(below))
+    return out
 
 
 def list_sessions_by_keys(conn: sqlite3.Connection, keys: list[str]) -> list[Session]:
@@ -172,6 +379,16 @@ def children(conn: sqlite3.Connection, key: str) -> list[Session]:
     return list_sessions_by_keys(conn, keys) if keys else []
 
 
+def agent_counts(conn: sqlite3.Connection) -> dict[str, int]:
+    """How many sessions each agent has in the index (duplicate sources left out)."""
+    return dict(
+        conn.execute(
+            """SELECT s.agent, COUNT(*) FROM sessions s JOIN sources src ON src.id = s.source_id
+               WHERE src.duplicate_of IS NULL GROUP BY s.agent ORDER BY s.agent"""
+        )
+    )
+
+
 def child_counts(conn: sqlite3.Connection) -> dict[str, int]:
     return dict(
         conn.execute(
@@ -198,9 +415,12 @@ def agent_diagnostics(conn: sqlite3.Connection, agent: str | None = None) -> dic
     return out
 
 
-def usage_calls(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
+def usage_calls(
+    conn: sqlite3.Connection, agent: str | None = None, session_keys: Sequence[str] | None = None
+) -> list[Call]:
     """Every counted call in the index (replayed copies and duplicate sources
-    left out), as :class:`~agentlog.usage.calls.Call` records."""
+    left out), as :class:`~agentlog.usage.calls.Call` records; only agent
+    ``agent`` and sessions ``session_keys`` when given."""
     parents = dict(conn.execute("SELECT key, parent_key FROM sessions"))
     roots = roots_of(parents)
     query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp,
@@ -210,9 +430,11 @@ def usage_calls(conn: sqlite3.Connection, agent: str | None = None) -> list[Call
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
                 WHERE m.replayed = 0 AND src.duplicate_of IS NULL
                     AND m.flags NOT LIKE '%"{NOT_CONSUMPTION}"%' {"AND s.agent = ?" if agent else ""}
+                {f"AND s.key IN ({', '.join('?' * len(session_keys))})" if session_keys is not None else ""}
                 ORDER BY m.rowid"""
+    params = ([agent] if agent else []) + list(session_keys or [])
     out = []
-    for row in conn.execute(query, (agent,) if agent else ()):
+    for row in conn.execute(query, params):
         out.append(
             Call(
                 session_key=row[0],

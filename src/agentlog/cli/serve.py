@@ -1,0 +1,93 @@
+"""``agentlog serve``: the local web viewer (see :mod:`agentlog.web`)."""
+
+from __future__ import annotations
+
+import ipaddress
+import secrets
+import webbrowser
+
+import click
+
+from agentlog.cli import App, main
+from agentlog.cli.commands import pass_app
+from agentlog.cli.indexing import no_sync_option, open_index
+from agentlog.errors import UsageError
+
+DEFAULT_PORT = 8765
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an IP address) only listens on this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def access_token(host: str, explicit: bool) -> str | None:
+    """The access token a bind to ``host`` needs: ``None`` on loopback, a fresh
+    random one otherwise.  Raises :class:`UsageError` for a non-loopback address
+    not given with ``--host`` on the command line (for example from the
+    environment)."""
+    if is_loopback(host):
+        return None
+    if not explicit:
+        raise UsageError(f"refusing to listen on {host}: a non-loopback address needs --host {host}")
+    return secrets.token_urlsafe(24)
+
+
+@main.command("serve")
+@click.option(
+    "--port", default=DEFAULT_PORT, show_default=True, type=click.IntRange(0, 65535), help="TCP port."
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    envvar="AGENTLOG_SERVE_HOST",
+    help="Address to listen on; any non-loopback one requires this flag and an access token.",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the viewer in your browser.")
+@click.option(
+    "--interval", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between syncs."
+)
+@no_sync_option
+@pass_app
+@click.pass_context
+def serve(
+    ctx: click.Context, app: App, port: int, host: str, open_browser: bool, interval: float, no_sync: bool
+) -> None:
+    """A read-only web viewer of every session: transcripts, search, usage charts.
+
+    Listens on 127.0.0.1 unless --host says otherwise; keeps the index current
+    in the background.  Stop it with Ctrl-C.
+    """
+    from werkzeug.serving import make_server
+
+    from agentlog.web.app import create_app
+    from agentlog.web.syncer import Syncer
+
+    explicit = ctx.get_parameter_source("host") == click.core.ParameterSource.COMMANDLINE
+    token = access_token(host, explicit)
+    conn, _ = open_index(app, no_sync)  # creates and migrates the index, first sync
+    conn.close()
+    syncer = Syncer(app.index_path, app.env, app.home, app.roots, interval)
+    server = make_server(host, port, create_app(app.index_path, token, syncer), threaded=True)
+    shown = f"[{host}]" if ":" in host else host
+    url = f"http://{shown}:{server.server_port}/" + (f"?token={token}" if token else "")
+    click.echo(f"agentlog viewer on {url}  (index {app.index_path}; Ctrl-C stops)")
+    if token:
+        click.echo("anyone who can reach this address and has the token can read your transcripts", err=True)
+    if not no_sync:
+        syncer.start()
+    if open_browser:
+        webbrowser.open(url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        syncer.stop()
+        server.server_close()

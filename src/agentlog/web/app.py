@@ -1,0 +1,132 @@
+"""The Flask application: configuration, read-only index access and security.
+
+Security rules (issue 7): only GET and HEAD are answered (405 otherwise); every
+response carries a strict Content-Security-Policy (scripts and styles only from
+this app's own ``/static/`` files, no inline script, no plugins, no framing),
+``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; when
+bound to a non-loopback address every request must carry the access token
+(``?token=`` once, then an HttpOnly cookie); on loopback the ``Host`` header must
+name a loopback host (DNS rebinding).  Static files are read from the package
+once at start, by fixed name: no URL reaches the file system.
+"""
+
+from __future__ import annotations
+
+import hmac
+import sqlite3
+from datetime import UTC, datetime
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, abort, current_app, g, request
+from markupsafe import escape
+
+from agentlog.cli.render import compact, local, project_name
+from agentlog.index import db
+from agentlog.web import content
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+TOKEN_COOKIE = "agentlog_token"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+STATIC_TYPES = {
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+
+
+def _static_files() -> dict[str, tuple[bytes, str]]:
+    """Every file in the package's ``static`` folder: name → (bytes, media type)."""
+    folder = files("agentlog.web") / "static"
+    return {
+        entry.name: (entry.read_bytes(), STATIC_TYPES[Path(entry.name).suffix])
+        for entry in folder.iterdir()
+        if Path(entry.name).suffix in STATIC_TYPES
+    }
+
+
+def create_app(index_path: Path, token: str | None = None, state: Any = None) -> Flask:
+    """The viewer over the index at ``index_path`` (opened read-only per request).
+
+    ``token``: the access token every request must carry (``None`` for a loopback
+    bind, which checks the ``Host`` header instead).  ``state``: an object with
+    ``last`` (UTC datetime of the last background sync) shown in the footer."""
+    app = Flask("agentlog.web", static_folder=None)
+    app.config.update(INDEX_PATH=index_path, TOKEN=token, SYNC_STATE=state)
+    app.jinja_env.autoescape = True
+    app.jinja_env.filters.update(
+        compact=compact,
+        local=local,
+        project=project_name,
+        markdown=content.markdown,
+        summary=content.summary,
+        kind=content.kind,
+        pretty=content.pretty,
+    )
+    static = _static_files()
+
+    @app.before_request
+    def guard() -> Response | None:
+        if request.method not in ("GET", "HEAD"):
+            abort(405)
+        if token is None:
+            if urlsplit(f"//{request.host}").hostname not in LOOPBACK_HOSTS:
+                abort(403, "this viewer answers only to localhost")
+            return None
+        given = request.args.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            abort(403, "an access token is required (see the URL agentlog serve printed)")
+        return None
+
+    @app.after_request
+    def headers(response: Response) -> Response:
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        response.headers["X-Frame-Options"] = "DENY"
+        response.headers.setdefault("Cache-Control", "no-store")
+        if token is not None and request.args.get("token"):
+            response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict")
+        return response
+
+    @app.teardown_appcontext
+    def close(_: BaseException | None) -> None:
+        conn = g.pop("conn", None)
+        if conn is not None:
+            conn.close()
+
+    @app.get("/static/<name>")
+    def static_file(name: str) -> Response:
+        if name not in static:
+            abort(404)
+        data, media_type = static[name]
+        response = Response(data, mimetype=media_type.split(";")[0])
+        response.headers["Content-Type"] = media_type
+        response.headers["Cache-Control"] = "max-age=300"
+        return response
+
+    @app.context_processor
+    def globals_() -> dict[str, Any]:
+        last = getattr(state, "last", None)
+        return {"synced_at": last, "now": datetime.now(UTC)}
+
+    @app.errorhandler(sqlite3.OperationalError)
+    def index_missing(exc: sqlite3.OperationalError) -> tuple[str, int]:
+        return str(escape(f"the index cannot be read: {exc}")), 503
+
+    from agentlog.web.pages import pages
+
+    app.register_blueprint(pages)
+    return app
+
+
+def connection() -> sqlite3.Connection:
+    """This request's read-only connection to the index (closed after the request)."""
+    if "conn" not in g:
+        g.conn = db.connect(current_app.config["INDEX_PATH"], readonly=True)
+    return g.conn
