@@ -41,7 +41,7 @@ def test_bad_input_gives_diagnostics_not_exceptions(adapter, case, tmp_path):
     path = tmp_path / "rollout-2025-01-01T00-00-00-bad.jsonl"
     path.write_bytes(BAD_INPUTS[case])
     ref = SourceRef(agent=adapter.slug, path=str(path))
-    if isinstance(adapter, DocumentAdapter) and adapter.source_format == "sqlite" and case != "empty":
+    if isinstance(adapter, DocumentAdapter) and adapter.format_of(ref) == "sqlite" and case != "empty":
         # Not a database at all: the reader says so, and the loader reports the
         # file as unreadable (costing only itself).
         with pytest.raises(sqlite3.DatabaseError):
