@@ -593,7 +593,7 @@ class MistralVibeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Mistral Vibe"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("VIBE_HOME",)
     source_format = "json"
 
