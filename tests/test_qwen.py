@@ -143,6 +143,7 @@ def test_older_gemini_style_chat_is_read_with_the_gemini_parser():
     assert (shell.tool, shell.result.status) == ("bash", "interrupted")
     assert buckets(s) == (594, 26944, 0, 90, 18)
     assert s.diagnostics.records_total == 7 and accounted(s)
+    assert s.resume_command is None
 
 
 def test_older_chat_found_under_tmp_and_claimed_over_gemini(tmp_path):

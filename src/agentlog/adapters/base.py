@@ -163,7 +163,8 @@ class DocumentResult(msgspec.Struct, kw_only=True):
 class Adapter(ABC):
     """One agent format.  Subclass :class:`JsonlAdapter` (append-only JSONL, parsed
     incrementally) or :class:`DocumentAdapter` (a JSON file or SQLite database
-    that is rewritten in place, parsed whole)."""
+    that is rewritten in place, parsed whole) — or both, when an agent keeps
+    some sources of each kind (:func:`reads_lines` tells which way a source goes)."""
 
     slug: ClassVar[str]
     """Adapter id, e.g. ``claude_code``: session keys, ``--agent`` values."""

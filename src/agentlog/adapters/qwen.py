@@ -327,4 +327,8 @@ class QwenAdapter(JsonlAdapter, GeminiCliAdapter):
         return QwenParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
+        """``qwen --resume ID``; none for an older ``.json`` chat (the current CLI
+        resumes only what it finds under ``projects/``)."""
+        if any(source.endswith(".json") for source in session.sources):
+            return None
         return f"qwen --resume {session.id}"
