@@ -15,6 +15,9 @@ import zstandard
 
 from agent_checks import accounted, buckets, calls, found_and_shown, roles
 from agentlog.adapters.deepseek_harness import DeepSeekHarnessAdapter
+from agentlog.index import queries
+from agentlog.index.db import connect
+from agentlog.index.sync import sync
 from agentlog.readers import LineReader, read_head
 from conftest import fixture, parse_one
 
@@ -100,3 +103,25 @@ def test_zstd_cut_mid_frame_keeps_the_complete_lines_and_corrupt_data_is_an_erro
     cut.write_bytes(zstandard.FRAME_HEADER + b" garbage")
     with pytest.raises(ValueError, match="Zstandard"):
         list(LineReader(cut))
+
+
+def test_index_follows_a_growing_zstd_log(tmp_path):
+    plain = fixture("deepseek_harness/bash-tool-turn.session.jsonl")
+    lines = plain.read_bytes().splitlines(keepends=True)
+    compress = zstandard.ZstdCompressor().compress
+    folder = tmp_path / ".dsh" / "sessions" / "proj" / "e128dda9"
+    folder.mkdir(parents=True)
+    log = folder / "session.jsonl.zstd"
+    log.write_bytes(compress(b"".join(lines[:1])) + compress(b"".join(lines[1:20])))
+    env = {"HOME": str(tmp_path)}
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, [DeepSeekHarnessAdapter()], env, tmp_path)
+    with log.open("ab") as fh:  # the harness appends one frame per batch
+        fh.write(compress(b"".join(lines[20:])))
+    report = sync(conn, [DeepSeekHarnessAdapter()], env, tmp_path)
+    assert report.failed == []
+    stored = queries.get_session(conn, "deepseek_harness:e128dda9-ed11-4868-8266-0ef90d03c3d6")
+    assert stored is not None
+    assert roles(stored) == {"user": 1, "user*": 1, "assistant": 2}
+    assert buckets(stored) == (3045, 2816, 0, 115, 40)
+    assert stored.diagnostics.records_total == 35 and accounted(stored)
