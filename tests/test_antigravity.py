@@ -7,9 +7,15 @@ docstring applied by hand (each tool step answers the oldest open call).
 
 from __future__ import annotations
 
+import json
 import shutil
+import sqlite3
 
-from agent_checks import accounted, calls, found_and_shown, roles
+from click.testing import CliRunner
+
+from agent_checks import accounted, calls, clean_env, found_and_shown, roles
+from agentlog.adapters.antigravity import AntigravityAdapter
+from agentlog.cli import main
 from conftest import FIXTURES, fixture, parse_one, shared_fixture
 
 AG = "antigravity"
@@ -48,3 +54,51 @@ def test_found_under_home_and_shown(tmp_path):
     shutil.copy(FIXTURES / "antigravity" / "cli-small.jsonl", logs / "transcript.jsonl")
     [s] = found_and_shown(AG, tmp_path)
     assert s.id == "0123abcd"
+
+
+DB = "antigravity/conversations/aaaa1111-bbbb-2222-cccc-333344445555.db"
+
+
+def test_conversation_database_is_found_and_reported_not_guessed(tmp_path):
+    # The cass database: trajectory_meta has one row, steps none (sqlite3 CLI).
+    root = tmp_path / ".gemini" / "antigravity"
+    logs = root / "brain" / "aaaa1111-bbbb-2222-cccc-333344445555" / ".system_generated" / "logs"
+    logs.mkdir(parents=True)
+    shutil.copy(shared_fixture(BRAIN), logs)
+    (root / "conversations").mkdir()
+    shutil.copy(shared_fixture(DB), root / "conversations")
+    # A second database with three (opaque) step rows, built here.
+    con = sqlite3.connect(root / "conversations" / "bbbb.db")
+    con.executescript(
+        "CREATE TABLE trajectory_meta(trajectory_id TEXT, cascade_id TEXT, trajectory_type INTEGER,"
+        " source INTEGER); CREATE TABLE steps(idx INTEGER PRIMARY KEY, step_type INTEGER,"
+        " status INTEGER, step_payload BLOB); INSERT INTO trajectory_meta VALUES ('bbbb','c2',1,1);"
+        " INSERT INTO steps VALUES (0,1,3,x'0a0568656c6c6f'),(1,2,3,x'00'),(2,5,3,NULL);"
+    )
+    con.commit()
+    con.close()
+    sessions = {s.key: s for s in found_and_shown(AG, tmp_path)}
+    assert sorted(sessions) == [
+        "antigravity:aaaa1111-bbbb-2222-cccc-333344445555",
+        "antigravity:aaaa1111-bbbb-2222-cccc-333344445555:conversation-db",
+        "antigravity:bbbb:conversation-db",
+    ]
+    db = sessions["antigravity:aaaa1111-bbbb-2222-cccc-333344445555:conversation-db"]
+    assert (db.messages, db.diagnostics.skipped) == ([], {"undocumented_format": 1})
+    assert "antigravity:aaaa1111-bbbb-2222-cccc-333344445555" in (db.description or "")
+    assert sessions["antigravity:bbbb:conversation-db"].diagnostics.skipped == {
+        "undocumented_format": 1,
+        "undocumented_format:step": 3,
+    }
+    assert calls(sessions["antigravity:aaaa1111-bbbb-2222-cccc-333344445555"]) == (2, 2)
+    doctor = CliRunner().invoke(main, ["doctor", "--agent", AG, "--json"], env=clean_env(tmp_path))
+    assert doctor.exit_code == 0, doctor.output
+    [report] = json.loads(doctor.stdout)["agents"]
+    assert (report["sessions"], report["unknown_types"]) == (3, {})
+    assert report["skipped"] == {
+        "ignored:CONVERSATION_HISTORY": 1,  # the transcript's marker step
+        "undocumented_format": 2,
+        "undocumented_format:step": 3,
+    }
+    head = (root / "conversations" / "bbbb.db").read_bytes()[:65536]
+    assert AntigravityAdapter().sniff("bbbb.db", head) == 0.9

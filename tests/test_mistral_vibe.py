@@ -135,3 +135,51 @@ def test_found_under_home_and_shown(tmp_path):
     sub = sessions["child00000-0000-0000-0000-000000000000"]
     assert (sub.kind, sub.parent_key) == ("subagent", "mistral_vibe:def456ghi-0000-0000-0000-000000000000")
     assert get_adapter(VIBE).default_roots({"VIBE_HOME": "/v"}, tmp_path) == [Path("/v/logs/session")]
+
+
+PRE2 = "mistral_vibe_pre2/session_20251118_093012_5f0c2a9e.json"
+
+
+def test_pre2_single_document_session():
+    # Written for agentlog from mistral-vibe's pre-2.0 InteractionLogger: the raw
+    # file has 5 messages (system prompt, user, tool call, tool result, answer).
+    adapter = get_adapter(VIBE)
+    ref = SourceRef(agent=VIBE, path=str(FIXTURES / PRE2))
+    [s] = build_sessions([(adapter, parse_source(adapter, ref))])
+    assert s.key == "mistral_vibe:5f0c2a9e-8b41-4d6a-9c3e-2a7d1f6b0e55"
+    assert (s.title, s.cwd, s.git_branch, s.models) == (
+        "Count the lines in setup.py",
+        "/home/dev/demo",
+        "main",
+        ["devstral-medium"],
+    )
+    # The system prompt and the usage note are meta; the tool result is merged.
+    assert roles(s) == {"system*": 2, "user": 1, "assistant": 2}
+    assert s.messages[0].text.startswith("You are Vibe")
+    assert calls(s) == (1, 1)
+    call = s.tool_calls()[0]
+    assert (call.tool, call.input) == ("bash", {"command": "wc -l setup.py"})
+    assert call.result is not None and "stdout: 42 setup.py" in call.result.output
+    assert buckets(s) == (6120, 0, 0, 158, 0)
+    assert (s.usage.cost_usd, s.usage.cost_source) == (0.002764, "recorded")
+    start = datetime(2025, 11, 18, 9, 30, 12, 402113, tzinfo=UTC)
+    end = datetime(2025, 11, 18, 9, 31, 2, 918554, tzinfo=UTC)
+    step = (end - start) / 4
+    stamps = [m.timestamp for m in s.messages if "approximate_time" in m.flags]
+    assert stamps == [start, start + step, start + 2 * step, end]  # line 4, the result, is merged
+    assert s.diagnostics.records_total == 5 and accounted(s)
+
+
+def test_pre2_document_found_beside_session_folders(tmp_path):
+    logs = tmp_path / ".vibe" / "logs" / "session"
+    shutil.copytree(FIXTURES / VIBE / "legacy-session-basic", logs / "session_20260613_100000_abc123de")
+    shutil.copy(FIXTURES / PRE2, logs)
+    (logs / "notes").mkdir()
+    shutil.copy(FIXTURES / PRE2, logs / "notes" / "session_20251118_093012_5f0c2a9f.json")  # not Vibe's
+    sessions = found_and_shown(VIBE, tmp_path)
+    assert sorted(s.id for s in sessions) == [
+        "5f0c2a9e-8b41-4d6a-9c3e-2a7d1f6b0e55",
+        "abc123def-0000-0000-0000-000000000000",
+    ]
+    head = (FIXTURES / PRE2).read_bytes()
+    assert get_adapter(VIBE).sniff("session_20251118_093012_5f0c2a9e.json", head) == 0.8

@@ -12,7 +12,11 @@ import shutil
 from pathlib import Path
 
 from agent_checks import accounted, buckets, calls, found_and_shown, roles
+from agentlog.adapters import all_adapters
 from agentlog.adapters.qwen import QwenAdapter, split_glued, usage_of
+from agentlog.index import queries
+from agentlog.index.db import connect
+from agentlog.index.sync import sync
 from agentlog.model import CompactionPart, ReasoningPart
 from conftest import FIXTURES, fixture, parse_one
 
@@ -119,3 +123,54 @@ def test_compression_and_agent_message(tmp_path):
     assert isinstance(compaction, CompactionPart)
     assert (compaction.summary, compaction.tokens_before) == ("summary", 100)
     assert (s.messages[2].text, s.messages[2].flags) == ("alice reply", ["meta"])
+
+
+LEGACY = "qwen_legacy/session-2025-09-02T10-15-7c1e4a2b.json"
+
+
+def test_older_gemini_style_chat_is_read_with_the_gemini_parser():
+    # Expected values from the raw document: 2 user, 3 "qwen" replies, 1 info
+    # notice; tokens summed by hand with Gemini semantics (input − cached + tool).
+    s = parse_one(QWEN, fixture(LEGACY))
+    assert (s.key, s.agent) == ("qwen:7c1e4a2b-5d3f-4e8a-9b61-0f2c7d9e1a34", "qwen")
+    assert roles(s) == {"user": 2, "assistant": 3, "system*": 1}
+    assert s.title == "What does main.py print?"
+    assert {m.model for m in s.messages if m.role == "assistant"} == {"qwen3-coder-plus"}
+    assert isinstance(s.messages[1].parts[0], ReasoningPart)
+    assert calls(s) == (2, 2)
+    read, shell = s.tool_calls()
+    assert (read.tool, read.raw_name, read.result.output) == ("read", "read_file", "print('hello')\n")
+    assert (shell.tool, shell.result.status) == ("bash", "interrupted")
+    assert buckets(s) == (594, 26944, 0, 90, 18)
+    assert s.diagnostics.records_total == 7 and accounted(s)
+    assert s.resume_command is None
+
+
+def test_older_chat_found_under_tmp_and_claimed_over_gemini(tmp_path):
+    chats = tmp_path / ".qwen" / "tmp" / ("3f79" * 16) / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(fixture(LEGACY), chats)
+    shutil.copy(fixture("qwen/019f0000-0000-7000-8000-000000000005.jsonl"), chats)
+    sessions = found_and_shown(QWEN, tmp_path)
+    assert sorted(s.id for s in sessions) == [
+        "019f0000-0000-7000-8000-000000000005",
+        "7c1e4a2b-5d3f-4e8a-9b61-0f2c7d9e1a34",
+    ]
+    head = fixture(LEGACY).read_bytes()
+    scores = {a.slug: a.sniff("session-x.json", head) for a in all_adapters()}
+    assert max(scores, key=lambda slug: scores[slug]) == QWEN
+
+
+def test_index_reparses_an_older_chat_whole_never_appends(tmp_path):
+    chats = tmp_path / ".qwen" / "tmp" / "h" / "chats"
+    chats.mkdir(parents=True)
+    path = Path(shutil.copy(fixture(LEGACY), chats))
+    env = {"HOME": str(tmp_path)}
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, [QwenAdapter()], env, tmp_path)
+    with path.open("ab") as fh:  # old bytes unchanged, file longer: a JSONL source would append
+        fh.write(b"\n")
+    report = sync(conn, [QwenAdapter()], env, tmp_path)
+    assert (report.reparsed, report.appended) == (1, 0)
+    stored = queries.get_session(conn, "qwen:7c1e4a2b-5d3f-4e8a-9b61-0f2c7d9e1a34")
+    assert stored is not None and len(stored.messages) == 6

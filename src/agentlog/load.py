@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
-from agentlog.adapters.base import Fragment
+from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.link import link_sessions
 from agentlog.model import Session
@@ -121,11 +121,12 @@ class SourceParse:
             except (OSError, ValueError) as exc:
                 errors.append(f"{path}: {exc}")
         with gc_paused():
-            if isinstance(self.adapter, DocumentAdapter):
-                yield self._document(self.adapter, sidecars)
-            else:
+            if reads_lines(self.adapter, self.ref):
                 assert isinstance(self.adapter, JsonlAdapter)
                 yield from self._jsonl(self.adapter, sidecars, lines)
+            else:
+                assert isinstance(self.adapter, DocumentAdapter)
+                yield self._document(self.adapter, sidecars)
         if self.headers:
             self.headers[0].diagnostics.errors.extend(errors)
 

@@ -2,6 +2,13 @@
 
 Files are opened ``rb`` and never written, renamed, locked or touched.  JSONL is
 streamed in fixed-size chunks, so a 300 MB log never sits in memory whole.
+
+A Zstandard-compressed log (recognised by the frame magic ``28 B5 2F FD``, not by
+its name; e.g. DeepSeek Harness ``session.jsonl.zstd``, one frame per appended
+batch) is decompressed on the fly, every frame in turn (what ``zstd -dc`` prints):
+:class:`LineReader` offsets and :func:`read_head` bytes are then those of the
+decompressed stream.  A last frame cut short by a writer that is still appending
+yields what it holds so far.
 """
 
 from __future__ import annotations
@@ -15,12 +22,50 @@ import tempfile
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import msgspec
+import zstandard
 
 CHUNK_SIZE = 1 << 20
 HEAD_SIZE = 64 * 1024
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def decompressed(fh: IO[bytes]) -> IO[bytes] | _ZstdReader:
+    """``fh`` (a seekable binary file at offset 0), or a reader of its decompressed
+    bytes when it starts with a Zstandard frame.  Reading corrupt compressed data
+    raises ``ValueError``."""
+    magic = fh.read(len(ZSTD_MAGIC))
+    fh.seek(0)
+    if magic != ZSTD_MAGIC:
+        return fh
+    reader = zstandard.ZstdDecompressor().stream_reader(fh, read_across_frames=True, closefd=False)
+    return _ZstdReader(reader)
+
+
+class _ZstdReader:
+    """A Zstandard stream reader whose decoding errors are ``ValueError`` (a bad
+    source, as the loader counts it) instead of ``zstandard.ZstdError``."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def read(self, size: int = -1) -> bytes:
+        data: bytes = self._checked(self._reader.read, size)
+        return data
+
+    def seek(self, offset: int) -> int:
+        """Skip forward to ``offset`` decompressed bytes (Zstandard cannot go back)."""
+        position: int = self._checked(self._reader.seek, offset)
+        return position
+
+    @staticmethod
+    def _checked(call: Any, arg: int) -> Any:
+        try:
+            return call(arg)
+        except zstandard.ZstdError as exc:
+            raise ValueError(f"corrupt Zstandard data: {exc}") from exc
 
 
 class LineReader:
@@ -32,7 +77,8 @@ class LineReader:
     yielded, ``tail_bytes`` says how long it is, and ``consumed`` (the offset to
     resume from next time) stops before it.
 
-    Raises ``OSError`` if the file cannot be opened or read.
+    Raises ``OSError`` if the file cannot be opened or read, ``ValueError`` if its
+    Zstandard compression is corrupt.
     """
 
     def __init__(self, path: str | Path, start: int = 0, chunk_size: int = CHUNK_SIZE) -> None:
@@ -43,7 +89,8 @@ class LineReader:
         self.tail_bytes = 0
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        with open(self.path, "rb") as fh:
+        with open(self.path, "rb") as raw:
+            fh = decompressed(raw)
             fh.seek(self.start)
             pos = self.start
             pending = b""
@@ -111,17 +158,19 @@ def _is_complete_json(data: bytes) -> bool:
 
 
 def read_head(path: str | Path, size: int = HEAD_SIZE) -> bytes:
-    """The first ``size`` bytes of a regular file (for content sniffing).
+    """The first ``size`` bytes of a regular file (for content sniffing), decompressed
+    when it is Zstandard-compressed.
 
     Raises ``IsADirectoryError`` for a folder and ``OSError`` for anything that
-    is not a regular file (a FIFO would block) or cannot be read."""
+    is not a regular file (a FIFO would block) or cannot be read, ``ValueError``
+    for corrupt compressed data."""
     with open(path, "rb", opener=_nonblocking) as fh:
         mode = os.fstat(fh.fileno()).st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(21, "Is a directory", str(path))
         if not stat.S_ISREG(mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return fh.read(size)
+        return decompressed(fh).read(size)
 
 
 def _nonblocking(path: str, flags: int) -> int:

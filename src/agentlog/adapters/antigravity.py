@@ -7,10 +7,23 @@ Dicklesworthstone/coding_agent_session_search ``tests/fixtures/antigravity/``):
 Locations
     ``~/.gemini/antigravity`` (no environment override is known):
     ``brain/<conversation id>/.system_generated/logs/transcript.jsonl`` is a
-    session, its id the ``brain/<id>`` folder name.  ``conversations/<id>.db``
-    (SQLite ``steps(idx, step_type, status, step_payload BLOB)``) holds the same
-    steps as undocumented protobuf blobs: not read (the fixture's table is empty and
-    no public schema exists).  Brain markdown artifacts are not sessions.
+    session, its id the ``brain/<id>`` folder name.  Brain markdown artifacts are
+    not sessions.
+
+Conversation databases (``conversations/<id>.db``, read whole)
+    SQLite ``trajectory_meta(trajectory_id, cascade_id, trajectory_type INTEGER,
+    source INTEGER)`` and ``steps(idx, step_type INTEGER, status INTEGER,
+    step_payload BLOB)`` (schema of the cass fixture
+    ``tests/fixtures/antigravity/conversations/<id>.db``, the only public sample;
+    its ``steps`` table is empty).  The payloads are protobuf messages of the
+    IDE's language server whose schema is not public (third-party reverse
+    engineering reads conversations through the running IDE's gRPC API instead),
+    and the integer enums are undocumented, so nothing is guessed: each database is
+    a message-less session ``<id>:conversation-db`` whose diagnostics count the
+    database as ``undocumented_format`` and each step row as
+    ``undocumented_format:step`` (so ``agentlog doctor`` shows what was not read);
+    its description names the brain session of the same id.  Only the row count
+    and sizes of ``steps`` are queried, never the blobs.
 
 Records (one step per line, ordered by ``step_index``)
     ``{step_index, source: USER_EXPLICIT|MODEL|SYSTEM, type, status, created_at,
@@ -42,12 +55,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
 from agentlog.adapters._common import as_str, json_or_text, parse_time, snake
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentResult,
+    JsonlAdapter,
+    LineParser,
+    SourceRef,
+    ToolOutput,
+)
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -236,25 +257,54 @@ class AntigravityParser(LineParser[AntigravityState]):
         return [header]
 
 
-class AntigravityAdapter(JsonlAdapter):
-    """Google Antigravity: ``~/.gemini/antigravity/brain/<id>/…/transcript.jsonl``."""
+class AntigravityAdapter(JsonlAdapter, DocumentAdapter):
+    """Google Antigravity: ``~/.gemini/antigravity/brain/<id>/…/transcript.jsonl``
+    (line by line) and ``conversations/<id>.db`` (whole; undocumented, see above)."""
 
     slug = SLUG
     display_name = "Antigravity"
-    parser_version = 1
+    parser_version = 2
+    source_format = "sqlite"
+    sqlite_tables = ("trajectory_meta",)
+    sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {
+        "steps": ("SELECT idx, step_type, status, length(step_payload) AS size FROM steps", ()),
+    }
+
+    def format_of(self, ref: SourceRef) -> Literal["json", "sqlite", "jsonl"]:
+        return "sqlite" if ref.path.endswith(".db") else "jsonl"
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [home / ".gemini" / "antigravity" / "brain"]
+        return [home / ".gemini" / "antigravity"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for path in walk_files(root, "transcript.jsonl"):
             if path.name == "transcript.jsonl":
                 yield SourceRef(agent=SLUG, path=str(path))
+        for path in walk_files(root, ".db"):
+            if path.parent.name == "conversations":
+                yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
+        if head.startswith(b"SQLite format 3\x00"):
+            return 0.9 if b"trajectory_meta" in head and b"step_payload" in head else 0.0
         if b'"step_index"' in head and (b'"USER_INPUT"' in head or b'"PLANNER_RESPONSE"' in head):
             return 0.95
         return 0.5 if b'"step_index"' in head and b'"source"' in head else 0.0
 
     def new_parser(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> AntigravityParser:
         return AntigravityParser(ref, sidecars)
+
+    def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
+        cid = PurePath(ref.path).stem
+        header = Session(
+            key=f"{SLUG}:{cid}:conversation-db",
+            agent=SLUG,
+            id=f"{cid}:conversation-db",
+            description=f"Antigravity conversation database of {SLUG}:{cid} (undocumented format, not read)",
+            sources=[ref.path],
+        )
+        header.diagnostics.skip("undocumented_format")
+        steps = len(doc.tables.get("steps", []))
+        if steps:
+            header.diagnostics.skip("undocumented_format:step", steps)
+        return DocumentResult(headers=[header], fragments=[])

@@ -163,7 +163,8 @@ class DocumentResult(msgspec.Struct, kw_only=True):
 class Adapter(ABC):
     """One agent format.  Subclass :class:`JsonlAdapter` (append-only JSONL, parsed
     incrementally) or :class:`DocumentAdapter` (a JSON file or SQLite database
-    that is rewritten in place, parsed whole)."""
+    that is rewritten in place, parsed whole) — or both, when an agent keeps
+    some sources of each kind (:func:`reads_lines` tells which way a source goes)."""
 
     slug: ClassVar[str]
     """Adapter id, e.g. ``claude_code``: session keys, ``--agent`` values."""
@@ -216,12 +217,23 @@ class DocumentAdapter(Adapter):
     params)`` whose rows land in ``Document.tables[name]`` — for tables of which
     only some rows may be read (a query on a missing table has no key)."""
 
-    def format_of(self, ref: SourceRef) -> Literal["json", "sqlite"]:
+    def format_of(self, ref: SourceRef) -> Literal["json", "sqlite", "jsonl"]:
         """How the reader layer reads ``ref``: :attr:`source_format`, unless an agent
-        that keeps both a database and JSON files (OpenCode, Hermes) says otherwise."""
+        that keeps both a database and JSON files (OpenCode, Hermes) says otherwise.
+        ``"jsonl"``: line by line, for an adapter that is also a :class:`JsonlAdapter`
+        (an append-only log beside older documents: Qwen Code, Antigravity)."""
         return self.source_format
 
     @abstractmethod
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         """Parse one whole source.  Pure: never raises on bad content (count it in
         the headers' diagnostics instead)."""
+
+
+def reads_lines(adapter: Adapter, ref: SourceRef) -> bool:
+    """Whether ``ref`` is parsed line by line (resumable) rather than whole: true for
+    a :class:`JsonlAdapter`, unless it is also a :class:`DocumentAdapter` whose
+    :meth:`~DocumentAdapter.format_of` names a document format for ``ref``."""
+    if not isinstance(adapter, JsonlAdapter):
+        return False
+    return not isinstance(adapter, DocumentAdapter) or adapter.format_of(ref) == "jsonl"

@@ -429,8 +429,9 @@ class CopilotCliAdapter(JsonlAdapter):
         if self._exporter is not None and self._exporter.is_file():
             exports.append(self._exporter)
         sidecars = tuple(str(p) for p in exports)
+        own = folder.name == "session-state"  # else a user-given root: sniffing decides
         for path in walk_files(folder, ".jsonl"):
-            if path.name == "events.jsonl" or path.parent == folder:
+            if path.name == "events.jsonl" or path.parent == folder or not own:
                 yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -6,8 +6,15 @@ bash-tool-turn.session.jsonl`` from getagentseal/codeburn):
 
 Locations
     ``$DSH_HOME/sessions`` (default ``~/.dsh/sessions``)
-    ``/<project>/<encoded session id>/session.jsonl``.  The checksummed multi-frame
-    ``session.jsonl.zstd`` variant is not read (no zstd decoder is bundled).
+    ``/<project>/<encoded session id>/session.jsonl``, or ``session.jsonl.zstd``:
+    the same lines as Zstandard frames, one per durable batch, the first holding
+    only the header line (``zstd -dc`` decodes it; the reader layer decompresses
+    it, see :mod:`agentlog.readers`).  Versioned names ``session.v<N>.jsonl[.zstd]``
+    exist too.  When a session folder holds several, only one is read, as the
+    harness does: the highest version, compressed before plain (third-party
+    readers: deepseek-harness plugins ``sessionHistoryText`` prefers
+    ``session.jsonl.zstd`` over ``session.jsonl``; a bench lists ``session.v4``,
+    ``session.v3``, ``session`` in that order).
 
 Records
     Line 1 ``{type: "session", version, id, createdAt (ms), cwd, delegationDepth}``
@@ -42,6 +49,7 @@ Tokens (exclusive)
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -288,8 +296,11 @@ class HarnessParser(LineParser[HarnessState]):
         return [snapshot_header(self.session, self.state.title or self.state.first_prompt, self.diagnostics)]
 
 
+_SESSION_FILE = re.compile(r"session(?:\.v(?P<version>\d+))?\.jsonl(?P<zstd>\.zstd)?")
+
+
 class DeepSeekHarnessAdapter(JsonlAdapter):
-    """DeepSeek Harness (``dsh``): ``~/.dsh/sessions/<project>/<id>/session.jsonl``."""
+    """DeepSeek Harness (``dsh``): ``~/.dsh/sessions/<project>/<id>/session[.vN].jsonl[.zstd]``."""
 
     slug = SLUG
     display_name = "DeepSeek Harness"
@@ -300,9 +311,17 @@ class DeepSeekHarnessAdapter(JsonlAdapter):
         return [Path(env.get("DSH_HOME") or home / ".dsh") / "sessions"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        for path in walk_files(root, ".jsonl"):
-            if path.name == "session.jsonl" or path.name.endswith(".session.jsonl"):
-                yield SourceRef(agent=SLUG, path=str(path))
+        chosen: dict[Path, tuple[tuple[int, bool], Path]] = {}
+        for suffix in (".jsonl", ".jsonl.zstd"):
+            for path in walk_files(root, suffix):
+                if path.name.endswith(".session.jsonl"):  # a loose capture (fixtures)
+                    yield SourceRef(agent=SLUG, path=str(path))
+                elif (match := _SESSION_FILE.fullmatch(path.name)) is not None:
+                    rank = (int(match["version"] or 0), bool(match["zstd"]))
+                    if path.parent not in chosen or rank > chosen[path.parent][0]:
+                        chosen[path.parent] = (rank, path)
+        for _, path in chosen.values():
+            yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
         first = head.split(b"\n", 1)[0]

@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, ClassVar
 
 from agentlog.adapters._common import as_int, as_str, decode_record, mapped_tool, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
@@ -244,6 +244,14 @@ def fold_document(data: bytes, log: bool) -> _Chat:
     return chat
 
 
+def legacy_chats(root: Path) -> Iterator[Path]:
+    """The legacy ``session-*.json`` chats under ``root`` that were not migrated to a
+    ``.jsonl`` of the same name (the CLI does so on resume; the ``.jsonl`` is read)."""
+    for path in walk_files(root, ".json"):
+        if path.name.startswith("session-") and not path.with_name(path.name + "l").exists():
+            yield path
+
+
 class GeminiCliAdapter(DocumentAdapter):
     """Gemini CLI: ``~/.gemini/tmp/<project>/chats/session-*.json[l]``."""
 
@@ -252,6 +260,8 @@ class GeminiCliAdapter(DocumentAdapter):
     parser_version = 1
     env_vars = ("GEMINI_CLI_HOME",)
     source_format = "json"
+    assistant_types: ClassVar[tuple[str, ...]] = ("gemini", "model")
+    """``MessageRecord.type`` values of model replies (forks name them after themselves)."""
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [Path(env.get("GEMINI_CLI_HOME") or home) / ".gemini" / "tmp"]
@@ -259,10 +269,9 @@ class GeminiCliAdapter(DocumentAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for path in walk_files(root, ".jsonl"):
             if "chats" in path.parts or path.name.startswith("session-"):
-                yield SourceRef(agent=SLUG, path=str(path))
-        for path in walk_files(root, ".json"):
-            if path.name.startswith("session-") and not path.with_name(path.name + "l").exists():
-                yield SourceRef(agent=SLUG, path=str(path))
+                yield SourceRef(agent=self.slug, path=str(path))
+        for path in legacy_chats(root):
+            yield SourceRef(agent=self.slug, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
         if b'"projectHash"' in head and b'"sessionId"' in head:
@@ -278,13 +287,13 @@ class GeminiCliAdapter(DocumentAdapter):
         meta = chat.meta
         path = PurePath(ref.path)
         sid = as_str(meta.get("sessionId")) or path.stem
-        header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
+        header = Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[ref.path])
         header.title = as_str(meta.get("summary"))
         header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
         header.ended_at = parse_time(meta.get("lastUpdated"))
         if path.parent.name != "chats" and path.parent.parent.name == "chats":
             header.kind = "subagent"
-            header.parent_key = f"{SLUG}:{path.parent.name}"
+            header.parent_key = f"{self.slug}:{path.parent.name}"
         elif meta.get("kind") == "subagent":
             header.kind = "subagent"
         fragments: list[tuple[str, Message]] = []
@@ -306,15 +315,14 @@ class GeminiCliAdapter(DocumentAdapter):
         header.diagnostics = chat.diagnostics
         return DocumentResult(headers=[header], fragments=list(fragments))
 
-    @staticmethod
-    def _message(record: dict[str, Any], mid: str, diagnostics: Diagnostics) -> Message | None:
+    def _message(self, record: dict[str, Any], mid: str, diagnostics: Diagnostics) -> Message | None:
         kind = record.get("type")
         when = parse_time(record.get("timestamp"))
         content = record.get("content", record.get("parts"))
         if kind == "user":
             diagnostics.use()
             return Message(id=mid, role="user", timestamp=when, parts=gemini_parts(content))
-        if kind in ("gemini", "model"):
+        if kind in self.assistant_types:
             diagnostics.use()
             parts: list[Part] = []
             for thought in record.get("thoughts") or []:

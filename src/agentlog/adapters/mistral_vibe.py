@@ -35,6 +35,19 @@ Legacy store
     **Why a document:** spreading needs the line count and ``meta.json`` (rewritten
     in place) holds the tokens, so the pair is parsed whole on each change.
 
+Pre-2.0 documents (``<prefix>_<YYYYmmdd>_<HHMMSS>_<id8>.json`` directly in the folder)
+    Before 2.0 Vibe rewrote one pretty-printed document per session, ``{metadata,
+    messages[]}`` — mistralai/mistral-vibe ``vibe/core/interaction_logger.py``
+    @da826205dabe (``_get_save_filepath``, ``save_interaction``); 2.0 moves each
+    into a folder of the same stem (``vibe/core/session/session_migration.py``
+    @a7e2f81adbcc), so a file not yet migrated is read here.  ``metadata`` is
+    ``meta.json``'s content (title as ``name`` in some versions, the model as
+    ``agent_config.active_model``); ``messages`` are the same ``LLMMessage`` dumps
+    **including** the system prompt (role ``system`` → a ``meta`` system message).
+    Times are spread the same way.  Only files in the folder itself are read (Vibe
+    globs ``<prefix>_*.json`` there).  No public sample exists (fixture written for
+    agentlog).
+
 Unified store (read-only, as the harness reads it)
     ``CURRENT{session_id, generation, snapshot_sequence, manifest_sha256,
     store_format_minor}`` → ``generations/<generation>/manifest.json`` →
@@ -128,7 +141,7 @@ _SESSION_STATUS: dict[str, SessionStatus] = {
     "failed": "errored",
     "archived": "done",
 }
-_LEGACY_DIR = re.compile(r"^.+_\d{8}_\d{6}_.+$")
+_PRE2_FILE = re.compile(r"^.+_\d{8}_\d{6}_[^_]+\.json$")
 _DECODER = msgspec.json.Decoder()
 USAGE_NOTE = "Session-level cumulative tokens (Mistral Vibe records no per-call usage)."
 
@@ -186,18 +199,28 @@ def spread(start: datetime | None, end: datetime | None, index: int, count: int)
 
 
 class _Legacy:
-    """Parses one legacy session folder (``messages.jsonl`` + ``meta.json``)."""
+    """Parses one legacy session: a 2.x folder (``messages.jsonl`` + ``meta.json``)
+    or a pre-2.0 ``<prefix>_<date>_<time>_<id8>.json`` document."""
 
-    def __init__(self, ref: SourceRef, doc: Document) -> None:
+    def __init__(self, ref: SourceRef, meta: dict[str, Any], diagnostics: Diagnostics) -> None:
         self.ref = ref
-        self.diagnostics = Diagnostics()
+        self.diagnostics = diagnostics
+        self.meta = meta
         path = PurePath(ref.path)
-        meta_path = str(path.with_name("meta.json"))
-        self.meta = decode(doc.sidecars.get(meta_path), self.diagnostics, "meta.json")
-        sid = as_str(self.meta.get("session_id")) or path.parent.name
+        fallback = path.stem if path.suffix == ".json" else path.parent.name
+        sid = as_str(meta.get("session_id")) or fallback
         self.session = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
         self.fragments: list[tuple[str, Message | ToolOutput]] = []
-        self.parent_meta = next(
+        self.parent_meta: dict[str, Any] | None = None
+
+    @classmethod
+    def folder(cls, ref: SourceRef, doc: Document) -> _Legacy:
+        """A 2.x session folder: ``doc.data`` is ``messages.jsonl``, ``meta.json`` (and
+        the enclosing session's, for a subagent) are sidecars."""
+        diagnostics = Diagnostics()
+        meta_path = str(PurePath(ref.path).with_name("meta.json"))
+        legacy = cls(ref, decode(doc.sidecars.get(meta_path), diagnostics, "meta.json"), diagnostics)
+        legacy.parent_meta = next(
             (
                 decode(data, Diagnostics(), "parent meta.json")
                 for p, data in doc.sidecars.items()
@@ -205,12 +228,19 @@ class _Legacy:
             ),
             None,
         )
+        return legacy
 
-    def parse(self, data: bytes) -> DocumentResult:
+    def parse_lines(self, data: bytes) -> DocumentResult:
+        """Parse the folder's ``messages.jsonl``."""
+        lines = [line for line in data.split(b"\n") if line.strip()]
+        return self.parse([decode_record(line, self.diagnostics) for line in lines])
+
+    def parse(self, records: list[dict[str, Any] | None]) -> DocumentResult:
+        """Parse the session's records (``None``: a bad one, already counted)."""
         meta, session = self.meta, self.session
         env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
-        config = meta.get("config") if isinstance(meta.get("config"), dict) else {}
-        session.title = as_str(meta.get("title"))
+        config = next((meta[k] for k in ("config", "agent_config") if isinstance(meta.get(k), dict)), {})
+        session.title = as_str(meta.get("title")) or as_str(meta.get("name"))
         session.cwd = as_str(env.get("working_directory"))
         session.git_branch = as_str(meta.get("git_branch"))
         session.started_at = start = parse_time(meta.get("start_time"))
@@ -225,10 +255,9 @@ class _Legacy:
         elif as_str(meta.get("parent_session_id")):
             session.kind = "fork"
             session.parent_key = f"{SLUG}:{meta['parent_session_id']}"
-        lines = [line for line in data.split(b"\n") if line.strip()]
-        for index, line in enumerate(lines):
-            when = spread(start, end, index, len(lines))
-            self._line(line, index, when, model)
+        for index, record in enumerate(records):
+            if record is not None:
+                self._record(record, index, spread(start, end, index, len(records)), model)
         stats = meta.get("stats")
         if isinstance(stats, dict):
             usage = session_usage(
@@ -243,10 +272,7 @@ class _Legacy:
         session.diagnostics = self.diagnostics
         return DocumentResult(headers=[session], fragments=self.fragments)
 
-    def _line(self, line: bytes, index: int, when: datetime | None, model: str | None) -> None:
-        record = decode_record(line, self.diagnostics)
-        if record is None:
-            return
+    def _record(self, record: dict[str, Any], index: int, when: datetime | None, model: str | None) -> None:
         sid = self.session.id
         mid = as_str(record.get("message_id")) or f"{sid}@{index + 1}"
         role = record.get("role")
@@ -256,6 +282,14 @@ class _Legacy:
             result = ToolResult(output=record.get("content"), ended_at=when)
             call_id = str(record.get("tool_call_id") or "")
             self.fragments.append((sid, ToolOutput(call_id=call_id, result=result, timestamp=when)))
+            return
+        if role == "system":  # the system prompt (pre-2.0 documents only)
+            self.diagnostics.use()
+            text = block_text(record.get("content"))
+            prompt = Message(
+                id=mid, role="system", timestamp=when, parts=[TextPart(text=text)], flags=[*flags, "meta"]
+            )
+            self.fragments.append((sid, prompt))
             return
         if role not in ("user", "assistant"):
             self.diagnostics.unknown(f"role/{role}")
@@ -296,6 +330,20 @@ class _Legacy:
             flags=flags,
         )
         self.fragments.append((sid, message))
+
+
+def parse_pre2(ref: SourceRef, data: bytes) -> DocumentResult:
+    """A pre-2.0 session document ``{metadata, messages[]}``."""
+    diagnostics = Diagnostics()
+    whole = decode_record(data, diagnostics) or {}
+    meta = whole.get("metadata") if isinstance(whole.get("metadata"), dict) else {}
+    messages = whole.get("messages") if isinstance(whole.get("messages"), list) else []
+    records: list[dict[str, Any] | None] = []
+    for item in messages:
+        if not isinstance(item, dict):
+            diagnostics.skip("not_an_object")
+        records.append(item if isinstance(item, dict) else None)
+    return _Legacy(ref, meta, diagnostics).parse(records)
 
 
 class _Unified:
@@ -545,7 +593,7 @@ class MistralVibeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Mistral Vibe"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("VIBE_HOME",)
     source_format = "json"
 
@@ -564,6 +612,9 @@ class MistralVibeAdapter(DocumentAdapter):
             yield SourceRef(
                 agent=SLUG, path=str(path), sidecars=tuple(str(p) for p in sidecars if p.exists())
             )
+        for path in sorted(root.glob("*.json")):  # Vibe globs its folder, not below
+            if _PRE2_FILE.match(path.name) and path.is_file():
+                yield SourceRef(agent=SLUG, path=str(path))
         for path in walk_files(root, "CURRENT"):
             if path.name == "CURRENT":
                 folder = path.parent
@@ -579,12 +630,16 @@ class MistralVibeAdapter(DocumentAdapter):
             return 0.99
         if name == "messages.jsonl" and b'"role"' in head:
             return 0.7
+        if _PRE2_FILE.match(name) and b'"metadata"' in head and b'"session_id"' in head:
+            return 0.8
         return 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         if PurePath(ref.path).name == "CURRENT":
             return _Unified(ref, doc).parse(doc.data)
-        return _Legacy(ref, doc).parse(doc.data)
+        if PurePath(ref.path).suffix == ".json":
+            return parse_pre2(ref, doc.data)
+        return _Legacy.folder(ref, doc).parse_lines(doc.data)
 
     def resume_command(self, session: Session) -> str | None:
         return f"vibe --resume {session.id}" if session.kind != "subagent" else None

@@ -8,8 +8,19 @@ Locations
     ``$QWEN_CODE_HOME`` (default ``~/.qwen``) ``/projects/<sanitized project>/chats/
     <sessionId>.jsonl``, and the older Gemini-CLI-style ``tmp/<project hash>/chats/
     *.jsonl``.  The file name is the session id (a record's ``sessionId`` can
-    disagree: fixture ``…0002.jsonl``).  Gemini-style ``session-*.json`` documents
-    under ``tmp/`` (unverified for Qwen) are not read.
+    disagree: fixture ``…0002.jsonl``).
+
+Older Gemini-style chats (``tmp/<sha256 of the project path>/chats/session-*.json``)
+    Before the JSONL recorder, Qwen Code wrote Gemini CLI's ``ConversationRecord``
+    document ``{sessionId, projectHash, startTime, lastUpdated, messages[{id,
+    timestamp, type: "user"|"qwen", content, thoughts?, tokens?{input ⊇ cached,
+    output, cached, thoughts, tool, total}, model?}]}`` — QwenLM/qwen-code
+    ``packages/vscode-ide-companion/src/services/qwenSessionReader.ts`` (early
+    version: ``QwenMessage``/``QwenSession``, ``~/.qwen/tmp/<projectHash>/chats``,
+    files ``session-*.json``).  They are parsed by the Gemini CLI adapter's code
+    (:class:`~agentlog.adapters.gemini_cli.GeminiCliAdapter`: same record, tokens
+    and tool-call semantics) with ``qwen`` as the reply type; sessions keep the
+    ``qwen`` slug.  No public sample exists (fixture written for agentlog).
 
 Records (``{uuid, parentUuid, sessionId, timestamp, type, subtype?, cwd, version,
 gitBranch?, message?: {role, parts[]}, usageMetadata?, model?, toolCallResult?,
@@ -54,11 +65,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from agentlog.adapters._common import TreeParser, TreeState, as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
-from agentlog.adapters.gemini_cli import function_output, gemini_parts, tool_name
+from agentlog.adapters.gemini_cli import (
+    GeminiCliAdapter,
+    function_output,
+    gemini_parts,
+    legacy_chats,
+    tool_name,
+)
 from agentlog.model import (
     CompactionPart,
     Message,
@@ -272,13 +289,18 @@ class QwenParser(TreeParser[TreeState]):
             )
 
 
-class QwenAdapter(JsonlAdapter):
-    """Qwen Code: ``~/.qwen/projects/<project>/chats/<id>.jsonl``."""
+class QwenAdapter(JsonlAdapter, GeminiCliAdapter):
+    """Qwen Code: ``~/.qwen/projects/<project>/chats/<id>.jsonl`` (line by line) and
+    the older ``~/.qwen/tmp/<hash>/chats/session-*.json`` (whole, Gemini CLI's parser)."""
 
     slug = SLUG
     display_name = "Qwen Code"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("QWEN_CODE_HOME",)
+    assistant_types: ClassVar[tuple[str, ...]] = ("qwen", "gemini", "model")
+
+    def format_of(self, ref: SourceRef) -> Literal["json", "sqlite", "jsonl"]:
+        return "json" if ref.path.endswith(".json") else "jsonl"
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         base = Path(env.get("QWEN_CODE_HOME") or home / ".qwen")
@@ -288,8 +310,12 @@ class QwenAdapter(JsonlAdapter):
         for path in walk_files(root, ".jsonl"):
             if "chats" in path.parts or root.name not in ("projects", "tmp"):
                 yield SourceRef(agent=SLUG, path=str(path))
+        for path in legacy_chats(root):
+            yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
+        if b'"projectHash"' in head and (b'"type":"qwen"' in head or b'"type": "qwen"' in head):
+            return 0.97  # above Gemini CLI's 0.95 for the same document shape
         if b'"parentUuid"' not in head or b'"sessionId"' not in head:
             return 0.0
         # Above Claude Code's 0.95: Qwen records carry the same envelope keys.
@@ -301,4 +327,8 @@ class QwenAdapter(JsonlAdapter):
         return QwenParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
+        """``qwen --resume ID``; none for an older ``.json`` chat (the current CLI
+        resumes only what it finds under ``projects/``)."""
+        if any(source.endswith(".json") for source in session.sources):
+            return None
         return f"qwen --resume {session.id}"
