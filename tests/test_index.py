@@ -309,3 +309,42 @@ def test_worker_errors_come_back_as_the_same_kind(tmp_path):
     parse = SourceParse(get_adapter("codex"), SourceRef(agent="codex", path=str(tmp_path)), worker_min=0)
     with pytest.raises(OSError):
         list(parse.batches())
+
+
+def test_a_worker_ends_when_its_parent_is_killed(tmp_path):
+    """SIGKILL the process that reads from a parse worker: the worker must end too."""
+    import time
+
+    big = tmp_path / "big.jsonl"
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from corpus import write_claude
+
+    write_claude(big, 8)
+    script = f"""
+import os, sys, time
+from agentlog.adapters import SourceRef, get_adapter
+from agentlog.load import SourceParse
+parse = SourceParse(get_adapter("claude_code"), SourceRef(agent="claude_code", path={str(big)!r}), worker_min=0)
+batches = parse.batches(lines=50)
+next(batches)
+print(os.getpid(), flush=True)
+time.sleep(60)
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    parent = int(proc.stdout.readline())
+    children = [int(p) for p in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+    assert children, "no worker process"
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(
+        Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().split()[2]
+        for c in children
+    ):
+        time.sleep(0.1)
+    alive = [
+        c
+        for c in children
+        if Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().split()[2]
+    ]
+    assert alive == []

@@ -9,6 +9,7 @@ errno, ``RecursionError``, else ``ValueError``).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 from collections.abc import Iterator, Mapping
@@ -60,7 +61,7 @@ def parse_in_worker(
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
     process = ctx.Process(
-        target=_work, args=(send, slug, ref, dict(sidecars), start, state, lines), daemon=True
+        target=_work, args=(receive, send, slug, ref, dict(sidecars), start, state, lines), daemon=True
     )
     process.start()
     send.close()
@@ -98,6 +99,7 @@ def parse_in_worker(
 
 
 def _work(
+    receive: Connection,
     send: Connection,
     slug: str,
     ref: SourceRef,
@@ -108,6 +110,9 @@ def _work(
 ) -> None:
     from agentlog.load import gc_paused, jsonl_batches
 
+    # The fork gave this process the read end too: close it, so that when the
+    # parent is gone (even killed) the next write fails instead of blocking forever.
+    receive.close()
     encode = msgspec.msgpack.Encoder().encode
     try:
         adapter = get_adapter(slug)
@@ -128,6 +133,7 @@ def _work(
         kind = "OSError" if isinstance(exc, OSError) else type(exc).__name__
         errno = exc.errno if isinstance(exc, OSError) else None
         message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        send.send_bytes(b"E" + encode(_Error(kind=kind, errno=errno, message=message)))
+        with contextlib.suppress(OSError):  # the parent may be gone
+            send.send_bytes(b"E" + encode(_Error(kind=kind, errno=errno, message=message)))
     finally:
         send.close()
