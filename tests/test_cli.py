@@ -240,3 +240,29 @@ def test_subagents_are_shown_by_a_short_id_that_show_accepts():
     assert "b7e1d2c3" in out and "agent-b7" not in out
     code, out, _ = run("--demo", "show", "b7e1d2c3")
     assert code == 0 and "Review rounding change" in out
+
+
+def test_a_file_name_that_is_not_utf8_is_skipped_and_reported(tmp_path):
+    env = _home_with(tmp_path, "ok.jsonl", b"")
+    odd = os.fsencode(tmp_path / ".claude/projects/-p") + b"/\xff\xfename.jsonl"
+    with open(odd, "wb") as fh:
+        fh.write(b'{"type":"summary","summary":"x","leafUuid":"y"}\n')
+    code, out, _ = run("sessions", "--json", env=env)
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["good"]
+    code, out, _ = run("doctor", "--json", env=env)
+    assert code == 0
+    assert [u["error"] for u in json.loads(out)["unreadable"]] == [
+        "skipped: the file name is not valid UTF-8"
+    ]
+
+
+def test_search_highlights_matches_without_leaking_markers():
+    from agentlog.cli.indexing import highlight
+    from agentlog.index.search import MARK_END, MARK_START
+
+    assert (
+        highlight(f"say {MARK_START}Hello{MARK_END}\n  world \x1b[2J")
+        == "say [bold yellow]Hello[/] world ␛[2J"
+    )
+    code, out, _ = run("--demo", "search", "rounding")
+    assert code == 0 and "rounding" in out and "␂" not in out and "\x02" not in out

@@ -205,6 +205,11 @@ def discover_sources(
     counts = dict.fromkeys((a.slug for a in adapters), 0)
 
     def add(adapter: Adapter, ref: SourceRef) -> None:
+        if not _utf8(ref.path):
+            # A name that is not UTF-8 cannot be stored or shown faithfully: skip it, say so.
+            shown = ref.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            report.errors.append((shown, "skipped: the file name is not valid UTF-8"))
+            return
         real = os.path.realpath(ref.path)
         if real not in seen:
             seen.add(real)
@@ -260,6 +265,14 @@ def project_sources(
                     seen.add(real)
                     found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
     return found
+
+
+def _utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _best_claim(path: str, candidates: list[tuple[Adapter, SourceRef]]) -> tuple[Adapter, SourceRef] | None:

@@ -225,8 +225,9 @@ def agents(app: App, as_json: bool, markdown: bool) -> None:
 def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
     agent = resolve_agent(agent)
-    conn, _ = open_index(app, no_sync)
-    unreadable, duplicates = queries.source_problems(conn)
+    conn, synced = open_index(app, no_sync)
+    unreadable, duplicates = queries.source_problems(conn, agent)
+    unreadable += synced.roots.errors  # found but never stored (e.g. a name that is not UTF-8)
     rows: dict[str, dict[str, Any]] = {}
     for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
         total = Diagnostics()

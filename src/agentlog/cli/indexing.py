@@ -58,10 +58,16 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
     path = app.index_path
     try:
         conn = db.connect(path)
-    except (sqlite3.Error, OSError) as exc:
+    except sqlite3.DatabaseError as exc:
+        if "not a database" in str(exc):
+            raise AgentlogError(
+                f"{path} is not an agentlog index ({exc}); choose another file with --index"
+            ) from None
         raise AgentlogError(
-            f"cannot open the index {path}: {exc} (delete it to rebuild; nothing is lost)"
+            f"cannot open the index {path}: {exc} (it is a cache: delete it to rebuild)"
         ) from None
+    except (sqlite3.Error, OSError) as exc:
+        raise AgentlogError(f"cannot open the index {path}: {exc}") from None
     if no_sync:
         return conn, SyncReport()
     adapters = all_adapters()
@@ -185,9 +191,15 @@ def search_command(
             f"[cyan]{clean(h.session_key)}[/cyan] [dim]{local(h.timestamp)} · {where}[/dim]"
             f"  {clean((h.session_title or '')[:60])}"
         )
-        snippet = " ".join(clean(h.snippet).split())
-        app.console.print("  " + snippet.replace(MARK_START, "[bold yellow]").replace(MARK_END, "[/]"))
+        app.console.print("  " + highlight(h.snippet))
     app.err.print(f"[dim]{len(hits)} hits · open one with: agentlog show <key>[/dim]")
+
+
+def highlight(snippet: str) -> str:
+    """A search snippet as rich markup on one line: content cleaned (no control
+    characters reach the terminal), the marked matches in bold yellow."""
+    pieces = " ".join(snippet.split()).replace(MARK_END, MARK_START).split(MARK_START)
+    return "".join(f"[bold yellow]{clean(p)}[/]" if i % 2 else clean(p) for i, p in enumerate(pieces))
 
 
 def _plain(hit: Hit) -> dict[str, Any]:

@@ -191,7 +191,7 @@ def render_transcript(
     console: Console, session: Session, show_all: bool = False, reasoning: bool = False, full: bool = False
 ) -> None:
     """Print ``session`` as a readable transcript."""
-    console.print(f"[bold]{clean(session.title or session.id)}[/bold]")
+    console.print(f"[bold]{clean(_cut_title(session.title or session.id))}[/bold]")
     facts = [session.key, session.cwd or "", ", ".join(session.models)]
     console.print("[dim]" + clean(" · ".join(f for f in facts if f)) + "[/dim]")
     if session.parent_key:
@@ -211,6 +211,12 @@ def render_transcript(
         _render_message(console, message, reasoning, full)
     if hidden:
         console.print(f"\n[dim]{hidden} meta/injected messages hidden (--all shows them)[/dim]")
+
+
+def _cut_title(title: str) -> str:
+    """A title on one line of at most 200 characters (a first prompt can be megabytes)."""
+    line = " ".join(title[:1000].split())
+    return line if len(line) <= 200 else line[:199] + "…"
 
 
 def _cut(text: str, full: bool) -> str:

@@ -34,8 +34,15 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """
     if not readonly:
         path.parent.mkdir(parents=True, exist_ok=True)
-    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
-    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    if readonly:  # a URI, so "?" and "#" in a path must be quoted: Path.as_uri does it
+        conn = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro",
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
+            isolation_level=None,
+        )
+    else:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     if not readonly:

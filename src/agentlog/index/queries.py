@@ -397,11 +397,18 @@ def child_counts(conn: sqlite3.Connection) -> dict[str, int]:
     )
 
 
-def source_problems(conn: sqlite3.Connection) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """``(unreadable [(path, error)], duplicates [(path, copy of)])``."""
-    errors = conn.execute("SELECT path, error FROM sources WHERE error IS NOT NULL ORDER BY path").fetchall()
+def source_problems(
+    conn: sqlite3.Connection, agent: str | None = None
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """``(unreadable [(path, error)], duplicates [(path, copy of)])``, of one agent's
+    sources when ``agent`` is given."""
+    only = " AND agent = ?" if agent else ""
+    args = (agent,) if agent else ()
+    errors = conn.execute(
+        f"SELECT path, error FROM sources WHERE error IS NOT NULL{only} ORDER BY path", args
+    ).fetchall()
     dups = conn.execute(
-        "SELECT path, duplicate_of FROM sources WHERE duplicate_of IS NOT NULL ORDER BY path"
+        f"SELECT path, duplicate_of FROM sources WHERE duplicate_of IS NOT NULL{only} ORDER BY path", args
     ).fetchall()
     return errors, dups
 

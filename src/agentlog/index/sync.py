@@ -99,6 +99,7 @@ def sync(
         ref.path: (adapter, ref)
         for adapter, ref in discover_sources(adapters, env, home, extra_roots, report.roots)
     }
+    report.failed.extend(report.roots.errors)  # e.g. file names that are not UTF-8
     rows = _known(conn, list(by_slug))
     # Sources found once under a --root are remembered and kept fresh.
     for path, (agent, sidecars) in rows.items():
