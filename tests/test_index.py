@@ -348,3 +348,22 @@ time.sleep(60)
         if Path(f"/proc/{c}").exists() and "Z" not in Path(f"/proc/{c}/stat").read_text().split()[2]
     ]
     assert alive == []
+
+
+def test_a_permission_change_is_noticed(indexed, monkeypatch):
+    """chmod leaves the mtime alone; the ctime tells the file must be looked at again."""
+    home, conn, _ = indexed
+    path = _append_target(home)
+    path.chmod(0o400)
+    import agentlog.index.sync as sync_module
+
+    real = sync_module.SourceParse
+
+    class Denied(real):
+        def batches(self, lines=50_000):
+            raise PermissionError(13, "Permission denied", self.ref.path)
+
+    monkeypatch.setattr(sync_module, "SourceParse", Denied)
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert report.failed == [(str(path), "PermissionError: Permission denied")]
+    assert report.unchanged == report.sources - 1

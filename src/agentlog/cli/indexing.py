@@ -49,6 +49,8 @@ def resolve_agent(agent: str | None) -> str | None:
     matches = [s for s in slugs if s.startswith(agent)] if agent else []
     if len(matches) == 1:
         return matches[0]
+    if matches:
+        raise UsageError(f"ambiguous agent {agent!r}: {', '.join(matches)}")
     raise UsageError(f"unknown agent {agent!r} (known: {', '.join(slugs)})")
 
 

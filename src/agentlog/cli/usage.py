@@ -122,6 +122,8 @@ def _pricer(prices_file: Path | None) -> Pricer:
     from agentlog.usage.pricing import Pricer, default_overrides_path, load_overrides
     from agentlog.usage.snapshot import load_snapshot
 
+    if prices_file is not None and not prices_file.is_file():
+        raise NotFound(f"{prices_file}: no such price file")
     return Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
 
 

@@ -4,7 +4,7 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
 
 ``sources``
     One row per log file (or database) read: ``path``, ``agent``, the ``size``,
-    ``mtime_ns`` and ``inode`` seen at the last sync, ``parsed_offset`` (bytes
+    ``mtime_ns``, ``ctime_ns`` and ``inode`` seen at the last sync, ``parsed_offset`` (bytes
     consumed; a half-written last line is not), ``tail_hash`` (SHA-1 of the 64
     bytes before ``parsed_offset``: an appended file must still end with them),
     ``parser_version``, ``parser_state`` (msgpack, to resume an append-only
@@ -155,6 +155,10 @@ MIGRATIONS: list[str] = [
     # INSERT … SELECT is ~5x cheaper than a trigger per row); deletions keep a trigger
     """
     DROP TRIGGER IF EXISTS parts_ai;
+    """,
+    # 4: the ctime of each source, so a permission change is noticed
+    """
+    ALTER TABLE sources ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -2,7 +2,8 @@
 
 Per source (``shared/DESIGN.md`` §5):
 
-* unchanged (size, mtime_ns, inode, sidecars, parser version) → skipped after a ``stat``;
+* unchanged (size, mtime_ns, ctime_ns, inode, sidecars, parser version) → skipped after
+  a ``stat`` (the ctime catches a permission change, which leaves the mtime alone);
 * an append-only source that grew and whose bytes before ``parsed_offset``
   still end with the stored tail → only the new bytes are parsed, resuming the
   saved parser state;
@@ -66,6 +67,7 @@ class _Row:
     id: int
     size: int
     mtime_ns: int
+    ctime_ns: int
     inode: int
     parsed_offset: int
     tail_hash: bytes | None
@@ -165,7 +167,7 @@ def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[str, 
 
 def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
     found = conn.execute(
-        """SELECT id, size, mtime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
+        """SELECT id, size, mtime_ns, ctime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
                   sidecar_sig, error, duplicate_of FROM sources WHERE path = ?""",
         (path,),
     ).fetchone()
@@ -184,9 +186,10 @@ def _sidecar_sig(ref: SourceRef) -> str:
 
 
 def _unchanged(row: _Row, st: os.stat_result, sig: str, adapter: Adapter) -> bool:
-    return (row.size, row.mtime_ns, row.inode, row.sidecar_sig, row.parser_version) == (
+    return (row.size, row.mtime_ns, row.ctime_ns, row.inode, row.sidecar_sig, row.parser_version) == (
         st.st_size,
         st.st_mtime_ns,
+        st.st_ctime_ns,
         st.st_ino,
         sig,
         adapter.parser_version,
@@ -258,12 +261,13 @@ def _sync_one(
         except OSError as exc:
             raise SourceError(f"{type(exc).__name__}: {exc.strerror or exc}") from exc
         conn.execute(
-            """UPDATE sources SET size = ?, mtime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
+            """UPDATE sources SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
                    parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?,
                    error = NULL, duplicate_of = ?, synced_at = datetime('now') WHERE path = ?""",
             (
                 st.st_size,
                 st.st_mtime_ns,
+                st.st_ctime_ns,
                 st.st_ino,
                 parse.consumed,
                 tail,
@@ -333,18 +337,20 @@ def _record_error(
     """Record why a source failed and drop its sessions.  With the ``seen`` stat
     kept, an unchanged failing file is not retried until it changes."""
     report.failed.append((ref.path, error))
-    size, mtime, inode, sig = (
-        (seen[0].st_size, seen[0].st_mtime_ns, seen[0].st_ino, seen[1]) if seen else (-1, -1, -1, "")
+    size, mtime, ctime, inode, sig = (
+        (seen[0].st_size, seen[0].st_mtime_ns, seen[0].st_ctime_ns, seen[0].st_ino, seen[1])
+        if seen
+        else (-1, -1, -1, -1, "")
     )
     conn.execute("BEGIN IMMEDIATE")
     try:
         source_id = _upsert_source(conn, adapter, ref)
         Store(conn).clear_source(source_id)
         conn.execute(
-            """UPDATE sources SET error = ?, size = ?, mtime_ns = ?, inode = ?, sidecar_sig = ?,
+            """UPDATE sources SET error = ?, size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, sidecar_sig = ?,
                    parser_version = ?, parsed_offset = 0, parser_state = NULL, headers = NULL,
                    synced_at = datetime('now') WHERE id = ?""",
-            (error, size, mtime, inode, sig, adapter.parser_version, source_id),
+            (error, size, mtime, ctime, inode, sig, adapter.parser_version, source_id),
         )
         conn.execute("COMMIT")
     except BaseException:
