@@ -106,27 +106,33 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
     """Sessions as a table that fits ``width`` columns: the title takes what is left."""
     table = Table(box=None, pad_edge=False, header_style="bold")
     table.add_column("started", no_wrap=True, min_width=12)
-    table.add_column("agent", no_wrap=True, min_width=6)
+    agents = [s.agent.replace("_code", "") for s in sessions]
+    projects = [project_name(s.cwd) for s in sessions]
+    agent_width = min(10, max((len(a) for a in agents), default=5))
+    project_width = min(12, max(7, *(len(p) for p in projects)) if projects else 7)
+    table.add_column("agent", no_wrap=True, min_width=5, max_width=10, overflow="ellipsis")
     table.add_column("id", no_wrap=True, style="cyan", min_width=8)
     table.add_column("project", no_wrap=True, max_width=12, overflow="ellipsis")
     has_children = any(children.get(s.key) for s in sessions)
+    # started 12, id 8, msgs 4, tokens 6 and six 2-character gaps: the title gets the rest.
+    used = 12 + agent_width + 8 + project_width + 4 + 6 + 12
     table.add_column(
         "title (+N: subagents)" if has_children else "title",
         no_wrap=True,
         overflow="ellipsis",
-        max_width=max(16, width - 56),
+        max_width=max(12, width - used - 1),
     )
-    table.add_column("msgs", justify="right", no_wrap=True)
-    table.add_column("tokens", justify="right", no_wrap=True)
-    for s in sessions:
+    table.add_column("msgs", justify="right", no_wrap=True, min_width=4)
+    table.add_column("tokens", justify="right", no_wrap=True, min_width=6)
+    for n, s in enumerate(sessions):
         title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
         subs = children.get(s.key, 0)
         title = f"[dim]+{subs}[/dim] " + clean(title) if subs else clean(title)
         table.add_row(
             short_time(s.started_at),
-            s.agent.replace("_code", ""),
+            agents[n],
             short_id(s.id),
-            clean(project_name(s.cwd)),
+            clean(projects[n]),
             title,
             str(s.message_count),
             compact(s.usage.total_tokens),
