@@ -89,6 +89,21 @@ def test_sessions_sort_and_children(client):
     assert len(session_links(text(client.get("/?children=1")))) == 9
 
 
+def test_sessions_sort_by_cost(client):
+    """Highest cost first, as `agentlog usage session --no-rollup` prices each session."""
+    from click.testing import CliRunner
+
+    from agentlog.cli import main
+
+    out = CliRunner().invoke(main, ["--demo", "usage", "session", "--no-rollup", "--json"]).stdout
+    rows = [r for r in json.loads(out)["rows"] if r["cost_usd"] is not None]
+    expected = [r["key"] for r in sorted(rows, key=lambda r: -r["cost_usd"])]
+    top_level = session_links(text(client.get("/")))
+    keys = session_links(text(client.get("/?sort=cost")))
+    assert keys == [k for k in expected if k in top_level]
+    assert session_links(text(client.get("/?sort=cost&dir=asc"))) == keys[::-1]
+
+
 def test_sessions_filters(client):
     assert session_links(text(client.get("/?agent=codex"))) == ["codex:019ab0d2-4c1e-7f00-9d2a-5e551011c0de"]
     weather = session_links(text(client.get("/?project=weather")))

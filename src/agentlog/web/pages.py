@@ -157,16 +157,19 @@ def sessions() -> str:
         include_children=bool(_arg("children")),
     )
     sort = _arg("sort") or "started"
-    if sort not in queries.SESSION_SORTS:
-        raise UsageError(f"unknown sort {sort!r} (known: {', '.join(queries.SESSION_SORTS)})")
+    if sort not in (*queries.SESSION_SORTS, "cost"):
+        raise UsageError(f"unknown sort {sort!r} (known: {', '.join(queries.SESSION_SORTS)}, cost)")
     descending = _arg("dir") != "asc"
     group = _arg("group")
     first_by = {"project": ("project",), "unit": ("agent", "project")}.get(group or "", ())
     page = _page_number()
     conn = connection()
-    rows, total = queries.page_sessions(
-        conn, where, sort, descending, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE, first_by
-    )
+    if sort == "cost":
+        rows, total = _by_cost(conn, where, descending, page, first_by)
+    else:
+        rows, total = queries.page_sessions(
+            conn, where, sort, descending, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE, first_by
+        )
     return render_template(
         "sessions.html",
         groups=_groups(rows, group),
@@ -180,6 +183,24 @@ def sessions() -> str:
         costs=_costs([s.key for s in rows]),
         statuses=get_args(SessionStatus),
     )
+
+
+def _by_cost(
+    conn: Any, where: queries.SessionFilter, descending: bool, page: int, first_by: tuple[str, ...]
+) -> tuple[list[Any], int]:
+    """One page of sessions ordered by cost.  Costs come from the pricer, not from
+    SQL, so every matching session is priced (sessions with no price last)."""
+    everything, total = queries.page_sessions(conn, where, "started", True, 0, -1, first_by)
+    costs = _costs([s.key for s in everything])
+    priced = [s for s in everything if costs.get(s.key, (None, set()))[0] is not None]
+    unpriced = [s for s in everything if costs.get(s.key, (None, set()))[0] is None]
+    priced.sort(key=lambda s: costs[s.key][0], reverse=descending)
+    ordered = priced + unpriced
+    if first_by:  # keep the grouping: a stable sort by the group fields
+        fields = {"project": lambda s: s.cwd or "", "agent": lambda s: s.agent}
+        ordered.sort(key=lambda s: tuple(fields[f](s) for f in first_by))
+    start = (page - 1) * SESSIONS_PER_PAGE
+    return ordered[start : start + SESSIONS_PER_PAGE], total
 
 
 @pages.get("/session")
