@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from agentlog.errors import NotFound
-from agentlog.index.store import Store, iso, session_from_row
+from agentlog.index.store import USAGE_COLUMNS, Store, iso, session_from_row, usage_from
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
 from agentlog.readers import LineReader
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
@@ -26,20 +26,6 @@ USAGE_SUM = """
     COALESCE(SUM(u.web_search_requests), 0), SUM(u.cost_usd),
     CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END
 """
-
-
-def _usage(values: tuple[Any, ...]) -> Usage:
-    return Usage(
-        input_tokens=values[0],
-        cache_read_tokens=values[1],
-        cache_write_5m_tokens=values[2],
-        cache_write_1h_tokens=values[3],
-        output_tokens=values[4],
-        reasoning_tokens=values[5],
-        web_search_requests=values[6],
-        cost_usd=values[7],
-        cost_source=values[8],
-    )
 
 
 def _session_filters(
@@ -203,7 +189,7 @@ def _totals(conn: sqlite3.Connection, keys: list[str]) -> dict[str, Usage]:
                 GROUP BY m.session_key""",
             chunk,
         ):
-            out[key] = _usage(tuple(values))
+            out[key] = usage_from(values)
     return out
 
 
@@ -431,8 +417,7 @@ def usage_calls(
     parents = dict(conn.execute("SELECT key, parent_key FROM sessions"))
     roots = roots_of(parents)
     query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp,
-                       u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
-                       u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source
+                       {USAGE_COLUMNS}
                 FROM usage u JOIN messages m ON m.rowid = u.message_rowid
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
                 WHERE m.replayed = 0 AND src.duplicate_of IS NULL
@@ -451,17 +436,7 @@ def usage_calls(
                 model=row[4],
                 timestamp=datetime.fromisoformat(row[5]) if row[5] else None,
                 root_key=roots.get(row[0], row[0]),
-                usage=Usage(
-                    input_tokens=row[6],
-                    cache_read_tokens=row[7],
-                    cache_write_5m_tokens=row[8],
-                    cache_write_1h_tokens=row[9],
-                    output_tokens=row[10],
-                    reasoning_tokens=row[11],
-                    web_search_requests=row[12],
-                    cost_usd=row[13],
-                    cost_source=row[14],
-                ),
+                usage=usage_from(row[6:15]),
             )
         )
     return out

@@ -291,9 +291,7 @@ class Store:
             marks = _marks(chunk)
             for row in self.conn.execute(
                 f"""SELECT m.rowid, m.id, m.role, m.timestamp, m.model, m.flags, m.is_sidechain, m.offset,
-                        m.replayed, u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
-                        u.cache_write_1h_tokens, u.output_tokens, u.reasoning_tokens, u.web_search_requests,
-                        u.cost_usd, u.cost_source
+                        m.replayed, {USAGE_COLUMNS}
                     FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
                     WHERE m.rowid IN ({marks})""",
                 chunk,
@@ -421,21 +419,31 @@ class Store:
                 self.conn.execute("UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?", (call_id, key))
 
 
+USAGE_COLUMNS = (
+    "u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, "
+    "u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source"
+)
+"""The ``usage`` table's values in the order :func:`usage_from` takes them."""
+
+
+def usage_from(values: Sequence[Any]) -> Usage:
+    """A :class:`Usage` from the nine values of :data:`USAGE_COLUMNS` (or their sums)."""
+    return Usage(
+        input_tokens=values[0],
+        cache_read_tokens=values[1],
+        cache_write_5m_tokens=values[2],
+        cache_write_1h_tokens=values[3],
+        output_tokens=values[4],
+        reasoning_tokens=values[5],
+        web_search_requests=values[6],
+        cost_usd=values[7],
+        cost_source=values[8],
+    )
+
+
 def _message(row: tuple[Any, ...]) -> Message:
     flags = json.loads(row[5])
-    usage = None
-    if row[9] is not None and not row[8]:
-        usage = Usage(
-            input_tokens=row[9],
-            cache_read_tokens=row[10],
-            cache_write_5m_tokens=row[11],
-            cache_write_1h_tokens=row[12],
-            output_tokens=row[13],
-            reasoning_tokens=row[14],
-            web_search_requests=row[15],
-            cost_usd=row[16],
-            cost_source=row[17],
-        )
+    usage = usage_from(row[9:18]) if row[9] is not None and not row[8] else None
     if row[8]:
         flags.append("replayed")
     return Message(
