@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from agentlog import worker
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
 from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.assemble import Assembler
@@ -133,11 +134,12 @@ class SourceParse:
     def _jsonl(
         self, adapter: JsonlAdapter, sidecars: dict[str, bytes], lines: int
     ) -> Iterator[list[Fragment]]:
-        size = os.stat(self.ref.path).st_size
         args = (self.ref, sidecars, self.start, self.resume_state, lines)
-        from agentlog import worker  # a second process parses while this one stores
-
-        if self.worker_min is not None and size - self.start >= self.worker_min and worker.available():
+        if (
+            self.worker_min is not None
+            and worker.available()
+            and os.stat(self.ref.path).st_size - self.start >= self.worker_min
+        ):  # a second process parses while this one stores
             stream = worker.parse_in_worker(adapter.slug, *args)
         else:
             stream = jsonl_batches(adapter, *args)
@@ -344,7 +346,7 @@ def load_sessions(
 def build_sessions(
     parsed: Iterable[tuple[Adapter, ParsedSource]], report: LoadReport | None = None
 ) -> list[Session]:
-    """Assemble parsed sources into linked sessions with resume commands.
+    """Assemble parsed sources into linked sessions.
 
     The same session found in two files (e.g. Codex ``sessions/`` and
     ``archived_sessions/``; a Goose legacy file and the database it was imported
@@ -353,12 +355,10 @@ def build_sessions(
     """
     report = report if report is not None else LoadReport()
     owners: dict[str, str] = {}
-    adapters: dict[str, Adapter] = {}
     headers: dict[str, list[Session]] = {}
     fragments: dict[str, list[Fragment]] = {}
     agent_of: dict[str, str] = {}
     for adapter, source in parsed:
-        adapters[adapter.slug] = adapter
         path = source.ref.path
         if source.headers:
             owner = owners.setdefault(source.headers[0].key, path)
