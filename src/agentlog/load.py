@@ -22,7 +22,14 @@ from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.link import link_sessions
 from agentlog.model import Session
-from agentlog.readers import DOCUMENT_LIMIT, LineReader, read_head, read_small, read_sqlite_tables
+from agentlog.readers import (
+    DOCUMENT_LIMIT,
+    LineReader,
+    describe_error,
+    read_head,
+    read_small,
+    read_sqlite_tables,
+)
 
 
 @contextmanager
@@ -324,8 +331,7 @@ def load_sessions(
             try:
                 source = parse_source(adapter, ref)
             except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
-                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-                report.errors.append((ref.path, f"{type(exc).__name__}: {reason}"))
+                report.errors.append((ref.path, describe_error(exc)))
                 continue
             cwds.update(h.cwd for h in source.headers if h.cwd)
             yield adapter, source

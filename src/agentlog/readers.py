@@ -157,6 +157,13 @@ def _is_complete_json(data: bytes) -> bool:
     return True
 
 
+def describe_error(exc: BaseException) -> str:
+    """One line saying why a source could not be read: ``PermissionError: Permission
+    denied`` (an OS error's own message, without the path), else ``Type: message``."""
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    return f"{type(exc).__name__}: {reason}"
+
+
 def read_head(path: str | Path, size: int = HEAD_SIZE) -> bytes:
     """The first ``size`` bytes of a regular file (for content sniffing), decompressed
     when it is Zstandard-compressed.

@@ -39,6 +39,7 @@ from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
+from agentlog.readers import describe_error
 
 TAIL = 64
 WORKER_MIN = 32 << 20
@@ -134,7 +135,7 @@ def _sync_all(
         try:
             st = os.stat(path)
         except OSError as exc:
-            _record_error(conn, adapter, ref, f"{type(exc).__name__}: {exc.strerror or exc}", None, report)
+            _record_error(conn, adapter, ref, describe_error(exc), None, report)
             continue
         row = _row(conn, path)
         sig = _sidecar_sig(ref)
@@ -227,8 +228,7 @@ def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
         except StopIteration:
             return
         except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise SourceError(f"{type(exc).__name__}: {reason}") from exc
+            raise SourceError(describe_error(exc)) from exc
         yield batch
 
 
@@ -259,7 +259,7 @@ def _sync_one(
             duplicate_of = _store(conn, adapter, ref, parse, append)
             tail = _tail_hash(ref.path, parse.consumed)
         except OSError as exc:
-            raise SourceError(f"{type(exc).__name__}: {exc.strerror or exc}") from exc
+            raise SourceError(describe_error(exc)) from exc
         conn.execute(
             """UPDATE sources SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
                    parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?,

@@ -39,7 +39,7 @@ from agentlog.adapters._common import parse_time
 from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.load import gc_paused
 from agentlog.model import Usage
-from agentlog.readers import read_blocks
+from agentlog.readers import describe_error, read_blocks
 from agentlog.usage.calls import Call
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -270,7 +270,7 @@ def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = Non
             sessions.extend(scan_file(ref))
         except OSError as exc:
             if errors is not None:
-                errors.append((ref.path, f"{type(exc).__name__}: {exc.strerror or exc}"))
+                errors.append((ref.path, describe_error(exc)))
     parent = {s.key: s.parent_key for s in sessions}
     order = sorted(sessions, key=lambda s: (s.kind != "main", s.first or _EPOCH, len(s.calls), s.key))
     owners: set[str] = set()
