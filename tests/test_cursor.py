@@ -264,10 +264,11 @@ def test_context_inclusive_counts_are_not_billed(global_db, tmp_path):
     from agentlog.index import queries
     from agentlog.index.db import connect
     from agentlog.index.sync import sync
+    from agentlog.index.usage import usage_records
     from agentlog.usage.calls import calls_from_sessions
 
     assert [c for c in calls_from_sessions(parse_files("cursor", global_db)) if c.session_key == PARENT] == []
     conn = connect(tmp_path / "index.sqlite")
     sync(conn, all_adapters(), {}, tmp_path / "no-home", extra_roots=[global_db.parents[1]])
     assert queries.get_session(conn, PARENT).usage.input_tokens == 48211  # still shown on the session
-    assert [c for c in queries.usage_calls(conn) if c.session_key == PARENT] == []
+    assert [c for c in usage_records(conn) if c.session_key == PARENT] == []

@@ -23,7 +23,7 @@ from agentlog.load import discover_sources, load_sessions
 from agentlog.model import Usage
 from agentlog.usage import Call, Pricer, calls_from_sessions
 from agentlog.usage.models import candidates, normalize
-from agentlog.usage.pricing import PricedCall, load_overrides
+from agentlog.usage.pricing import PricedCall
 from agentlog.usage.report import build_blocks, build_rows, group_key, zone
 from agentlog.usage.scan import scan_calls
 from conftest import FIXTURES, SHARED, shared_fixture
@@ -259,7 +259,7 @@ def test_override_file_prices_models_the_snapshot_lacks(tmp_path):
         '[[models."claude-mystery-9".tiers]]\nstart = 100\ninput_mtok = 4.0\noutput_mtok = 20.0\n'
         "cache_read_mtok = 0.4\n"
     )
-    pricer = Pricer(load_overrides(prices))
+    pricer = Pricer(prices)
     small = pricer.price(call("claude-mystery-9", input_tokens=50, cache_read_tokens=50, output_tokens=10))
     big = pricer.price(call("claude-mystery-9", input_tokens=50, cache_read_tokens=51, output_tokens=10))
     assert small.cost_usd == pytest.approx((50 * 2 + 50 * 0.2 + 10 * 10) / 1e6)
@@ -475,7 +475,7 @@ def test_prices_update_keeps_a_loadable_table_and_usage_uses_it(tmp_path):
     ]
     path = tmp_path / "prices.json"
     assert update_prices(path, fetch=lambda url: json.dumps(table).encode()) == 1
-    pricer = Pricer(snapshot=load_snapshot(path))
+    pricer = Pricer(snapshot_path=path)
     assert (
         pricer.price(call("claude-test-1", input_tokens=1_000_000, output_tokens=1_000_000)).cost_usd == 18.0
     )

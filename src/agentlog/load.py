@@ -16,7 +16,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agentlog import worker
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
 from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.assemble import Assembler
@@ -141,6 +140,8 @@ class SourceParse:
     def _jsonl(
         self, adapter: JsonlAdapter, sidecars: dict[str, bytes], lines: int
     ) -> Iterator[list[Fragment]]:
+        from agentlog import worker  # multiprocessing: only when a log is parsed
+
         args = (self.ref, sidecars, self.start, self.resume_state, lines)
         if (
             self.worker_min is not None

@@ -15,11 +15,8 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import sqlite3
 import stat
-import tempfile
-import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -214,6 +211,10 @@ def read_sqlite_tables(
     temporary folder and read there, so committed but un-checkpointed rows are
     seen.  Raises ``OSError`` or ``sqlite3.Error`` when it cannot be read.
     """
+    import shutil  # these three only when a database is read
+    import tempfile
+    import urllib.parse
+
     path = Path(path)
     wal = path.with_name(path.name + "-wal")
     with tempfile.TemporaryDirectory(prefix="agentlog-") as tmp:

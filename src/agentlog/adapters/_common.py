@@ -5,7 +5,6 @@ the parser of tree-shaped logs (Pi, Qwen Code)."""
 from __future__ import annotations
 
 import re
-import urllib.parse
 from abc import abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
@@ -110,6 +109,8 @@ def file_url_path(url: Any) -> str | None:
     anything that is not a string."""
     if not isinstance(url, str) or not url:
         return None
+    import urllib.parse  # only for the agents that record folders as URLs
+
     parsed = urllib.parse.urlsplit(url)
     if not parsed.scheme:
         return url

@@ -11,31 +11,26 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
-from agentlog.demo import demo_env
 from agentlog.errors import AgentlogError
 from agentlog.index.db import default_path
 
+if TYPE_CHECKING:
+    from rich.console import Console
 
-class PipeConsole(Console):
-    """A console that ends quietly and successfully when its reader goes away
-    (``agentlog show X | head``), like ``sessions`` and ``--json`` do."""
-
-    def on_broken_pipe(self) -> None:
-        self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(0)
+# rich is imported only by the commands that draw on a terminal: a ``--json``
+# report or a piped listing never pays for it.
 
 
 @dataclass
 class App:
-    """Settings every command shares (set by the global options)."""
+    """Settings every command shares (set by the global options); ``console``
+    (stdout) and ``err`` (stderr) are rich consoles made on first use."""
 
     env: dict[str, str]
     home: Path
@@ -43,8 +38,18 @@ class App:
     roots: list[Path] = field(default_factory=list)
     debug: bool = False
     demo: bool = False
-    console: Console = field(default_factory=PipeConsole)
-    err: Console = field(default_factory=lambda: Console(stderr=True))
+
+    @cached_property
+    def console(self) -> Console:
+        from agentlog.cli.consoles import PipeConsole
+
+        return PipeConsole()
+
+    @cached_property
+    def err(self) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=True)
 
 
 class AgentlogGroup(click.Group):
@@ -101,7 +106,12 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | 
 
     With no command: find every agent's logs and print an overview.
     """
-    env = demo_env(os.environ) if demo else dict(os.environ)
+    if demo:
+        from agentlog.demo import demo_env
+
+        env = demo_env(os.environ)
+    else:
+        env = dict(os.environ)
     home = Path(env.get("HOME") or Path.home())
     index_path = index if index and not demo else default_path(env, demo=demo)
     ctx.obj = App(env=env, home=home, index_path=index_path, roots=list(roots), debug=debug, demo=demo)

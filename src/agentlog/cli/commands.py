@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.table import Table
 
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
@@ -15,6 +14,7 @@ from agentlog.cli.render import (
     clean,
     compact,
     local,
+    plain_table,
     plural,
     print_json,
     render_transcript,
@@ -80,7 +80,7 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     console.print(
         f"[bold]agentlog[/bold]{where}: {plural(len(mains), 'session')}, {plural(subs, 'subagent')}"
     )
-    table = Table(box=None, header_style="bold", pad_edge=False)
+    table = plain_table()
     for col in ("agent", "sessions", "subagents", "tokens", "last active", "found in"):
         table.add_column(col, justify="right" if col in ("sessions", "subagents", "tokens") else "left")
     for row in per_agent.values():

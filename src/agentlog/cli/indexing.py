@@ -4,20 +4,13 @@ every read command runs first (unless ``--no-sync``)."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 import msgspec
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TextColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
 
 from agentlog.adapters import all_adapters
 from agentlog.cli import App, main
@@ -73,8 +66,17 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
     if no_sync:
         return conn, SyncReport()
     adapters = all_adapters()
-    if not app.err.is_terminal:
+    if not sys.stderr.isatty() or not app.err.is_terminal:
         return conn, sync(conn, adapters, app.env, app.home, app.roots, full=full)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
     with Progress(
         TextColumn("indexing"),
         BarColumn(),

@@ -1,4 +1,5 @@
-"""Terminal rendering: tables and transcripts (rich).  No I/O besides the console."""
+"""Terminal rendering: tables and transcripts (rich, imported on first use, so
+the JSON outputs never load it).  No I/O besides the console."""
 
 from __future__ import annotations
 
@@ -6,12 +7,9 @@ import json
 import shlex
 import sys
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from agentlog.model import (
     CompactionPart,
@@ -25,6 +23,10 @@ from agentlog.model import (
     Usage,
     short_id,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 OUTPUT_LINES = 6
 TEXT_LINES = 300
@@ -44,6 +46,8 @@ _VISIBLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x20
 def clean(text: str) -> str:
     """``text`` safe for a terminal and for rich markup: control characters shown
     as symbols (ESC → ␛), bidi overrides as �, ``[`` escaped."""
+    from rich.markup import escape
+
     return escape(text.translate(_VISIBLE))
 
 
@@ -102,9 +106,16 @@ def project_name(cwd: str | None) -> str:
     return cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
 
 
+def plain_table() -> Table:
+    """A rich table without borders or edge padding, bold headers."""
+    from rich.table import Table
+
+    return Table(box=None, pad_edge=False, header_style="bold")
+
+
 def sessions_table(sessions: list[Session], children: dict[str, int], width: int = 80) -> Table:
     """Sessions as a table that fits ``width`` columns: the title takes what is left."""
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    table = plain_table()
     table.add_column("started", no_wrap=True, min_width=12)
     agents = [s.agent.replace("_code", "") for s in sessions]
     projects = [project_name(s.cwd) for s in sessions]

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-import secrets
-import webbrowser
 
 import click
 
@@ -35,6 +33,8 @@ def access_token(host: str, explicit: bool) -> str | None:
         return None
     if not explicit:
         raise UsageError(f"refusing to listen on {host}: a non-loopback address needs --host {host}")
+    import secrets  # with hashlib and OpenSSL: only for `serve`
+
     return secrets.token_urlsafe(24)
 
 
@@ -83,6 +83,8 @@ def serve(
     if not no_sync:
         syncer.start()
     if open_browser:
+        import webbrowser
+
         webbrowser.open(url)
     try:
         server.serve_forever()

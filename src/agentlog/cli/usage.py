@@ -3,24 +3,28 @@
 from __future__ import annotations
 
 import re
+import sqlite3
 from datetime import UTC, date, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import click
 import msgspec
-from rich.table import Table
 
 from agentlog.adapters.codex import SLUG as CODEX
 from agentlog.cli import App, main
 from agentlog.cli.commands import agent_option, json_option, pass_app
 from agentlog.cli.indexing import no_sync_option, open_index, resolve_agent
-from agentlog.cli.render import compact, print_json, project_name
+from agentlog.cli.render import compact, plain_table, print_json, project_name
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import queries
+from agentlog.index.prices import load_prices, save_prices
+from agentlog.index.usage import members, usage_records
 from agentlog.load import LoadReport
 from agentlog.query import parse_since
+from agentlog.usage.pricing import CostMode, PricedCall, Pricer, cached_prices_path, default_overrides_path
 from agentlog.usage.report import (
     GROUPS,
     Block,
@@ -33,10 +37,9 @@ from agentlog.usage.report import (
     row_dict,
     zone,
 )
-from agentlog.usage.source import collect_calls
 
-if TYPE_CHECKING:  # genai-prices is imported only by the commands that price
-    from agentlog.usage.pricing import CostMode, PricedCall, Pricer
+if TYPE_CHECKING:
+    from rich.table import Table
 
 REPORTS = (*GROUPS, "blocks", "limits")
 _COMPACT_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
@@ -83,7 +86,7 @@ def _table(
     rows: list[Row], total: Totals, group: Group, with_cost: bool, breakdown: bool, width: int
 ) -> Table:
     narrow = width < 110
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    table = plain_table()
     table.add_column(
         {"daily": "date", "weekly": "week of", "monthly": "month"}.get(group, group), no_wrap=True
     )
@@ -117,14 +120,15 @@ def _table(
     return table
 
 
-def _pricer(prices_file: Path | None) -> Pricer:
-    """A pricer with the user's overrides (or ``prices_file``) and the price table in use."""
-    from agentlog.usage.pricing import Pricer, default_overrides_path, load_overrides
-    from agentlog.usage.snapshot import load_snapshot
-
+def _pricer(prices_file: Path | None, conn: sqlite3.Connection | None = None) -> Pricer:
+    """A pricer with the user's overrides (or ``prices_file``), the price table in
+    use, and the tables the index kept from earlier runs."""
     if prices_file is not None and not prices_file.is_file():
         raise NotFound(f"{prices_file}: no such price file")
-    return Pricer(load_overrides(prices_file or default_overrides_path()), load_snapshot())
+    pricer = Pricer(prices_file or default_overrides_path(), cached_prices_path())
+    if conn is not None:
+        pricer.known.update(load_prices(conn, pricer.fingerprint()))
+    return pricer
 
 
 @main.command("usage")
@@ -181,16 +185,22 @@ def usage(
     if report == "blocks" and agent is None:
         agent = "claude_code"
     load = LoadReport()
+    conn = None
     if no_index:
+        from agentlog.usage.source import collect_calls
+
         calls = collect_calls(app.env, app.home, app.roots, [agent] if agent else None, report=load)
     else:
         conn, _ = open_index(app, no_sync)
-        calls = queries.usage_calls(conn, agent)
+        calls = usage_records(conn, agent)
         load.errors.extend(queries.source_problems(conn)[0])
     needle = project.lower() if project else None
     calls = [c for c in calls if needle is None or needle in (c.project or "").lower()]
-    pricer = _pricer(prices_file)
-    priced = [pc for pc in pricer.price_all(calls, cost_mode) if in_range(pc, first, last, tz)]
+    pricer = _pricer(prices_file, conn)
+    expand = partial(members, conn) if conn is not None else None
+    priced = [pc for pc in pricer.price_all(calls, cost_mode, expand) if in_range(pc, first, last, tz)]
+    if conn is not None:
+        save_prices(conn, pricer.fingerprint(), pricer.resolved)
     warnings = [
         f"no price for model {model!r}: {tokens:,} tokens shown without cost"
         if model != "<none>"
@@ -241,7 +251,7 @@ def _blocks(
     if not blocks:
         app.err.print("no Claude Code usage found")
         return
-    table = Table(box=None, pad_edge=False, header_style="bold")
+    table = plain_table()
     for name in ("block start", "status", "calls", "tokens", *(("cost",) if with_cost else ()), "models"):
         table.add_column(
             name, justify="right" if name in ("calls", "tokens", "cost") else "left", no_wrap=True
@@ -312,7 +322,7 @@ def prices() -> None:
 @pass_app
 def prices_update(app: App) -> None:
     """Fetch genai-prices' current table (the only command that goes online)."""
-    from agentlog.usage.snapshot import cached_prices_path, update_prices
+    from agentlog.usage.snapshot import update_prices
 
     count = update_prices()
     app.console.print(f"updated: {count} providers in {cached_prices_path()}")
@@ -331,11 +341,8 @@ def prices_show(
     """The rates agentlog uses for MODEL (USD per million tokens)."""
     day = parse_day(at, UTC) if at else None
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
-    pricer = _pricer(prices_file)
-    table = pricer.table(model, when, service_tier)
+    table = _pricer(prices_file).table(model, when, service_tier)
     if table is None:
-        from agentlog.usage.pricing import default_overrides_path
-
         raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
     tiers = [
         {

@@ -13,10 +13,9 @@ from typing import Any
 import msgspec
 
 from agentlog.errors import NotFound
-from agentlog.index.store import USAGE_COLUMNS, Store, iso, session_from_row, usage_from
+from agentlog.index.store import Store, iso, session_from_row, usage_from
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
 from agentlog.readers import LineReader
-from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 
 TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
 USAGE_SUM = """
@@ -405,38 +404,4 @@ def agent_diagnostics(conn: sqlite3.Connection, agent: str | None = None) -> dic
     query = "SELECT agent, diagnostics FROM sessions" + (" WHERE agent = ?" if agent else "")
     for slug, blob in conn.execute(query, (agent,) if agent else ()):
         out.setdefault(slug, []).append(msgspec.json.decode(blob, type=Diagnostics))
-    return out
-
-
-def usage_calls(
-    conn: sqlite3.Connection, agent: str | None = None, session_keys: Sequence[str] | None = None
-) -> list[Call]:
-    """Every counted call in the index (replayed copies and duplicate sources
-    left out), as :class:`~agentlog.usage.calls.Call` records; only agent
-    ``agent`` and sessions ``session_keys`` when given."""
-    parents = dict(conn.execute("SELECT key, parent_key FROM sessions"))
-    roots = roots_of(parents)
-    query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp,
-                       {USAGE_COLUMNS}
-                FROM usage u JOIN messages m ON m.rowid = u.message_rowid
-                JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
-                WHERE m.replayed = 0 AND src.duplicate_of IS NULL
-                    AND m.flags NOT LIKE '%"{NOT_CONSUMPTION}"%' {"AND s.agent = ?" if agent else ""}
-                {f"AND s.key IN ({', '.join('?' * len(session_keys))})" if session_keys is not None else ""}
-                ORDER BY m.rowid"""
-    params = ([agent] if agent else []) + list(session_keys or [])
-    out = []
-    for row in conn.execute(query, params):
-        out.append(
-            Call(
-                session_key=row[0],
-                agent=row[1],
-                parent_key=row[2],
-                project=row[3],
-                model=row[4],
-                timestamp=datetime.fromisoformat(row[5]) if row[5] else None,
-                root_key=roots.get(row[0], row[0]),
-                usage=usage_from(row[6:15]),
-            )
-        )
     return out

@@ -43,6 +43,21 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
 ``parts_fts``
     FTS5 over ``parts.text`` (external content: rows are added in bulk right after
     their parts are written, removed by a delete trigger).
+``usage_rollup``
+    Counted usage summed per session, ``model``, 15-minute ``bucket`` (UTC
+    ``YYYY-MM-DDTHH:MM`` of its start; NULL for calls without a time) and
+    ``recorded`` (1: the agent wrote the cost, summed in ``cost_usd``): ``calls``,
+    the token buckets, ``first_at``/``last_at`` (the first and last call's time)
+    and ``min_prompt``/``max_prompt`` (the smallest and largest whole prompt,
+    input + cache read + cache writes, of one call: a price tier boundary between
+    them means the calls are priced one by one).  A cache of ``usage``: derived
+    lazily by the usage reports for the sessions listed nowhere in
+    ``usage_rollup_state``; a sync that touches a session removes its state row.
+``price_cache``
+    Price tables resolved from genai-prices and the user's overrides (JSON per
+    ``model``, UTC ``day`` and ``service_tier``), valid while ``fingerprint`` (the
+    files they came from) is unchanged: a usage report on an unchanged index does
+    not load the price library at all.
 """
 
 from __future__ import annotations
@@ -159,6 +174,44 @@ MIGRATIONS: list[str] = [
     # 4: the ctime of each source, so a permission change is noticed
     """
     ALTER TABLE sources ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
+    """,
+    # 5: usage summed per session, model and 15 minutes (built lazily, dropped
+    # when a sync touches the session), and resolved price tables
+    """
+    CREATE TABLE usage_rollup (
+        session_key TEXT NOT NULL REFERENCES sessions(key) ON DELETE CASCADE,
+        model TEXT,
+        bucket TEXT,
+        recorded INTEGER NOT NULL,
+        calls INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_5m_tokens INTEGER NOT NULL,
+        cache_write_1h_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        reasoning_tokens INTEGER NOT NULL,
+        web_search_requests INTEGER NOT NULL,
+        cost_usd REAL,
+        first_at TEXT,
+        last_at TEXT,
+        min_prompt INTEGER NOT NULL,
+        max_prompt INTEGER NOT NULL
+    );
+    CREATE INDEX usage_rollup_session ON usage_rollup(session_key);
+    CREATE TABLE usage_rollup_state (
+        session_key TEXT PRIMARY KEY REFERENCES sessions(key) ON DELETE CASCADE
+    );
+    CREATE TRIGGER messages_ad_rollup AFTER DELETE ON messages BEGIN
+        DELETE FROM usage_rollup_state WHERE session_key = old.session_key;
+    END;
+    CREATE TABLE price_cache (
+        fingerprint TEXT NOT NULL,
+        model TEXT NOT NULL,
+        day TEXT NOT NULL,
+        service_tier TEXT NOT NULL,
+        price TEXT,
+        PRIMARY KEY (model, day, service_tier)
+    );
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

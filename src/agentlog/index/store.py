@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -43,7 +43,7 @@ HEADER_COLUMNS = (
 
 def iso(stamp: datetime | None) -> str | None:
     """An aware datetime as sortable ISO 8601 UTC text."""
-    return stamp.isoformat(timespec="microseconds") if stamp else None
+    return stamp.astimezone(UTC).isoformat(timespec="microseconds") if stamp else None
 
 
 def search_text(part: Part) -> str:
@@ -308,8 +308,9 @@ class Store:
 
     def refresh_sessions(self, keys: Iterable[str]) -> None:
         """Recompute derived session columns, replay ownership and subagent links
-        for the sessions touched since the last call (cost: the touched messages,
-        plus index look-ups per session)."""
+        for the sessions touched since the last call, and drop their usage
+        roll-ups (rebuilt by the next report) (cost: the touched messages, plus
+        index look-ups per session)."""
         keys = sorted(set(keys))
         written, self.written = self.written, []
         for key in keys:
@@ -333,6 +334,7 @@ class Store:
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
                 {"k": key},
             )
+            self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
         self._add_models(written)
         self._link_children(keys)
 

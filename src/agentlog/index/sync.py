@@ -26,7 +26,6 @@ process stored the same bytes meanwhile.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -212,6 +211,8 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
 
 
 def _tail_hash(path: str, offset: int) -> bytes:
+    import hashlib  # OpenSSL: only when a source changed
+
     with open(path, "rb") as fh:
         fh.seek(max(0, offset - TAIL))
         return hashlib.sha1(fh.read(min(TAIL, offset))).digest()

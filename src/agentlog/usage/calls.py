@@ -26,6 +26,12 @@ class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
     ``usage`` holds the exclusive token buckets and, when the agent wrote one, a
     ``recorded`` cost in USD.  ``service_tier`` is a recorded speed/priority tier
     (``fast``, ``priority``, …) or ``None``.
+
+    A record can also stand for ``calls`` calls of one session and model within
+    one 15-minute span (the index's roll-up, :mod:`agentlog.index.rollup`):
+    ``usage`` is then their sum, ``timestamp`` the first call's time,
+    ``last_timestamp`` the last one's, and ``prompt_range`` the smallest and
+    largest whole prompt (input + cache read + cache writes) of one of them.
     """
 
     session_key: str
@@ -37,6 +43,18 @@ class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
     root_key: str = ""
     project: str | None = None
     service_tier: str | None = None
+    calls: int = 1
+    last_timestamp: datetime | None = None
+    prompt_range: tuple[int, int] | None = None
+
+    @property
+    def prompt_tokens(self) -> tuple[int, int]:
+        """``(smallest, largest)`` whole prompt of one call in this record (tokens)."""
+        if self.prompt_range is not None:
+            return self.prompt_range
+        u = self.usage
+        whole = u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens
+        return whole, whole
 
 
 def root_keys(sessions: Iterable[Session]) -> dict[str, str]:

@@ -16,9 +16,13 @@ Rules (``shared/cost.md`` §0–§2, §6):
   missing 1-hour price to the 5-minute one (what genai-prices' unit
   decomposition does for an unpriced sub-unit).
 
-genai-prices costs ~200 µs per ``calc_price``; here each (model, UTC day,
-service tier) is resolved once into float per-token rates and every call is
-plain arithmetic.  Unknown models are *unpriced* (cost ``None``), never $0.
+genai-prices costs ~200 µs per ``calc_price`` and ~0.1 s to import; here each
+(model, UTC day, service tier) is resolved once into float per-token rates
+(:mod:`agentlog.usage.resolve`, the only module that imports genai-prices) and
+every call is plain arithmetic.  Resolved tables can be kept (the index's
+``price_cache``) under a :meth:`Pricer.fingerprint` of the files they came from,
+so a report whose models and days were all seen before never loads the price
+library.  Unknown models are *unpriced* (cost ``None``), never $0.
 
 Overrides: ``prices.toml`` in the user config folder (``platformdirs``;
 ``agentlog usage --prices FILE`` for another) with genai-prices' key names, USD
@@ -39,27 +43,26 @@ over the bundled table.
 
 from __future__ import annotations
 
-import tomllib
+import importlib.machinery
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 import platformdirs
-from genai_prices import data_snapshot
-from genai_prices.types import ModelInfo, ModelPrice, TieredPrices, TimeOfDateConstraint
 
-from agentlog.errors import UsageError
 from agentlog.model import CostSource
 from agentlog.usage.calls import Call
-from agentlog.usage.models import candidates, normalize
+
+if TYPE_CHECKING:
+    from agentlog.usage.resolve import Resolver
 
 CostMode = Literal["auto", "calculate", "recorded"]
-_KEYS = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "output_mtok")
+PriceKey = tuple[str, str, str]
+"""``(model as recorded, UTC day YYYY-MM-DD, service tier or "")``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +94,15 @@ class PriceTable:
                 chosen = rates
         return chosen
 
+    def splits(self, call: Call) -> bool:
+        """Whether the calls summed in ``call`` fall in different context tiers."""
+        low, high = call.prompt_tokens
+        return self.rates_for(low) is not self.rates_for(high)
+
     def cost(self, call: Call) -> float:
-        """USD of one call (see the module rules)."""
+        """USD of ``call`` (all its calls in one tier: see :meth:`splits`)."""
         u = call.usage
-        r = self.rates_for(
-            u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens
-        )
+        r = self.rates_for(call.prompt_tokens[1])
         return (
             u.input_tokens * r.input
             + u.cache_read_tokens * r.cache_read
@@ -107,84 +113,14 @@ class PriceTable:
         )
 
 
-def _at(value: Decimal | TieredPrices | None, level: int) -> Decimal | None:
-    if isinstance(value, TieredPrices):
-        price = value.base
-        for tier in value.tiers:
-            if tier.start <= level:
-                price = tier.price
-        return price
-    return value
-
-
-def table_from(model: str, provider: str, price: ModelPrice) -> PriceTable:
-    """A :class:`PriceTable` from a genai-prices ``ModelPrice`` (USD per MTok)."""
-    values = {key: getattr(price, key, None) for key in (*_KEYS, "web_searches_kcount")}
-    starts = sorted({t.start for v in values.values() if isinstance(v, TieredPrices) for t in v.tiers})
-    tiers = []
-    for level in (-1, *starts):
-        at = {key: _at(value, level) for key, value in values.items()}
-        inp = at["input_mtok"] or Decimal(0)
-        write = at["cache_write_mtok"] if at["cache_write_mtok"] is not None else inp
-        rates = Rates(
-            input=float(inp) / 1e6,
-            cache_read=float(at["cache_read_mtok"] if at["cache_read_mtok"] is not None else inp) / 1e6,
-            cache_write_5m=float(write) / 1e6,
-            cache_write_1h=float(
-                at["cache_write_1h_mtok"] if at["cache_write_1h_mtok"] is not None else write
-            )
-            / 1e6,
-            output=float(at["output_mtok"] or 0) / 1e6,
-            web_search=float(at["web_searches_kcount"] or 0) / 1e3,
-        )
-        tiers.append((level, rates))
-    return PriceTable(model=model, provider=provider, tiers=tuple(tiers))
-
-
 def default_overrides_path() -> Path:
     """``prices.toml`` in the user config folder (e.g. ``~/.config/agentlog/``)."""
     return Path(platformdirs.user_config_dir("agentlog")) / "prices.toml"
 
 
-def load_overrides(path: Path) -> dict[str, ModelPrice]:
-    """Model id (lower case) → prices from an override file; ``{}`` when absent.
-
-    Raises :class:`~agentlog.errors.UsageError` for a malformed file.
-    """
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read price overrides ({exc})") from None
-    out = {}
-    for model, spec in (data.get("models") or {}).items():
-        if not isinstance(spec, dict):
-            raise UsageError(f"{path}: [models.{model!r}] must be a table")
-        out[model.lower()] = _override_price(path, model, spec)
-    return out
-
-
-def _override_price(path: Path, model: str, spec: Mapping[str, Any]) -> ModelPrice:
-    def number(value: Any, key: str) -> Decimal:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise UsageError(f"{path}: models.{model}.{key} must be a non-negative number")
-        return Decimal(str(value))
-
-    tiers = spec.get("tiers") or []
-    prices: dict[str, Decimal | TieredPrices] = {}
-    for key in (*_KEYS, "web_searches_kcount"):
-        if key not in spec:
-            continue
-        base = number(spec[key], key)
-        steps = [(int(t["start"]), number(t[key], key)) for t in tiers if key in t]
-        if steps:
-            from genai_prices.types import Tier
-
-            prices[key] = TieredPrices(base=base, tiers=[Tier(start=s, price=p) for s, p in steps])
-        else:
-            prices[key] = base
-    return ModelPrice(**prices)
+def cached_prices_path() -> Path:
+    """Where ``agentlog prices update`` keeps the fetched table."""
+    return Path(platformdirs.user_cache_dir("agentlog")) / "genai-prices.json"
 
 
 class PricedCall(msgspec.Struct, gc=False, kw_only=True, frozen=True):
@@ -198,60 +134,61 @@ class PricedCall(msgspec.Struct, gc=False, kw_only=True, frozen=True):
 
 
 class Pricer:
-    """Prices calls; resolves each (model, UTC day, tier) once.
+    """Prices calls; resolves each (model, UTC day, service tier) once.
 
-    ``snapshot`` is the genai-prices table to use (default: the bundled one;
-    see :mod:`agentlog.usage.snapshot` for a fetched copy).
+    ``overrides_path`` is a TOML override file (``None``: no overrides);
+    ``snapshot_path`` a fetched genai-prices table (``None``: the bundled one;
+    a missing or broken file also means the bundled one).  ``known`` seeds the
+    resolved tables (``None`` for a model without a price), e.g. from the index's
+    price cache; :attr:`resolved` collects the ones resolved here, to keep.
     ``unpriced`` counts the tokens of calls whose model has no price, by the
     model id as recorded (``"<none>"`` when no model was recorded).
+    Raises :class:`~agentlog.errors.UsageError` for a malformed override file
+    (when a price is first resolved).
     """
 
     def __init__(
         self,
-        overrides: Mapping[str, ModelPrice] | None = None,
-        snapshot: data_snapshot.DataSnapshot | None = None,
+        overrides_path: Path | None = None,
+        snapshot_path: Path | None = None,
+        known: Mapping[PriceKey, PriceTable | None] | None = None,
     ) -> None:
-        self.overrides = dict(overrides or {})
+        self.overrides_path = overrides_path
+        self.snapshot_path = snapshot_path
+        self.known: dict[PriceKey, PriceTable | None] = dict(known or {})
+        self.resolved: dict[PriceKey, PriceTable | None] = {}
         self.unpriced: Counter[str] = Counter()
-        self._snapshot = snapshot or data_snapshot.get_snapshot()
-        self._cache: dict[tuple[str, object, str | None], PriceTable | None] = {}
-        self._infos: dict[str, tuple[str, ModelInfo, bool] | None] = {}
+        self._resolver: Resolver | None = None
+
+    def fingerprint(self) -> str:
+        """What the resolved tables depend on: the override file, the fetched
+        table, genai-prices' bundled data and agentlog's model-id rules (path,
+        size and mtime of each)."""
+        bundled = importlib.machinery.PathFinder.find_spec("genai_prices")
+        folders = (bundled.submodule_search_locations or []) if bundled else []
+        files = [
+            self.overrides_path,
+            self.snapshot_path,
+            *(Path(f) / "data.py" for f in folders),
+            Path(__file__).with_name("models.py"),
+            Path(__file__).with_name("resolve.py"),
+        ]
+        return "|".join(_stat_sig(f) for f in files)
 
     def table(self, model: str, when: datetime | None, service_tier: str | None = None) -> PriceTable | None:
         """The rates for ``model`` at ``when`` (aware; ``None`` = now), or ``None``."""
         when = (when or datetime.now(UTC)).astimezone(UTC)
-        key = (model, when.date(), service_tier)
-        if key in self._cache:
-            return self._cache[key]
-        ref, provider = normalize(model, when)
-        table = None
-        for candidate in candidates(ref):
-            if candidate in self.overrides:
-                table = table_from(candidate, "override", self.overrides[candidate])
-                break
-            found = self._info(candidate, provider)
-            if found is not None:
-                provider_id, info, time_of_day = found
-                context = {"service_tier": service_tier} if service_tier else None
-                table = table_from(info.id, provider_id, info.get_prices(when, context))
-                if time_of_day:  # DeepSeek-style off-peak prices: never cache by day
-                    return table
-                break
-        self._cache[key] = table
-        return table
+        key = (model, when.date().isoformat(), service_tier or "")
+        if key in self.known:
+            return self.known[key]
+        if self._resolver is None:
+            from agentlog.usage.resolve import Resolver
 
-    def _info(self, ref: str, provider: str | None) -> tuple[str, ModelInfo, bool] | None:
-        cache_key = f"{provider}|{ref}"
-        if cache_key not in self._infos:
-            try:
-                prov, info = self._snapshot.find_provider_model(ref, None, provider, None)
-            except LookupError:
-                self._infos[cache_key] = None
-            else:
-                conditional = info.prices if isinstance(info.prices, list) else []
-                time_of_day = any(isinstance(c.constraint, TimeOfDateConstraint) for c in conditional)
-                self._infos[cache_key] = (prov.id, info, time_of_day)
-        return self._infos[cache_key]
+            self._resolver = Resolver.from_files(self.overrides_path, self.snapshot_path)
+        table, by_day = self._resolver.resolve(model, when, service_tier)
+        if by_day:  # off-peak prices change within a day: never kept
+            self.known[key] = self.resolved[key] = table
+        return table
 
     def price(self, call: Call, mode: CostMode = "auto") -> PricedCall:
         """One call's cost under ``mode`` (``auto``: the recorded cost when the agent
@@ -270,7 +207,37 @@ class Pricer:
             call=call, cost_usd=table.cost(call), cost_source="estimated", priced_as=table.model
         )
 
-    def price_all(self, calls: Iterable[Call], mode: CostMode = "auto") -> Iterator[PricedCall]:
-        """:meth:`price` over ``calls``, lazily."""
+    def price_all(
+        self,
+        calls: Iterable[Call],
+        mode: CostMode = "auto",
+        members: Callable[[Call], Iterable[Call]] | None = None,
+    ) -> Iterator[PricedCall]:
+        """:meth:`price` over ``calls``, lazily.  A record summing calls that fall
+        in different context tiers is replaced by its ``members`` (one record per
+        call).  Raises ``ValueError`` for such a record when ``members`` is ``None``."""
         for call in calls:
-            yield self.price(call, mode)
+            if call.calls > 1 and self._splits(call, mode):
+                if members is None:
+                    raise ValueError(f"{call.session_key}: summed calls span price tiers")
+                for member in members(call):
+                    yield self.price(member, mode)
+            else:
+                yield self.price(call, mode)
+
+    def _splits(self, call: Call, mode: CostMode) -> bool:
+        recorded = call.usage.cost_source == "recorded" and call.usage.cost_usd is not None
+        if mode == "recorded" or (recorded and mode == "auto") or not call.model:
+            return False
+        table = self.table(call.model, call.timestamp, call.service_tier)
+        return table is not None and table.splits(call)
+
+
+def _stat_sig(path: Path | None) -> str:
+    if path is None:
+        return "-"
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path}:-"
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"

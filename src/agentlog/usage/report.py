@@ -36,7 +36,8 @@ BLOCK = timedelta(hours=5)
 
 @dataclass
 class Totals:
-    """A running sum of priced calls (tokens, USD, sources, models seen)."""
+    """A running sum of priced calls (tokens, USD, sources, models seen);
+    ``calls`` and ``priced`` count single calls, also inside a summed record."""
 
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
     cost_usd: float = 0.0
@@ -58,19 +59,20 @@ class Totals:
         t["reasoning_tokens"] += u.reasoning_tokens
         t["total_tokens"] += u.total_tokens
         t["web_search_requests"] += u.web_search_requests
-        self.calls += 1
+        self.calls += pc.call.calls
         self.sources.add(pc.cost_source)
         if pc.cost_usd is not None:
             self.cost_usd += pc.cost_usd
-            self.priced += 1
+            self.priced += pc.call.calls
         if pc.call.model:
             self.models.setdefault(pc.call.model)
-        stamp = pc.call.timestamp
-        if stamp is not None:
-            if self.first is None or stamp < self.first:
-                self.first = stamp
-            if self.last is None or stamp > self.last:
-                self.last = stamp
+        first = pc.call.timestamp
+        if first is not None:
+            last = pc.call.last_timestamp or first
+            if self.first is None or first < self.first:
+                self.first = first
+            if self.last is None or last > self.last:
+                self.last = last
 
     def merge(self, other: Totals) -> None:
         """Add ``other``'s sums into this one."""

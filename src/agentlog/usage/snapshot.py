@@ -15,17 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import platformdirs
 from genai_prices import data_snapshot
 from genai_prices.types import _providers_from_raw  # the loader UpdatePrices uses
 from genai_prices.update_prices import DEFAULT_UPDATE_URL
 
 from agentlog.errors import AgentlogError
-
-
-def cached_prices_path() -> Path:
-    """Where ``agentlog prices update`` keeps the fetched table."""
-    return Path(platformdirs.user_cache_dir("agentlog")) / "genai-prices.json"
+from agentlog.usage.pricing import cached_prices_path
 
 
 def load_snapshot(path: Path | None = None) -> data_snapshot.DataSnapshot:

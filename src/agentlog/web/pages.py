@@ -12,7 +12,7 @@ import json
 import math
 from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
-from functools import cache
+from functools import partial
 from typing import Any, get_args
 from zoneinfo import ZoneInfo
 
@@ -24,8 +24,12 @@ from agentlog.cli.render import compact
 from agentlog.cli.usage import parse_day
 from agentlog.errors import AgentlogError, NotFound, UsageError
 from agentlog.index import queries
+from agentlog.index.prices import load_prices
 from agentlog.index.search import search as index_search
+from agentlog.index.usage import members, usage_records
 from agentlog.model import Session, SessionStatus, ToolCallPart
+from agentlog.usage.calls import Call
+from agentlog.usage.pricing import PricedCall, Pricer, cached_prices_path, default_overrides_path
 from agentlog.usage.report import BUCKETS, build_rows, group_key, in_range, zone
 from agentlog.web.app import connection
 from agentlog.web.charts import stacked_bars
@@ -42,21 +46,17 @@ UNITS = {"daily": "day", "weekly": "week", "monthly": "month"}
 COST_MODES = ("auto", "calculate", "recorded")
 
 
-@cache
-def _price_data() -> tuple[Any, Any]:
-    """The user's price overrides and the price table (read once per process)."""
-    from agentlog.usage.pricing import default_overrides_path, load_overrides
-    from agentlog.usage.snapshot import load_snapshot
-
-    return load_overrides(default_overrides_path()), load_snapshot()
+_KNOWN_PRICES: dict[Any, Any] = {}
+"""Price tables resolved by this process (the web index connection is read-only)."""
 
 
-def _priced(calls: Iterable[Any], mode: str = "auto") -> list[Any]:
-    """``calls`` priced as ``agentlog usage --cost-mode MODE`` prices them."""
-    from agentlog.usage.pricing import Pricer
-
-    overrides, snapshot = _price_data()
-    return list(Pricer(overrides, snapshot).price_all(calls, mode))  # type: ignore[arg-type]
+def _priced(conn: Any, calls: Iterable[Call], mode: str = "auto") -> list[PricedCall]:
+    """``calls`` (roll-up records) priced as ``agentlog usage --cost-mode MODE`` prices them."""
+    pricer = Pricer(default_overrides_path(), cached_prices_path(), _KNOWN_PRICES)
+    pricer.known.update(load_prices(conn, pricer.fingerprint()))
+    priced = list(pricer.price_all(calls, mode, partial(members, conn)))  # type: ignore[arg-type]
+    _KNOWN_PRICES.update(pricer.resolved)
+    return priced
 
 
 def _arg(name: str) -> str | None:
@@ -108,7 +108,10 @@ def user_error(exc: AgentlogError) -> tuple[str, int]:
 def _costs(keys: list[str]) -> dict[str, tuple[float | None, set[str]]]:
     """Each session's cost (USD; ``None`` when no call has a price) and cost sources."""
     out: dict[str, tuple[float | None, set[str]]] = {}
-    for pc in _priced(queries.usage_calls(connection(), session_keys=keys)) if keys else []:
+    conn = connection()
+    wanted = set(keys)
+    records = [r for r in usage_records(conn) if r.session_key in wanted]
+    for pc in _priced(conn, records):
         cost, sources = out.get(pc.call.session_key, (None, set()))
         if pc.cost_usd is not None:
             cost = (cost or 0.0) + pc.cost_usd
@@ -318,11 +321,9 @@ def usage() -> str:
     conn = connection()
     needle = (_arg("project") or "").lower()
     calls = [
-        c
-        for c in queries.usage_calls(conn, resolve_agent(_arg("agent")))
-        if needle in (c.project or "").lower()
+        c for c in usage_records(conn, resolve_agent(_arg("agent"))) if needle in (c.project or "").lower()
     ]
-    priced = [pc for pc in _priced(calls, mode) if in_range(pc, first, last, tz)]
+    priced = [pc for pc in _priced(conn, calls, mode) if in_range(pc, first, last, tz)]
     days = sorted({group_key(pc, period, tz) for pc in priced})
     names = sorted({(pc.call.model if by == "model" else pc.call.agent) or "unknown" for pc in priced})
     cost = {n: [0.0] * len(days) for n in names}

@@ -1,0 +1,40 @@
+"""The index's ``price_cache``: price tables resolved before, kept under the
+fingerprint of the files they came from (:meth:`agentlog.usage.pricing.Pricer.fingerprint`)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import msgspec
+
+from agentlog.usage.pricing import PriceKey, PriceTable
+
+_TABLE = msgspec.json.Decoder(PriceTable | None)
+
+
+def load_prices(conn: sqlite3.Connection, fingerprint: str) -> dict[PriceKey, PriceTable | None]:
+    """The tables kept under ``fingerprint`` (``None``: the model has no price)."""
+    rows = conn.execute(
+        "SELECT model, day, service_tier, price FROM price_cache WHERE fingerprint = ?", (fingerprint,)
+    )
+    return {(model, day, tier): _TABLE.decode(price) for model, day, tier, price in rows}
+
+
+def save_prices(
+    conn: sqlite3.Connection, fingerprint: str, tables: dict[PriceKey, PriceTable | None]
+) -> None:
+    """Keep ``tables`` under ``fingerprint``, dropping tables kept under another;
+    nothing happens on a connection that cannot write."""
+    if not tables:
+        return
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM price_cache WHERE fingerprint != ?", (fingerprint,))
+        conn.executemany(
+            "INSERT OR REPLACE INTO price_cache VALUES (?, ?, ?, ?, ?)",
+            [(fingerprint, *key, msgspec.json.encode(table).decode()) for key, table in tables.items()],
+        )
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError:  # read-only (the web viewer) or busy past the timeout
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")

@@ -1,0 +1,139 @@
+"""Usage records out of the index, for the usage reports.
+
+:func:`usage_records` gives :class:`~agentlog.usage.calls.Call` records from the
+roll-up (table ``usage_rollup``): the calls of one session and model summed per
+15-minute span and cost origin, a few hundred records where a long session has
+tens of thousands of calls.  Every
+report is exact on them: days in any zone (UTC offsets are whole quarter
+hours), 5-hour blocks (they start on the hour), price periods (a UTC day; the
+off-peak windows of genai-prices start on a quarter hour), and context tiers (a
+record whose calls straddle a tier boundary is priced from its
+:func:`members`).  Counted: not ``replayed``, not flagged
+:data:`~agentlog.usage.calls.NOT_CONSUMPTION`, not from a duplicate source.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from agentlog.index.store import USAGE_COLUMNS, usage_from
+from agentlog.model import Usage
+from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
+
+_COUNTED = f"m.replayed = 0 AND m.flags NOT LIKE '%\"{NOT_CONSUMPTION}\"%'"
+_PROMPT = "(u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens)"
+_BUCKET = (
+    "substr(m.timestamp, 1, 14) || printf('%02d', CAST(substr(m.timestamp, 15, 2) AS INTEGER) / 15 * 15)"
+)
+_RECORDED = "(u.cost_source IS 'recorded' AND u.cost_usd IS NOT NULL)"
+_STALE = "SELECT key FROM sessions WHERE key NOT IN (SELECT session_key FROM usage_rollup_state)"
+_AGGREGATE = f"""SELECT m.session_key, m.model, {_BUCKET} AS bucket, {_RECORDED} AS recorded, COUNT(*),
+        SUM(u.input_tokens), SUM(u.cache_read_tokens), SUM(u.cache_write_5m_tokens),
+        SUM(u.cache_write_1h_tokens), SUM(u.output_tokens), SUM(u.reasoning_tokens),
+        SUM(u.web_search_requests), SUM(CASE WHEN {_RECORDED} THEN u.cost_usd END),
+        MIN(m.timestamp), MAX(m.timestamp), MIN({_PROMPT}), MAX({_PROMPT})
+    FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+    WHERE m.session_key IN ({_STALE}) AND {_COUNTED}
+    GROUP BY m.session_key, m.model, bucket, recorded"""
+_COLUMNS = """r.session_key, s.agent, s.parent_key, s.cwd, r.model, r.recorded, r.calls,
+    r.input_tokens, r.cache_read_tokens, r.cache_write_5m_tokens, r.cache_write_1h_tokens,
+    r.output_tokens, r.reasoning_tokens, r.web_search_requests, r.cost_usd,
+    r.first_at, r.last_at, r.min_prompt, r.max_prompt"""
+
+
+def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
+    """The roll-up records of every counted call (of ``agent`` when given).
+
+    Roll-ups of sessions changed since they were built are rebuilt first and
+    stored; on a read-only connection they are summed for this read only.
+    """
+    stored = _refresh(conn)
+    rows = "SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state)"
+    query = f"""SELECT {_COLUMNS} FROM ({rows if stored else f"{rows} UNION ALL {_AGGREGATE}"}) r
+        JOIN sessions s ON s.key = r.session_key JOIN sources src ON src.id = s.source_id
+        WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}"""
+    roots = _roots(conn)
+    return [_record(row, roots) for row in conn.execute(query, (agent,) if agent else ())]
+
+
+def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
+    """The single calls a roll-up ``record`` sums."""
+    where = f"""m.session_key = ? AND m.model IS ? AND {_RECORDED} = ?
+        AND {_BUCKET} IS substr(?, 1, 14) || printf('%02d', CAST(substr(?, 15, 2) AS INTEGER) / 15 * 15)"""
+    stamp = record.timestamp.isoformat() if record.timestamp else None
+    recorded = int(record.usage.cost_source == "recorded")
+    return _calls(conn, where, [record.session_key, record.model, recorded, stamp, stamp])
+
+
+def _calls(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Call]:
+    query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp, {USAGE_COLUMNS}
+                FROM usage u JOIN messages m ON m.rowid = u.message_rowid
+                JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
+                WHERE {_COUNTED} AND src.duplicate_of IS NULL AND {where}
+                ORDER BY m.rowid"""
+    roots = _roots(conn)
+    return [
+        Call(
+            session_key=row[0],
+            agent=row[1],
+            parent_key=row[2],
+            project=row[3],
+            model=row[4],
+            timestamp=datetime.fromisoformat(row[5]) if row[5] else None,
+            root_key=roots.get(row[0], row[0]),
+            usage=usage_from(row[6:15]),
+        )
+        for row in conn.execute(query, params)
+    ]
+
+
+def _refresh(conn: sqlite3.Connection) -> bool:
+    """Rebuild and store the roll-ups of changed sessions; ``False`` when some
+    are changed and the connection cannot write."""
+    if conn.execute(f"{_STALE} LIMIT 1").fetchone() is None:
+        return True
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute(f"DELETE FROM usage_rollup WHERE session_key IN ({_STALE})")
+        conn.execute(f"INSERT INTO usage_rollup {_AGGREGATE}")
+        conn.execute(f"INSERT INTO usage_rollup_state (session_key) {_STALE}")
+        conn.execute("COMMIT")
+    except sqlite3.OperationalError:  # read-only (the web viewer) or busy past the timeout
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        return False
+    return True
+
+
+def _roots(conn: sqlite3.Connection) -> dict[str, str]:
+    return roots_of(dict(conn.execute("SELECT key, parent_key FROM sessions")))
+
+
+def _record(row: tuple[Any, ...], roots: dict[str, str]) -> Call:
+    recorded = bool(row[5])
+    return Call(
+        session_key=row[0],
+        agent=row[1],
+        parent_key=row[2],
+        project=row[3],
+        model=row[4],
+        timestamp=datetime.fromisoformat(row[15]) if row[15] else None,
+        last_timestamp=datetime.fromisoformat(row[16]) if row[16] else None,
+        root_key=roots.get(row[0], row[0]),
+        calls=row[6],
+        usage=Usage(
+            input_tokens=row[7],
+            cache_read_tokens=row[8],
+            cache_write_5m_tokens=row[9],
+            cache_write_1h_tokens=row[10],
+            output_tokens=row[11],
+            reasoning_tokens=row[12],
+            web_search_requests=row[13],
+            cost_usd=row[14] if recorded else None,
+            cost_source="recorded" if recorded else None,
+        ),
+        prompt_range=(row[17], row[18]),
+    )

@@ -1,0 +1,155 @@
+"""Price tables from genai-prices and the user's overrides: the one module that
+imports genai-prices (~0.1 s), loaded by :class:`agentlog.usage.pricing.Pricer`
+only when a (model, day, service tier) is not known yet.
+
+Overrides: ``prices.toml`` with genai-prices' key names, USD per million tokens
+and optional tiers (see :mod:`agentlog.usage.pricing`); an override applies to
+the normalised id (:mod:`agentlog.usage.models`) and wins over the table.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from genai_prices import data_snapshot
+from genai_prices.types import ModelInfo, ModelPrice, Tier, TieredPrices, TimeOfDateConstraint
+
+from agentlog.errors import UsageError
+from agentlog.usage.models import candidates, normalize
+from agentlog.usage.pricing import PriceTable, Rates
+from agentlog.usage.snapshot import load_snapshot
+
+_KEYS = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "output_mtok")
+
+
+def _at(value: Decimal | TieredPrices | None, level: int) -> Decimal | None:
+    if isinstance(value, TieredPrices):
+        price = value.base
+        for tier in value.tiers:
+            if tier.start <= level:
+                price = tier.price
+        return price
+    return value
+
+
+def table_from(model: str, provider: str, price: ModelPrice) -> PriceTable:
+    """A :class:`PriceTable` from a genai-prices ``ModelPrice`` (USD per MTok).
+
+    A missing cache-read or cache-write price falls back to the input price, a
+    missing 1-hour price to the 5-minute one (genai-prices' unit decomposition).
+    """
+    values = {key: getattr(price, key, None) for key in (*_KEYS, "web_searches_kcount")}
+    starts = sorted({t.start for v in values.values() if isinstance(v, TieredPrices) for t in v.tiers})
+    tiers = []
+    for level in (-1, *starts):
+        at = {key: _at(value, level) for key, value in values.items()}
+        inp = at["input_mtok"] or Decimal(0)
+        write = at["cache_write_mtok"] if at["cache_write_mtok"] is not None else inp
+        rates = Rates(
+            input=float(inp) / 1e6,
+            cache_read=float(at["cache_read_mtok"] if at["cache_read_mtok"] is not None else inp) / 1e6,
+            cache_write_5m=float(write) / 1e6,
+            cache_write_1h=float(
+                at["cache_write_1h_mtok"] if at["cache_write_1h_mtok"] is not None else write
+            )
+            / 1e6,
+            output=float(at["output_mtok"] or 0) / 1e6,
+            web_search=float(at["web_searches_kcount"] or 0) / 1e3,
+        )
+        tiers.append((level, rates))
+    return PriceTable(model=model, provider=provider, tiers=tuple(tiers))
+
+
+def load_overrides(path: Path | None) -> dict[str, ModelPrice]:
+    """Model id (lower case) → prices from an override file; ``{}`` when absent.
+
+    Raises :class:`~agentlog.errors.UsageError` for a malformed file.
+    """
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"{path}: cannot read price overrides ({exc})") from None
+    out = {}
+    for model, spec in (data.get("models") or {}).items():
+        if not isinstance(spec, dict):
+            raise UsageError(f"{path}: [models.{model!r}] must be a table")
+        out[model.lower()] = _override_price(path, model, spec)
+    return out
+
+
+def _override_price(path: Path, model: str, spec: Mapping[str, Any]) -> ModelPrice:
+    def number(value: Any, key: str) -> Decimal:
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise UsageError(f"{path}: models.{model}.{key} must be a non-negative number")
+        return Decimal(str(value))
+
+    tiers = spec.get("tiers") or []
+    prices: dict[str, Decimal | TieredPrices] = {}
+    for key in (*_KEYS, "web_searches_kcount"):
+        if key not in spec:
+            continue
+        base = number(spec[key], key)
+        steps = [(int(t["start"]), number(t[key], key)) for t in tiers if key in t]
+        if steps:
+            prices[key] = TieredPrices(base=base, tiers=[Tier(start=s, price=p) for s, p in steps])
+        else:
+            prices[key] = base
+    return ModelPrice(**prices)
+
+
+class Resolver:
+    """Finds the price of a recorded model id at a time, in the overrides first,
+    then in a genai-prices snapshot (``None``: the bundled one)."""
+
+    def __init__(
+        self,
+        overrides: Mapping[str, ModelPrice] | None = None,
+        snapshot: data_snapshot.DataSnapshot | None = None,
+    ) -> None:
+        self.overrides = dict(overrides or {})
+        self._snapshot = snapshot or data_snapshot.get_snapshot()
+        self._infos: dict[str, tuple[str, ModelInfo, bool] | None] = {}
+
+    @classmethod
+    def from_files(cls, overrides_path: Path | None, snapshot_path: Path | None) -> Resolver:
+        """A resolver over an override file and a fetched table (see :class:`Pricer`)."""
+        snapshot = load_snapshot(snapshot_path) if snapshot_path else None
+        return cls(load_overrides(overrides_path), snapshot)
+
+    def resolve(
+        self, model: str, when: datetime, service_tier: str | None = None
+    ) -> tuple[PriceTable | None, bool]:
+        """``(the rates for model at when, or None; whether they hold all that UTC
+        day)``: off-peak prices (DeepSeek) change within a day."""
+        ref, provider = normalize(model, when)
+        for candidate in candidates(ref):
+            if candidate in self.overrides:
+                return table_from(candidate, "override", self.overrides[candidate]), True
+            found = self._info(candidate, provider)
+            if found is not None:
+                provider_id, info, time_of_day = found
+                context = {"service_tier": service_tier} if service_tier else None
+                return table_from(info.id, provider_id, info.get_prices(when, context)), not time_of_day
+        return None, True
+
+    def _info(self, ref: str, provider: str | None) -> tuple[str, ModelInfo, bool] | None:
+        cache_key = f"{provider}|{ref}"
+        if cache_key not in self._infos:
+            try:
+                prov, info = self._snapshot.find_provider_model(ref, None, provider, None)
+            except LookupError:
+                self._infos[cache_key] = None
+            else:
+                conditional = info.prices if isinstance(info.prices, list) else []
+                time_of_day = any(isinstance(c.constraint, TimeOfDateConstraint) for c in conditional)
+                self._infos[cache_key] = (prov.id, info, time_of_day)
+        return self._infos[cache_key]

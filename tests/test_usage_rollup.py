@@ -1,0 +1,284 @@
+"""The usage roll-up (index table ``usage_rollup``) and the price cache: reports
+from summed records equal reports from single calls, roll-ups follow every
+change, and a warm report does not load genai-prices or scan entry points."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentlog.adapters import all_adapters, entry_point_values
+from agentlog.index.db import connect
+from agentlog.index.prices import load_prices
+from agentlog.index.sync import sync
+from agentlog.index.usage import members, usage_records
+from agentlog.load import load_sessions
+from agentlog.usage import Pricer, calls_from_sessions
+from agentlog.usage.report import GROUPS, build_blocks, build_rows, row_dict, zone
+from test_index import make_home
+from test_usage import claude_line
+
+ADAPTERS = all_adapters()
+SONNET45 = "claude-sonnet-4-5"
+START = datetime(2026, 11, 2, 9, 58, tzinfo=UTC)
+
+
+def _stamp(minutes: float) -> str:
+    return (START + timedelta(minutes=minutes)).isoformat().replace("+00:00", "Z")
+
+
+def busy_session(path: Path) -> None:
+    """One Claude session of 40 calls over 100 minutes in two models, with
+    prompts on both sides of the 200K tier inside one quarter hour, a recorded
+    cost, and a call without a time."""
+    lines = []
+    for n in range(40):
+        prompt = 150_000 if n % 3 else 250_000
+        usage = {
+            "input_tokens": 10 + n,
+            "cache_read_input_tokens": prompt - 10 - n,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": 100 + n,
+        }
+        model = SONNET45 if n % 4 else "claude-opus-4-1"
+        line = claude_line(n, model, usage, when=_stamp(n * 2.5))
+        line["sessionId"] = "busy"
+        if n == 7:
+            line["costUSD"] = 0.5
+        if n == 11:
+            del line["timestamp"]
+        lines.append(json.dumps(line))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture
+def home_index(tmp_path):
+    home = make_home(tmp_path)
+    busy_session(home / ".claude/projects/-tmp-busy/busy.jsonl")
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    return home, conn
+
+
+def _key(call) -> tuple:
+    return (call.session_key, call.model, call.timestamp, msgspec.to_builtins(call.usage))
+
+
+def _singles(conn: sqlite3.Connection) -> list:
+    return [m for r in usage_records(conn) for m in members(conn, r)]
+
+
+def test_records_hold_exactly_the_calls_parsing_counts(home_index):
+    home, conn = home_index
+    records = usage_records(conn)
+    singles = _singles(conn)
+    assert sum(r.calls for r in records) == len(singles) > len(records)
+    parsed = list(calls_from_sessions(load_sessions(env={"HOME": str(home)}, home=home)))
+    assert sorted(map(_key, singles), key=repr) == sorted(map(_key, parsed), key=repr)
+    busy = [r for r in records if r.session_key == "claude_code:busy"]
+    assert sum(r.calls for r in busy) == 40
+    assert [r.calls for r in busy if r.timestamp is None] == [1]
+
+
+@pytest.mark.parametrize("tz_name", ["UTC", "Asia/Tokyo", "Asia/Kathmandu", "America/St_Johns"])
+@pytest.mark.parametrize("mode", ["auto", "calculate", "recorded"])
+def test_reports_from_records_equal_reports_from_single_calls(home_index, tz_name, mode):
+    _, conn = home_index
+    tz = zone(tz_name)
+    records = usage_records(conn)
+    singles = _singles(conn)
+    for group in GROUPS:
+        got_rows, got_total = build_rows(Pricer().price_all(records, mode, partial(members, conn)), group, tz)
+        want_rows, want_total = build_rows(Pricer().price_all(singles, mode), group, tz)
+        got = [row_dict(r, group, True, True) for r in got_rows]
+        want = [row_dict(r, group, True, True) for r in want_rows]
+        assert len(got) == len(want) and len(got) > 0
+        for a, b in zip([*got, got_total.as_dict()], [*want, want_total.as_dict()], strict=True):
+            _close(a, b)
+    now = START + timedelta(hours=1)
+    got_blocks = build_blocks(Pricer().price_all(records, mode, partial(members, conn)), now)
+    want_blocks = build_blocks(Pricer().price_all(singles, mode), now)
+    assert len(got_blocks) == len(want_blocks) > 1
+    for a, b in zip(got_blocks, want_blocks, strict=True):
+        _close(a.as_dict(now), b.as_dict(now))
+
+
+def _close(got: dict, want: dict) -> None:
+    """Equal rows; USD amounts (rounded to 6 places) may differ in the last place:
+    sums in another order can fall on the other side of a half micro-dollar."""
+    assert got.keys() == want.keys()
+    for key, value in got.items():
+        if key == "breakdown":
+            for a, b in zip(value, want[key], strict=True):
+                _close(a, b)
+        elif isinstance(value, float) or isinstance(want[key], float):
+            assert value == pytest.approx(want[key], abs=1.0001e-6), key
+        else:
+            assert value == want[key], key
+
+
+def test_a_record_across_the_200k_tier_is_priced_call_by_call(home_index):
+    _, conn = home_index
+    (record,) = [
+        r
+        for r in usage_records(conn)
+        if r.session_key == "claude_code:busy"
+        and r.model == SONNET45
+        and r.prompt_tokens[0] < 200_000 < r.prompt_tokens[1]
+    ][:1]
+    assert record.calls > 1
+    with pytest.raises(ValueError, match="span price tiers"):
+        list(Pricer().price_all([record]))
+    whole = sum(pc.cost_usd for pc in Pricer().price_all([record], members=partial(members, conn)))
+    single = [Pricer().price(c) for c in members(conn, record)]
+    assert whole == pytest.approx(sum(pc.cost_usd for pc in single), abs=1e-12)
+    long_rate = [pc for pc in single if pc.call.prompt_tokens[0] > 200_000]
+    assert long_rate and all(
+        pc.cost_usd
+        == pytest.approx(
+            pc.call.usage.input_tokens * 6e-6
+            + pc.call.usage.cache_read_tokens * 0.6e-6
+            + pc.call.usage.output_tokens * 22.5e-6
+        )
+        for pc in long_rate
+    )
+
+
+def test_roll_ups_follow_appends_rewrites_and_removals(home_index):
+    home, conn = home_index
+    path = home / ".claude/projects/-tmp-busy/busy.jsonl"
+    total = lambda: sum(r.usage.output_tokens for r in usage_records(conn))  # noqa: E731
+    before = total()
+    assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone()[0] > 0
+    with open(path, "a") as fh:
+        line = claude_line(99, SONNET45, {"input_tokens": 1, "output_tokens": 1_000}, when=_stamp(3))
+        line["sessionId"] = "busy"
+        fh.write(json.dumps(line) + "\n")
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert conn.execute(
+        "SELECT COUNT(*) FROM usage_rollup_state WHERE session_key = 'claude_code:busy'"
+    ).fetchone() == (0,)
+    assert total() == before + 1_000
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[:10]) + "\n")  # shorter: re-read whole
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    busy = [r for r in usage_records(conn) if r.session_key == "claude_code:busy"]
+    assert sum(r.calls for r in busy) == 10
+    path.unlink()
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert [r for r in usage_records(conn) if r.session_key == "claude_code:busy"] == []
+    assert conn.execute(
+        "SELECT COUNT(*) FROM usage_rollup WHERE session_key = 'claude_code:busy'"
+    ).fetchone() == (0,)
+
+
+def test_a_read_only_connection_sums_without_writing(home_index, tmp_path):
+    _, conn = home_index
+    readonly = connect(tmp_path / "index.sqlite", readonly=True)
+    got = usage_records(readonly)
+    assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (0,)
+    assert sorted(map(_key, got), key=repr) == sorted(map(_key, usage_records(conn)), key=repr)
+
+
+def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """The CLI in a fresh process, printing which heavy modules it loaded."""
+    code = (
+        "import sys\nfrom agentlog.cli import main\nmain(sys.argv[1:])\n"
+        "print(json.dumps(sorted(m for m in ('genai_prices', 'rich', 'importlib.metadata') if m in sys.modules)),"
+        " file=sys.stderr)"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", "import json\n" + code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+
+
+def test_a_warm_report_loads_no_price_library_and_no_rich(tmp_path):
+    home = make_home(tmp_path)
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "AGENTLOG_INDEX": str(tmp_path / "i.sqlite"),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+    }
+    env.pop("XDG_CACHE_HOME", None)
+    first = _cli(env, "usage", "session", "--json")
+    assert "genai_prices" in first.stderr
+    conn = sqlite3.connect(tmp_path / "i.sqlite")
+    assert conn.execute("SELECT COUNT(*) FROM price_cache").fetchone()[0] > 0
+    second = _cli(env, "usage", "session", "--json")
+    assert json.loads(second.stderr.splitlines()[-1]) == []
+    assert json.loads(second.stdout) == json.loads(first.stdout)
+
+
+def test_changed_overrides_are_never_served_from_the_cache(tmp_path):
+    home = tmp_path / "home"
+    line = claude_line(1, "claude-mystery-9", {"input_tokens": 1_000_000, "output_tokens": 0})
+    (home / ".claude/projects/-p").mkdir(parents=True)
+    (home / ".claude/projects/-p/s.jsonl").write_text(json.dumps(line) + "\n")
+    prices = tmp_path / "cfg" / "agentlog" / "prices.toml"
+    prices.parent.mkdir(parents=True)
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "AGENTLOG_INDEX": str(tmp_path / "i.sqlite"),
+        "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+    }
+    costs = []
+    for rate in (2.0, 3.0):
+        prices.write_text(f'[models."claude-mystery-9"]\ninput_mtok = {rate}\noutput_mtok = 1.0\n')
+        os.utime(prices, ns=(int(rate * 1e9), int(rate * 1e9)))
+        costs.append(json.loads(_cli(env, "usage", "--json").stdout)["totals"]["cost_usd"])
+    assert costs == [2.0, 3.0]
+    conn = sqlite3.connect(tmp_path / "i.sqlite")
+    assert conn.execute("SELECT COUNT(DISTINCT fingerprint) FROM price_cache").fetchone() == (1,)
+
+
+def test_price_cache_round_trip(home_index):
+    _, conn = home_index
+    pricer = Pricer()
+    table = pricer.table(SONNET45, START)
+    missing = pricer.table("no-such-model", START)
+    assert missing is None and set(pricer.resolved) == {
+        (SONNET45, "2026-11-02", ""),
+        ("no-such-model", "2026-11-02", ""),
+    }
+    from agentlog.index.prices import save_prices
+
+    save_prices(conn, "fp", pricer.resolved)
+    assert load_prices(conn, "fp") == {
+        (SONNET45, "2026-11-02", ""): table,
+        ("no-such-model", "2026-11-02", ""): None,
+    }
+    assert load_prices(conn, "other") == {}
+
+
+def test_entry_points_are_cached_by_the_folders_they_come_from(tmp_path, monkeypatch):
+    from importlib.metadata import entry_points
+
+    cache = tmp_path / "entry-points.json"
+    want = [(ep.name, ep.value) for ep in entry_points(group="agentlog.adapters")]
+    assert entry_point_values(cache) == want
+    kept = json.loads(cache.read_text())
+    kept["entry_points"] = [["fake", "agentlog.adapters.pi:PiAdapter"]]
+    cache.write_text(json.dumps(kept))
+    assert entry_point_values(cache) == [("fake", "agentlog.adapters.pi:PiAdapter")]  # same folders: kept
+    folder = tmp_path / "site"
+    folder.mkdir()
+    monkeypatch.setattr(sys, "path", [*sys.path, str(folder)])
+    assert entry_point_values(cache) == want  # a new folder on sys.path: scanned again
+    cache.write_text("{broken")
+    assert entry_point_values(cache) == want
