@@ -12,10 +12,22 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from agentlog.model import Message, Session, Usage
+if TYPE_CHECKING:
+    from agentlog.model import Message, Session, Usage
 
 __all__ = ["Message", "Session", "Usage", "sessions"]
+
+
+def __getattr__(name: str) -> Any:
+    # The model is loaded on first use, so `agentlog.cli` starts without it
+    # until it needs it (see agentlog._console).
+    if name in ("Message", "Session", "Usage"):
+        from agentlog import model
+
+        return getattr(model, name)
+    raise AttributeError(f"module 'agentlog' has no attribute {name!r}")
 
 
 def sessions(

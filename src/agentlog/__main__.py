@@ -1,4 +1,4 @@
-from agentlog.cli import main
+from agentlog._console import main
 
 if __name__ == "__main__":
     main()

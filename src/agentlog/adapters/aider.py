@@ -50,7 +50,6 @@ Tokens (approximate)
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -171,6 +170,8 @@ class _HistoryParse:
     def __init__(self, ref: SourceRef, data: bytes) -> None:
         self.ref = ref
         self.text = data.decode("utf-8", errors="replace")
+        import hashlib  # OpenSSL: only when a history is parsed
+
         self.digest = hashlib.sha1(ref.path.encode()).hexdigest()[:8]
         self.runs: list[_Run] = []
         self.preamble = Diagnostics()

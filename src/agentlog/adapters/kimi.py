@@ -56,7 +56,6 @@ Subagents: ``meta.json`` gives ``subagent_type``, ``description`` and ``status``
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -125,6 +124,8 @@ def tool_name(raw: str) -> str:
 
 def work_dir_key(path: str, kaos: str = "local") -> str:
     """The session folder name of a work dir: ``md5(path)``, ``<kaos>_<md5>`` off local."""
+    import hashlib  # OpenSSL: only when Kimi's logs are read
+
     digest = hashlib.md5(path.encode(), usedforsecurity=False).hexdigest()
     return digest if kaos == "local" else f"{kaos}_{digest}"
 
