@@ -536,3 +536,12 @@ def test_fast_scan_survives_bad_lines(tmp_path):
     plain.write_bytes(b"\n".join([json.dumps(good).encode(), json.dumps(odd).encode()]) + b"\n")
     full = list(calls_from_sessions(parse_files("claude_code", plain)))
     assert sorted((c.usage.input_tokens, c.usage.output_tokens) for c in full) == [(0, 2), (9, 0)]
+
+
+def test_usage_json_names_the_zone_rejects_reversed_ranges_and_empty_totals_have_no_source(tmp_path):
+    env = {"HOME": str(tmp_path), "TZ": "Europe/Berlin"}
+    data = usage_json(env, "daily")
+    assert data["timezone"] == "Europe/Berlin"
+    assert data["rows"] == [] and data["totals"]["cost_source"] is None and data["totals"]["calls"] == 0
+    code, _, err = run("usage", "--since", "2026-02-01", "--until", "2026-01-01", env=env)
+    assert code == 2 and "--since 2026-02-01 is after --until 2026-01-01" in err

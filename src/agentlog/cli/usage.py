@@ -66,6 +66,16 @@ def _zone(name: str | None) -> ZoneInfo | None:
         raise UsageError(f"unknown time zone {name!r} (use an IANA name like Europe/Berlin)") from None
 
 
+def _local_zone_name() -> str:
+    """The machine's IANA zone name (``TZ`` or the system setting), for the JSON."""
+    from tzlocal import get_localzone_name
+
+    try:
+        return get_localzone_name() or "local"
+    except Exception:  # tzlocal raises its own errors for an unreadable setting
+        return "local"
+
+
 def _money(cost: float | None) -> str:
     return "" if cost is None else f"${cost:,.2f}"
 
@@ -182,6 +192,8 @@ def usage(
         return
     agent = resolve_agent(agent)
     first, last = parse_day(since, tz), parse_day(until, tz)
+    if first and last and first > last:
+        raise UsageError(f"--since {first} is after --until {last}")
     if report == "blocks" and agent is None:
         agent = "claude_code"
     load = LoadReport()
@@ -218,7 +230,7 @@ def usage(
         print_json(
             {
                 "report": group,
-                "timezone": tz_name or "local",
+                "timezone": tz_name or _local_zone_name(),
                 "rows": [row_dict(r, group, with_cost, breakdown) for r in rows],
                 "totals": total.as_dict(with_cost),
                 "warnings": warnings,

@@ -94,7 +94,9 @@ class Totals:
         out: dict[str, Any] = dict(self.tokens)
         if with_cost:
             out["cost_usd"] = round(self.cost_usd, 6) if self.priced else None
-            out["cost_source"] = next(iter(self.sources)) if len(self.sources) == 1 else "mixed"
+            out["cost_source"] = (
+                None if not self.sources else next(iter(self.sources)) if len(self.sources) == 1 else "mixed"
+            )
         out["models"] = sorted(self.models)
         out["calls"] = self.calls
         return out
