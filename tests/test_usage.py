@@ -9,7 +9,10 @@ tables as genai-prices 0.2.3 ships them.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -539,8 +542,14 @@ def test_fast_scan_survives_bad_lines(tmp_path):
 
 
 def test_usage_json_names_the_zone_rejects_reversed_ranges_and_empty_totals_have_no_source(tmp_path):
-    env = {"HOME": str(tmp_path), "TZ": "Europe/Berlin"}
-    data = usage_json(env, "daily")
+    env = {"HOME": str(tmp_path), "TZ": "Europe/Berlin", "AGENTLOG_INDEX": str(tmp_path / "i.sqlite")}
+    out = subprocess.run(
+        [sys.executable, "-m", "agentlog", "usage", "--json"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+    )
+    data = json.loads(out.stdout)
     assert data["timezone"] == "Europe/Berlin"
     assert data["rows"] == [] and data["totals"]["cost_source"] is None and data["totals"]["calls"] == 0
     code, _, err = run("usage", "--since", "2026-02-01", "--until", "2026-01-01", env=env)

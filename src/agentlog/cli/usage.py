@@ -66,16 +66,6 @@ def _zone(name: str | None) -> ZoneInfo | None:
         raise UsageError(f"unknown time zone {name!r} (use an IANA name like Europe/Berlin)") from None
 
 
-def _local_zone_name() -> str:
-    """The machine's IANA zone name (``TZ`` or the system setting), for the JSON."""
-    from tzlocal import get_localzone_name
-
-    try:
-        return get_localzone_name() or "local"
-    except Exception:  # tzlocal raises its own errors for an unreadable setting
-        return "local"
-
-
 def _money(cost: float | None) -> str:
     return "" if cost is None else f"${cost:,.2f}"
 
@@ -230,7 +220,7 @@ def usage(
         print_json(
             {
                 "report": group,
-                "timezone": tz_name or _local_zone_name(),
+                "timezone": tz.key if tz is not None else "local",
                 "rows": [row_dict(r, group, with_cost, breakdown) for r in rows],
                 "totals": total.as_dict(with_cost),
                 "warnings": warnings,

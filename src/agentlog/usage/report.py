@@ -103,11 +103,20 @@ class Totals:
 
 
 def zone(name: str | None) -> ZoneInfo | None:
-    """The IANA zone ``name`` (``None`` = the machine's local zone).
+    """The IANA zone ``name``; for ``None`` the machine's zone (``TZ`` or the
+    system setting, read by tzlocal), or ``None`` (the C library's local time)
+    when that cannot be told.
 
     Raises ``zoneinfo.ZoneInfoNotFoundError`` (a ``KeyError``) for an unknown name.
     """
-    return ZoneInfo(name) if name else None
+    if name:
+        return ZoneInfo(name)
+    from tzlocal import get_localzone
+
+    try:
+        return get_localzone()
+    except Exception:  # tzlocal's own errors for a setting it cannot read
+        return None
 
 
 def local_day(stamp: datetime, tz: ZoneInfo | None) -> date:
