@@ -20,7 +20,6 @@ from datetime import datetime
 from typing import Any
 
 from agentlog.index.store import USAGE_COLUMNS, usage_from
-from agentlog.model import Usage
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 
 _COUNTED = f"m.replayed = 0 AND m.flags NOT LIKE '%\"{NOT_CONSUMPTION}\"%'"
@@ -38,10 +37,11 @@ _AGGREGATE = f"""SELECT m.session_key, m.model, {_BUCKET} AS bucket, {_RECORDED}
     FROM messages m JOIN usage u ON u.message_rowid = m.rowid
     WHERE m.session_key IN ({_STALE}) AND {_COUNTED}
     GROUP BY m.session_key, m.model, bucket, recorded"""
-_COLUMNS = """r.session_key, s.agent, s.parent_key, s.cwd, r.model, r.recorded, r.calls,
-    r.input_tokens, r.cache_read_tokens, r.cache_write_5m_tokens, r.cache_write_1h_tokens,
-    r.output_tokens, r.reasoning_tokens, r.web_search_requests, r.cost_usd,
-    r.first_at, r.last_at, r.min_prompt, r.max_prompt"""
+_CALL = "s.agent, s.parent_key, s.cwd"
+_RECORD_COLUMNS = f"""r.session_key, {_CALL}, r.model, r.first_at, r.input_tokens, r.cache_read_tokens,
+    r.cache_write_5m_tokens, r.cache_write_1h_tokens, r.output_tokens, r.reasoning_tokens,
+    r.web_search_requests, CASE WHEN r.recorded THEN r.cost_usd END,
+    CASE WHEN r.recorded THEN 'recorded' END, r.calls, r.last_at, r.min_prompt, r.max_prompt"""
 
 
 def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
@@ -52,11 +52,14 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
     """
     stored = _refresh(conn)
     rows = "SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state)"
-    query = f"""SELECT {_COLUMNS} FROM ({rows if stored else f"{rows} UNION ALL {_AGGREGATE}"}) r
+    query = f"""SELECT {_RECORD_COLUMNS} FROM ({rows if stored else f"{rows} UNION ALL {_AGGREGATE}"}) r
         JOIN sessions s ON s.key = r.session_key JOIN sources src ON src.id = s.source_id
         WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}"""
     roots = _roots(conn)
-    return [_record(row, roots) for row in conn.execute(query, (agent,) if agent else ())]
+    return [
+        _call(row, roots, calls=row[15], last_timestamp=_time(row[16]), prompt_range=(row[17], row[18]))
+        for row in conn.execute(query, (agent,) if agent else ())
+    ]
 
 
 def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
@@ -69,25 +72,13 @@ def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
 
 
 def _calls(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Call]:
-    query = f"""SELECT s.key, s.agent, s.parent_key, s.cwd, m.model, m.timestamp, {USAGE_COLUMNS}
+    query = f"""SELECT s.key, {_CALL}, m.model, m.timestamp, {USAGE_COLUMNS}
                 FROM usage u JOIN messages m ON m.rowid = u.message_rowid
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
                 WHERE {_COUNTED} AND src.duplicate_of IS NULL AND {where}
                 ORDER BY m.rowid"""
     roots = _roots(conn)
-    return [
-        Call(
-            session_key=row[0],
-            agent=row[1],
-            parent_key=row[2],
-            project=row[3],
-            model=row[4],
-            timestamp=datetime.fromisoformat(row[5]) if row[5] else None,
-            root_key=roots.get(row[0], row[0]),
-            usage=usage_from(row[6:15]),
-        )
-        for row in conn.execute(query, params)
-    ]
+    return [_call(row, roots) for row in conn.execute(query, params)]
 
 
 def _refresh(conn: sqlite3.Connection) -> bool:
@@ -112,28 +103,20 @@ def _roots(conn: sqlite3.Connection) -> dict[str, str]:
     return roots_of(dict(conn.execute("SELECT key, parent_key FROM sessions")))
 
 
-def _record(row: tuple[Any, ...], roots: dict[str, str]) -> Call:
-    recorded = bool(row[5])
+def _time(text: str | None) -> datetime | None:
+    return datetime.fromisoformat(text) if text else None
+
+
+def _call(row: Sequence[Any], roots: dict[str, str], **extra: Any) -> Call:
+    """A call from ``(session key, agent, parent key, cwd, model, time, *usage values)``."""
     return Call(
         session_key=row[0],
         agent=row[1],
         parent_key=row[2],
         project=row[3],
         model=row[4],
-        timestamp=datetime.fromisoformat(row[15]) if row[15] else None,
-        last_timestamp=datetime.fromisoformat(row[16]) if row[16] else None,
+        timestamp=_time(row[5]),
         root_key=roots.get(row[0], row[0]),
-        calls=row[6],
-        usage=Usage(
-            input_tokens=row[7],
-            cache_read_tokens=row[8],
-            cache_write_5m_tokens=row[9],
-            cache_write_1h_tokens=row[10],
-            output_tokens=row[11],
-            reasoning_tokens=row[12],
-            web_search_requests=row[13],
-            cost_usd=row[14] if recorded else None,
-            cost_source="recorded" if recorded else None,
-        ),
-        prompt_range=(row[17], row[18]),
+        usage=usage_from(row[6:15]),
+        **extra,
     )
