@@ -266,3 +266,13 @@ def test_search_highlights_matches_without_leaking_markers():
     )
     code, out, _ = run("--demo", "search", "rounding")
     assert code == 0 and "rounding" in out and "␂" not in out and "\x02" not in out
+
+
+def test_agents_lists_missing_folders_only_on_request(tmp_path):
+    code, out, _ = run("agents", env={"HOME": str(tmp_path)})
+    assert code == 0
+    cline = out.split("Cline (cline): 0 files\n")[1].split("\n")[0]
+    assert cline.strip().startswith("✗ none of ") and "(--all lists them)" in cline
+    assert "saoudrizwan.claude-dev" not in out
+    code, out, _ = run("agents", "--all", env={"HOME": str(tmp_path)})
+    assert code == 0 and out.count("saoudrizwan.claude-dev") > 5

@@ -184,8 +184,9 @@ def agents_markdown() -> str:
 @main.command()
 @json_option
 @click.option("--markdown", is_flag=True, help="Print the supported-agents table as Markdown.")
+@click.option("--all", "show_all", is_flag=True, help="List every folder searched, also the missing ones.")
 @pass_app
-def agents(app: App, as_json: bool, markdown: bool) -> None:
+def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
     """Supported agents, the folders searched, and what was found there."""
     if markdown:
         click.echo(agents_markdown(), nl=False)
@@ -208,9 +209,19 @@ def agents(app: App, as_json: bool, markdown: bool) -> None:
     for row in rows:
         files = f"{row['sources']} file" + ("" if row["sources"] == 1 else "s")
         app.console.print(f"[bold]{row['name']}[/bold] ({row['agent']}): {files}")
-        for root in row["roots"]:
+        missing = [r for r in row["roots"] if not r["exists"]]
+        for root in (
+            row["roots"] if show_all or len(missing) == 1 else [r for r in row["roots"] if r["exists"]]
+        ):
             mark = "[green]✓[/green]" if root["exists"] else "[dim]✗[/dim]"
             app.console.print(f"  {mark} {clean(tilde(root['path'], str(app.home)))}", soft_wrap=True)
+        if len(missing) > 1 and not show_all:
+            what = (
+                f"none of {len(missing)} places present"
+                if len(missing) == len(row["roots"])
+                else f"{plural(len(missing), 'other place')} not present"
+            )
+            app.console.print(f"  [dim]✗ {what} (--all lists them)[/dim]")
         if row["env"]:
             app.console.print(f"  [dim]set by {', '.join(row['env'])}[/dim]")
     for error in LOAD_ERRORS:
