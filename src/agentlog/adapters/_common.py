@@ -153,14 +153,6 @@ def normalise_tool(raw: str, names: Mapping[str, str]) -> str:
     return names.get(name, name)
 
 
-def header_copy(header: Session, diagnostics: Diagnostics) -> Session:
-    """A copy of a parser's session header carrying a copy of ``diagnostics``, so the
-    parser can go on updating its own (for :meth:`LineParser.headers`)."""
-    copy = msgspec.structs.replace(header, sources=list(header.sources))
-    copy.diagnostics = msgspec.msgpack.decode(msgspec.msgpack.encode(diagnostics), type=Diagnostics)
-    return copy
-
-
 def vscode_state_dbs(root: Path) -> list[tuple[Path, Path | None]]:
     """The ``state.vscdb`` files of a VS Code-family user dir, each with its
     ``workspace.json`` (``None`` for ``globalStorage``): the global one first, then
@@ -385,8 +377,8 @@ def mapped_tool(raw: str, names: Mapping[str, str]) -> str:
 
 
 def snapshot_header(session: Session, title: str | None, diagnostics: Diagnostics) -> Session:
-    """A copy of a parser's session header for :meth:`LineParser.headers`, with its
-    title and a copy of the diagnostics (the parser keeps counting in its own)."""
+    """A copy of a parser's session header for :meth:`LineParser.headers`, with
+    ``title`` and a copy of ``diagnostics`` (the parser keeps counting in its own)."""
     header = msgspec.structs.replace(session, sources=list(session.sources))
     header.title = title
     header.diagnostics = msgspec.msgpack.decode(msgspec.msgpack.encode(diagnostics), type=Diagnostics)

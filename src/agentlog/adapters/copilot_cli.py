@@ -67,10 +67,10 @@ import msgspec
 from agentlog.adapters._common import (
     as_int,
     as_str,
-    header_copy,
     json_value,
     normalise_tool,
     parse_time,
+    snapshot_header,
 )
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -400,7 +400,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         if self.state.header is None and self.diagnostics.records_total == 0:
             return []
         current = self.state.header or self._new_header(self._file_id())  # never emits here
-        header = header_copy(current, self.diagnostics)
+        header = snapshot_header(current, current.title, self.diagnostics)
         header.ended_at = self.state.ended_at
         header.title = self.state.first_prompt
         return [header]

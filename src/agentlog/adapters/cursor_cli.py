@@ -42,10 +42,10 @@ import msgspec
 
 from agentlog.adapters._common import (
     as_str,
-    header_copy,
     json_value,
     normalise_tool,
     parse_time,
+    snapshot_header,
 )
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -195,7 +195,7 @@ class CursorCliParser(LineParser[CursorCliState]):
     def headers(self) -> list[Session]:
         if self.state.header is None and self.diagnostics.records_total == 0:
             return []
-        header = header_copy(self.session, self.diagnostics)
+        header = snapshot_header(self.session, self.session.title, self.diagnostics)
         header.title = header.title or self.state.first_prompt
         header.models = [self.state.model] if self.state.model else []
         return [header]
