@@ -398,3 +398,7 @@ def test_syncer_shows_new_sessions_without_restart(tmp_path):
     (target / demo_claude.name).write_bytes(demo_claude.read_bytes())
     Syncer(path, {"HOME": str(home)}, home, [], interval=60).sync_once()
     assert len(session_links(text(client.get("/")))) == 2
+    conn = sqlite3.connect(path)  # and the usage roll-ups are ready for the usage page
+    assert conn.execute(
+        "SELECT COUNT(*) FROM sessions WHERE key NOT IN (SELECT session_key FROM usage_rollup_state)"
+    ).fetchone() == (0,)

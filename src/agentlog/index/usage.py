@@ -50,7 +50,7 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
     Roll-ups of sessions changed since they were built are rebuilt first and
     stored; on a read-only connection they are summed for this read only.
     """
-    stored = _refresh(conn)
+    stored = refresh_rollups(conn)
     rows = "SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state)"
     query = f"""SELECT {_RECORD_COLUMNS} FROM ({rows if stored else f"{rows} UNION ALL {_AGGREGATE}"}) r
         JOIN sessions s ON s.key = r.session_key JOIN sources src ON src.id = s.source_id
@@ -81,9 +81,10 @@ def _calls(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[
     return [_call(row, roots) for row in conn.execute(query, params)]
 
 
-def _refresh(conn: sqlite3.Connection) -> bool:
-    """Rebuild and store the roll-ups of changed sessions; ``False`` when some
-    are changed and the connection cannot write."""
+def refresh_rollups(conn: sqlite3.Connection) -> bool:
+    """Rebuild and store the roll-ups of the sessions changed since they were
+    built (cost: those sessions' calls); ``False`` when some are changed and the
+    connection cannot write."""
     if conn.execute(f"{_STALE} LIMIT 1").fetchone() is None:
         return True
     try:

@@ -2,8 +2,9 @@
 
 A daemon thread runs the same sync as the CLI (:func:`agentlog.index.sync.sync`
 over every registered adapter) on its own read-write connection, every
-``interval`` seconds; the web requests read through their own read-only
-connections and see the new rows when the write commits.
+``interval`` seconds, and rebuilds the usage roll-ups of the sessions it touched
+(the requests' read-only connections could only sum them per request); the web
+requests see the new rows when the write commits.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from agentlog.adapters import all_adapters
 from agentlog.index import db
 from agentlog.index.sync import sync
+from agentlog.index.usage import refresh_rollups
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ class Syncer(threading.Thread):
         conn = db.connect(self.path)
         try:
             sync(conn, all_adapters(), self.env, self.home, self.roots)
+            refresh_rollups(conn)
         finally:
             conn.close()
         self.last = datetime.now(UTC)
