@@ -1,18 +1,21 @@
-"""Parsing a large JSONL source in a second process, so one core parses while
-the other stores (the index sync of a 300 MB log is mostly both).
+"""Work in a second process, so both cores are busy: parsing a large JSONL
+source while this process stores it (the index sync of a 300 MB log is mostly
+both), or scanning half of the usage logs (:mod:`agentlog.usage.scan`).
 
-The worker runs :func:`agentlog.load.jsonl_batches` for a registered adapter
-and streams its batches back over a pipe as msgpack; an error in the worker is
-raised again in the caller as the same kind of exception (``OSError`` with its
-errno, ``RecursionError``, else ``ValueError``).
+:func:`run_in_worker` forks a child and streams back the bytes it produces over
+a pipe; an error in the child is raised again in the caller as the same kind of
+exception (``OSError`` with its errno, ``RecursionError``, else ``ValueError``).
+:func:`parse_in_worker` runs :func:`agentlog.load.jsonl_batches` for a
+registered adapter that way, its batches sent as msgpack.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import multiprocessing
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from multiprocessing.connection import Connection
 
 import msgspec
@@ -58,38 +61,39 @@ def parse_in_worker(
     lines: int,
 ) -> Iterator[tuple[list[tuple[str, Message | ToolOutput]], list[Session], tuple[int, bytes] | None]]:
     """Like :func:`agentlog.load.jsonl_batches`, computed in a worker process."""
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
-    process = ctx.Process(
-        target=_work, args=(receive, send, slug, ref, dict(sidecars), start, state, lines), daemon=True
-    )
-    process.start()
-    send.close()
-    try:
-        while True:
-            try:
-                data = receive.recv_bytes()
-            except EOFError:
-                raise OSError(f"the parser process for {ref.path} ended unexpectedly") from None
-            if data[:1] == b"E":
-                error = _ERROR.decode(data[1:])
-                if error.kind == "OSError":
-                    raise OSError(error.errno, error.message, ref.path)
-                raise (
-                    RecursionError(error.message)
-                    if error.kind == "RecursionError"
-                    else ValueError(error.message)
-                )
-            batch = _BATCH.decode(data[1:])
+    produce = functools.partial(_batches, slug, ref, dict(sidecars), start, state, lines)
+    with run_in_worker(produce, f"the parser process for {ref.path}", ref.path) as stream:
+        for data in stream:
+            batch = _BATCH.decode(data)
             messages, outputs = iter(batch.messages), iter(batch.outputs)
             fragments: list[tuple[str, Message | ToolOutput]] = [
                 (sid, next(outputs) if kind else next(messages))
                 for sid, kind in zip(batch.session_ids, batch.kinds, strict=True)
             ]
-            done = data[:1] == b"D"
-            yield fragments, batch.headers, (batch.consumed, batch.state) if done else None
-            if done:
-                return
+            end = (batch.consumed, batch.state) if batch.consumed >= 0 else None
+            yield fragments, batch.headers, end
+
+
+@contextlib.contextmanager
+def run_in_worker(
+    produce: Callable[[], Iterable[bytes]], name: str, filename: str | None = None
+) -> Iterator[Iterator[memoryview]]:
+    """Start ``produce()`` in a forked child process at once; the context is an
+    iterator over the messages it yields, in order, as they arrive.
+
+    An error in the child is raised there again as the same kind of exception
+    (``OSError`` with its errno and ``filename``, ``RecursionError``, else
+    ``ValueError``); a child that ends without finishing (killed) raises
+    ``OSError`` saying ``name`` ended unexpectedly.  The child dies with this
+    process (see :func:`_serve`) and is reaped when the context ends.
+    """
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_serve, args=(receive, send, produce), daemon=True)
+    process.start()
+    send.close()
+    try:
+        yield _messages(receive, name, filename)
     finally:
         receive.close()
         process.join(timeout=5)
@@ -98,42 +102,68 @@ def parse_in_worker(
             process.join()
 
 
-def _work(
-    receive: Connection,
-    send: Connection,
+def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[memoryview]:
+    """The messages :func:`_serve` sends, up to ``D`` (done) or ``E`` (raised)."""
+    while True:
+        try:
+            data = receive.recv_bytes()
+        except EOFError:
+            raise OSError(f"{name} ended unexpectedly") from None
+        if data[:1] == b"D":
+            return
+        if data[:1] == b"E":
+            error = _ERROR.decode(data[1:])
+            if error.kind == "OSError":
+                raise OSError(error.errno, error.message, filename)
+            raise (
+                RecursionError(error.message) if error.kind == "RecursionError" else ValueError(error.message)
+            )
+        yield memoryview(data)[1:]
+
+
+def _serve(receive: Connection, send: Connection, produce: Callable[[], Iterable[bytes]]) -> None:
+    """The child of :func:`run_in_worker`: send ``B`` + each message, then ``D``
+    (done) or ``E`` + an :class:`_Error`."""
+    # The fork gave this process the read end too: close it, so that when the
+    # parent is gone (even killed) the next write fails instead of blocking forever.
+    receive.close()
+    try:
+        for data in produce():
+            send.send_bytes(b"B" + data)
+        send.send_bytes(b"D")
+    except (OSError, ValueError, RecursionError) as exc:
+        kind = "OSError" if isinstance(exc, OSError) else type(exc).__name__
+        errno = exc.errno if isinstance(exc, OSError) else None
+        message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        with contextlib.suppress(OSError):  # the parent may be gone
+            send.send_bytes(b"E" + msgspec.msgpack.encode(_Error(kind=kind, errno=errno, message=message)))
+    finally:
+        send.close()
+
+
+def _batches(
     slug: str,
     ref: SourceRef,
     sidecars: dict[str, bytes],
     start: int,
     state: bytes | None,
     lines: int,
-) -> None:
+) -> Iterator[bytes]:
+    """The child's side of :func:`parse_in_worker`: each batch as msgpack."""
     from agentlog.load import gc_paused, jsonl_batches
 
-    # The fork gave this process the read end too: close it, so that when the
-    # parent is gone (even killed) the next write fails instead of blocking forever.
-    receive.close()
     encode = msgspec.msgpack.Encoder().encode
-    try:
-        adapter = get_adapter(slug)
-        assert isinstance(adapter, JsonlAdapter)
-        with gc_paused():
-            for fragments, headers, end in jsonl_batches(adapter, ref, sidecars, start, state, lines):
-                batch = _Batch(
-                    kinds=bytes(isinstance(item, ToolOutput) for _, item in fragments),
-                    session_ids=[sid for sid, _ in fragments],
-                    messages=[item for _, item in fragments if isinstance(item, Message)],
-                    outputs=[item for _, item in fragments if isinstance(item, ToolOutput)],
-                    headers=headers,
-                )
-                if end is not None:
-                    batch.consumed, batch.state = end
-                send.send_bytes((b"D" if end is not None else b"B") + encode(batch))
-    except (OSError, ValueError, RecursionError) as exc:
-        kind = "OSError" if isinstance(exc, OSError) else type(exc).__name__
-        errno = exc.errno if isinstance(exc, OSError) else None
-        message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        with contextlib.suppress(OSError):  # the parent may be gone
-            send.send_bytes(b"E" + encode(_Error(kind=kind, errno=errno, message=message)))
-    finally:
-        send.close()
+    adapter = get_adapter(slug)
+    assert isinstance(adapter, JsonlAdapter)
+    with gc_paused():
+        for fragments, headers, end in jsonl_batches(adapter, ref, sidecars, start, state, lines):
+            batch = _Batch(
+                kinds=bytes(isinstance(item, ToolOutput) for _, item in fragments),
+                session_ids=[sid for sid, _ in fragments],
+                messages=[item for _, item in fragments if isinstance(item, Message)],
+                outputs=[item for _, item in fragments if isinstance(item, ToolOutput)],
+                headers=headers,
+            )
+            if end is not None:
+                batch.consumed, batch.state = end
+            yield encode(batch)
