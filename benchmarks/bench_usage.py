@@ -8,6 +8,9 @@ file (default 300 MB): wall time per run, printed, never asserted.
 
     python benchmarks/bench_usage.py [--mb 300] [--runs 3] [--warm-runs 15] [--ccusage PATH]
 
+The cold scan alone (:func:`agentlog.usage.source.collect_calls` of the Claude
+Code files, in this process, no start-up or imports) is timed and printed too.
+
 ccusage is not a dependency: install it under a temporary prefix first, e.g.
 ``npm install --prefix /tmp/ccusage ccusage@20.0.24 @ccusage/ccusage-linux-x64@20.0.24``
 and pass ``--ccusage /tmp/ccusage/node_modules/.bin/ccusage``.  Every run is a
@@ -40,6 +43,16 @@ def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, dict]:
     start = time.perf_counter()
     out = subprocess.run(cmd, env=env, capture_output=True, check=True).stdout
     return time.perf_counter() - start, json.loads(out)
+
+
+def scan_seconds(home: Path) -> float:
+    """Wall seconds of one in-process collect_calls over the Claude Code files in ``home``."""
+    from agentlog.load import LoadReport
+    from agentlog.usage.source import collect_calls
+
+    start = time.perf_counter()
+    collect_calls({"HOME": str(home)}, home, agents=["claude_code"], report=LoadReport())
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -82,6 +95,8 @@ def main() -> None:
     print(
         f"agentlog cold: runs {', '.join(f'{s:.2f}' for s in ours)} s; median {statistics.median(ours):.2f} s"
     )
+    scans = [scan_seconds(home) for _ in range(args.runs)]
+    print(f"agentlog cold, the scan alone: runs {', '.join(f'{s:.3f}' for s in scans)} s")
     warm = warm_runs(report, env, args.warm_runs)
     print(f"agentlog totals: {json.dumps({k: data['totals'][k] for k in ('total_tokens', 'cost_usd')})}")
     if theirs:

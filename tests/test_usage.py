@@ -554,3 +554,131 @@ def test_usage_json_names_the_zone_rejects_reversed_ranges_and_empty_totals_have
     assert data["rows"] == [] and data["totals"]["cost_source"] is None and data["totals"]["calls"] == 0
     code, _, err = run("usage", "--since", "2026-02-01", "--until", "2026-01-01", env=env)
     assert code == 2 and "--since 2026-02-01 is after --until 2026-01-01" in err
+
+
+# -- the fast path in two processes equals one pass -----------------------------------
+
+
+def _claude_home(tmp_path: Path) -> Path:
+    project = tmp_path / ".claude" / "projects"
+    shutil.copytree(FIXTURES / "claude_code", project / "-fixtures")
+    for name in (TOOLS, SIDECHAIN):
+        src = SHARED / "claude-code" / name
+        if src.exists():
+            shutil.copy(src, project / "-fixtures" / name)
+    return tmp_path
+
+
+def _scan_both_ways(refs, monkeypatch) -> tuple[tuple[list[Call], list], tuple[list[Call], list]]:
+    """``(calls, errors)`` of one pass in this process, then with a worker process
+    (every file of more than one line cut in two)."""
+    from agentlog.usage import scan
+
+    out = []
+    for parallel_min in (1 << 62, 0):
+        monkeypatch.setattr(scan, "PARALLEL_MIN", parallel_min)
+        errors: list[tuple[str, str]] = []
+        out.append((scan_calls(refs, errors), errors))
+    return out[0], out[1]
+
+
+def _straddling_copies(n: int) -> list[bytes]:
+    """``n`` messages streamed as Claude Code writes them: several lines per
+    message id (one per content block) whose usage grows, repeats or shrinks."""
+    lines = []
+    for i in range(n):
+        for j, output in enumerate((1, 5, 5, 3, 9)[: 2 + i % 4]):
+            usage = {"input_tokens": 10 + i, "output_tokens": output * (i + 1), "cache_read_input_tokens": i}
+            line = claude_line(i, SONNET4, usage, when=f"2026-11-02T10:{i:02d}:{j:02d}Z", cwd=f"/p{i}")
+            line |= {"sessionId": "s", "uuid": f"u{i}-{j}", "costUSD": 0.001 * j if i % 3 == 0 else None}
+            lines.append(json.dumps(line).encode())
+        lines.append(json.dumps({"type": "user", "uuid": f"q{i}", "message": {"role": "user"}}).encode())
+    return lines
+
+
+def _one_pass_and_every_cut(path: Path) -> None:
+    """Cut ``path`` at each line start: the head scanned here joined with the tail
+    scanned on its own equals one pass over the file."""
+    from agentlog.usage import scan
+
+    whole = scan._found(scan._read(scan._Piece(0, str(path))))
+    data = path.read_bytes()
+    for cut in [i + 1 for i, byte in enumerate(data[:-1]) if byte == ord("\n")]:
+        tail = scan._Piece(0, str(path), cut)
+        head = scan._read(scan._Piece(0, str(path), 0, cut))
+        joined = scan._settle(head, scan._found(scan._read(tail)), tail)
+        assert scan._found(joined) == whole, (path.name, cut)
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(str(p.relative_to(FIXTURES / "claude_code")) for p in (FIXTURES / "claude_code").rglob("*.jsonl")),
+)
+def test_a_file_cut_anywhere_joins_into_one_pass(name):
+    _one_pass_and_every_cut(FIXTURES / "claude_code" / name)
+
+
+def test_a_message_whose_copies_straddle_the_cut_counts_once_as_one_pass_does(tmp_path, monkeypatch):
+    import re
+
+    from agentlog.readers import line_start_after
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\n".join(_straddling_copies(7)) + b"\n")
+    _one_pass_and_every_cut(path)
+    data = path.read_bytes()
+    cut = line_start_after(path, len(data) // 2)
+    ids = re.compile(rb'"id": "(msg_\d+)"')
+    assert ids.findall(data[:cut])[-1] == ids.findall(data[cut:])[0]  # the worker path's cut splits a message
+    single, parallel = _scan_both_ways(list(_refs(path)), monkeypatch)
+    assert parallel == single
+    calls = single[0]
+    assert [c.usage.output_tokens for c in calls] == [5, 10, 15, 36, 25, 30, 35]
+    # a later copy with the same usage does not replace the call, even with another costUSD
+    assert [calls[i].usage.cost_usd for i in (0, 3, 6)] == [0.001, 0.004, 0.001]
+    assert calls[6].timestamp == datetime(2026, 11, 2, 10, 6, tzinfo=UTC)  # the first copy's
+
+
+def test_the_worker_path_equals_one_pass_on_every_fixture(tmp_path, monkeypatch):
+    from agentlog import worker
+
+    if not worker.available():
+        pytest.skip("no worker process on this platform")
+    home = _claude_home(tmp_path)
+    env = {"HOME": str(home)}
+    refs = [ref for _, ref in discover_sources([get_adapter("claude_code")], env, home)]
+    single, parallel = _scan_both_ways(refs, monkeypatch)
+    assert len(single[0]) > 40
+    assert parallel == single
+
+
+def test_bad_lines_a_half_written_tail_and_unreadable_files_in_the_worker_path(tmp_path, monkeypatch):
+    good = _straddling_copies(6)
+    deep = b'{"message":{"usage":{}},"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    odd = claude_line(7, SONNET4, {"input_tokens": "12", "output_tokens": 2.0})
+    lines = [*good[:8], b'{"usage": broken', deep, *good[8:], json.dumps(odd).encode()]
+    src = tmp_path / "s.jsonl"
+    src.write_bytes(b"\n".join(lines) + b'\n{"type":"assistant","message":{"usage":{"input_tokens":')
+    folder = tmp_path / "folder.jsonl"
+    folder.mkdir()
+    paths = [tmp_path / "missing.jsonl", src, folder, src]
+    refs = [next(iter(_refs(p))) for p in paths]
+    single, parallel = _scan_both_ways(refs, monkeypatch)
+    assert parallel == single
+    calls, errors = single
+    assert [c.usage.input_tokens for c in calls] == [10, 11, 12, 13, 14, 15, 0]  # a repeated file counts once
+    assert [(path, error.split(":")[0]) for path, error in errors] == [
+        (str(paths[0]), "FileNotFoundError"),
+        (str(folder), "IsADirectoryError"),
+    ]
+
+
+def test_read_blocks_of_a_range_and_lines_at_offsets(tmp_path):
+    from agentlog.readers import line_start_after, read_blocks, read_lines_at
+
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b'{"a":1}\n{"bb":22}\r\n{"c":3}')
+    assert [line_start_after(path, pos) for pos in (0, 1, 8, 9, 19, 20, 99)] == [0, 8, 8, 19, 19, 26, 26]
+    assert [(o, b[:e]) for o, b, e in read_blocks(path, size=4, start=8, stop=19)] == [(8, b'{"bb":22}\r\n')]
+    assert b"".join(b[:e] for _, b, e in read_blocks(path, start=19)) == b'{"c":3}'
+    assert list(read_lines_at(path, [19, 0, 8])) == [b'{"c":3}', b'{"a":1}', b'{"bb":22}\r']

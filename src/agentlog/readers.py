@@ -116,18 +116,24 @@ class LineReader:
                     self.tail_bytes = len(pending)
 
 
-def read_blocks(path: str | Path, size: int = 8 * CHUNK_SIZE) -> Iterator[tuple[int, bytes, int]]:
+def read_blocks(
+    path: str | Path, size: int = CHUNK_SIZE, start: int = 0, stop: int | None = None
+) -> Iterator[tuple[int, bytes, int]]:
     """Iterate ``(offset, block, end)`` over a JSONL file: ``block[:end]`` is whole
     lines (ending with ``\n``, except a complete last line written without one; a
     half-written last line is left out).  For scanners that look for a few lines
     in bulk instead of visiting every line; ``block`` is not copied to trim it.
 
+    Only the lines in bytes ``start`` to ``stop`` (the end of the file when
+    ``None``) are read; both must be line starts (see :func:`line_start_after`).
+
     Raises ``OSError`` if the file cannot be opened or read.
     """
     with open(path, "rb") as fh:
-        pos = 0
+        pos = start
+        fh.seek(pos)
         while True:
-            data = fh.read(size)
+            data = fh.read(size if stop is None else min(size, stop - pos))
             if not data:
                 return
             end = data.rfind(b"\n") + 1
@@ -144,6 +150,35 @@ def read_blocks(path: str | Path, size: int = 8 * CHUNK_SIZE) -> Iterator[tuple[
             yield pos, data, end
             pos += end
             fh.seek(pos)
+
+
+def line_start_after(path: str | Path, pos: int) -> int:
+    """The byte offset of the first line of a file that starts at or after byte
+    ``pos`` (the file's size when none does).
+
+    Raises ``OSError`` if the file cannot be opened or read.
+    """
+    if pos <= 0:
+        return 0
+    with open(path, "rb") as fh:
+        fh.seek(pos - 1)
+        while chunk := fh.read(CHUNK_SIZE):
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                return fh.tell() - len(chunk) + newline + 1
+        return fh.seek(0, os.SEEK_END)
+
+
+def read_lines_at(path: str | Path, offsets: Iterable[int]) -> Iterator[bytes]:
+    """The line (without its ``\n``) that starts at each byte offset of ``offsets``,
+    in that order.
+
+    Raises ``OSError`` if the file cannot be opened or read.
+    """
+    with open(path, "rb") as fh:
+        for offset in offsets:
+            fh.seek(offset)
+            yield fh.readline().removesuffix(b"\n")
 
 
 def _is_complete_json(data: bytes) -> bool:

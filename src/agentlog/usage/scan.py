@@ -3,11 +3,14 @@
 ``agentlog usage --no-index`` reads Claude Code files through the reader layer
 (:func:`~agentlog.readers.read_blocks`, read-only) but, instead of building the
 full model, finds the lines that can carry usage (``"usage"`` in the bytes) or
-belong to an inline sidechain (``"isSidechain":true``) in whole blocks and decodes
-only those, into small typed
-msgspec structs that skip every other field.  A line whose fields have
-unexpected types is decoded generically and read by the adapter's own
-:func:`~agentlog.adapters.claude_code.usage_of`, so nothing is lost.
+belong to an inline sidechain (``"isSidechain":true``) within large blocks,
+without splitting them, and decodes only those, into small typed msgspec structs
+that skip every other field.  A line whose fields have unexpected types is
+decoded generically and read by the adapter's own
+:func:`~agentlog.adapters.claude_code.usage_of`, so nothing is lost.  From
+:data:`PARALLEL_MIN` bytes on, a forked worker process scans part of the files
+(the second half of a large one) while this one scans the rest, and the parts
+are joined into what one pass finds (see :func:`_join`).
 
 The result equals the full path's calls (:func:`agentlog.usage.calls_from_sessions`
 over :func:`agentlog.load.load_sessions`), by the same rules
@@ -26,6 +29,8 @@ over :func:`agentlog.load.load_sessions`), by the same rules
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,12 +39,13 @@ from typing import Any
 
 import msgspec
 
+from agentlog import worker
 from agentlog.adapters import SourceRef
 from agentlog.adapters._common import parse_time
 from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.load import gc_paused
 from agentlog.model import Usage
-from agentlog.readers import describe_error, read_blocks
+from agentlog.readers import describe_error, line_start_after, read_blocks, read_lines_at
 from agentlog.usage.calls import Call
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -136,29 +142,34 @@ def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
     return line, usage_of(record, message.get("usage"))
 
 
-@dataclass
-class _Session:
+class _Session(msgspec.Struct, gc=False):
+    """One session's calls so far (sent from the worker without ``raw``)."""
+
     key: str
     kind: str
     parent_key: str | None
     cwd: str | None = None
-    calls: dict[str, Call] = field(default_factory=dict)
-    raw: dict[str, object] = field(default_factory=dict)
-    first: datetime | None = None
+    calls: dict[str, Call] = msgspec.field(default_factory=dict)
+    """Message id → its call, in the order the ids first came."""
+    raw: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Message id → the usage copy its call was made from (a ``_Usage``, or the
+    adapter's ``Usage`` for a loosely decoded line)."""
 
 
 @dataclass
 class _File:
     """The sessions of one file: the main one (file stem or ``agent-<id>``) and
-    inline sidechains."""
+    inline sidechains.  ``offsets`` (kept when asked for: a file's tail scanned on
+    its own) lists the byte offset of every line that added to each message id."""
 
     main: _Session
     sessions: dict[str, _Session] = field(default_factory=dict)
     sidechains: dict[str, str] = field(default_factory=dict)
+    offsets: dict[str, list[int]] | None = None
 
 
-def _open_file(ref: SourceRef) -> _File:
-    sid, kind, parent_key = file_session(PurePath(ref.path))
+def _open_file(path: str) -> _File:
+    sid, kind, parent_key = file_session(PurePath(path))
     main = _Session(key=f"{SLUG}:{sid}", kind=kind, parent_key=parent_key)
     return _File(main=main, sessions={main.key: main})
 
@@ -180,45 +191,30 @@ def _session_of(f: _File, line: _Line) -> _Session:
     return main
 
 
-def _sidechain_lines(block: bytes, stop: int) -> Iterator[tuple[int, bytes]]:
-    """``(offset in block, line)`` of every line before ``stop`` with usage or of an
-    inline sidechain (whose ``parentUuid`` chains decide the sidechain of a call)."""
-    start = 0
-    for line in block[:stop].split(b"\n"):
-        if b'"usage"' in line or b'"isSidechain":true' in line:
-            yield start, line
-        start += len(line) + 1
-
-
-def scan_file(ref: SourceRef) -> list[_Session]:
-    """The sessions of one Claude Code file with their calls (deduped within each).
+def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) -> None:
+    """Add the lines of file ``path`` in bytes ``start`` to ``stop`` (line starts;
+    ``None``: the end) that hold ``"usage"`` or ``"isSidechain":true`` to ``f``.
 
     Raises ``OSError`` when the file cannot be read.
     """
-    f = _open_file(ref)
-    with gc_paused():
-        for base, block, stop in read_blocks(ref.path):
-            if block.find(b'"isSidechain":true', 0, stop) >= 0:
-                for offset, data in _sidechain_lines(block, stop):
-                    _decode_add(f, data, base + offset)
-                continue
-            # The hot loop: only the lines holding "usage", found without splitting.
-            find, rfind = block.find, block.rfind
-            pos = find(b'"usage"', 0, stop)
-            while pos >= 0:
-                start = rfind(b"\n", 0, pos) + 1
-                end = find(b"\n", pos, stop)
-                end = stop if end < 0 else end
-                _decode_add(f, block[start:end], base + start)
-                pos = find(b'"usage"', end, stop)
-    return list(f.sessions.values())
+    for base, block, end in read_blocks(path, start=start, stop=stop):
+        # The hot loop.  "usage" sits near the end of a line that has it, so
+        # it is looked for from the end; lines are not split off (copied).
+        find, rfind, view = block.find, block.rfind, memoryview(block)
+        first = 0
+        while first < end:
+            last = find(b"\n", first, end)
+            last = end if last < 0 else last
+            if rfind(b'"usage"', first, last) >= 0 or find(b'"isSidechain":true', first, last) >= 0:
+                _decode_add(f, view[first:last], base + first)
+            first = last + 1
 
 
-def _decode_add(f: _File, data: bytes, offset: int) -> None:
+def _decode_add(f: _File, data: bytes | memoryview, offset: int) -> None:
     try:
         line = _DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
-        loose = _loose(data.rstrip(b"\r"))
+        loose = _loose(bytes(data).rstrip(b"\r"))
         if loose is not None:
             _add(f, loose[0], loose[1], loose[1], offset)
         return
@@ -238,6 +234,8 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     if (message.role if line.type is None else line.type) != "assistant":
         return
     mid = message.id or line.uuid or f"{session.key}@{offset}"
+    if f.offsets is not None:
+        f.offsets.setdefault(mid, []).append(offset)
     known = session.calls.get(mid)
     if known is not None:
         if raw == session.raw.get(mid):
@@ -250,13 +248,14 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     usage = usage or _usage(line)
     if usage is None:
         return
-    stamp = parse_time(line.timestamp)
     session.calls[mid] = Call(
-        session_key=session.key, agent=SLUG, model=message.model, timestamp=stamp, usage=usage
+        session_key=session.key,
+        agent=SLUG,
+        model=message.model,
+        timestamp=parse_time(line.timestamp),
+        usage=usage,
     )
     session.raw[mid] = raw
-    if stamp is not None and (session.first is None or stamp < session.first):
-        session.first = stamp
 
 
 def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = None) -> list[Call]:
@@ -264,15 +263,23 @@ def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = Non
 
     A file that cannot be read is skipped and listed in ``errors`` as ``(path, reason)``.
     """
+    paths = [ref.path for ref in refs]
     sessions: list[_Session] = []
-    for ref in refs:
-        try:
-            sessions.extend(scan_file(ref))
-        except OSError as exc:
-            if errors is not None:
-                errors.append((ref.path, describe_error(exc)))
+    with gc_paused():
+        for path, found in zip(paths, _scan_files(paths), strict=True):
+            if found.error is None:
+                sessions.extend(found.sessions)
+            elif errors is not None:
+                errors.append((path, found.error))
+        return _attribute(sessions)
+
+
+def _attribute(sessions: list[_Session]) -> list[Call]:
+    """The calls of ``sessions``, each message id in the first session that has it
+    (main before subagent, earliest call, fewest calls, key), with its parent,
+    tree root and project."""
     parent = {s.key: s.parent_key for s in sessions}
-    order = sorted(sessions, key=lambda s: (s.kind != "main", s.first or _EPOCH, len(s.calls), s.key))
+    order = sorted(sessions, key=lambda s: (s.kind != "main", _first(s), len(s.calls), s.key))
     owners: set[str] = set()
     out: list[Call] = []
     for session in order:
@@ -291,3 +298,174 @@ def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = Non
                 )
             )
     return out
+
+
+def _first(session: _Session) -> datetime:
+    """The earliest timestamp of a session's calls (the epoch when none has one)."""
+    return min((c.timestamp for c in session.calls.values() if c.timestamp is not None), default=_EPOCH)
+
+
+# -- two processes: pieces of files scanned here and in a worker, then joined ---------
+
+
+PARALLEL_MIN = 8 << 20
+"""Bytes of logs from which a worker process scans part of them while this one
+scans the rest; a file this large is cut in two (head here, tail there)."""
+
+
+class _Piece(msgspec.Struct, frozen=True, gc=False):
+    """Bytes ``start`` to ``stop`` (line starts; ``None``: the end) of the
+    ``index``-th file, ``path``."""
+
+    index: int
+    path: str
+    start: int = 0
+    stop: int | None = None
+
+
+class _Found(msgspec.Struct, gc=False):
+    """What scanning a whole file or a tail found: its sessions (their ``raw``
+    left out), for a tail the ``offsets`` of :class:`_File`; or why the file
+    could not be read (``error``, as :func:`~agentlog.readers.describe_error`)."""
+
+    sessions: list[_Session] = msgspec.field(default_factory=list)
+    offsets: dict[str, list[int]] = msgspec.field(default_factory=dict)
+    error: str | None = None
+
+
+_FOUND = msgspec.msgpack.Decoder(list[_Found])
+
+
+def _scan_files(paths: list[str]) -> list[_Found]:
+    """What each file of ``paths`` holds, in that order; with a worker process
+    when there is enough to scan (see :func:`_plan`)."""
+    here, there = _plan(paths)
+    if not there:
+        return [_found(_read(piece)) for piece in here]
+    produce = functools.partial(_scan_in_worker, there)
+    with worker.run_in_worker(produce, "the usage scan process") as messages:
+        mine = [_read(piece) for piece in here]
+        try:
+            theirs = [found for data in messages for found in _FOUND.decode(data)]
+        except OSError:  # the worker died: scan its pieces here
+            theirs = [_found(_read(piece)) for piece in there]
+    out: list[_Found] = [_Found() for _ in paths]
+    heads: dict[int, _File | str] = {}
+    for piece, result in zip(here, mine, strict=True):
+        if piece.stop is None:
+            out[piece.index] = _found(result)
+        else:
+            heads[piece.index] = result
+    for piece, found in zip(there, theirs, strict=True):
+        out[piece.index] = found if piece.start == 0 else _found(_settle(heads[piece.index], found, piece))
+    return out
+
+
+def _plan(paths: list[str]) -> tuple[list[_Piece], list[_Piece]]:
+    """``(pieces to scan here, pieces for a worker)``.  With a worker available and
+    :data:`PARALLEL_MIN` bytes in all, each file that large is cut in two at a
+    line start near its middle (head here, tail there) and the other files are
+    shared out whole, largest first, to the side with fewer bytes; else every
+    file is scanned here, whole."""
+    sizes = [_size(path) for path in paths]
+    if sum(sizes) < PARALLEL_MIN or not worker.available():
+        return [_Piece(index, path) for index, path in enumerate(paths)], []
+    here: list[_Piece] = []
+    there: list[_Piece] = []
+    load = [0, 0]
+    whole: list[int] = []
+    for index, (path, size) in enumerate(zip(paths, sizes, strict=True)):
+        cut = _cut(path, size)
+        if cut is None:
+            whole.append(index)
+            continue
+        here.append(_Piece(index, path, 0, cut))
+        there.append(_Piece(index, path, cut))
+        load[0] += cut
+        load[1] += size - cut
+    for index in sorted(whole, key=lambda i: -sizes[i]):
+        side = 0 if load[0] <= load[1] else 1
+        (here, there)[side].append(_Piece(index, paths[index]))
+        load[side] += sizes[index]
+    return here, there
+
+
+def _size(path: str) -> int:
+    """A file's size in bytes (0 when it cannot be read: its scan says why)."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def _cut(path: str, size: int) -> int | None:
+    """Where to cut a file of ``size`` bytes in two: the first line start from its
+    middle; ``None`` when it is smaller than :data:`PARALLEL_MIN` or has none."""
+    if size < PARALLEL_MIN:
+        return None
+    try:
+        cut = line_start_after(path, size // 2)
+    except OSError:
+        return None
+    return cut if cut < size else None
+
+
+def _read(piece: _Piece) -> _File | str:
+    """Scan ``piece``: its sessions (recording offsets when it is a tail), or why
+    the file could not be read."""
+    f = _open_file(piece.path)
+    if piece.start:
+        f.offsets = {}
+    try:
+        _scan_range(f, piece.path, piece.start, piece.stop)
+    except OSError as exc:
+        return describe_error(exc)
+    return f
+
+
+def _found(result: _File | str) -> _Found:
+    if isinstance(result, str):
+        return _Found(error=result)
+    sessions = [msgspec.structs.replace(s, raw={}) for s in result.sessions.values()]
+    return _Found(sessions=sessions, offsets=result.offsets or {})
+
+
+def _scan_in_worker(pieces: list[_Piece]) -> Iterator[bytes]:
+    """The worker's side: what ``pieces`` hold, as one msgpack message."""
+    with gc_paused():
+        yield msgspec.msgpack.encode([_found(_read(piece)) for piece in pieces])
+
+
+def _settle(head: _File | str, tail: _Found, piece: _Piece) -> _File | str:
+    """A cut file: its head scanned here continued with the ``tail`` found by the
+    worker, or the first reason why a part could not be read."""
+    if isinstance(head, str):
+        return head
+    if tail.error is not None:
+        return tail.error
+    try:
+        if len(tail.sessions) > 1:
+            # inline sidechains chain to lines before the cut: scan the tail again after the head
+            _scan_range(head, piece.path, piece.start)
+        else:
+            _join(head, tail.sessions[0], tail.offsets, piece.path)
+    except OSError as exc:
+        return describe_error(exc)
+    return head
+
+
+def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str) -> None:
+    """Continue ``f`` (a head's state) with its file's ``tail`` (that piece's only
+    session, found on its own), as one pass over both would: the tail's new
+    message ids follow the head's, and the tail's lines of an id the head already
+    has are read again and added to the head's call in file order."""
+    main = f.main
+    if main.cwd is None:
+        main.cwd = tail.cwd
+    if main.parent_key is None:
+        main.parent_key = tail.parent_key
+    again = sorted(o for mid, found in offsets.items() if mid in main.calls for o in found)
+    for mid, call in tail.calls.items():
+        main.calls.setdefault(mid, call)
+    for offset, line in zip(again, read_lines_at(path, again), strict=True):
+        _decode_add(f, line, offset)
