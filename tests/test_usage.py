@@ -621,21 +621,22 @@ def test_a_file_cut_anywhere_joins_into_one_pass(name):
 def test_a_message_whose_copies_straddle_the_cut_counts_once_as_one_pass_does(tmp_path, monkeypatch):
     import re
 
-    from agentlog.readers import line_start_after
+    from agentlog.usage import scan
 
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b"\n".join(_straddling_copies(7)) + b"\n")
+    path.write_bytes(b"\n".join(_straddling_copies(11)) + b"\n")
     _one_pass_and_every_cut(path)
     data = path.read_bytes()
-    cut = line_start_after(path, len(data) // 2)
+    monkeypatch.setattr(scan, "PARALLEL_MIN", 0)
+    cut = scan._cut(str(path), len(data))
     ids = re.compile(rb'"id": "(msg_\d+)"')
     assert ids.findall(data[:cut])[-1] == ids.findall(data[cut:])[0]  # the worker path's cut splits a message
     single, parallel = _scan_both_ways(list(_refs(path)), monkeypatch)
     assert parallel == single
     calls = single[0]
-    assert [c.usage.output_tokens for c in calls] == [5, 10, 15, 36, 25, 30, 35]
+    assert [c.usage.output_tokens for c in calls] == [5, 10, 15, 36, 25, 30, 35, 72, 45, 50, 55]
     # a later copy with the same usage does not replace the call, even with another costUSD
-    assert [calls[i].usage.cost_usd for i in (0, 3, 6)] == [0.001, 0.004, 0.001]
+    assert [calls[i].usage.cost_usd for i in (0, 3, 6, 9)] == [0.001, 0.004, 0.001, 0.001]
     assert calls[6].timestamp == datetime(2026, 11, 2, 10, 6, tzinfo=UTC)  # the first copy's
 
 

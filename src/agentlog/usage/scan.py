@@ -312,6 +312,11 @@ PARALLEL_MIN = 8 << 20
 """Bytes of logs from which a worker process scans part of them while this one
 scans the rest; a file this large is cut in two (head here, tail there)."""
 
+WORKER_SHARE = 0.46
+"""The worker's share of the bytes: a little under half, as it also records
+offsets and sends its calls back (on the 300 MB benchmark both sides then end
+together: 6% less wall time than halves)."""
+
 
 class _Piece(msgspec.Struct, frozen=True, gc=False):
     """Bytes ``start`` to ``stop`` (line starts; ``None``: the end) of the
@@ -364,8 +369,8 @@ def _scan_files(paths: list[str]) -> list[_Found]:
 def _plan(paths: list[str]) -> tuple[list[_Piece], list[_Piece]]:
     """``(pieces to scan here, pieces for a worker)``.  With a worker available and
     :data:`PARALLEL_MIN` bytes in all, each file that large is cut in two at a
-    line start near its middle (head here, tail there) and the other files are
-    shared out whole, largest first, to the side with fewer bytes; else every
+    line start (head here, tail there, :data:`WORKER_SHARE`) and the other files
+    are shared out whole, largest first, to the side with less to do; else every
     file is scanned here, whole."""
     sizes = [_size(path) for path in paths]
     if sum(sizes) < PARALLEL_MIN or not worker.available():
@@ -384,7 +389,7 @@ def _plan(paths: list[str]) -> tuple[list[_Piece], list[_Piece]]:
         load[0] += cut
         load[1] += size - cut
     for index in sorted(whole, key=lambda i: -sizes[i]):
-        side = 0 if load[0] <= load[1] else 1
+        side = 0 if load[0] * WORKER_SHARE <= load[1] * (1 - WORKER_SHARE) else 1
         (here, there)[side].append(_Piece(index, paths[index]))
         load[side] += sizes[index]
     return here, there
@@ -399,12 +404,13 @@ def _size(path: str) -> int:
 
 
 def _cut(path: str, size: int) -> int | None:
-    """Where to cut a file of ``size`` bytes in two: the first line start from its
-    middle; ``None`` when it is smaller than :data:`PARALLEL_MIN` or has none."""
+    """Where to cut a file of ``size`` bytes in two: the first line start from
+    :data:`WORKER_SHARE` before its end; ``None`` when it is smaller than
+    :data:`PARALLEL_MIN` or has none."""
     if size < PARALLEL_MIN:
         return None
     try:
-        cut = line_start_after(path, size // 2)
+        cut = line_start_after(path, size - int(size * WORKER_SHARE))
     except OSError:
         return None
     return cut if cut < size else None
