@@ -81,7 +81,7 @@ def run_in_worker(
     """Start ``produce()`` in a forked child process at once; the context is an
     iterator over the messages it yields, in order, as they arrive.
 
-    An error in the child is raised there again as the same kind of exception
+    An error in the child is raised again by that iterator as the same kind of exception
     (``OSError`` with its errno and ``filename``, ``RecursionError``, else
     ``ValueError``); a child that ends without finishing (killed) raises
     ``OSError`` saying ``name`` ended unexpectedly.  The child dies with this
