@@ -47,7 +47,7 @@ import importlib.machinery
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from agentlog.usage.resolve import Resolver
 
 CostMode = Literal["auto", "calculate", "recorded"]
+_UNSEEN = object()
 PriceKey = tuple[str, str, str]
 """``(model as recorded, UTC day YYYY-MM-DD, service tier or "")``."""
 
@@ -159,6 +160,7 @@ class Pricer:
         self.resolved: dict[PriceKey, PriceTable | None] = {}
         self.unpriced: Counter[str] = Counter()
         self._resolver: Resolver | None = None
+        self._by_day: dict[tuple[str, date, str | None], PriceTable | None] = {}
 
     def fingerprint(self) -> str:
         """What the resolved tables depend on: the override file, the fetched
@@ -177,17 +179,24 @@ class Pricer:
 
     def table(self, model: str, when: datetime | None, service_tier: str | None = None) -> PriceTable | None:
         """The rates for ``model`` at ``when`` (aware; ``None`` = now), or ``None``."""
-        when = (when or datetime.now(UTC)).astimezone(UTC)
-        key = (model, when.date().isoformat(), service_tier or "")
+        when = when or datetime.now(UTC)
+        day = (when if when.tzinfo is UTC else when.astimezone(UTC)).date()
+        found = self._by_day.get((model, day, service_tier), _UNSEEN)  # the per-call path: one look-up
+        if found is not _UNSEEN:
+            return found
+        key = (model, day.isoformat(), service_tier or "")
         if key in self.known:
-            return self.known[key]
-        if self._resolver is None:
-            from agentlog.usage.resolve import Resolver
+            table = self.known[key]
+        else:
+            if self._resolver is None:
+                from agentlog.usage.resolve import Resolver
 
-            self._resolver = Resolver.from_files(self.overrides_path, self.snapshot_path)
-        table, by_day = self._resolver.resolve(model, when, service_tier)
-        if by_day:  # off-peak prices change within a day: never kept
+                self._resolver = Resolver.from_files(self.overrides_path, self.snapshot_path)
+            table, by_day = self._resolver.resolve(model, when.astimezone(UTC), service_tier)
+            if not by_day:  # off-peak prices change within a day: never kept
+                return table
             self.known[key] = self.resolved[key] = table
+        self._by_day[(model, day, service_tier)] = table
         return table
 
     def price(self, call: Call, mode: CostMode = "auto") -> PricedCall:
