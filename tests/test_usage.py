@@ -683,3 +683,19 @@ def test_read_blocks_of_a_range_and_lines_at_offsets(tmp_path):
     assert [(o, b[:e]) for o, b, e in read_blocks(path, size=4, start=8, stop=19)] == [(8, b'{"bb":22}\r\n')]
     assert b"".join(b[:e] for _, b, e in read_blocks(path, start=19)) == b'{"c":3}'
     assert list(read_lines_at(path, [19, 0, 8])) == [b'{"c":3}', b'{"a":1}', b'{"bb":22}\r']
+
+
+@pytest.mark.parametrize("path", ["index", "no-index"])
+def test_unpriced_warning_counts_only_the_reported_range(tmp_path, path):
+    lines = [
+        claude_line(1, "mystery-model", {"input_tokens": 1_000}, when="2026-10-01T10:00:00Z"),
+        claude_line(2, "mystery-model", {"input_tokens": 1_000}, when="2026-10-06T10:00:00Z"),
+    ]
+    src = tmp_path / "s.jsonl"
+    src.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    env = {**claude_home(tmp_path, src), "AGENTLOG_INDEX": str(tmp_path / "i.sqlite")}
+    extra = ["--no-index"] if path == "no-index" else []
+    data = usage_json(env, "daily", "--since", "2026-10-05", "-z", "UTC", *extra)
+    assert data["totals"]["input_tokens"] == 1_000
+    assert data["warnings"] == ["no price for model 'mystery-model': 1,000 tokens shown without cost"]
+    assert usage_json(env, "daily", "--since", "2027-01-01", *extra)["warnings"] == []

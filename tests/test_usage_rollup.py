@@ -273,12 +273,41 @@ def test_entry_points_are_cached_by_the_folders_they_come_from(tmp_path, monkeyp
     want = [(ep.name, ep.value) for ep in entry_points(group="agentlog.adapters")]
     assert entry_point_values(cache) == want
     kept = json.loads(cache.read_text())
-    kept["entry_points"] = [["fake", "agentlog.adapters.pi:PiAdapter"]]
+    kept["scans"][0]["entry_points"] = [["fake", "agentlog.adapters.pi:PiAdapter"]]
     cache.write_text(json.dumps(kept))
     assert entry_point_values(cache) == [("fake", "agentlog.adapters.pi:PiAdapter")]  # same folders: kept
     folder = tmp_path / "site"
     folder.mkdir()
-    monkeypatch.setattr(sys, "path", [*sys.path, str(folder)])
+    path = list(sys.path)
+    monkeypatch.setattr(sys, "path", [*path, str(folder)])
     assert entry_point_values(cache) == want  # a new folder on sys.path: scanned again
+    monkeypatch.setattr(sys, "path", path)  # the first sys.path is still remembered
+    assert entry_point_values(cache) == [("fake", "agentlog.adapters.pi:PiAdapter")]
     cache.write_text("{broken")
     assert entry_point_values(cache) == want
+
+
+def test_no_sync_reads_the_index_without_writing(tmp_path):
+    home = make_home(tmp_path)
+    env = {**os.environ, "HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "i.sqlite")}
+    subprocess.run([sys.executable, "-m", "agentlog", "index"], env=env, check=True, capture_output=True)
+    before = (tmp_path / "i.sqlite").stat().st_mtime_ns
+    read = _cli(env, "usage", "--no-sync", "--json")
+    conn = sqlite3.connect(tmp_path / "i.sqlite")
+    assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (0,)  # summed, not stored
+    assert (tmp_path / "i.sqlite").stat().st_mtime_ns == before
+    assert json.loads(read.stdout) == json.loads(_cli(env, "usage", "--json").stdout)
+
+
+def test_tilde_shows_home_itself_as_tilde():
+    from agentlog.cli.render import tilde
+
+    assert (
+        tilde("/home/me", "/home/me/"),
+        tilde("/home/me/x", "/home/me"),
+        tilde("/home/meow", "/home/me"),
+    ) == (
+        "~",
+        "~/x",
+        "/home/meow",
+    )

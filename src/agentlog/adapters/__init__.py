@@ -64,28 +64,36 @@ def entry_point_values(cache_file: Path | None = None) -> list[tuple[str, str]]:
     ``importlib.metadata`` takes ~15 ms to import and scan the installed
     distributions, a sixth of a warm ``agentlog usage``; the list is therefore
     kept in ``cache_file`` (default ``entry-points.json`` in the user cache
-    folder) with the mtime of every folder on ``sys.path``, which changes when a
-    distribution is installed, upgraded or removed there.
+    folder) under the mtime of every folder on ``sys.path``, which changes when a
+    distribution is installed, upgraded or removed there.  The last
+    :data:`KEPT_SCANS` scans are kept: ``python -m agentlog`` in different
+    folders and the ``agentlog`` script each have their own ``sys.path``.
     """
     cache_file = cache_file or Path(platformdirs.user_cache_dir("agentlog")) / "entry-points.json"
     key = [[folder, _mtime(folder)] for folder in sys.path]
     try:
-        kept = json.loads(cache_file.read_bytes())
-        if kept["key"] == key:
-            return [(name, value) for name, value in kept["entry_points"]]
+        scans = [scan for scan in json.loads(cache_file.read_bytes())["scans"] if isinstance(scan, dict)]
+        for scan in scans:
+            if scan["key"] == key:
+                return [(name, value) for name, value in scan["entry_points"]]
     except (OSError, ValueError, KeyError, TypeError):
-        pass
+        scans = []
     from importlib.metadata import entry_points
 
     values = [(ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)]
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"key": key, "entry_points": values}))
+        scans = [{"key": key, "entry_points": values}, *scans][:KEPT_SCANS]
+        tmp.write_text(json.dumps({"scans": scans}))
         os.replace(tmp, cache_file)
     except OSError:
         pass  # a read-only cache folder only costs the scan next time
     return values
+
+
+KEPT_SCANS = 8
+"""How many ``sys.path`` variants :func:`entry_point_values` remembers."""
 
 
 def _mtime(folder: str) -> int | None:

@@ -51,6 +51,9 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
     """The index, brought up to date first unless ``no_sync``; a progress bar on a
     terminal while logs are parsed (quiet when piped)."""
     path = app.index_path
+    reader = db.connect_current(path) if no_sync else None
+    if reader is not None:  # nothing to write: works on an index you may only read
+        return reader, SyncReport()
     try:
         conn = db.connect(path)
     except sqlite3.DatabaseError as exc:
@@ -123,14 +126,15 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     if as_json:
         print_json(result)
         return
-    click.echo(
+    lines = [
         f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
         f"{report.reparsed} read whole, {report.removed} removed, {report.duplicates} duplicates, "
-        f"{len(report.failed)} failed; {report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s"
-    )
-    for path, error in report.failed:
-        click.echo(f"  failed: {path}: {error}")
-    click.echo(f"index: {app.index_path}")
+        f"{len(report.failed)} failed; {report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
+        *(f"  failed: {clean(path)}: {clean(error)}" for path, error in report.failed),
+        f"index: {clean(str(app.index_path))}",
+    ]
+    for line in lines:  # through the console: a closed pipe ends quietly, like the other commands
+        app.console.print(line, highlight=False, soft_wrap=True)
 
 
 @main.command("search")

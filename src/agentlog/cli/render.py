@@ -98,8 +98,12 @@ def usage_line(usage: Usage) -> str:
 
 
 def tilde(path: str, home: str) -> str:
-    """``/home/me/.claude/projects`` → ``~/.claude/projects`` when under ``home``."""
-    return "~" + path[len(home) :] if home and path.startswith(home.rstrip("/") + "/") else path
+    """``/home/me/.claude/projects`` → ``~/.claude/projects`` when under ``home``
+    (``home`` itself → ``~``)."""
+    base = home.rstrip("/")
+    if home and (path == base or path.startswith(base + "/")):
+        return "~" + path[len(base) :]
+    return path
 
 
 def project_name(cwd: str | None) -> str:

@@ -197,10 +197,14 @@ def usage(
         calls = usage_records(conn, agent)
         load.errors.extend(queries.source_problems(conn)[0])
     needle = project.lower() if project else None
-    calls = [c for c in calls if needle is None or needle in (c.project or "").lower()]
+    calls = [
+        c
+        for c in calls
+        if (needle is None or needle in (c.project or "").lower()) and in_range(c, first, last, tz)
+    ]
     pricer = _pricer(prices_file, conn)
     expand = partial(members, conn) if conn is not None else None
-    priced = [pc for pc in pricer.price_all(calls, cost_mode, expand) if in_range(pc, first, last, tz)]
+    priced = list(pricer.price_all(calls, cost_mode, expand))
     if conn is not None:
         save_prices(conn, pricer.fingerprint(), pricer.resolved)
     warnings = [

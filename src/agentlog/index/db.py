@@ -54,6 +54,21 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def connect_current(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection to the index at ``path`` when it exists at this
+    agentlog's schema (reading needs no write access then), else ``None``."""
+    if not path.is_file():
+        return None
+    try:
+        conn = connect(path, readonly=True)
+        if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+            return conn
+        conn.close()
+    except sqlite3.Error:
+        pass
+    return None
+
+
 def migrate(conn: sqlite3.Connection) -> None:
     """Apply the migrations newer than the database's ``user_version``, each in
     its own transaction.  Raises ``sqlite3.DatabaseError`` for an index written

@@ -16,7 +16,8 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
-if TYPE_CHECKING:  # pricing imports genai-prices, which only pricing needs at run time
+if TYPE_CHECKING:
+    from agentlog.usage.calls import Call
     from agentlog.usage.pricing import PricedCall
 
 Group = Literal["daily", "weekly", "monthly", "session", "model", "project", "agent"]
@@ -142,13 +143,13 @@ def group_key(pc: PricedCall, group: Group, tz: ZoneInfo | None, rollup: bool = 
     return value or "unknown"
 
 
-def in_range(pc: PricedCall, since: date | None, until: date | None, tz: ZoneInfo | None) -> bool:
+def in_range(call: Call, since: date | None, until: date | None, tz: ZoneInfo | None) -> bool:
     """Whether the call's local day lies in ``[since, until]`` (either open)."""
     if since is None and until is None:
         return True
-    if pc.call.timestamp is None:
+    if call.timestamp is None:
         return False
-    day = local_day(pc.call.timestamp, tz)
+    day = local_day(call.timestamp, tz)
     return (since is None or day >= since) and (until is None or day <= until)
 
 

@@ -321,9 +321,11 @@ def usage() -> str:
     conn = connection()
     needle = (_arg("project") or "").lower()
     calls = [
-        c for c in usage_records(conn, resolve_agent(_arg("agent"))) if needle in (c.project or "").lower()
+        c
+        for c in usage_records(conn, resolve_agent(_arg("agent")))
+        if needle in (c.project or "").lower() and in_range(c, first, last, tz)
     ]
-    priced = [pc for pc in _priced(conn, calls, mode) if in_range(pc, first, last, tz)]
+    priced = _priced(conn, calls, mode)
     days = sorted({group_key(pc, period, tz) for pc in priced})
     names = sorted({(pc.call.model if by == "model" else pc.call.agent) or "unknown" for pc in priced})
     cost = {n: [0.0] * len(days) for n in names}
