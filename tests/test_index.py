@@ -367,3 +367,60 @@ def test_a_permission_change_is_noticed(indexed, monkeypatch):
     report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     assert report.failed == [(str(path), "PermissionError: Permission denied")]
     assert report.unchanged == report.sources - 1
+
+
+def _resumed_pair(project: Path) -> Path:
+    """``old.jsonl`` with call m1, and ``new.jsonl`` (a resumed session) replaying m1
+    then adding m2; returns ``old.jsonl``."""
+    project.mkdir(parents=True)
+
+    def line(session: str, mid: str) -> str:
+        return msgspec.json.encode(
+            {
+                "type": "assistant",
+                "sessionId": session,
+                "uuid": f"{session}-{mid}",
+                "timestamp": "2026-10-01T10:00:00Z",
+                "message": {
+                    "id": mid,
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "usage": {"input_tokens": 10},
+                },
+            }
+        ).decode()
+
+    (project / "new.jsonl").write_text(line("new", "m1") + "\n" + line("new", "m2") + "\n")
+    old = project / "old.jsonl"
+    old.write_text(line("old", "m1") + "\n")
+    return old
+
+
+@pytest.mark.parametrize("how", ["deleted", "rewritten without it"])
+def test_a_replayed_copy_counts_once_its_original_is_gone(tmp_path, how):
+    from agentlog.index.usage import usage_records
+
+    home = tmp_path / "home"
+    old = _resumed_pair(home / ".claude/projects/-p")
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert sum(r.calls for r in usage_records(conn)) == 2
+    if how == "deleted":
+        old.unlink()
+    else:
+        old.write_text("")
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert {(r.session_key, r.calls) for r in usage_records(conn)} == {("claude_code:new", 2)}
+    assert queries.get_session(conn, "claude_code:new").message_count == 2
+    assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_a_same_size_rewrite_in_place_is_read_again(indexed):
+    home, conn, _ = indexed
+    path = _append_target(home)
+    data = path.read_bytes()
+    assert b'"input_tokens":4' in data
+    path.write_bytes(data.replace(b'"input_tokens":4', b'"input_tokens":9', 1))  # same size, same inode
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert (report.reparsed, report.appended) == (1, 0)
+    assert index_sessions(conn) == memory_sessions(home)

@@ -90,13 +90,37 @@ class Store:
         self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
+        self.orphans: set[tuple[str, str]] = set()
+        """``(agent, message id)`` of counted calls removed with their source while
+        copies remain elsewhere: ownership is decided again at the next refresh."""
 
     # -- sources --------------------------------------------------------------
 
     def clear_source(self, source_id: int) -> None:
         """Forget everything one source contributed (before re-reading it whole)."""
+        self._adopt_copies(source_id)
         self.conn.execute("DELETE FROM messages WHERE source_id = ?", (source_id,))
         self.conn.execute("DELETE FROM sessions WHERE source_id = ?", (source_id,))
+
+    def remove_source(self, path: str) -> None:
+        """Forget a source that vanished, with its sessions; copies of its calls in
+        other sources are counted instead."""
+        row = self.conn.execute("SELECT id FROM sources WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        self._adopt_copies(row[0])
+        self.conn.execute("DELETE FROM sources WHERE id = ?", (row[0],))
+        self.refresh_sessions(())
+
+    def _adopt_copies(self, source_id: int) -> None:
+        self.orphans.update(
+            self.conn.execute(
+                """SELECT s.agent, m.id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                   JOIN sessions s ON s.key = m.session_key WHERE m.source_id = ? AND m.replayed = 0
+                   AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.source_id != m.source_id)""",
+                (source_id,),
+            )
+        )
 
     def owner_of(self, key: str) -> int | None:
         row = self.conn.execute("SELECT source_id FROM sessions WHERE key = ?", (key,)).fetchone()
@@ -356,9 +380,10 @@ class Store:
 
     def _mark_replays(self, rowids: list[int]) -> set[str]:
         """A message id with usage in several sessions of one agent counts once: in
-        the session :func:`~agentlog.link.owner_rank` puts first.  Returns the keys
-        of the sessions whose copies were (re)marked."""
-        ids: set[tuple[str, str]] = set()
+        the session :func:`~agentlog.link.owner_rank` puts first (among the
+        copies left, for :attr:`orphans`).  Returns the keys of the sessions whose
+        copies were (re)marked."""
+        ids, self.orphans = self.orphans, set()
         changed: set[str] = set()
         for chunk in _chunks(rowids):
             ids.update(

@@ -6,7 +6,8 @@ Per source (``shared/DESIGN.md`` §5):
   a ``stat`` (the ctime catches a permission change, which leaves the mtime alone);
 * an append-only source that grew and whose bytes before ``parsed_offset``
   still end with the stored tail → only the new bytes are parsed, resuming the
-  saved parser state;
+  saved parser state (one that kept its size but not its mtime was rewritten in
+  place);
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
 * a source that vanished → its sessions removed;
@@ -108,7 +109,13 @@ def sync(
         if path not in refs and agent in by_slug and os.path.exists(path):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
     for path in set(rows) - set(refs):
-        conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            Store(conn).remove_source(path)
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
         report.removed += 1
     _sync_all(conn, list(refs.values()), full, progress, report)
     # Then the sources agents keep inside projects, in the folders the sessions
@@ -206,6 +213,7 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
         and row.inode == st.st_ino
         and row.sidecar_sig == sig
         and st.st_size >= row.parsed_offset
+        and (st.st_size > row.size or st.st_mtime_ns == row.mtime_ns)  # same size, new mtime: rewritten
         and row.parser_state is not None
     )
 
