@@ -3,13 +3,15 @@
 :func:`usage_records` gives :class:`~agentlog.usage.calls.Call` records from the
 roll-up (table ``usage_rollup``): the calls of one session and model summed per
 15-minute span and cost origin, a few hundred records where a long session has
-tens of thousands of calls.  Every
-report is exact on them: days in any zone (UTC offsets are whole quarter
-hours), 5-hour blocks (they start on the hour), price periods (a UTC day; the
-off-peak windows of genai-prices start on a quarter hour), and context tiers (a
-record whose calls straddle a tier boundary is priced from its
-:func:`members`).  Counted: not ``replayed``, not flagged
-:data:`~agentlog.usage.calls.NOT_CONSUMPTION`, not from a duplicate source.
+tens of thousands of calls.  Every report is exact on them: days in any zone
+(UTC offsets are whole quarter hours in every zone since 1972; Liberia's
+-0:44:30 before that is the last exception), 5-hour blocks (they start on the
+hour), price periods (a UTC day; the off-peak windows of genai-prices start on a
+quarter hour), and context tiers (a record whose calls straddle a tier boundary
+is priced from its :func:`members`).  Costs are summed per record, so a total
+can differ from a per-call sum in its sixth decimal.  Counted: not
+``replayed``, not flagged :data:`~agentlog.usage.calls.NOT_CONSUMPTION`, not
+from a duplicate source.
 """
 
 from __future__ import annotations
