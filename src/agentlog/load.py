@@ -69,8 +69,9 @@ def jsonl_batches(
     state: bytes | None,
     lines: int,
 ) -> Iterator[Batch]:
-    """Parse a JSONL source from byte ``start`` in batches of ``lines`` lines (the
-    first one smaller, so a consumer in another process starts early)."""
+    """Parse a JSONL source from byte ``start`` in batches of up to ``lines`` lines
+    (the first ones smaller, from 2,000 lines doubling, so a consumer in another
+    process starts early and never waits long for the next one)."""
     parser = adapter.new_parser(ref, sidecars)
     if state is not None:
         parser.resume(state)
@@ -84,7 +85,7 @@ def jsonl_batches(
         count += 1
         if count >= limit:
             yield out, parser.headers(), None
-            out, count, limit = [], 0, lines
+            out, count, limit = [], 0, min(lines, 2 * limit)
     parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
     yield out, parser.headers(), (reader.consumed, parser.snapshot())
 
