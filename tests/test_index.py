@@ -424,3 +424,74 @@ def test_a_same_size_rewrite_in_place_is_read_again(indexed):
     report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     assert (report.reparsed, report.appended) == (1, 0)
     assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_a_new_index_has_16_kb_pages_and_a_16_mb_fts_buffer(tmp_path):
+    conn = connect(tmp_path / "new.sqlite")
+    assert conn.execute("PRAGMA page_size").fetchone() == (16_384,)
+    assert conn.execute("SELECT v FROM parts_fts_config WHERE k = 'hashsize'").fetchone() == (16 << 20,)
+
+
+def test_an_index_made_before_keeps_its_pages_and_gets_the_fts_buffer(tmp_path):
+    """An index created with 4 KB pages and the schema before the FTS buffer
+    setting: opening it migrates it, its pages stay as they are, and it still syncs."""
+    from agentlog.index.db import _statements
+    from agentlog.index.schema import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    old = sqlite3.connect(path, isolation_level=None)
+    old.execute("PRAGMA page_size = 4096")
+    old.execute("PRAGMA journal_mode = WAL")
+    before = next(n for n, m in enumerate(MIGRATIONS) if "hashsize" in m)
+    for migration in MIGRATIONS[:before]:
+        for statement in _statements(migration):
+            old.execute(statement)
+    old.execute(f"PRAGMA user_version = {before}")
+    old.close()
+    conn = connect(path)
+    assert conn.execute("PRAGMA page_size").fetchone() == (4096,)
+    assert conn.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    assert conn.execute("SELECT v FROM parts_fts_config WHERE k = 'hashsize'").fetchone() == (16 << 20,)
+    home = make_home(tmp_path)
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert index_sessions(conn) == memory_sessions(home)
+    conn.execute("INSERT INTO parts_fts (parts_fts) VALUES ('integrity-check')")
+
+
+def test_the_full_text_index_stays_consistent_through_appends_and_rewrites(indexed):
+    """FTS5's own check of ``parts_fts`` against ``parts`` (raises if they differ)
+    after a sync, an append that rewrites a stored message, and a whole re-read."""
+    home, conn, _ = indexed
+    check = "INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)"
+    conn.execute(check)
+    with open(_append_target(home), "ab") as fh:
+        fh.write(_assistant_line("appended zebra answer", "msg_appended_1"))
+        fh.write(_assistant_line("a second block of the same answer", "msg_appended_1"))
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    with open(_append_target(home), "ab") as fh:
+        fh.write(_assistant_line("a third block", "msg_appended_1"))
+    assert sync(conn, ADAPTERS, {"HOME": str(home)}, home).appended == 1
+    conn.execute(check)
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home, full=True)
+    conn.execute(check)
+    assert [h.message_id for h in search(conn, "zebra")] == ["msg_appended_1"]
+
+
+def test_first_batches_grow_from_2000_lines_doubling(tmp_path):
+    """A consumer in another process gets a small batch at once, then batches that
+    double until ``lines``: it never waits for a whole large batch at the start."""
+    from agentlog.adapters import SourceRef, get_adapter
+    from agentlog.load import jsonl_batches
+
+    path = tmp_path / "s.jsonl"
+    record = {"type": "user", "sessionId": "s", "timestamp": "2025-06-08T12:00:00Z"}
+    path.write_bytes(
+        b"".join(
+            msgspec.json.encode({**record, "uuid": f"u{i}", "message": {"role": "user", "content": f"n{i}"}})
+            + b"\n"
+            for i in range(15_000)
+        )
+    )
+    ref = SourceRef(agent="claude_code", path=str(path))
+    sizes = [len(f) for f, _, _ in jsonl_batches(get_adapter("claude_code"), ref, {}, 0, None, 5_000)]
+    assert sizes == [2_000, 4_000, 5_000, 4_000]
