@@ -495,3 +495,31 @@ def test_first_batches_grow_from_2000_lines_doubling(tmp_path):
     ref = SourceRef(agent="claude_code", path=str(path))
     sizes = [len(f) for f, _, _ in jsonl_batches(get_adapter("claude_code"), ref, {}, 0, None, 5_000)]
     assert sizes == [2_000, 4_000, 5_000, 4_000]
+
+
+def test_a_large_source_indexes_its_text_in_the_background_and_equals_a_fresh_parse(tmp_path):
+    """Batches of 1,000 parts or more are added to ``parts_fts`` in a thread while
+    the next batch is assembled: every part is indexed once and FTS5 agrees."""
+    from agentlog.index.store import BACKGROUND_PARTS
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from corpus import write_claude
+
+    home = tmp_path / "home"
+    write_claude(home / ".claude/projects/-bench/big.jsonl", 6)
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    parts = conn.execute("SELECT COUNT(*) FROM parts").fetchone()[0]
+    assert parts > 3 * BACKGROUND_PARTS  # the first batch (2,000 lines) alone has more than 1,000
+    assert conn.execute("SELECT COUNT(*) FROM parts_fts_docsize").fetchone() == (parts,)
+    conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
+    assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_an_error_in_background_indexing_is_raised_by_wait(tmp_path):
+    from agentlog.index.store import _Background
+
+    conn = connect(tmp_path / "index.sqlite")
+    job = _Background(conn, "INSERT INTO no_such_table VALUES (?)", (1,))
+    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+        job.wait()

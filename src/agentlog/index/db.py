@@ -47,7 +47,10 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
             isolation_level=None,
         )
     else:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        # A store may index text in a second thread while this one waits (never both at once).
+        conn = sqlite3.connect(
+            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     if not readonly:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -83,7 +84,9 @@ class Store:
     """Index writes for one connection; callers own the transaction."""
 
     def __init__(self, conn: sqlite3.Connection, fresh_source: bool = False) -> None:
-        self.conn = conn
+        self._conn = conn
+        self._indexing: _Background | None = None
+        self._ensured: set[str] = set()
         self.fresh_source = fresh_source
         """True while a source is written whole: then only what this store wrote
         exists, so look-ups are limited to the ids and call ids it remembers."""
@@ -93,6 +96,20 @@ class Store:
         self.orphans: set[tuple[str, str]] = set()
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        """The connection, once the full-text indexing left running by the last
+        write is done."""
+        self.settle()
+        return self._conn
+
+    def settle(self) -> None:
+        """Wait for the full-text indexing running in the background (raising its
+        error); callers do before they use the connection themselves."""
+        if self._indexing is not None:
+            indexing, self._indexing = self._indexing, None
+            indexing.wait()
 
     # -- sources --------------------------------------------------------------
 
@@ -155,10 +172,13 @@ class Store:
             )
 
     def _ensure_session(self, key: str, agent: str, session_id: str, source_id: int) -> None:
+        if key in self._ensured:
+            return
         self.conn.execute(
             "INSERT OR IGNORE INTO sessions (key, agent, id, source_id, kind) VALUES (?, ?, ?, ?, 'main')",
             (key, agent, session_id, source_id),
         )
+        self._ensured.add(key)
 
     # -- messages -------------------------------------------------------------
 
@@ -216,40 +236,29 @@ class Store:
         return self.messages_by_rowid(sorted(rowids))
 
     def _write_messages(self, key: str, source_id: int, messages: list[Message]) -> None:
+        """Insert new messages and replace changed ones (their parts and usage
+        rewritten).  Their parts are added to the full-text index in a thread when
+        there are many (SQLite runs it without the GIL, while the caller goes on
+        with the next batch), else at once."""
         if not messages:
             return
-        existing: dict[str, int] = {}
-        lookup = [m.id for m in messages]
-        if self.fresh_source:
-            seen_ids, seen_calls = self._seen.setdefault(key, (set(), set()))
-            lookup = [i for i in lookup if i in seen_ids]
-            seen_ids.update(m.id for m in messages)
-            seen_calls.update(p.call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart))
-        if lookup:
-            for chunk in _chunks(lookup):
-                existing.update(
-                    self.conn.execute(
-                        f"SELECT id, rowid FROM messages WHERE session_key = ? AND id IN ({_marks(chunk)})",
-                        (key, *chunk),
-                    )
-                )
+        values = [
+            (
+                _message_row(m),
+                [_part_row(p) for p in m.parts],
+                None if m.usage is None else _usage_row(m.usage),
+            )
+            for m in messages
+        ]  # the Python work first, while an earlier indexing may still run
+        existing = self._stored_rowids(key, messages)
         if existing:
             stale = [(r,) for r in existing.values()]
             self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
             self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
         next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
         message_rows, update_rows, part_rows, usage_rows = [], [], [], []
-        for m in messages:
+        for m, (row, parts, usage) in zip(messages, values, strict=True):
             rowid = existing.get(m.id)
-            row = (
-                m.role,
-                iso(m.timestamp),
-                m.model,
-                _JSON(m.flags).decode() if m.flags else "[]",
-                int(m.is_sidechain),
-                m.offset,
-                int(m.hidden),
-            )
             if rowid is None:
                 rowid = next_rowid
                 next_rowid += 1
@@ -257,36 +266,9 @@ class Store:
             else:
                 update_rows.append((*row, rowid))
             self.written.append(rowid)
-            for idx, part in enumerate(m.parts):
-                call_id = part.call_id if isinstance(part, ToolCallPart) else None
-                tool = part.tool if isinstance(part, ToolCallPart) else None
-                part_rows.append(
-                    (
-                        rowid,
-                        idx,
-                        part.__struct_config__.tag,
-                        tool,
-                        call_id,
-                        search_text(part),
-                        None if type(part) is TextPart else _ENCODE.encode(part),
-                    )
-                )
-            if m.usage is not None:
-                u = m.usage
-                usage_rows.append(
-                    (
-                        rowid,
-                        u.input_tokens,
-                        u.cache_read_tokens,
-                        u.cache_write_5m_tokens,
-                        u.cache_write_1h_tokens,
-                        u.output_tokens,
-                        u.reasoning_tokens,
-                        u.web_search_requests,
-                        u.cost_usd,
-                        u.cost_source,
-                    )
-                )
+            part_rows.extend((rowid, idx, *part) for idx, part in enumerate(parts))
+            if usage is not None:
+                usage_rows.append((rowid, *usage))
         self.conn.executemany(
             """INSERT INTO messages (rowid, session_key, source_id, id, role, timestamp, model, flags,
                    is_sidechain, offset, hidden) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
@@ -297,16 +279,38 @@ class Store:
                    offset = ?, hidden = ? WHERE rowid = ?""",
             update_rows,
         )
+        self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
         first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
         self.conn.executemany(
             "INSERT INTO parts (message_rowid, idx, type, tool, call_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
             part_rows,
         )
-        self.conn.execute(
+        index = (
             "INSERT INTO parts_fts (rowid, text) SELECT rowid, text FROM parts WHERE rowid >= ?",
             (first_part,),
         )
-        self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
+        if len(part_rows) >= BACKGROUND_PARTS:
+            self._indexing = _Background(self._conn, *index)
+        else:
+            self._conn.execute(*index)
+
+    def _stored_rowids(self, key: str, messages: list[Message]) -> dict[str, int]:
+        """``{message id: rowid}`` of the ``messages`` already stored in session ``key``."""
+        lookup = [m.id for m in messages]
+        if self.fresh_source:
+            seen_ids, seen_calls = self._seen.setdefault(key, (set(), set()))
+            lookup = [i for i in lookup if i in seen_ids]
+            seen_ids.update(m.id for m in messages)
+            seen_calls.update(p.call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart))
+        existing: dict[str, int] = {}
+        for chunk in _chunks(lookup):
+            existing.update(
+                self.conn.execute(
+                    f"SELECT id, rowid FROM messages WHERE session_key = ? AND id IN ({_marks(chunk)})",
+                    (key, *chunk),
+                )
+            )
+        return existing
 
     def messages_by_rowid(self, rowids: Sequence[int]) -> list[Message]:
         """Messages (parts and usage included) in ``rowids`` order."""
@@ -482,6 +486,71 @@ def _message(row: tuple[Any, ...]) -> Message:
         is_sidechain=bool(row[6]),
         offset=row[7],
         usage=usage,
+    )
+
+
+BACKGROUND_PARTS = 1_000
+"""Parts written at once from which their full-text indexing runs in a thread."""
+
+
+class _Background:
+    """One SQL statement running in a thread (SQLite runs it without the GIL);
+    :meth:`wait` for it, and its error, before the connection is used again."""
+
+    def __init__(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(conn, sql, params))
+        self._thread.start()
+
+    def _run(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+        try:
+            conn.execute(sql, params)
+        except BaseException as exc:  # raised again by wait(), in the caller's thread
+            self._error = exc
+
+    def wait(self) -> None:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+
+def _message_row(m: Message) -> tuple[Any, ...]:
+    """``messages`` values from ``role`` to ``hidden``."""
+    return (
+        m.role,
+        iso(m.timestamp),
+        m.model,
+        _JSON(m.flags).decode() if m.flags else "[]",
+        int(m.is_sidechain),
+        m.offset,
+        int(m.hidden),
+    )
+
+
+def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None]:
+    """``parts`` values ``type, tool, call_id, text, data``."""
+    call = part if isinstance(part, ToolCallPart) else None
+    return (
+        part.__struct_config__.tag,
+        call.tool if call else None,
+        call.call_id if call else None,
+        search_text(part),
+        None if type(part) is TextPart else _ENCODE.encode(part),
+    )
+
+
+def _usage_row(u: Usage) -> tuple[Any, ...]:
+    """``usage`` values after ``message_rowid``, in :data:`USAGE_COLUMNS` order."""
+    return (
+        u.input_tokens,
+        u.cache_read_tokens,
+        u.cache_write_5m_tokens,
+        u.cache_write_1h_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+        u.web_search_requests,
+        u.cost_usd,
+        u.cost_source,
     )
 
 

@@ -318,15 +318,18 @@ def _store(
         store.clear_source(source_id)
     keys: set[str] = set()
     first = not append
-    for batch in _guarded(parse.batches()):
-        if first and parse.headers:
-            owner = store.owner_of(parse.headers[0].key)
-            if owner is not None and owner != source_id:
-                return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
-        keys |= store.put_fragments(source_id, adapter.slug, batch)
-        first = False
-    store.put_headers(source_id, parse.headers)
-    store.refresh_sessions(keys | {h.key for h in parse.headers})
+    try:
+        for batch in _guarded(parse.batches()):
+            if first and parse.headers:
+                owner = store.owner_of(parse.headers[0].key)
+                if owner is not None and owner != source_id:
+                    return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+            keys |= store.put_fragments(source_id, adapter.slug, batch)
+            first = False
+        store.put_headers(source_id, parse.headers)
+        store.refresh_sessions(keys | {h.key for h in parse.headers})
+    finally:
+        store.settle()  # before the caller commits or rolls back
     return None
 
 
