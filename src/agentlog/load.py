@@ -157,6 +157,7 @@ class SourceParse:
             if end is not None:
                 self.consumed, self.state = end
             yield fragments
+            del fragments  # not kept while the next batch is parsed or received
 
     def _document(self, adapter: DocumentAdapter, sidecars: dict[str, bytes]) -> list[Fragment]:
         if adapter.format_of(self.ref) == "sqlite":

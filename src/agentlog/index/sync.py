@@ -239,6 +239,7 @@ def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
         except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
             raise SourceError(describe_error(exc)) from exc
         yield batch
+        del batch  # not kept while the next one is made
 
 
 def _sync_one(
@@ -326,6 +327,7 @@ def _store(
                     return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
             first = False
+            del batch  # not kept while the next one is made
         store.put_headers(source_id, parse.headers)
         store.refresh_sessions(keys | {h.key for h in parse.headers})
     finally:
