@@ -426,10 +426,13 @@ def test_a_same_size_rewrite_in_place_is_read_again(indexed):
     assert index_sessions(conn) == memory_sessions(home)
 
 
-def test_a_new_index_has_16_kb_pages_and_a_16_mb_fts_buffer(tmp_path):
+def test_a_new_index_has_16_kb_pages_a_16_mb_fts_buffer_and_mapped_reads(tmp_path):
     conn = connect(tmp_path / "new.sqlite")
     assert conn.execute("PRAGMA page_size").fetchone() == (16_384,)
     assert conn.execute("SELECT v FROM parts_fts_config WHERE k = 'hashsize'").fetchone() == (16 << 20,)
+    reader = connect(tmp_path / "new.sqlite", readonly=True)
+    for c in (conn, reader):
+        assert c.execute("PRAGMA mmap_size").fetchone() == (1 << 30,)
 
 
 def test_an_index_made_before_keeps_its_pages_and_gets_the_fts_buffer(tmp_path):
