@@ -93,7 +93,10 @@ def sync(
     full: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
-    """Bring the index up to date for ``adapters``; returns what was done."""
+    """Bring the index up to date for ``adapters``; returns what was done.
+
+    ``conn`` comes from :func:`agentlog.index.db.connect`: a store indexes text in
+    a second thread while this one goes on (never both on the connection at once)."""
     start = time.perf_counter()
     adapters = list(adapters)
     by_slug = {a.slug: a for a in adapters}
