@@ -404,13 +404,7 @@ def test_tables_fit_80_columns(tmp_path):
 
 
 def test_fast_scanner_equals_full_model(tmp_path):
-    home = tmp_path
-    project = home / ".claude" / "projects"
-    shutil.copytree(FIXTURES / "claude_code", project / "-fixtures")
-    for name in (TOOLS, SIDECHAIN):
-        src = SHARED / "claude-code" / name
-        if src.exists():
-            shutil.copy(src, project / "-fixtures" / name)
+    home = _claude_home(tmp_path)
     env = {"HOME": str(home)}
 
     def key(c: Call):
