@@ -142,7 +142,6 @@ GOLDEN: dict[str, dict[str, Any]] = {
             "duplicate:user_message": 1,
             "ignored:agent_reasoning": 1,
             "ignored:patch_apply_end": 1,
-            "ignored:thread_settings_applied": 1,
             "ignored:agent_message": 1,
             "ignored:session_meta": 6,
             "ignored:sub_agent_activity": 1,

@@ -17,6 +17,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
+import msgspec
 import pytest
 from genai_prices import Usage as GUsage
 from genai_prices import calc_price
@@ -129,6 +130,100 @@ def test_codex_28_turns_tokens_and_genai_prices_cost(tmp_path):
     assert totals["models"] == ["gpt-5.3-codex"]
 
 
+def codex_event(when: str, payload: dict) -> dict:
+    return {"timestamp": when, "type": "event_msg", "payload": payload}
+
+
+def codex_settings(when: str, tier: str) -> dict:
+    """A ``thread_settings_applied`` event (shape: the 0.146 shape catalog fixture)."""
+    settings = {"cwd": "/home/me/proj", "model": "gpt-5.3-codex", "model_provider_id": "openai"}
+    return codex_event(
+        when, {"type": "thread_settings_applied", "thread_settings": {**settings, "service_tier": tier}}
+    )
+
+
+def codex_total(when: str, inp: int, cached: int, out: int) -> dict:
+    """A ``token_count`` event with the thread's cumulative totals."""
+    total = {
+        "input_tokens": inp,
+        "cached_input_tokens": cached,
+        "output_tokens": out,
+        "reasoning_output_tokens": 0,
+    }
+    return codex_event(when, {"type": "token_count", "info": {"total_token_usage": total}})
+
+
+def test_codex_thread_service_tier_prices_later_calls_until_changed(tmp_path):
+    day = "2026-11-02T10:0"
+    lines = [
+        {"timestamp": f"{day}0:00Z", "type": "session_meta", "payload": {"id": "t1", "cwd": "/home/me/proj"}},
+        {
+            "timestamp": f"{day}0:01Z",
+            "type": "turn_context",
+            "payload": {"cwd": "/home/me/proj", "model": "gpt-5.3-codex"},
+        },
+        codex_settings(f"{day}0:02Z", "priority"),
+        codex_event(f"{day}0:03Z", {"type": "user_message", "message": "fix it"}),
+        codex_total(f"{day}0:04Z", 100_000, 60_000, 2_000),
+        codex_total(f"{day}0:05Z", 150_000, 100_000, 3_000),
+        codex_settings(f"{day}1:00Z", "default"),
+        codex_event(f"{day}1:01Z", {"type": "user_message", "message": "and this"}),
+        codex_total(f"{day}1:02Z", 180_000, 120_000, 3_500),
+    ]
+    folder = tmp_path / ".codex" / "sessions" / "2026" / "11" / "02"
+    folder.mkdir(parents=True)
+    (folder / "rollout-2026-11-02T10-00-00-t1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    env = {"HOME": str(tmp_path)}
+
+    calls = calls_from_sessions(load_sessions(["codex"], env, tmp_path))
+    assert [c.service_tier for c in calls] == ["priority", "priority", None]
+
+    def price(inp: int, cached: int, out: int, tier: str | None) -> float:
+        return float(
+            calc_price(
+                GUsage(input_tokens=inp, cache_read_tokens=cached, output_tokens=out),
+                "gpt-5.3-codex",
+                provider_id="openai",
+                genai_request_timestamp=datetime(2026, 11, 2, 10, tzinfo=UTC),
+                price_context={"service_tier": tier} if tier else None,
+            ).total_price
+        )
+
+    # priority: in 3.5, cached 0.35, out 28 per million; standard: 1.75, 0.175, 14
+    priority, standard = price(150_000, 100_000, 3_000, "priority"), price(30_000, 20_000, 500, None)
+    assert (priority, standard) == (pytest.approx(0.294), pytest.approx(0.0280))
+    for mode in ((), ("--no-index",)):
+        totals = usage_json(env, "daily", "--agent", "codex", *mode)["totals"]
+        assert (totals["input_tokens"], totals["cache_read_tokens"], totals["output_tokens"]) == (
+            60_000,
+            120_000,
+            3_500,
+        )
+        assert totals["cost_usd"] == pytest.approx(priority + standard, abs=1e-9)
+
+
+def test_claude_tier_and_fast_speed_are_recorded_but_priced_at_the_table(tmp_path):
+    usage = {"input_tokens": 1_000, "output_tokens": 100, "cache_read_input_tokens": 10_000}
+    lines = [
+        claude_line(1, SONNET4, {**usage, "service_tier": "standard"}),
+        claude_line(2, SONNET4, {**usage, "service_tier": "priority"}),
+        claude_line(3, SONNET4, {**usage, "service_tier": "standard", "speed": "fast"}),
+    ]
+    src = tmp_path / "tiers.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    env = claude_home(tmp_path, src)
+    full = sorted(
+        calls_from_sessions(load_sessions(["claude_code"], env, tmp_path)), key=lambda c: c.session_key
+    )
+    assert [c.service_tier for c in full] == [None, "priority", "fast"]
+    refs = [ref for _, ref in discover_sources([get_adapter("claude_code")], env, tmp_path)]
+    assert sorted(scan_calls(refs), key=lambda c: c.session_key) == full
+    # sonnet 4: in 3, cache read 0.3, out 15 per million, whatever the tier
+    each = (1_000 * 3 + 10_000 * 0.3 + 100 * 15) / 1e6
+    for mode in ((), ("--no-index",)):
+        assert usage_json(env, "daily", *mode)["totals"]["cost_usd"] == pytest.approx(3 * each, abs=1e-9)
+
+
 def test_codex_limits_report_latest_windows(tmp_path):
     sessions = tmp_path / ".codex" / "sessions"
     sessions.mkdir(parents=True)
@@ -237,7 +332,7 @@ def test_priority_tier_variant():
         "gpt-5.3-codex", datetime(2026, 11, 1, tzinfo=UTC), input_tokens=1_000_000, output_tokens=1_000_000
     )
     assert Pricer().price(c).cost_usd == pytest.approx(1.75 + 14)
-    fast = Call(**{**{f: getattr(c, f) for f in c.__struct_fields__}, "service_tier": "priority"})
+    fast = msgspec.structs.replace(c, usage=msgspec.structs.replace(c.usage, service_tier="priority"))
     assert Pricer().price(fast).cost_usd == pytest.approx(3.5 + 28)
 
 

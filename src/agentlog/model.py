@@ -79,7 +79,10 @@ class Usage(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
     ``total_tokens`` is derived (sum of input, cache read, both cache writes and
     output) and recomputed on construction; ``reasoning_tokens`` is part of
     ``output_tokens``.  ``cost_usd`` is ``None`` unless a cost is known;
-    ``cost_source`` says where it came from.
+    ``cost_source`` says where it came from.  ``service_tier`` is the service
+    tier or speed the call ran at when the log records one other than the
+    standard (``priority``, ``flex``, ``fast``, ``batch``…), else ``None``; a sum
+    of calls (``+``) has none.
     """
 
     input_tokens: int = 0
@@ -92,6 +95,7 @@ class Usage(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
     web_search_requests: int = 0
     cost_usd: float | None = None
     cost_source: CostSource | None = None
+    service_tier: str | None = None
 
     def __post_init__(self) -> None:
         self.total_tokens = (

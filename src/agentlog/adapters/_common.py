@@ -82,6 +82,24 @@ def as_str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+STANDARD_TIERS = frozenset({"standard", "default"})
+"""Recorded tier names that mean the standard rates: Claude Code ``usage.service_tier``
+``"standard"``, Codex ``thread_settings.service_tier`` ``"default"`` (openai/codex
+``SERVICE_TIER_DEFAULT_REQUEST_VALUE``)."""
+
+
+def service_tier(tier: Any, speed: Any = None) -> str | None:
+    """The service tier a call is priced at: ``"fast"`` when ``speed`` is
+    ``"fast"`` (Claude Code ``usage.speed``), else ``tier`` lower-cased, ``None``
+    for a standard tier (:data:`STANDARD_TIERS`) or none recorded."""
+    if speed == "fast":
+        return "fast"
+    name = as_str(tier)
+    if name is None or name.lower() in STANDARD_TIERS:
+        return None
+    return name.lower()
+
+
 def block_text(content: Any) -> str:
     """Text of a content value that is a string or a list of ``{type: text}`` blocks."""
     if isinstance(content, str):

@@ -50,7 +50,11 @@ Tokens (Anthropic semantics, exclusive)
     split ``cache_creation_input_tokens`` by TTL (no split → all 5-minute);
     ``cache_read_input_tokens``; ``output_tokens`` includes thinking;
     ``server_tool_use.web_search_requests``.  ``costUSD`` (old versions) is kept as a
-    ``recorded`` cost.
+    ``recorded`` cost.  ``usage.service_tier`` (``"standard"`` on every line of the
+    1.0.17–2.1 fixtures; ``"priority"``/``"batch"`` per Anthropic's API) and
+    ``usage.speed`` (``"fast"``, fast mode, claude-code-viewer
+    ``AssistantMessageSchema.ts``) give ``Usage.service_tier`` (``fast`` wins; the
+    standard tier → ``None``).
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, parse_time, snake
+from agentlog.adapters._common import as_int, as_str, block_text, parse_time, service_tier, snake
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -218,6 +222,7 @@ def usage_of(record: dict[str, Any], usage: Any) -> Usage | None:
         web_search_requests=as_int(server.get("web_search_requests")) if isinstance(server, dict) else 0,
         cost_usd=float(cost) if recorded else None,
         cost_source="recorded" if recorded else None,
+        service_tier=service_tier(usage.get("service_tier"), usage.get("speed")),
     )
 
 
@@ -572,7 +577,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Claude Code"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

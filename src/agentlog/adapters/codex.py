@@ -42,7 +42,8 @@ Records
       (opaque) and ``other`` are ignored.
     * ``event_msg``: ``user_message`` (and ``item_completed`` of a ``UserMessage``,
       0.147+) are the typed prompts; ``token_count`` (usage, below);
-      ``thread_name_updated`` (title); ``task_started``/``task_complete``/
+      ``thread_name_updated`` (title); ``thread_settings_applied`` (the service
+      tier, below); ``task_started``/``task_complete``/
       ``turn_aborted``/``error`` (status; an aborted turn adds a system message
       flagged ``interrupted`` and marks its open tool calls ``interrupted``, an error
       a system message flagged ``api_error``); ``context_compacted``;
@@ -109,7 +110,12 @@ Tokens (OpenAI semantics: inclusive, cumulative)
     goes on the latest assistant message of the turn that has none yet, else on an
     empty assistant message of its own (``model`` = ``info.model`` or the latest
     ``turn_context`` model); web searches since the previous call are counted in
-    ``web_search_requests``.  No cost is recorded.
+    ``web_search_requests``.  No cost is recorded.  The service tier is
+    ``thread_settings.service_tier`` of the latest ``thread_settings_applied`` event
+    (0.146 shape catalog: ``"default"``; openai/codex ``ServiceTier::request_value``
+    writes ``"priority"`` for fast mode and ``"flex"``, older builds ``"fast"``); it
+    holds for the thread's later calls until another one changes it (``"default"``
+    or null: the standard tier, ``None``).
 
 Rate limits
     ``token_count.rate_limits`` (with or without ``info``): ``primary``/``secondary``
@@ -128,7 +134,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, json_or_text, parse_time
+from agentlog.adapters._common import as_int, as_str, block_text, json_or_text, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -170,7 +176,7 @@ _IGNORED_EVENTS = frozenset({
     "image_generation_end", "item_started", "mcp_startup_complete", "mcp_startup_update",
     "mcp_tool_call_begin", "patch_apply_begin", "plan_update", "session_configured",
     "shutdown_complete", "stream_error", "sub_agent_activity", "terminal_interaction",
-    "thread_goal_updated", "thread_rolled_back", "thread_settings_applied", "turn_diff",
+    "thread_goal_updated", "thread_rolled_back", "turn_diff",
     "undo_completed", "undo_started", "view_image_tool_call", "warning", "web_search_begin",
 })
 # ``*_end`` events whose details are merged into the pending call's result.
@@ -288,8 +294,9 @@ def token_vector(usage: Any) -> list[int] | None:
     ]
 
 
-def usage_of(vector: list[int], web_searches: int = 0) -> Usage:
-    """Exclusive buckets from an inclusive Codex token vector (see :func:`token_vector`)."""
+def usage_of(vector: list[int], web_searches: int = 0, tier: str | None = None) -> Usage:
+    """Exclusive buckets from an inclusive Codex token vector (see :func:`token_vector`),
+    at service tier ``tier``."""
     inp, cached, cache_write, out, reasoning = vector
     return Usage(
         input_tokens=max(0, inp - cached - cache_write),
@@ -298,6 +305,7 @@ def usage_of(vector: list[int], web_searches: int = 0) -> Usage:
         output_tokens=out,
         reasoning_tokens=reasoning,
         web_search_requests=web_searches,
+        service_tier=tier,
     )
 
 
@@ -407,6 +415,8 @@ class CodexState(msgspec.Struct, kw_only=True):
     prev_total: list[int] | None = None
     prev_last: list[int] | None = None
     web_searches: int = 0
+    service_tier: str | None = None
+    """The thread's service tier (``thread_settings_applied``), ``None`` for the standard one."""
     prompt_events: bool = False
     pending: list[_Pending] = msgspec.field(default_factory=list)
     echo: str | None = None
@@ -841,6 +851,8 @@ class CodexParser(LineParser[CodexState]):
             self._token_count(event, offset, when)
         elif kind == "thread_name_updated":
             self._thread_name(event)
+        elif kind == "thread_settings_applied":
+            self._thread_settings(event)
         elif kind in ("task_started", "task_complete", "turn_aborted", "error"):
             self._lifecycle(kind, event, offset, when)
         elif kind == "context_compacted":
@@ -932,7 +944,7 @@ class CodexParser(LineParser[CodexState]):
             return
         self.diagnostics.use()
         self._settle_pending()
-        usage = usage_of(delta, state.web_searches)
+        usage = usage_of(delta, state.web_searches, state.service_tier)
         state.web_searches = 0
         model = as_str(info.get("model")) or state.model
         if state.usage_target is not None:
@@ -942,6 +954,15 @@ class CodexParser(LineParser[CodexState]):
             message.usage = usage
             self._emit(message)
         state.current = state.usage_target = None
+
+    def _thread_settings(self, event: dict[str, Any]) -> None:
+        settings = event.get("thread_settings")
+        if not isinstance(settings, dict):
+            self.diagnostics.skip("malformed:thread_settings_applied")
+            return
+        self.diagnostics.use()
+        if "service_tier" in settings:
+            self.state.service_tier = service_tier(settings["service_tier"])
 
     def _thread_name(self, event: dict[str, Any]) -> None:
         name = as_str(event.get("thread_name")) or as_str(event.get("name"))
@@ -1043,7 +1064,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

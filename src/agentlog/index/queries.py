@@ -23,8 +23,11 @@ USAGE_SUM = """
     COALESCE(SUM(u.cache_write_5m_tokens), 0), COALESCE(SUM(u.cache_write_1h_tokens), 0),
     COALESCE(SUM(u.output_tokens), 0), COALESCE(SUM(u.reasoning_tokens), 0),
     COALESCE(SUM(u.web_search_requests), 0), SUM(u.cost_usd),
-    CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END
+    CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END,
+    NULL
 """
+"""Summed ``usage`` values in :data:`~agentlog.index.store.USAGE_COLUMNS` order (a sum
+has no service tier, as with :meth:`Usage.__add__`)."""
 
 
 def _session_filters(

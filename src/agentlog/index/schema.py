@@ -38,15 +38,16 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     One row per billed call (message): the exclusive token buckets
     (``input_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
     ``cache_write_1h_tokens``, ``output_tokens``, ``reasoning_tokens``),
-    ``web_search_requests``, ``cost_usd``, ``cost_source``.  Totals skip rows
-    whose message is ``replayed``.
+    ``web_search_requests``, ``cost_usd``, ``cost_source``, ``service_tier`` (the
+    recorded tier when not the standard one: ``priority``, ``flex``, ``fast`` …).
+    Totals skip rows whose message is ``replayed``.
 ``parts_fts``
     FTS5 over ``parts.text`` (external content: rows are added in bulk right after
     their parts are written, removed by a delete trigger; FTS5 ``hashsize`` 16 MB).
 ``usage_rollup``
-    Counted usage summed per session, ``model``, 15-minute ``bucket`` (UTC
-    ``YYYY-MM-DDTHH:MM`` of its start; NULL for calls without a time) and
-    ``recorded`` (1: the agent wrote the cost, summed in ``cost_usd``): ``calls``,
+    Counted usage summed per session, ``model``, ``service_tier``, 15-minute
+    ``bucket`` (UTC ``YYYY-MM-DDTHH:MM`` of its start; NULL for calls without a
+    time) and ``recorded`` (1: the agent wrote the cost, summed in ``cost_usd``): ``calls``,
     the token buckets, ``first_at``/``last_at`` (the first and last call's time)
     and ``min_prompt``/``max_prompt`` (the smallest and largest whole prompt,
     input + cache read + cache writes, of one call: a price tier boundary between
@@ -218,6 +219,37 @@ MIGRATIONS: list[str] = [
     # 300 MB log was indexed in 40% more time)
     """
     INSERT INTO parts_fts (parts_fts, rank) VALUES ('hashsize', 16777216);
+    """,
+    # 7: the service tier of each call, and roll-ups per tier (a cache: dropped and
+    # rebuilt by the next usage report)
+    """
+    ALTER TABLE usage ADD COLUMN service_tier TEXT;
+    DROP TABLE usage_rollup;
+    DROP TABLE usage_rollup_state;
+    CREATE TABLE usage_rollup (
+        session_key TEXT NOT NULL REFERENCES sessions(key) ON DELETE CASCADE,
+        model TEXT,
+        service_tier TEXT,
+        bucket TEXT,
+        recorded INTEGER NOT NULL,
+        calls INTEGER NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_5m_tokens INTEGER NOT NULL,
+        cache_write_1h_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        reasoning_tokens INTEGER NOT NULL,
+        web_search_requests INTEGER NOT NULL,
+        cost_usd REAL,
+        first_at TEXT,
+        last_at TEXT,
+        min_prompt INTEGER NOT NULL,
+        max_prompt INTEGER NOT NULL
+    );
+    CREATE INDEX usage_rollup_session ON usage_rollup(session_key);
+    CREATE TABLE usage_rollup_state (
+        session_key TEXT PRIMARY KEY REFERENCES sessions(key) ON DELETE CASCADE
+    );
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

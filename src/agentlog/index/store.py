@@ -279,7 +279,7 @@ class Store:
                    offset = ?, hidden = ? WHERE rowid = ?""",
             update_rows,
         )
-        self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
+        self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
         first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
         self.conn.executemany(
             "INSERT INTO parts (message_rowid, idx, type, tool, call_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -452,13 +452,13 @@ class Store:
 
 USAGE_COLUMNS = (
     "u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, "
-    "u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source"
+    "u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source, u.service_tier"
 )
 """The ``usage`` table's values in the order :func:`usage_from` takes them."""
 
 
 def usage_from(values: Sequence[Any]) -> Usage:
-    """A :class:`Usage` from the nine values of :data:`USAGE_COLUMNS` (or their sums)."""
+    """A :class:`Usage` from the ten values of :data:`USAGE_COLUMNS` (or their sums)."""
     return Usage(
         input_tokens=values[0],
         cache_read_tokens=values[1],
@@ -469,12 +469,13 @@ def usage_from(values: Sequence[Any]) -> Usage:
         web_search_requests=values[6],
         cost_usd=values[7],
         cost_source=values[8],
+        service_tier=values[9],
     )
 
 
 def _message(row: tuple[Any, ...]) -> Message:
     flags = json.loads(row[5])
-    usage = usage_from(row[9:18]) if row[9] is not None and not row[8] else None
+    usage = usage_from(row[9:19]) if row[9] is not None and not row[8] else None
     if row[8]:
         flags.append("replayed")
     return Message(
@@ -551,6 +552,7 @@ def _usage_row(u: Usage) -> tuple[Any, ...]:
         u.web_search_requests,
         u.cost_usd,
         u.cost_source,
+        u.service_tier,
     )
 
 

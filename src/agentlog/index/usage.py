@@ -1,8 +1,8 @@
 """Usage records out of the index, for the usage reports.
 
 :func:`usage_records` gives :class:`~agentlog.usage.calls.Call` records from the
-roll-up (table ``usage_rollup``): the calls of one session and model summed per
-15-minute span and cost origin, a few hundred records where a long session has
+roll-up (table ``usage_rollup``): the calls of one session, model and service
+tier summed per 15-minute span and cost origin, a few hundred records where a long session has
 tens of thousands of calls.  Every report is exact on them: days in any zone
 (UTC offsets are whole quarter hours in every zone since 1972; Liberia's
 -0:44:30 before that is the last exception), 5-hour blocks (they start on the
@@ -31,19 +31,19 @@ _BUCKET = (
 )
 _RECORDED = "(u.cost_source IS 'recorded' AND u.cost_usd IS NOT NULL)"
 _STALE = "SELECT key FROM sessions WHERE key NOT IN (SELECT session_key FROM usage_rollup_state)"
-_AGGREGATE = f"""SELECT m.session_key, m.model, {_BUCKET} AS bucket, {_RECORDED} AS recorded, COUNT(*),
+_AGGREGATE = f"""SELECT m.session_key, m.model, u.service_tier, {_BUCKET} AS bucket, {_RECORDED} AS recorded, COUNT(*),
         SUM(u.input_tokens), SUM(u.cache_read_tokens), SUM(u.cache_write_5m_tokens),
         SUM(u.cache_write_1h_tokens), SUM(u.output_tokens), SUM(u.reasoning_tokens),
         SUM(u.web_search_requests), SUM(CASE WHEN {_RECORDED} THEN u.cost_usd END),
         MIN(m.timestamp), MAX(m.timestamp), MIN({_PROMPT}), MAX({_PROMPT})
     FROM messages m JOIN usage u ON u.message_rowid = m.rowid
     WHERE m.session_key IN ({_STALE}) AND {_COUNTED}
-    GROUP BY m.session_key, m.model, bucket, recorded"""
+    GROUP BY m.session_key, m.model, u.service_tier, bucket, recorded"""
 _CALL = "s.agent, s.parent_key, s.cwd"
 _RECORD_COLUMNS = f"""r.session_key, {_CALL}, r.model, r.first_at, r.input_tokens, r.cache_read_tokens,
     r.cache_write_5m_tokens, r.cache_write_1h_tokens, r.output_tokens, r.reasoning_tokens,
     r.web_search_requests, CASE WHEN r.recorded THEN r.cost_usd END,
-    CASE WHEN r.recorded THEN 'recorded' END, r.calls, r.last_at, r.min_prompt, r.max_prompt"""
+    CASE WHEN r.recorded THEN 'recorded' END, r.service_tier, r.calls, r.last_at, r.min_prompt, r.max_prompt"""
 
 
 def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
@@ -59,18 +59,20 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
         WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}"""
     roots = _roots(conn)
     return [
-        _call(row, roots, calls=row[15], last_timestamp=_time(row[16]), prompt_range=(row[17], row[18]))
+        _call(row, roots, calls=row[16], last_timestamp=_time(row[17]), prompt_range=(row[18], row[19]))
         for row in conn.execute(query, (agent,) if agent else ())
     ]
 
 
 def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
     """The single calls a roll-up ``record`` sums."""
-    where = f"""m.session_key = ? AND m.model IS ? AND {_RECORDED} = ?
+    where = f"""m.session_key = ? AND m.model IS ? AND u.service_tier IS ? AND {_RECORDED} = ?
         AND {_BUCKET} IS substr(?, 1, 14) || printf('%02d', CAST(substr(?, 15, 2) AS INTEGER) / 15 * 15)"""
     stamp = record.timestamp.isoformat() if record.timestamp else None
     recorded = int(record.usage.cost_source == "recorded")
-    return _calls(conn, where, [record.session_key, record.model, recorded, stamp, stamp])
+    return _calls(
+        conn, where, [record.session_key, record.model, record.service_tier, recorded, stamp, stamp]
+    )
 
 
 def _calls(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Call]:
@@ -120,6 +122,6 @@ def _call(row: Sequence[Any], roots: dict[str, str], **extra: Any) -> Call:
         model=row[4],
         timestamp=_time(row[5]),
         root_key=roots.get(row[0], row[0]),
-        usage=usage_from(row[6:15]),
+        usage=usage_from(row[6:16]),
         **extra,
     )

@@ -23,13 +23,12 @@ class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
     direct parent session (subagent/fork), ``root_key`` the top of its tree (the
     session key itself for a main session).  ``project`` is the recorded working
     folder.  ``timestamp`` is aware UTC (``None`` when the agent wrote none).
-    ``usage`` holds the exclusive token buckets and, when the agent wrote one, a
-    ``recorded`` cost in USD.  ``service_tier`` is a recorded speed/priority tier
-    (``fast``, ``priority``, …) or ``None``.
+    ``usage`` holds the exclusive token buckets, the recorded service tier and,
+    when the agent wrote one, a ``recorded`` cost in USD.
 
-    A record can also stand for ``calls`` calls of one session and model within
-    one 15-minute span (the index's roll-up, :mod:`agentlog.index.rollup`):
-    ``usage`` is then their sum, ``timestamp`` the first call's time,
+    A record can also stand for ``calls`` calls of one session, model and service
+    tier within one 15-minute span (the index's roll-up, :mod:`agentlog.index.usage`):
+    ``usage`` is then their sum at that tier, ``timestamp`` the first call's time,
     ``last_timestamp`` the last one's, and ``prompt_range`` the smallest and
     largest whole prompt (input + cache read + cache writes) of one of them.
     """
@@ -42,10 +41,15 @@ class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
     parent_key: str | None = None
     root_key: str = ""
     project: str | None = None
-    service_tier: str | None = None
     calls: int = 1
     last_timestamp: datetime | None = None
     prompt_range: tuple[int, int] | None = None
+
+    @property
+    def service_tier(self) -> str | None:
+        """The recorded speed/priority tier the call is priced at (``fast``,
+        ``priority``, …), ``None`` for the standard one."""
+        return self.usage.service_tier
 
     @property
     def prompt_tokens(self) -> tuple[int, int]:

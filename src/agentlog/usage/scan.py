@@ -41,7 +41,7 @@ import msgspec
 
 from agentlog import worker
 from agentlog.adapters import SourceRef
-from agentlog.adapters._common import parse_time
+from agentlog.adapters._common import parse_time, service_tier
 from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.load import gc_paused
 from agentlog.model import Usage
@@ -67,6 +67,8 @@ class _Usage(msgspec.Struct, gc=False):
     output_tokens: int = 0
     cache_creation: _Split | None = None
     server_tool_use: _Server | None = None
+    service_tier: str | None = None
+    speed: str | None = None
 
 
 class _Message(msgspec.Struct, gc=False):
@@ -111,6 +113,7 @@ def _usage(line: _Line) -> Usage | None:
         web_search_requests=raw.server_tool_use.web_search_requests if raw.server_tool_use else 0,
         cost_usd=line.costUSD,
         cost_source="recorded" if line.costUSD is not None else None,
+        service_tier=service_tier(raw.service_tier, raw.speed),
     )
 
 
