@@ -202,6 +202,20 @@ def test_codex_thread_service_tier_prices_later_calls_until_changed(tmp_path):
         assert totals["cost_usd"] == pytest.approx(priority + standard, abs=1e-9)
 
 
+def test_claude_fast_mode_is_priced_at_genai_prices_fast_rates(tmp_path):
+    # claude-opus-5 (genai-prices 0.2.3): standard in 5 / out 25; speed "fast" in 10 / out 50 per million
+    usage = {"input_tokens": 1_000_000, "output_tokens": 100_000}
+    lines = [
+        claude_line(1, "claude-opus-5", usage),
+        claude_line(2, "claude-opus-5", {**usage, "speed": "fast"}),
+    ]
+    src = tmp_path / "fast.jsonl"
+    src.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    env = claude_home(tmp_path, src)
+    for mode in ((), ("--no-index",)):
+        assert usage_json(env, "daily", *mode)["totals"]["cost_usd"] == pytest.approx((5 + 2.5) + (10 + 5.0))
+
+
 def test_claude_tier_and_fast_speed_are_recorded_but_priced_at_the_table(tmp_path):
     usage = {"input_tokens": 1_000, "output_tokens": 100, "cache_read_input_tokens": 10_000}
     lines = [

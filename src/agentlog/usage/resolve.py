@@ -106,6 +106,16 @@ def _override_price(path: Path, model: str, spec: Mapping[str, Any]) -> ModelPri
     return ModelPrice(**prices)
 
 
+def _price_context(service_tier: str | None) -> dict[str, str] | None:
+    """genai-prices' request context for a call's tier: OpenAI and Google price
+    ``service_tier`` variants (priority, flex, fast); Anthropic prices fast mode
+    as a ``speed`` variant (Claude Code writes ``usage.speed: "fast"``).  A
+    variant matches when all its keys do, so both can be given."""
+    if not service_tier:
+        return None
+    return {"service_tier": service_tier, **({"speed": "fast"} if service_tier == "fast" else {})}
+
+
 class Resolver:
     """Finds the price of a recorded model id at a time, in the overrides first,
     then in a genai-prices snapshot (``None``: the bundled one)."""
@@ -137,7 +147,7 @@ class Resolver:
             found = self._info(candidate, provider)
             if found is not None:
                 provider_id, info, time_of_day = found
-                context = {"service_tier": service_tier} if service_tier else None
+                context = _price_context(service_tier)
                 return table_from(info.id, provider_id, info.get_prices(when, context)), not time_of_day
         return None, True
 
