@@ -738,9 +738,14 @@ def test_a_message_whose_copies_straddle_the_cut_counts_once_as_one_pass_does(tm
     assert parallel == single
     calls = single[0]
     assert [c.usage.output_tokens for c in calls] == [5, 10, 15, 36, 25, 30, 35, 72, 45, 50, 55]
-    # a later copy with the same usage does not replace the call, even with another costUSD
-    assert [calls[i].usage.cost_usd for i in (0, 3, 6, 9)] == [0.001, 0.004, 0.001, 0.001]
-    assert calls[6].timestamp == datetime(2026, 11, 2, 10, 6, tzinfo=UTC)  # the first copy's
+    # the full model's rule: a later copy replaces the call unless its usage is smaller
+    # (an equal copy with another costUSD too), keeping the first copy's time
+    assert [calls[i].usage.cost_usd for i in (0, 3, 6, 9)] == [0.001, 0.004, 0.002, 0.002]
+    assert calls[6].timestamp == datetime(2026, 11, 2, 10, 6, tzinfo=UTC)
+    full = list(
+        calls_from_sessions(load_sessions(["claude_code"], {"HOME": str(tmp_path)}, tmp_path, [tmp_path]))
+    )
+    assert sorted((c.timestamp, c.usage) for c in full) == sorted((c.timestamp, c.usage) for c in calls)
 
 
 def test_the_worker_path_equals_one_pass_on_every_fixture(tmp_path, monkeypatch):
@@ -802,3 +807,17 @@ def test_unpriced_warning_counts_only_the_reported_range(tmp_path, path):
     assert data["totals"]["input_tokens"] == 1_000
     assert data["warnings"] == ["no price for model 'mystery-model': 1,000 tokens shown without cost"]
     assert usage_json(env, "daily", "--since", "2027-01-01", *extra)["warnings"] == []
+
+
+def test_a_file_saved_with_spaces_scans_like_the_full_model(tmp_path):
+    """Claude Code writes compact JSON; a re-saved copy has ``"isSidechain": true``."""
+    lines = shared_fixture(f"claude-code/{SIDECHAIN}").read_text().splitlines()
+    spaced = tmp_path / SIDECHAIN
+    spaced.write_text("".join(json.dumps(json.loads(line)) + "\n" for line in lines if line.strip()))
+    assert '"isSidechain": true' in spaced.read_text()
+    env = claude_home(tmp_path, spaced)
+    full = list(calls_from_sessions(load_sessions(["claude_code"], env, tmp_path)))
+    refs = [ref for _, ref in discover_sources([get_adapter("claude_code")], env, tmp_path)]
+    fast = scan_calls(refs)
+    assert len({c.session_key for c in full}) > 1  # the inline sidechain is a session of its own
+    assert sorted(fast, key=repr) == sorted(full, key=repr)

@@ -3,7 +3,7 @@
 ``agentlog usage --no-index`` reads Claude Code files through the reader layer
 (:func:`~agentlog.readers.read_blocks`, read-only) but, instead of building the
 full model, finds the lines that can carry usage (``"usage"`` in the bytes) or
-belong to an inline sidechain (``"isSidechain":true``) within large blocks,
+belong to an inline sidechain (``"isSidechain": true``) within large blocks,
 without splitting them, and decodes only those, into small typed msgspec structs
 that skip every other field.  A line whose fields have unexpected types is
 decoded generically and read by the adapter's own
@@ -194,9 +194,16 @@ def _session_of(f: _File, line: _Line) -> _Session:
     return main
 
 
+def _sidechain(block: bytes, first: int, last: int) -> bool:
+    """Whether the line at ``block[first:last]`` says ``"isSidechain": true``
+    (Claude Code writes it compact; a re-saved file may have a space)."""
+    at = block.find(b'"isSidechain"', first, last)
+    return at >= 0 and block[at + 13 : at + 21].lstrip(b": \t").startswith(b"true")
+
+
 def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) -> None:
     """Add the lines of file ``path`` in bytes ``start`` to ``stop`` (line starts;
-    ``None``: the end) that hold ``"usage"`` or ``"isSidechain":true`` to ``f``.
+    ``None``: the end) that hold ``"usage"`` or ``"isSidechain": true`` to ``f``.
 
     Raises ``OSError`` when the file cannot be read.
     """
@@ -208,7 +215,7 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
         while first < end:
             last = find(b"\n", first, end)
             last = end if last < 0 else last
-            if rfind(b'"usage"', first, last) >= 0 or find(b'"isSidechain":true', first, last) >= 0:
+            if rfind(b'"usage"', first, last) >= 0 or _sidechain(block, first, last):
                 _decode_add(f, view[first:last], base + first)
             first = last + 1
 
@@ -241,7 +248,7 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
         f.offsets.setdefault(mid, []).append(offset)
     known = session.calls.get(mid)
     if known is not None:
-        if raw == session.raw.get(mid):
+        if raw == session.raw.get(mid) and line.costUSD == known.usage.cost_usd:
             return  # the same usage copy again (one line per content block)
         usage = usage or _usage(line)
         if usage is not None and usage.total_tokens >= known.usage.total_tokens:
