@@ -526,3 +526,52 @@ def test_an_error_in_background_indexing_is_raised_by_wait(tmp_path):
     job = _Background(conn, "INSERT INTO no_such_table VALUES (?)", (1,))
     with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
         job.wait()
+
+
+def test_session_models_survive_appends_and_full_rereads(tmp_path):
+    """An appended part without a model keeps the session's models; a full
+    re-read gives what a fresh index gives (also with a call copied in another
+    file: edge-cases and todowrite-examples share msg_004)."""
+    home = tmp_path / "home"
+    project = home / ".claude/projects/-fx"
+    project.mkdir(parents=True)
+    for name in ("edge-cases.jsonl", "todowrite-examples.jsonl"):
+        data = (FIXTURES / "claude_code" / name).read_bytes()
+        (project / name).write_bytes(data if data.endswith(b"\n") else data + b"\n")  # appended to below
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    fresh = {s.key: s.models for s in queries.list_sessions(conn, include_empty=True)}
+    assert fresh["claude_code:edge-cases"] == ["claude-3-sonnet-20240229", "claude-sonnet-4"]
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home, full=True)
+    assert {s.key: s.models for s in queries.list_sessions(conn, include_empty=True)} == fresh
+    user = {"type": "user", "sessionId": "edge_cases", "uuid": "u-next", "timestamp": "2025-06-14T12:00:00Z",
+            "message": {"role": "user", "content": "next"}}  # fmt: skip
+    with open(project / "edge-cases.jsonl", "ab") as fh:
+        fh.write(msgspec.json.encode(user) + b"\n")
+    assert sync(conn, ADAPTERS, {"HOME": str(home)}, home).appended == 1
+    assert queries.get_session(conn, "claude_code:edge-cases").models == fresh["claude_code:edge-cases"]
+    assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_a_full_disk_is_one_line_and_the_next_sync_completes(tmp_path, monkeypatch):
+    from agentlog.index.store import Store
+    from test_cli import run
+
+    home = make_home(tmp_path)
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    put = Store.put_fragments
+
+    def full_disk(self, *args, **kwargs):
+        self.conn.execute("ROLLBACK")  # what SQLite does itself when the disk is full
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Store, "put_fragments", full_disk)
+    code, _, err = run("index", env=env)
+    assert code == 1
+    assert err.strip().splitlines() == [
+        f"agentlog: cannot update the index {tmp_path / 'index.sqlite'}: database or disk is full "
+        "(--no-sync reads it as it is)"
+    ]
+    monkeypatch.setattr(Store, "put_fragments", put)
+    assert run("index", env=env)[0] == 0
+    assert index_sessions(connect(tmp_path / "index.sqlite")) == memory_sessions(home)

@@ -81,14 +81,14 @@ def entry_point_values(cache_file: Path | None = None) -> list[tuple[str, str]]:
     from importlib.metadata import entry_points
 
     values = [(ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)]
+    tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
         scans = [{"key": key, "entry_points": values}, *scans][:KEPT_SCANS]
         tmp.write_text(json.dumps({"scans": scans}))
         os.replace(tmp, cache_file)
-    except OSError:
-        pass  # a read-only cache folder only costs the scan next time
+    except OSError:  # a read-only or full cache folder only costs the scan next time
+        tmp.unlink(missing_ok=True)
     return values
 
 

@@ -61,16 +61,24 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
             raise AgentlogError(
                 f"{path} is not an agentlog index ({exc}); choose another file with --index"
             ) from None
-        raise AgentlogError(
-            f"cannot open the index {path}: {exc} (it is a cache: delete it to rebuild)"
-        ) from None
+        damaged = "malformed" in str(exc) or "corrupt" in str(exc)
+        hint = " (it is a cache: delete it to rebuild)" if damaged else ""
+        raise AgentlogError(f"cannot open the index {path}: {exc}{hint}") from None
     except (sqlite3.Error, OSError) as exc:
         raise AgentlogError(f"cannot open the index {path}: {exc}") from None
     if no_sync:
         return conn, SyncReport()
+    try:
+        return conn, _sync(app, conn, full)
+    except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
+        raise AgentlogError(f"cannot update the index {path}: {exc} (--no-sync reads it as it is)") from None
+
+
+def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
+    """Sync, with a progress bar on a terminal (quiet when piped)."""
     adapters = all_adapters()
     if not sys.stderr.isatty() or not app.err.is_terminal:
-        return conn, sync(conn, adapters, app.env, app.home, app.roots, full=full)
+        return sync(conn, adapters, app.env, app.home, app.roots, full=full)
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -101,7 +109,7 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
                 description=clean(Path(path).name[:32]),
             )
 
-        return conn, sync(conn, adapters, app.env, app.home, app.roots, full=full, progress=progress)
+        return sync(conn, adapters, app.env, app.home, app.roots, full=full, progress=progress)
 
 
 @main.command("index")

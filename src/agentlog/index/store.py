@@ -146,8 +146,13 @@ class Store:
     # -- sessions -------------------------------------------------------------
 
     def put_headers(self, source_id: int, headers: Iterable[Session]) -> None:
+        """Write the sessions a source defines; ``models`` adds to what is stored
+        (an appended part's header knows only the models it saw)."""
         for h in headers:
             values = [getattr(h, c) for c in HEADER_COLUMNS]
+            row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (h.key,)).fetchone()
+            models = json.loads(row[0]) if row else []
+            models += [m for m in h.models if m not in models]
             self.conn.execute(
                 f"""INSERT INTO sessions (key, agent, id, source_id, {", ".join(HEADER_COLUMNS)},
                         models, diagnostics, rate_limits, started_at, ended_at)
@@ -163,7 +168,7 @@ class Store:
                     h.id,
                     source_id,
                     *values,
-                    json.dumps(h.models),
+                    json.dumps(models),
                     msgspec.json.encode(h.diagnostics).decode(),
                     msgspec.json.encode(h.rate_limits).decode() if h.rate_limits else None,
                     iso(h.started_at),
@@ -371,7 +376,7 @@ class Store:
         for chunk in _chunks(rowids):
             for key, model in self.conn.execute(
                 f"""SELECT session_key, model FROM messages WHERE rowid IN ({_marks(chunk)})
-                    AND model IS NOT NULL AND replayed = 0 AND flags NOT LIKE '%"synthetic"%'
+                    AND model IS NOT NULL AND flags NOT LIKE '%"synthetic"%'
                     AND flags NOT LIKE '%"replayed"%' ORDER BY rowid""",
                 chunk,
             ):

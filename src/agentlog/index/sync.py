@@ -117,7 +117,7 @@ def sync(
             Store(conn).remove_source(path)
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
         report.removed += 1
     _sync_all(conn, list(refs.values()), full, progress, report)
@@ -295,11 +295,11 @@ def _sync_one(
         )
         conn.execute("COMMIT")
     except SourceError as exc:
-        conn.execute("ROLLBACK")
+        _rollback(conn)
         _record_error(conn, adapter, ref, str(exc), (st, sig), report)
         return st.st_size
     except BaseException:
-        conn.execute("ROLLBACK")
+        _rollback(conn)
         raise
     if duplicate_of:
         report.duplicates += 1
@@ -338,6 +338,12 @@ def _store(
     return None
 
 
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Roll back, unless SQLite already did (it does on a full disk or I/O error)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:
     conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
     return conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
@@ -371,5 +377,5 @@ def _record_error(
         )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        _rollback(conn)
         raise
