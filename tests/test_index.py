@@ -575,3 +575,33 @@ def test_a_full_disk_is_one_line_and_the_next_sync_completes(tmp_path, monkeypat
     monkeypatch.setattr(Store, "put_fragments", put)
     assert run("index", env=env)[0] == 0
     assert index_sessions(connect(tmp_path / "index.sqlite")) == memory_sessions(home)
+
+
+def test_search_order_is_the_same_for_a_fresh_and_an_appended_index(tmp_path):
+    """Equal bm25 ranks are ordered by time, session, message and part, not by the
+    order rows were written in: here a tool result appended later rewrites the
+    first message (new rowids) in one index and not in the other."""
+
+    def line(n: int, content: list, role: str = "assistant") -> bytes:
+        message = {"id": f"msg_{n}", "role": role, "model": "claude-sonnet-4-5", "content": content}
+        record = {"type": role, "sessionId": "t", "uuid": f"u{n}", "timestamp": f"2026-11-02T10:00:{n:02d}Z"}
+        return msgspec.json.encode({**record, "message": message}) + b"\n"
+
+    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    first = line(1, [{"type": "text", "text": "zebra crossing"}, call])
+    others = b"".join(line(n, [{"type": "text", "text": "zebra crossing"}]) for n in range(2, 6))
+    result = line(6, [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a b"}], role="user")
+    home = tmp_path / "home"
+    path = home / ".claude/projects/-t/t.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(first + others)
+    grown = connect(tmp_path / "grown.sqlite")
+    sync(grown, ADAPTERS, {"HOME": str(home)}, home)
+    with open(path, "ab") as fh:
+        fh.write(result)
+    assert sync(grown, ADAPTERS, {"HOME": str(home)}, home).appended == 1
+    fresh = connect(tmp_path / "fresh.sqlite")
+    sync(fresh, ADAPTERS, {"HOME": str(home)}, home)
+    got = [h.message_id for h in search(grown, "zebra")]
+    assert got == [h.message_id for h in search(fresh, "zebra")]
+    assert got == ["msg_5", "msg_4", "msg_3", "msg_2", "msg_1"]  # equal ranks: newest first

@@ -347,7 +347,7 @@ def prices_show(
     """The rates agentlog uses for MODEL (USD per million tokens)."""
     day = parse_day(at, UTC) if at else None
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
-    table = _pricer(prices_file).table(model, when, service_tier)
+    table = _pricer(prices_file).table(model, when, service_tier.lower() if service_tier else None)
     if table is None:
         raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
     tiers = [

@@ -47,7 +47,8 @@ def search(
     reasoning: bool = False,
     limit: int = 20,
 ) -> list[Hit]:
-    """Best matches first.  Raises :class:`~agentlog.errors.UsageError` for a
+    """Best matches first (equal ranks: newest first, then by session, message
+    and part, so every index of the same logs gives the same order).  Raises :class:`~agentlog.errors.UsageError` for a
     query FTS5 cannot parse."""
     if not query.strip():
         raise UsageError("empty search query")
@@ -73,7 +74,7 @@ def search(
         JOIN messages m ON m.rowid = p.message_rowid
         JOIN sessions s ON s.key = m.session_key
         WHERE {" AND ".join(where)}
-        ORDER BY bm25(parts_fts) LIMIT ?"""
+        ORDER BY bm25(parts_fts), m.timestamp DESC, m.session_key, m.id, p.idx LIMIT ?"""
     try:
         rows = conn.execute(sql, (*params, limit)).fetchall()
     except sqlite3.OperationalError as exc:
