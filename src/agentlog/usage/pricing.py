@@ -46,7 +46,6 @@ from __future__ import annotations
 import importlib.machinery
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -66,8 +65,7 @@ PriceKey = tuple[str, str, str]
 """``(model as recorded, UTC day YYYY-MM-DD, service tier or "")``."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rates:
+class Rates(msgspec.Struct, frozen=True, gc=False):
     """USD per token (per request for ``web_search``) of one context tier."""
 
     input: float
@@ -78,8 +76,7 @@ class Rates:
     web_search: float
 
 
-@dataclass(frozen=True, slots=True)
-class PriceTable:
+class PriceTable(msgspec.Struct, frozen=True, gc=False):
     """The rates of one model for one price period: ``tiers`` as ``(start, rates)``,
     ascending, the first with start ``-1`` (base)."""
 
