@@ -654,6 +654,7 @@ def test_usage_json_names_the_zone_rejects_reversed_ranges_and_empty_totals_have
     )
     data = json.loads(out.stdout)
     assert data["timezone"] == "Europe/Berlin"
+    assert usage_json(env, "daily", "-z", "local")["rows"] == []  # what the JSON says when it cannot name it
     assert data["rows"] == [] and data["totals"]["cost_source"] is None and data["totals"]["calls"] == 0
     code, _, err = run("usage", "--since", "2026-02-01", "--until", "2026-01-01", env=env)
     assert code == 2 and "--since 2026-02-01 is after --until 2026-01-01" in err

@@ -104,13 +104,13 @@ class Totals:
 
 
 def zone(name: str | None) -> ZoneInfo | None:
-    """The IANA zone ``name``; for ``None`` the machine's zone (``TZ`` or the
+    """The IANA zone ``name``; for ``None`` or ``"local"`` the machine's zone (``TZ`` or the
     system setting, read by tzlocal), or ``None`` (the C library's local time)
     when that cannot be told.
 
     Raises ``zoneinfo.ZoneInfoNotFoundError`` (a ``KeyError``) for an unknown name.
     """
-    if name:
+    if name and name != "local":
         return ZoneInfo(name)
     from tzlocal import get_localzone
 
