@@ -127,7 +127,7 @@ def _pricer(prices_file: Path | None, conn: sqlite3.Connection | None = None) ->
         raise NotFound(f"{prices_file}: no such price file")
     pricer = Pricer(prices_file or default_overrides_path(), cached_prices_path())
     if conn is not None:
-        pricer.known.update(load_prices(conn, pricer.fingerprint()))
+        pricer.known.update(load_prices(conn, pricer.fingerprint))
     return pricer
 
 
@@ -206,7 +206,7 @@ def usage(
     expand = partial(members, conn) if conn is not None else None
     priced = list(pricer.price_all(calls, cost_mode, expand))
     if conn is not None:
-        save_prices(conn, pricer.fingerprint(), pricer.resolved)
+        save_prices(conn, pricer.fingerprint, pricer.resolved)
     warnings = [
         f"no price for model {model!r}: {tokens:,} tokens shown without cost"
         if model != "<none>"

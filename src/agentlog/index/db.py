@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
@@ -87,8 +88,7 @@ def migrate(conn: sqlite3.Connection) -> None:
     """Apply the migrations newer than the database's ``user_version``, each in
     its own transaction.  Raises ``sqlite3.DatabaseError`` for an index written
     by a newer agentlog."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
             raise sqlite3.DatabaseError(
@@ -98,10 +98,24 @@ def migrate(conn: sqlite3.Connection) -> None:
             for statement in _statements(MIGRATIONS[number]):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number + 1}")
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` around the block, rolled back when it raises."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back, unless SQLite already did (it does on a full disk or an I/O error)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
 
 
 def _statements(script: str) -> list[str]:

@@ -1,5 +1,5 @@
 """The index's ``price_cache``: price tables resolved before, kept under the
-fingerprint of the files they came from (:meth:`agentlog.usage.pricing.Pricer.fingerprint`)."""
+fingerprint of the files they came from (:attr:`agentlog.usage.pricing.Pricer.fingerprint`)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import sqlite3
 
 import msgspec
 
+from agentlog.index.db import transaction
 from agentlog.usage.pricing import PriceKey, PriceTable
 
 _TABLE = msgspec.json.Decoder(PriceTable | None)
@@ -28,13 +29,11 @@ def save_prices(
     if not tables:
         return
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("DELETE FROM price_cache WHERE fingerprint != ?", (fingerprint,))
-        conn.executemany(
-            "INSERT OR REPLACE INTO price_cache VALUES (?, ?, ?, ?, ?)",
-            [(fingerprint, *key, msgspec.json.encode(table).decode()) for key, table in tables.items()],
-        )
-        conn.execute("COMMIT")
+        with transaction(conn):
+            conn.execute("DELETE FROM price_cache WHERE fingerprint != ?", (fingerprint,))
+            conn.executemany(
+                "INSERT OR REPLACE INTO price_cache VALUES (?, ?, ?, ?, ?)",
+                [(fingerprint, *key, msgspec.json.encode(table).decode()) for key, table in tables.items()],
+            )
     except sqlite3.OperationalError:  # read-only (the web viewer) or busy past the timeout
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
+        pass

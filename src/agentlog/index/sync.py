@@ -37,6 +37,7 @@ from pathlib import Path
 
 from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
+from agentlog.index.db import rollback, transaction
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
 from agentlog.readers import describe_error
@@ -112,13 +113,8 @@ def sync(
         if path not in refs and agent in by_slug and os.path.exists(path):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
     for path in set(rows) - set(refs):
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             Store(conn).remove_source(path)
-            conn.execute("COMMIT")
-        except BaseException:
-            _rollback(conn)
-            raise
         report.removed += 1
     _sync_all(conn, list(refs.values()), full, progress, report)
     # Then the sources agents keep inside projects, in the folders the sessions
@@ -295,11 +291,11 @@ def _sync_one(
         )
         conn.execute("COMMIT")
     except SourceError as exc:
-        _rollback(conn)
+        rollback(conn)
         _record_error(conn, adapter, ref, str(exc), (st, sig), report)
         return st.st_size
     except BaseException:
-        _rollback(conn)
+        rollback(conn)
         raise
     if duplicate_of:
         report.duplicates += 1
@@ -338,12 +334,6 @@ def _store(
     return None
 
 
-def _rollback(conn: sqlite3.Connection) -> None:
-    """Roll back, unless SQLite already did (it does on a full disk or I/O error)."""
-    if conn.in_transaction:
-        conn.execute("ROLLBACK")
-
-
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:
     conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
     return conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
@@ -365,8 +355,7 @@ def _record_error(
         if seen
         else (-1, -1, -1, -1, "")
     )
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         source_id = _upsert_source(conn, adapter, ref)
         Store(conn).clear_source(source_id)
         conn.execute(
@@ -375,7 +364,3 @@ def _record_error(
                    synced_at = datetime('now') WHERE id = ?""",
             (error, size, mtime, ctime, inode, sig, adapter.parser_version, source_id),
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        _rollback(conn)
-        raise

@@ -17,21 +17,26 @@ from a duplicate source.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from agentlog.index.db import transaction
 from agentlog.index.store import USAGE_COLUMNS, usage_from
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 
 _COUNTED = f"m.replayed = 0 AND m.flags NOT LIKE '%\"{NOT_CONSUMPTION}\"%'"
 _PROMPT = "(u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens)"
-_BUCKET = (
-    "substr(m.timestamp, 1, 14) || printf('%02d', CAST(substr(m.timestamp, 15, 2) AS INTEGER) / 15 * 15)"
-)
+
+
+def _bucket(stamp: str) -> str:
+    """SQL for the 15-minute span (``YYYY-MM-DDTHH:MM``) of ISO UTC text ``stamp``."""
+    return f"substr({stamp}, 1, 14) || printf('%02d', CAST(substr({stamp}, 15, 2) AS INTEGER) / 15 * 15)"
+
+
 _RECORDED = "(u.cost_source IS 'recorded' AND u.cost_usd IS NOT NULL)"
 _STALE = "SELECT key FROM sessions WHERE key NOT IN (SELECT session_key FROM usage_rollup_state)"
-_AGGREGATE = f"""SELECT m.session_key, m.model, u.service_tier, {_BUCKET} AS bucket, {_RECORDED} AS recorded, COUNT(*),
+_AGGREGATE = f"""SELECT m.session_key, m.model, u.service_tier, {_bucket("m.timestamp")} AS bucket, {_RECORDED} AS recorded, COUNT(*),
         SUM(u.input_tokens), SUM(u.cache_read_tokens), SUM(u.cache_write_5m_tokens),
         SUM(u.cache_write_1h_tokens), SUM(u.output_tokens), SUM(u.reasoning_tokens),
         SUM(u.web_search_requests), SUM(CASE WHEN {_RECORDED} THEN u.cost_usd END),
@@ -66,16 +71,22 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
 
 def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
     """The single calls a roll-up ``record`` sums."""
-    where = f"""m.session_key = ? AND m.model IS ? AND u.service_tier IS ? AND {_RECORDED} = ?
-        AND {_BUCKET} IS substr(?, 1, 14) || printf('%02d', CAST(substr(?, 15, 2) AS INTEGER) / 15 * 15)"""
-    stamp = record.timestamp.isoformat() if record.timestamp else None
-    recorded = int(record.usage.cost_source == "recorded")
+    where = f"""m.session_key = :key AND m.model IS :model AND u.service_tier IS :tier
+        AND {_RECORDED} = :recorded AND {_bucket("m.timestamp")} IS {_bucket(":stamp")}"""
     return _calls(
-        conn, where, [record.session_key, record.model, record.service_tier, recorded, stamp, stamp]
+        conn,
+        where,
+        {
+            "key": record.session_key,
+            "model": record.model,
+            "tier": record.service_tier,
+            "recorded": int(record.usage.cost_source == "recorded"),
+            "stamp": record.timestamp.isoformat() if record.timestamp else None,
+        },
     )
 
 
-def _calls(conn: sqlite3.Connection, where: str, params: Sequence[Any]) -> list[Call]:
+def _calls(conn: sqlite3.Connection, where: str, params: Mapping[str, Any]) -> list[Call]:
     query = f"""SELECT s.key, {_CALL}, m.model, m.timestamp, {USAGE_COLUMNS}
                 FROM usage u JOIN messages m ON m.rowid = u.message_rowid
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
@@ -92,14 +103,11 @@ def refresh_rollups(conn: sqlite3.Connection) -> bool:
     if conn.execute(f"{_STALE} LIMIT 1").fetchone() is None:
         return True
     try:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(f"DELETE FROM usage_rollup WHERE session_key IN ({_STALE})")
-        conn.execute(f"INSERT INTO usage_rollup {_AGGREGATE}")
-        conn.execute(f"INSERT INTO usage_rollup_state (session_key) {_STALE}")
-        conn.execute("COMMIT")
+        with transaction(conn):
+            conn.execute(f"DELETE FROM usage_rollup WHERE session_key IN ({_STALE})")
+            conn.execute(f"INSERT INTO usage_rollup {_AGGREGATE}")
+            conn.execute(f"INSERT INTO usage_rollup_state (session_key) {_STALE}")
     except sqlite3.OperationalError:  # read-only (the web viewer) or busy past the timeout
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
         return False
     return True
 

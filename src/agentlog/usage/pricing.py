@@ -20,7 +20,7 @@ genai-prices costs ~200 µs per ``calc_price`` and ~0.1 s to import; here each
 (model, UTC day, service tier) is resolved once into float per-token rates
 (:mod:`agentlog.usage.resolve`, the only module that imports genai-prices) and
 every call is plain arithmetic.  Resolved tables can be kept (the index's
-``price_cache``) under a :meth:`Pricer.fingerprint` of the files they came from,
+``price_cache``) under a :attr:`Pricer.fingerprint` of the files they came from,
 so a report whose models and days were all seen before never loads the price
 library.  Unknown models are *unpriced* (cost ``None``), never $0.
 
@@ -47,6 +47,7 @@ import importlib.machinery
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, date, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -159,10 +160,11 @@ class Pricer:
         self._resolver: Resolver | None = None
         self._by_day: dict[tuple[str, date, str | None], PriceTable | None] = {}
 
+    @cached_property
     def fingerprint(self) -> str:
         """What the resolved tables depend on: the override file, the fetched
         table, genai-prices' bundled data and agentlog's model-id rules (path,
-        size and mtime of each)."""
+        size and mtime of each, read once per pricer)."""
         bundled = importlib.machinery.PathFinder.find_spec("genai_prices")
         folders = (bundled.submodule_search_locations or []) if bundled else []
         files = [

@@ -53,7 +53,7 @@ _KNOWN_PRICES: dict[Any, Any] = {}
 def _priced(conn: Any, calls: Iterable[Call], mode: str = "auto") -> list[PricedCall]:
     """``calls`` (roll-up records) priced as ``agentlog usage --cost-mode MODE`` prices them."""
     pricer = Pricer(default_overrides_path(), cached_prices_path(), _KNOWN_PRICES)
-    pricer.known.update(load_prices(conn, pricer.fingerprint()))
+    pricer.known.update(load_prices(conn, pricer.fingerprint))
     priced = list(pricer.price_all(calls, mode, partial(members, conn)))  # type: ignore[arg-type]
     _KNOWN_PRICES.update(pricer.resolved)
     return priced
