@@ -605,3 +605,28 @@ def test_search_order_is_the_same_for_a_fresh_and_an_appended_index(tmp_path):
     got = [h.message_id for h in search(grown, "zebra")]
     assert got == [h.message_id for h in search(fresh, "zebra")]
     assert got == ["msg_5", "msg_4", "msg_3", "msg_2", "msg_1"]  # equal ranks: newest first
+
+
+def test_a_replayed_copy_counts_once_its_original_cannot_be_read(tmp_path, monkeypatch):
+    import agentlog.index.sync as sync_module
+    from agentlog.index.usage import usage_records
+
+    home = tmp_path / "home"
+    old = _resumed_pair(home / ".claude/projects/-p")
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    real = sync_module.SourceParse
+
+    class Denied(real):
+        def batches(self, lines=50_000):
+            if self.ref.path == str(old):
+                raise PermissionError(13, "Permission denied", self.ref.path)
+            return super().batches(lines)
+
+    old.write_text(old.read_text() + "\n")  # changed, so it is read again
+    monkeypatch.setattr(sync_module, "SourceParse", Denied)
+    assert sync(conn, ADAPTERS, {"HOME": str(home)}, home).failed == [
+        (str(old), "PermissionError: Permission denied")
+    ]
+    assert {(r.session_key, r.calls) for r in usage_records(conn)} == {("claude_code:new", 2)}
+    assert queries.get_session(conn, "claude_code:new").message_count == 2

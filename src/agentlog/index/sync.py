@@ -357,7 +357,9 @@ def _record_error(
     )
     with transaction(conn):
         source_id = _upsert_source(conn, adapter, ref)
-        Store(conn).clear_source(source_id)
+        store = Store(conn)
+        store.clear_source(source_id)
+        store.refresh_sessions(())  # copies of its calls elsewhere are counted instead
         conn.execute(
             """UPDATE sources SET error = ?, size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, sidecar_sig = ?,
                    parser_version = ?, parsed_offset = 0, parser_state = NULL, headers = NULL,
