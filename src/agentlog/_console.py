@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import gc
 
+from agentlog.collector import gc_paused
+
 
 def main() -> None:
     """Run the ``agentlog`` command line."""
-    gc.disable()
-    try:
+    with gc_paused():
         from agentlog.adapters import all_adapters
         from agentlog.cli import main as cli
 
         all_adapters()  # the commands that read logs all need them: loaded the same way
-    finally:
         gc.freeze()
-        gc.enable()
     cli()

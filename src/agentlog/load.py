@@ -8,17 +8,16 @@ its own sessions: its error is recorded in :class:`LoadReport`.
 
 from __future__ import annotations
 
-import gc
 import os
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
 from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.assemble import Assembler
+from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
 from agentlog.model import Session
 from agentlog.readers import (
@@ -29,20 +28,6 @@ from agentlog.readers import (
     read_small,
     read_sqlite_tables,
 )
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while parsing allocates millions of
-    acyclic objects (it would rescan them over and over: 2x slower on 300 MB).
-    The model's structs are ``gc=False`` for the same reason; parsing makes no cycles."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 @dataclass

@@ -22,6 +22,7 @@ import msgspec
 
 from agentlog.adapters import SourceRef, ToolOutput, get_adapter
 from agentlog.adapters.base import JsonlAdapter
+from agentlog.collector import gc_paused
 from agentlog.model import Message, Session
 
 
@@ -170,7 +171,7 @@ def _batches(
     lines: int,
 ) -> Iterator[bytes]:
     """The child's side of :func:`parse_in_worker`: each batch as msgpack."""
-    from agentlog.load import gc_paused, jsonl_batches
+    from agentlog.load import jsonl_batches
 
     encode = msgspec.msgpack.Encoder().encode
     adapter = get_adapter(slug)

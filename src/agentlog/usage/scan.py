@@ -43,7 +43,7 @@ from agentlog import worker
 from agentlog.adapters import SourceRef
 from agentlog.adapters._common import parse_time, service_tier
 from agentlog.adapters.claude_code import SLUG, file_session, usage_of
-from agentlog.load import gc_paused
+from agentlog.collector import gc_paused
 from agentlog.model import Usage
 from agentlog.readers import describe_error, line_start_after, read_blocks, read_lines_at
 from agentlog.usage.calls import Call
