@@ -20,7 +20,7 @@ from agentlog.cli.indexing import no_sync_option, open_index, resolve_agent
 from agentlog.cli.render import compact, plain_table, print_json, project_name
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import queries
-from agentlog.index.prices import load_prices, save_prices
+from agentlog.index.prices import kept_pricer, save_prices
 from agentlog.index.usage import members, usage_records
 from agentlog.load import LoadReport
 from agentlog.query import parse_since
@@ -125,10 +125,7 @@ def _pricer(prices_file: Path | None, conn: sqlite3.Connection | None = None) ->
     use, and the tables the index kept from earlier runs."""
     if prices_file is not None and not prices_file.is_file():
         raise NotFound(f"{prices_file}: no such price file")
-    pricer = Pricer(prices_file or default_overrides_path(), cached_prices_path())
-    if conn is not None:
-        pricer.known.update(load_prices(conn, pricer.fingerprint))
-    return pricer
+    return kept_pricer(conn, prices_file)
 
 
 @main.command("usage")

@@ -4,13 +4,24 @@ fingerprint of the files they came from (:attr:`agentlog.usage.pricing.Pricer.fi
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import msgspec
 
 from agentlog.index.db import transaction
-from agentlog.usage.pricing import PriceKey, PriceTable
+from agentlog.usage.pricing import PriceKey, Pricer, PriceTable, cached_prices_path, default_overrides_path
 
 _TABLE = msgspec.json.Decoder(PriceTable | None)
+
+
+def kept_pricer(conn: sqlite3.Connection | None, overrides: Path | None = None) -> Pricer:
+    """A pricer over the user's price files (``overrides``, else ``prices.toml`` in
+    the config folder, and the table ``agentlog prices update`` fetched), seeded
+    with the tables the index at ``conn`` kept for exactly those files."""
+    pricer = Pricer(overrides or default_overrides_path(), cached_prices_path())
+    if conn is not None:
+        pricer.known.update(load_prices(conn, pricer.fingerprint))
+    return pricer
 
 
 def load_prices(conn: sqlite3.Connection, fingerprint: str) -> dict[PriceKey, PriceTable | None]:

@@ -24,12 +24,12 @@ from agentlog.cli.render import compact
 from agentlog.cli.usage import parse_day
 from agentlog.errors import AgentlogError, NotFound, UsageError
 from agentlog.index import queries
-from agentlog.index.prices import load_prices
+from agentlog.index.prices import kept_pricer
 from agentlog.index.search import search as index_search
 from agentlog.index.usage import members, usage_records
 from agentlog.model import Session, SessionStatus, ToolCallPart
 from agentlog.usage.calls import Call
-from agentlog.usage.pricing import PricedCall, Pricer, cached_prices_path, default_overrides_path
+from agentlog.usage.pricing import PricedCall
 from agentlog.usage.report import BUCKETS, build_rows, group_key, in_range, zone
 from agentlog.web.app import connection
 from agentlog.web.charts import stacked_bars
@@ -46,17 +46,9 @@ UNITS = {"daily": "day", "weekly": "week", "monthly": "month"}
 COST_MODES = ("auto", "calculate", "recorded")
 
 
-_KNOWN_PRICES: dict[Any, Any] = {}
-"""Price tables resolved by this process (the web index connection is read-only)."""
-
-
 def _priced(conn: Any, calls: Iterable[Call], mode: str = "auto") -> list[PricedCall]:
     """``calls`` (roll-up records) priced as ``agentlog usage --cost-mode MODE`` prices them."""
-    pricer = Pricer(default_overrides_path(), cached_prices_path(), _KNOWN_PRICES)
-    pricer.known.update(load_prices(conn, pricer.fingerprint))
-    priced = list(pricer.price_all(calls, mode, partial(members, conn)))  # type: ignore[arg-type]
-    _KNOWN_PRICES.update(pricer.resolved)
-    return priced
+    return list(kept_pricer(conn).price_all(calls, mode, partial(members, conn)))  # type: ignore[arg-type]
 
 
 def _arg(name: str) -> str | None:
