@@ -19,7 +19,7 @@ from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
-from agentlog.model import Session
+from agentlog.model import Diagnostics, Message, Session
 from agentlog.readers import (
     DOCUMENT_LIMIT,
     LineReader,
@@ -28,6 +28,7 @@ from agentlog.readers import (
     read_small,
     read_sqlite_tables,
 )
+from agentlog.rules import TOKENS_OUT_OF_RANGE, bounded_usage
 
 
 @dataclass
@@ -66,13 +67,25 @@ def jsonl_batches(
     limit = min(lines, 2_000)
     for offset, line in reader:
         parser.feed(line, offset)
-        out.extend(parser.drain())
+        out.extend(bound_usage(parser.drain(), parser.diagnostics))
         count += 1
         if count >= limit:
             yield out, parser.headers(), None
             out, count, limit = [], 0, min(lines, 2 * limit)
     parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
     yield out, parser.headers(), (reader.consumed, parser.snapshot())
+
+
+def bound_usage(fragments: list[Fragment], diagnostics: Diagnostics) -> list[Fragment]:
+    """``fragments`` with every token count out of range set to 0
+    (:func:`agentlog.rules.bounded_usage`), each counted in ``diagnostics``
+    (``invalid_values["tokens_out_of_range"]``); changed in place, returned."""
+    for _, item in fragments:
+        if isinstance(item, Message) and item.usage is not None:
+            item.usage, bad = bounded_usage(item.usage)
+            if bad:
+                diagnostics.invalid(TOKENS_OUT_OF_RANGE, bad)
+    return fragments
 
 
 class SourceParse:
@@ -153,7 +166,8 @@ class SourceParse:
         result = adapter.parse_document(self.ref, doc)
         self.headers = self._finish(result.headers)
         self.consumed = os.stat(self.ref.path).st_size
-        return list(result.fragments)
+        diagnostics = result.headers[0].diagnostics if result.headers else Diagnostics()
+        return bound_usage(list(result.fragments), diagnostics)
 
     def _finish(self, headers: list[Session]) -> list[Session]:
         for header in headers:

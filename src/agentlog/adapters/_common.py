@@ -18,6 +18,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Role,
@@ -63,17 +64,21 @@ def snake(name: str) -> str:
     return _SNAKE.sub("_", name).replace("-", "_").lower()
 
 
-MAX_COUNT = 1 << 53
-"""Larger token counts are not real (and would not survive JSON or SQLite)."""
+INT64 = 1 << 63
+"""``as_int`` keeps values within ±2**63 (SQLite's and msgpack's integers)."""
 
 
 def as_int(value: Any) -> int:
-    """A token count as ``int``: missing, ``null``, non-numeric, negative or
-    absurdly large (≥ 2**53) → 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A recorded number (a token count, a sort key) as ``int``: missing,
+    ``null``, non-numeric or NaN → 0; beyond ±2**63 (or infinite) → the nearest
+    bound, so that a count out of range stays out of range and is zeroed and
+    reported by the one rule for token counts (:func:`agentlog.rules.bounded_usage`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return 0
-    if value != value or not 0 <= value < MAX_COUNT:  # NaN, negative, huge
-        return 0
+    if value >= INT64:
+        return INT64 - 1
+    if value < -INT64:
+        return -INT64
     return int(value)
 
 
@@ -493,7 +498,7 @@ class TreeParser(LineParser[TreeStateT]):
         offset: int,
         role: Role,
         parts: list[Part],
-        flags: list[str],
+        flags: list[MessageFlag],
         model: str | None = None,
         usage: Usage | None = None,
         counted: bool = False,

@@ -73,6 +73,7 @@ from agentlog.model import (
     CompactionPart,
     Diagnostics,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Role,
@@ -174,7 +175,7 @@ class AntigravityParser(LineParser[AntigravityState]):
         parts: list[Part],
         when: Any,
         offset: int,
-        flags: list[str] | None = None,
+        flags: list[MessageFlag] | None = None,
         raw: dict[str, Any] | None = None,
     ) -> None:
         if raw is None:

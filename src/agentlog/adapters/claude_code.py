@@ -74,6 +74,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -85,6 +86,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import first_cwd
 
 SLUG = "claude_code"
 
@@ -276,6 +278,9 @@ class ClaudeParser(LineParser[ClaudeState]):
     # -- records ------------------------------------------------------------
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
+        main = self.main
+        if main.cwd is None and not (record.get("isSidechain") is True and main.kind == "main"):
+            main.cwd = first_cwd((as_str(record.get("cwd")),))  # any line type: the first cwd
         kind = record.get("type")
         message = record.get("message")
         if kind is None and isinstance(message, dict) and message.get("role") in ("user", "assistant"):
@@ -312,7 +317,7 @@ class ClaudeParser(LineParser[ClaudeState]):
             parent_id = as_str(record.get("sessionId"))
             if parent_id and parent_id != main.id:
                 main.parent_key = f"{SLUG}:{parent_id}"
-        session.cwd = session.cwd or as_str(record.get("cwd"))
+        session.cwd = first_cwd((session.cwd, as_str(record.get("cwd"))))
         session.git_branch = session.git_branch or as_str(record.get("gitBranch"))
         session.agent_version = as_str(record.get("version")) or session.agent_version
         return session
@@ -444,7 +449,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         self.emit(session.id, out)
 
     @staticmethod
-    def _user_flags(record: dict[str, Any], text: str) -> list[str]:
+    def _user_flags(record: dict[str, Any], text: str) -> list[MessageFlag]:
         stripped = text.lstrip()
         if record.get("isCompactSummary") is True:
             return ["compaction_summary"]

@@ -141,6 +141,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     RateLimits,
     RateWindow,
@@ -471,11 +472,11 @@ class CodexParser(LineParser[CodexState]):
         role: Role,
         when: datetime | None,
         parts: list[Part],
-        flags: tuple[str, ...] = (),
+        flags: tuple[MessageFlag, ...] = (),
         model: str | None = None,
     ) -> Message:
         """A new message whose id is this record's offset (flagged ``replayed`` in a fork's copy)."""
-        all_flags = [*flags, "replayed"] if self.replaying else list(flags)
+        all_flags: list[MessageFlag] = [*flags, "replayed"] if self.replaying else list(flags)
         return Message(
             id=self._mid(offset),
             role=role,

@@ -76,6 +76,7 @@ from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutp
 from agentlog.model import (
     Diagnostics,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -268,9 +269,8 @@ class CopilotCliParser(LineParser[CopilotCliState]):
             self._tool_result(data, when, offset)
         elif kind in ("session.error", "abort"):
             text = as_str(data.get("message")) or as_str(data.get("reason")) or kind
-            flag, status = (
-                ("api_error", "errored") if kind == "session.error" else ("interrupted", "interrupted")
-            )
+            flag: MessageFlag = "api_error" if kind == "session.error" else "interrupted"
+            status = "errored" if kind == "session.error" else "interrupted"
             self._system(record, offset, when, TextPart(text=text), flag)
             self._status(status, kind)
         elif kind == "session.shutdown":
@@ -289,7 +289,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         self.diagnostics.use()
 
     def _system(
-        self, record: dict[str, Any], offset: int, when: datetime | None, part: Part, flag: str
+        self, record: dict[str, Any], offset: int, when: datetime | None, part: Part, flag: MessageFlag
     ) -> None:
         """Emit a system message (an error, an abort, an unknown record) with one part."""
         mid = str(record.get("id", offset))
@@ -319,7 +319,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         record: dict[str, Any],
         offset: int,
         when: datetime | None,
-        flags: list[str] | None = None,
+        flags: list[MessageFlag] | None = None,
     ) -> None:
         text = as_str(data.get("content")) or ""
         if role == "user" and text and self.state.first_prompt is None:

@@ -62,6 +62,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -91,7 +92,7 @@ TOOL_NAMES = {
 }
 """Crush tool names → agentlog's normalised names (MCP tools ``mcp_<server>_<tool>`` and
 others: snake_case)."""
-_FINISH_FLAGS = {"canceled": "interrupted", "error": "api_error"}
+_FINISH_FLAGS: dict[str, MessageFlag] = {"canceled": "interrupted", "error": "api_error"}
 
 
 def tool_name(raw: str) -> str:

@@ -65,6 +65,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -343,7 +344,7 @@ class GeminiCliAdapter(DocumentAdapter):
             )
         if kind in ("info", "warning", "error"):
             diagnostics.use()
-            flags = ["api_error"] if kind == "error" else ["meta"]
+            flags: list[MessageFlag] = ["api_error"] if kind == "error" else ["meta"]
             return Message(id=mid, role="system", timestamp=when, parts=gemini_parts(content), flags=flags)
         diagnostics.unknown(str(kind) if kind is not None else "<none>")
         return Message(

@@ -98,6 +98,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Role,
@@ -276,7 +277,9 @@ class _Legacy:
         sid = self.session.id
         mid = as_str(record.get("message_id")) or f"{sid}@{index + 1}"
         role = record.get("role")
-        flags = ["approximate_time"] + (["meta"] if record.get("injected") is True else [])
+        flags: list[MessageFlag] = ["approximate_time"]
+        if record.get("injected") is True:
+            flags.append("meta")
         if role == "tool":
             self.diagnostics.use()
             result = ToolResult(output=record.get("content"), ended_at=when)
@@ -517,7 +520,9 @@ class _Unified:
         parts, role, flags = known
         return Message(id=mid, role=role, timestamp=when, parts=parts, flags=flags)
 
-    def _entry_parts(self, entry: dict[str, Any], mid: str) -> tuple[list[Part], Role, list[str]] | None:
+    def _entry_parts(
+        self, entry: dict[str, Any], mid: str
+    ) -> tuple[list[Part], Role, list[MessageFlag]] | None:
         """``(parts, role, flags)`` of a history entry; ``None`` for an unknown one."""
         kind = entry.get("type")
         if kind == "message" and entry.get("role") in ("user", "assistant"):

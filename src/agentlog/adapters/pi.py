@@ -76,6 +76,7 @@ from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
     FilePart,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -267,7 +268,7 @@ class PiParser(TreeParser[PiState]):
                 parts.append(UnknownPart(raw=block))
         if isinstance(content, str) and content:
             parts.append(TextPart(text=content))
-        flags = []
+        flags: list[MessageFlag] = []
         stop = message.get("stopReason")
         if stop == "aborted":
             flags.append("interrupted")

@@ -19,7 +19,6 @@ import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder
-from agentlog.link import owner_rank, spawning_call
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -31,6 +30,7 @@ from agentlog.model import (
     ToolCallPart,
     Usage,
 )
+from agentlog.rules import counts_model, owner_rank, session_key, spawning_call
 
 _ENCODE = msgspec.msgpack.Encoder()
 _JSON = msgspec.json.Encoder().encode
@@ -93,6 +93,9 @@ class Store:
         self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
+        self._models: dict[str, list[str]] = {}
+        """Session key → models of the messages written since then that name one
+        (:func:`~agentlog.rules.counts_model`), in order."""
         self.orphans: set[tuple[str, str]] = set()
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
@@ -193,7 +196,7 @@ class Store:
         for session_id, item in fragments:
             groups.setdefault(session_id, []).append(item)
         for session_id, items in groups.items():
-            key = f"{agent}:{session_id}"
+            key = session_key(agent, session_id)
             self._ensure_session(key, agent, session_id, source_id)
             builder = SessionBuilder(Session(key=key, agent=agent, id=session_id))
             builder.seed(self._related(key, items))
@@ -205,7 +208,7 @@ class Store:
                     [(key, m) for m in builder.removed],
                 )
             self._write_messages(key, source_id, list(builder.touched.values()))
-        return {f"{agent}:{sid}" for sid in groups}
+        return {session_key(agent, sid) for sid in groups}
 
     def _related(self, key: str, items: list[Message | ToolOutput]) -> list[Message]:
         ids: set[str] = set()
@@ -238,7 +241,7 @@ class Store:
                     (key, *chunk),
                 )
             )
-        return self.messages_by_rowid(sorted(rowids))
+        return self.messages_by_rowid(sorted(rowids), as_stored=True)
 
     def _write_messages(self, key: str, source_id: int, messages: list[Message]) -> None:
         """Insert new messages and replace changed ones (their parts and usage
@@ -261,8 +264,14 @@ class Store:
             self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
             self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
         next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
-        message_rows, update_rows, part_rows, usage_rows = [], [], [], []
+        message_rows: list[tuple[Any, ...]] = []
+        update_rows: list[tuple[Any, ...]] = []
+        part_rows: list[tuple[Any, ...]] = []
+        usage_rows: list[tuple[Any, ...]] = []
+        models = self._models.setdefault(key, [])
         for m, (row, parts, usage) in zip(messages, values, strict=True):
+            if counts_model(m) and m.model not in models:
+                models.append(m.model)  # type: ignore[arg-type]  # counts_model: not None
             rowid = existing.get(m.id)
             if rowid is None:
                 rowid = next_rowid
@@ -317,8 +326,10 @@ class Store:
             )
         return existing
 
-    def messages_by_rowid(self, rowids: Sequence[int]) -> list[Message]:
-        """Messages (parts and usage included) in ``rowids`` order."""
+    def messages_by_rowid(self, rowids: Sequence[int], as_stored: bool = False) -> list[Message]:
+        """Messages (parts and usage included) in ``rowids`` order: as a reader
+        sees them (a replayed copy flagged ``replayed``, without usage), or with
+        ``as_stored`` as they were assembled (to merge new fragments into)."""
         out: dict[int, Message] = {}
         for chunk in _chunks(list(rowids)):
             marks = _marks(chunk)
@@ -329,7 +340,7 @@ class Store:
                     WHERE m.rowid IN ({marks})""",
                 chunk,
             ):
-                out[row[0]] = _message(row)
+                out[row[0]] = _message(row, as_stored)
             for rowid, data, text in self.conn.execute(
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
@@ -368,28 +379,22 @@ class Store:
                 {"k": key},
             )
             self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
-        self._add_models(written)
+        self._add_models()
         self._link_children(keys)
 
-    def _add_models(self, rowids: list[int]) -> None:
-        found: dict[str, list[str]] = {}
-        for chunk in _chunks(rowids):
-            for key, model in self.conn.execute(
-                f"""SELECT session_key, model FROM messages WHERE rowid IN ({_marks(chunk)})
-                    AND model IS NOT NULL AND flags NOT LIKE '%"synthetic"%'
-                    AND flags NOT LIKE '%"replayed"%' ORDER BY rowid""",
-                chunk,
-            ):
-                found.setdefault(key, []).append(model)
+    def _add_models(self) -> None:
+        found, self._models = self._models, {}
         for key, new in found.items():
+            if not new:
+                continue
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (key,)).fetchone()
             models = json.loads(row[0]) if row else []
-            models += [m for m in dict.fromkeys(new) if m not in models]
+            models += [m for m in new if m not in models]
             self.conn.execute("UPDATE sessions SET models = ? WHERE key = ?", (json.dumps(models), key))
 
     def _mark_replays(self, rowids: list[int]) -> set[str]:
         """A message id with usage in several sessions of one agent counts once: in
-        the session :func:`~agentlog.link.owner_rank` puts first (among the
+        the session :func:`~agentlog.rules.owner_rank` puts first (among the
         copies left, for :attr:`orphans`).  Returns the keys of the sessions whose
         copies were (re)marked."""
         ids, self.orphans = self.orphans, set()
@@ -403,24 +408,34 @@ class Store:
                     chunk,
                 )
             )
+        stats: dict[str, tuple[datetime | None, int]] = {}
         for agent, mid in ids:
             copies = self.conn.execute(
-                """SELECT m.rowid, s.kind, s.started_at,
-                          (SELECT COUNT(*) FROM messages c WHERE c.session_key = s.key), s.key FROM messages m
+                """SELECT m.rowid, s.kind, s.key FROM messages m
                    JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
                    WHERE m.id = ? AND s.agent = ?""",
                 (mid, agent),
             ).fetchall()
-            ranked = sorted(
-                copies,
-                key=lambda c: owner_rank(c[1], datetime.fromisoformat(c[2]) if c[2] else None, c[3], c[4]),
-            )
+            for _, _, key in copies:
+                if key not in stats:
+                    stats[key] = self._call_stats(key)
+            ranked = sorted(copies, key=lambda c: owner_rank(c[1], *stats[c[2]], c[2]))
             self.conn.executemany(
                 "UPDATE messages SET replayed = ? WHERE rowid = ?",
                 [(int(i > 0), c[0]) for i, c in enumerate(ranked)],
             )
-            changed.update(c[4] for c in copies)
+            changed.update(c[2] for c in copies)
         return changed
+
+    def _call_stats(self, key: str) -> tuple[datetime | None, int]:
+        """:func:`~agentlog.rules.call_stats` of session ``key`` as stored (the
+        same figures, summed by SQLite: ISO UTC text sorts as time does)."""
+        first, count = self.conn.execute(
+            """SELECT MIN(m.timestamp), COUNT(*) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+               WHERE m.session_key = ?""",
+            (key,),
+        ).fetchone()
+        return (datetime.fromisoformat(first) if first else None), count
 
     def _link_children(self, keys: list[str]) -> None:
         rows = []
@@ -478,10 +493,11 @@ def usage_from(values: Sequence[Any]) -> Usage:
     )
 
 
-def _message(row: tuple[Any, ...]) -> Message:
+def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
     flags = json.loads(row[5])
-    usage = usage_from(row[9:19]) if row[9] is not None and not row[8] else None
-    if row[8]:
+    replayed = bool(row[8]) and not as_stored
+    usage = usage_from(row[9:19]) if row[9] is not None and not replayed else None
+    if replayed:
         flags.append("replayed")
     return Message(
         id=row[1],
@@ -537,7 +553,7 @@ def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | Non
     """``parts`` values ``type, tool, call_id, text, data``."""
     call = part if isinstance(part, ToolCallPart) else None
     return (
-        part.__struct_config__.tag,
+        str(part.__struct_config__.tag),
         call.tool if call else None,
         call.call_id if call else None,
         search_text(part),

@@ -33,7 +33,7 @@ import functools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
@@ -46,9 +46,8 @@ from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.collector import gc_paused
 from agentlog.model import Usage
 from agentlog.readers import describe_error, line_start_after, read_blocks, read_lines_at
+from agentlog.rules import bounded_usage, first_cwd, keeps_new_copy, owner_rank, session_key
 from agentlog.usage.calls import Call
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class _Split(msgspec.Struct, gc=False):
@@ -104,17 +103,20 @@ def _usage(line: _Line) -> Usage | None:
         split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens == write or write == 0
     ):
         w5m, w1h = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
-    return Usage(
-        input_tokens=raw.input_tokens,
-        cache_read_tokens=raw.cache_read_input_tokens,
-        cache_write_5m_tokens=w5m,
-        cache_write_1h_tokens=w1h,
-        output_tokens=raw.output_tokens,
-        web_search_requests=raw.server_tool_use.web_search_requests if raw.server_tool_use else 0,
-        cost_usd=line.costUSD,
-        cost_source="recorded" if line.costUSD is not None else None,
-        service_tier=service_tier(raw.service_tier, raw.speed),
+    usage, _ = bounded_usage(
+        Usage(
+            input_tokens=raw.input_tokens,
+            cache_read_tokens=raw.cache_read_input_tokens,
+            cache_write_5m_tokens=w5m,
+            cache_write_1h_tokens=w1h,
+            output_tokens=raw.output_tokens,
+            web_search_requests=raw.server_tool_use.web_search_requests if raw.server_tool_use else 0,
+            cost_usd=line.costUSD,
+            cost_source="recorded" if line.costUSD is not None else None,
+            service_tier=service_tier(raw.service_tier, raw.speed),
+        )
     )
+    return usage
 
 
 def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
@@ -125,7 +127,8 @@ def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
         return None
     if not isinstance(record, dict):
         return None
-    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    found = record.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
 
     def text(value: Any) -> str | None:
         return value if isinstance(value, str) and value else None
@@ -142,7 +145,8 @@ def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
             id=text(message.get("id")), role=text(message.get("role")), model=text(message.get("model"))
         ),
     )
-    return line, usage_of(record, message.get("usage"))
+    usage = usage_of(record, message.get("usage"))
+    return line, None if usage is None else bounded_usage(usage)[0]
 
 
 class _Session(msgspec.Struct, gc=False):
@@ -173,7 +177,7 @@ class _File:
 
 def _open_file(path: str) -> _File:
     sid, kind, parent_key = file_session(PurePath(path))
-    main = _Session(key=f"{SLUG}:{sid}", kind=kind, parent_key=parent_key)
+    main = _Session(key=session_key(SLUG, sid), kind=kind, parent_key=parent_key)
     return _File(main=main, sessions={main.key: main})
 
 
@@ -183,14 +187,14 @@ def _session_of(f: _File, line: _Line) -> _Session:
         sid = f.sidechains.get(line.parentUuid or "") or f"sidechain-{line.uuid or line.parentUuid}"
         if line.uuid:
             f.sidechains[line.uuid] = sid
-        key = f"{SLUG}:{sid}"
+        key = session_key(SLUG, sid)
         session = f.sessions.get(key)
         if session is None:
             session = f.sessions[key] = _Session(key=key, kind="subagent", parent_key=main.key)
         return session
     own_id = main.key.removeprefix(f"{SLUG}:")
     if main.kind == "subagent" and main.parent_key is None and line.sessionId not in (None, own_id):
-        main.parent_key = f"{SLUG}:{line.sessionId}"
+        main.parent_key = session_key(SLUG, line.sessionId)
     return main
 
 
@@ -215,7 +219,11 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
         while first < end:
             last = find(b"\n", first, end)
             last = end if last < 0 else last
-            if rfind(b'"usage"', first, last) >= 0 or _sidechain(block, first, last):
+            if (
+                rfind(b'"usage"', first, last) >= 0
+                or _sidechain(block, first, last)
+                or (f.main.cwd is None and find(b'"cwd"', first, last) >= 0)  # the first cwd
+            ):
                 _decode_add(f, view[first:last], base + first)
             first = last + 1
 
@@ -236,8 +244,7 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     its exclusive form when already known (else made from ``line`` if needed)."""
     main = f.main
     session = main if main.kind == "main" and not line.isSidechain else _session_of(f, line)
-    if session.cwd is None:
-        session.cwd = line.cwd
+    session.cwd = first_cwd((session.cwd, line.cwd))
     message = line.message
     if message is None or raw is None or message.model == "<synthetic>":
         return
@@ -251,7 +258,7 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
         if raw == session.raw.get(mid) and line.costUSD == known.usage.cost_usd:
             return  # the same usage copy again (one line per content block)
         usage = usage or _usage(line)
-        if usage is not None and usage.total_tokens >= known.usage.total_tokens:
+        if keeps_new_copy(known.usage, usage):
             session.calls[mid] = msgspec.structs.replace(known, usage=usage)
             session.raw[mid] = raw
         return
@@ -289,7 +296,7 @@ def _attribute(sessions: list[_Session]) -> list[Call]:
     (main before subagent, earliest call, fewest calls, key), with its parent,
     tree root and project."""
     parent = {s.key: s.parent_key for s in sessions}
-    order = sorted(sessions, key=lambda s: (s.kind != "main", _first(s), len(s.calls), s.key))
+    order = sorted(sessions, key=lambda s: owner_rank(s.kind, _first(s), len(s.calls), s.key))
     owners: set[str] = set()
     out: list[Call] = []
     for session in order:
@@ -310,9 +317,9 @@ def _attribute(sessions: list[_Session]) -> list[Call]:
     return out
 
 
-def _first(session: _Session) -> datetime:
-    """The earliest timestamp of a session's calls (the epoch when none has one)."""
-    return min((c.timestamp for c in session.calls.values() if c.timestamp is not None), default=_EPOCH)
+def _first(session: _Session) -> datetime | None:
+    """The earliest timestamp of a session's calls (:func:`~agentlog.rules.call_stats`)."""
+    return min((c.timestamp for c in session.calls.values() if c.timestamp is not None), default=None)
 
 
 # -- two processes: pieces of files scanned here and in a worker, then joined ---------

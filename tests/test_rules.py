@@ -1,0 +1,117 @@
+"""One rule set (issue 11 part 1): every path — the in-memory loader, the index,
+the Claude fast usage scanner, ``usage --json`` with and without the index —
+derives the same facts from the same logs.
+
+Each case is a home laid out as Claude Code lays it out; the assertions compare
+whole results across paths, plus the exact expected values.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentlog.adapters import all_adapters, get_adapter
+from agentlog.index import queries
+from agentlog.index.db import connect
+from agentlog.index.sync import sync
+from agentlog.index.usage import members, usage_records
+from agentlog.load import discover_sources, load_sessions
+from agentlog.usage import Call, calls_from_sessions
+from agentlog.usage.scan import scan_calls
+from test_cli import run
+
+ADAPTERS = all_adapters()
+
+
+def line(mid: str, role: str, cwd: str | None = None, usage: dict | None = None, **extra) -> dict:
+    """One Claude Code user or assistant line of message ``mid``."""
+    message: dict = {"role": role, "content": [{"type": "text", "text": f"text of {mid}"}]}
+    if role == "assistant":
+        message |= {"id": mid, "model": "claude-sonnet-4-20250514", "usage": usage or {"input_tokens": 1}}
+    record = {"type": role, "uuid": f"u-{mid}", "timestamp": "2026-11-02T10:00:00Z", "message": message}
+    if cwd is not None:
+        record["cwd"] = cwd
+    return record | extra
+
+
+def write_log(path: Path, *records: dict) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def claude_project(home: Path, folder: str = "-p") -> Path:
+    return home / ".claude" / "projects" / folder
+
+
+def _summary(calls: list[Call]) -> list[tuple]:
+    """Calls summed per session, project and model: what every path must agree on."""
+    out: dict[tuple, list[int]] = {}
+    for c in calls:
+        u = c.usage
+        row = out.setdefault((c.session_key, c.root_key, c.parent_key, c.project, c.model), [0] * 7)
+        for i, v in enumerate(
+            (c.calls, u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
+             u.cache_write_1h_tokens, u.output_tokens, u.web_search_requests)
+        ):  # fmt: skip
+            row[i] += v
+    return sorted((*k, *v) for k, v in out.items())
+
+
+def every_path(home: Path, tmp_path: Path) -> list[tuple]:
+    """The calls of ``home`` by the in-memory loader, the fast scanner and the
+    index (asserted equal); returns their summary."""
+    env = {"HOME": str(home)}
+    memory = _summary(list(calls_from_sessions(load_sessions(env=env, home=home))))
+    refs = [ref for _, ref in discover_sources([get_adapter("claude_code")], env, home)]
+    scanned = _summary(scan_calls(refs))
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, ADAPTERS, env, home)
+    records = usage_records(conn)
+    indexed = _summary(records)
+    singles = _summary([c for r in records for c in members(conn, r)])
+    conn.close()
+    assert memory == scanned
+    assert memory == indexed
+    assert memory == singles
+    return memory
+
+
+def cli_usage_both_ways(home: Path, tmp_path: Path, report: str = "session") -> dict:
+    """``usage <report> --json`` through the index and with ``--no-index`` (asserted equal)."""
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "cli.sqlite")}
+    outputs = []
+    for extra in ((), ("--no-index",)):
+        code, out, err = run("usage", report, "--json", "-z", "UTC", *extra, env=env)
+        assert code == 0, err
+        outputs.append(json.loads(out))
+    assert outputs[0] == outputs[1]
+    return outputs[0]
+
+
+# -- a session's cwd ---------------------------------------------------------------
+
+
+def test_a_session_whose_lines_record_different_cwds_is_in_its_first_cwd_on_every_path(tmp_path):
+    """Claude Code stamps every line with the process's cwd at that moment and
+    files the session under the folder it started in (``projects/<encoded cwd>``):
+    the first recorded cwd is the session's project, whichever line type holds it."""
+    home = tmp_path / "home"
+    write_log(
+        claude_project(home) / "s1.jsonl",
+        {"type": "summary", "summary": "a title", "leafUuid": "u-m2"},
+        line("m1", "user", cwd="/a"),
+        line("m2", "assistant", cwd="/b", usage={"input_tokens": 10, "output_tokens": 5}),
+        line("m3", "assistant", cwd="/c", usage={"input_tokens": 7}),
+    )
+    assert every_path(home, tmp_path) == [
+        ("claude_code:s1", "claude_code:s1", None, "/a", "claude-sonnet-4-20250514", 2, 17, 0, 0, 0, 5, 0)
+    ]
+    data = cli_usage_both_ways(home, tmp_path)
+    assert [r["project"] for r in data["rows"]] == ["/a"]
+    env = {"HOME": str(home)}
+    assert [s.cwd for s in load_sessions(env=env, home=home)] == ["/a"]
