@@ -115,3 +115,73 @@ def test_a_session_whose_lines_record_different_cwds_is_in_its_first_cwd_on_ever
     assert [r["project"] for r in data["rows"]] == ["/a"]
     env = {"HOME": str(home)}
     assert [s.cwd for s in load_sessions(env=env, home=home)] == ["/a"]
+
+
+# -- token counts out of range -------------------------------------------------------
+
+
+def test_token_counts_out_of_range_count_as_zero_on_every_path_and_doctor_reports_them(tmp_path):
+    """Negative counts and counts from 2**53 on (as int, as float, beyond 2**64)
+    are one rule: 0, and one ``tokens_out_of_range`` per value for ``doctor``."""
+    home = tmp_path / "home"
+    bad = {"input_tokens": -5, "cache_read_input_tokens": 2**70, "cache_creation_input_tokens": 1e20}
+    write_log(
+        claude_project(home) / "s1.jsonl",
+        line("m1", "user", cwd="/a"),
+        line("m2", "assistant", usage={**bad, "output_tokens": 9}),
+        line("m3", "assistant", usage={"input_tokens": 2**53, "output_tokens": 2**53 - 1}),
+        line("m4", "assistant", usage={"input_tokens": 3, "output_tokens": 4}),
+    )
+    assert every_path(home, tmp_path) == [
+        ("claude_code:s1", "claude_code:s1", None, "/a", "claude-sonnet-4-20250514", 3, 3, 0, 0, 0, 2**53 + 12, 0)
+    ]
+    data = cli_usage_both_ways(home, tmp_path)
+    assert data["totals"]["input_tokens"] == 3
+    assert data["totals"]["output_tokens"] == 2**53 + 12
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "cli.sqlite")}
+    code, out, err = run("doctor", "--json", env=env)
+    assert code == 0, err
+    (claude,) = [a for a in json.loads(out)["agents"] if a["agent"] == "claude_code"]
+    assert claude["invalid_values"] == {"tokens_out_of_range": 4}
+    code, out, _ = run("doctor", env=env)
+    assert "zeroed        4  tokens_out_of_range" in out
+    (session,) = load_sessions(env={"HOME": str(home)}, home=home)
+    assert session.diagnostics.invalid_values == {"tokens_out_of_range": 4}
+
+
+# -- an append after a last line written without a newline ------------------------------
+
+
+def _stored(conn) -> list[bytes]:
+    return sorted(
+        msgspec.json.encode(queries.get_session(conn, s.key))
+        for s in queries.list_sessions(conn, include_empty=True)
+    )
+
+
+def test_an_append_after_a_last_line_without_newline_equals_a_fresh_index(tmp_path):
+    """The complete last line was read; the append glued its first line to it,
+    so both are one invalid line now, as a fresh read sees it."""
+    home = tmp_path / "home"
+    log = claude_project(home) / "s1.jsonl"
+    first = json.dumps(line("m1", "user", cwd="/a")) + "\n"
+    second = json.dumps(line("m2", "assistant", usage={"input_tokens": 10}))
+    log.parent.mkdir(parents=True)
+    log.write_text(first + second)
+    env = {"HOME": str(home)}
+    conn = connect(tmp_path / "incremental.sqlite")
+    sync(conn, ADAPTERS, env, home)
+    assert [m.id for m in queries.get_session(conn, "claude_code:s1").messages] == ["u-m1", "m2"]
+    with log.open("a") as fh:
+        fh.write(json.dumps(line("m3", "assistant", usage={"input_tokens": 7})) + "\n")
+        fh.write(json.dumps(line("m4", "assistant", usage={"input_tokens": 5})) + "\n")
+    sync(conn, ADAPTERS, env, home)
+    fresh = connect(tmp_path / "fresh.sqlite")
+    sync(fresh, ADAPTERS, env, home)
+    assert _stored(conn) == _stored(fresh)
+    (session,) = load_sessions(env=env, home=home)
+    assert [m.id for m in session.messages] == ["u-m1", "m4"]
+    assert session.diagnostics.skipped == {"invalid_json": 1}
+    assert every_path(home, tmp_path) == [
+        ("claude_code:s1", "claude_code:s1", None, "/a", "claude-sonnet-4-20250514", 1, 5, 0, 0, 0, 0, 0)
+    ]

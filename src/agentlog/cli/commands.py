@@ -251,6 +251,7 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
             "records_used": total.records_used,
             "skipped": total.skipped,
             "unknown_types": total.unknown_types,
+            "invalid_values": total.invalid_values,
             "incomplete_tail_bytes": total.incomplete_tail_bytes,
             "errors": total.errors,
         }
@@ -272,6 +273,8 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
             console.print(f"  skipped {n:>7,}  {reason}")
         for kind, n in sorted(r["unknown_types"].items(), key=lambda kv: -kv[1]):
             console.print(f"  kept raw {n:>6,}  unknown type {kind}")
+        for reason, n in sorted(r["invalid_values"].items(), key=lambda kv: -kv[1]):
+            console.print(f"  zeroed {n:>8,}  {reason}")
         if r["incomplete_tail_bytes"]:
             console.print(
                 f"  {r['incomplete_tail_bytes']:,} bytes of half-written last lines (read once complete)"

@@ -225,6 +225,21 @@ def _tail_hash(path: str, offset: int) -> bytes:
         return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
 
 
+def _resumable(path: str, offset: int, tail_hash: bytes | None) -> bool:
+    """Whether the new bytes of a grown file can be read on their own, from
+    ``offset``: the bytes before it are still those stored (``tail_hash``), and
+    they end with a newline.  A complete last line written without one was read
+    as a line; bytes appended to it continue that line, which a fresh read sees
+    as one (invalid) line, so the file is read again whole."""
+    if _tail_hash(path, offset) != tail_hash:
+        return False
+    if offset == 0:
+        return True
+    with open(path, "rb") as fh:
+        fh.seek(offset - 1)
+        return fh.read(1) == b"\n"
+
+
 class SourceError(Exception):
     """The source itself could not be read or parsed (not an index problem)."""
 
@@ -260,8 +275,8 @@ def _sync_one(
             conn.execute("ROLLBACK")  # another agentlog synced this source meanwhile
             return 0
         try:
-            if append and row is not None and _tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
-                append = False  # as large or larger, but the old bytes changed: rewritten
+            if append and row is not None and not _resumable(ref.path, row.parsed_offset, row.tail_hash):
+                append = False  # rewritten, or glued onto a last line that had no newline
             start = row.parsed_offset if append and row else 0
             state = row.parser_state if append and row else None
             parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN)
