@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import msgspec
-import pytest
 
 from agentlog.adapters import all_adapters, get_adapter
 from agentlog.index import queries
@@ -27,12 +26,14 @@ from test_cli import run
 ADAPTERS = all_adapters()
 
 
-def line(mid: str, role: str, cwd: str | None = None, usage: dict | None = None, **extra) -> dict:
-    """One Claude Code user or assistant line of message ``mid``."""
+def line(
+    mid: str, role: str, cwd: str | None = None, usage: dict | None = None, when: str = "10:00:00", **extra
+) -> dict:
+    """One Claude Code user or assistant line of message ``mid``, written at ``when`` on 2 November 2026."""
     message: dict = {"role": role, "content": [{"type": "text", "text": f"text of {mid}"}]}
     if role == "assistant":
         message |= {"id": mid, "model": "claude-sonnet-4-20250514", "usage": usage or {"input_tokens": 1}}
-    record = {"type": role, "uuid": f"u-{mid}", "timestamp": "2026-11-02T10:00:00Z", "message": message}
+    record = {"type": role, "uuid": f"u-{mid}", "timestamp": f"2026-11-02T{when}Z", "message": message}
     if cwd is not None:
         record["cwd"] = cwd
     return record | extra
@@ -133,7 +134,20 @@ def test_token_counts_out_of_range_count_as_zero_on_every_path_and_doctor_report
         line("m4", "assistant", usage={"input_tokens": 3, "output_tokens": 4}),
     )
     assert every_path(home, tmp_path) == [
-        ("claude_code:s1", "claude_code:s1", None, "/a", "claude-sonnet-4-20250514", 3, 3, 0, 0, 0, 2**53 + 12, 0)
+        (
+            "claude_code:s1",
+            "claude_code:s1",
+            None,
+            "/a",
+            "claude-sonnet-4-20250514",
+            3,
+            3,
+            0,
+            0,
+            0,
+            2**53 + 12,
+            0,
+        )
     ]
     data = cli_usage_both_ways(home, tmp_path)
     assert data["totals"]["input_tokens"] == 3
@@ -185,3 +199,38 @@ def test_an_append_after_a_last_line_without_newline_equals_a_fresh_index(tmp_pa
     assert every_path(home, tmp_path) == [
         ("claude_code:s1", "claude_code:s1", None, "/a", "claude-sonnet-4-20250514", 1, 5, 0, 0, 0, 0, 0)
     ]
+
+
+# -- two sources, one session key ----------------------------------------------------------
+
+
+def test_two_sessions_whose_files_share_a_name_are_both_kept_and_a_copy_is_not(tmp_path):
+    """Duplicates are judged by content: ``p1/nested/chat.jsonl`` and
+    ``p2/nested/chat.jsonl`` hold different sessions (no message in common) and
+    both count; ``p3/nested/chat.jsonl``, a copy of the first, counts once."""
+    home = tmp_path / "home"
+    projects = home / ".claude" / "projects"
+    one = write_log(
+        projects / "p1" / "nested" / "chat.jsonl",
+        line("a1", "user", cwd="/one"),
+        line("a2", "assistant", usage={"input_tokens": 10, "output_tokens": 1}),
+    )
+    write_log(
+        projects / "p2" / "nested" / "chat.jsonl",
+        line("b1", "user", cwd="/two", when="11:00:00"),
+        line("b2", "assistant", usage={"input_tokens": 20, "output_tokens": 2}, when="11:00:01"),
+    )
+    (projects / "p3" / "nested").mkdir(parents=True)
+    (projects / "p3" / "nested" / "chat.jsonl").write_bytes(one.read_bytes())
+    summary = every_path(home, tmp_path)
+    assert [row[3:] for row in summary] == [
+        ("/one", "claude-sonnet-4-20250514", 1, 10, 0, 0, 0, 1, 0),
+        ("/two", "claude-sonnet-4-20250514", 1, 20, 0, 0, 0, 2, 0),
+    ]
+    keys = sorted(row[0] for row in summary)
+    assert keys[0] == "claude_code:chat" and keys[1].startswith("claude_code:chat~")
+    data = cli_usage_both_ways(home, tmp_path, "daily")
+    assert (data["totals"]["input_tokens"], data["totals"]["output_tokens"]) == (30, 3)
+    env = {"HOME": str(home)}
+    sessions = load_sessions(env=env, home=home)
+    assert sorted((s.cwd, s.message_count) for s in sessions) == [("/one", 2), ("/two", 2)]

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
 from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.assemble import Assembler
@@ -28,7 +30,15 @@ from agentlog.readers import (
     read_small,
     read_sqlite_tables,
 )
-from agentlog.rules import TOKENS_OUT_OF_RANGE, bounded_usage
+from agentlog.rules import (
+    TOKENS_OUT_OF_RANGE,
+    Signature,
+    bounded_usage,
+    distinct_id,
+    same_session,
+    session_key,
+    signature,
+)
 
 
 @dataclass
@@ -304,6 +314,31 @@ def sniff(adapter: Adapter, name: str, head: bytes) -> float:
         return 0.0
 
 
+def signatures(fragments: Iterable[Fragment], session_id: str) -> list[Signature]:
+    """:func:`~agentlog.rules.signature` of each message of session ``session_id`` among ``fragments``."""
+    return [signature(item) for sid, item in fragments if sid == session_id and isinstance(item, Message)]
+
+
+def rename_source(
+    headers: list[Session], fragments: list[Fragment], path: str
+) -> tuple[list[Session], list[Fragment]]:
+    """The sessions of source ``path`` under :func:`~agentlog.rules.distinct_id`
+    ids (keys, and parent keys naming one of them, follow); new header objects,
+    the messages themselves shared."""
+    ids = {h.id: distinct_id(h.id, path) for h in headers}
+    keys = {h.key: session_key(h.agent, ids[h.id]) for h in headers}
+    renamed = [
+        msgspec.structs.replace(
+            h,
+            id=ids[h.id],
+            key=keys[h.key],
+            parent_key=keys.get(h.parent_key, h.parent_key) if h.parent_key else None,
+        )
+        for h in headers
+    ]
+    return renamed, [(ids.get(sid, sid), item) for sid, item in fragments]
+
+
 def load_sessions(
     agents: Iterable[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -359,26 +394,39 @@ def build_sessions(
     The same session found in two files (e.g. Codex ``sessions/`` and
     ``archived_sessions/``; a Goose legacy file and the database it was imported
     into) is kept from the first file only — a later file whose first session an
-    earlier file holds is skipped whole; its path is listed in ``report.duplicates``.
+    earlier file holds, with a message in common (:func:`agentlog.rules.same_session`),
+    is skipped whole; its path is listed in ``report.duplicates``.  A later file
+    whose first session has the key of an earlier one but no message in common is
+    a different session: its sessions are kept under :func:`~agentlog.rules.distinct_id`
+    ids (:func:`rename_source`).
     """
     report = report if report is not None else LoadReport()
     owners: dict[str, str] = {}
     headers: dict[str, list[Session]] = {}
     fragments: dict[str, list[Fragment]] = {}
     agent_of: dict[str, str] = {}
+    renamed: set[str] = set()
     for adapter, source in parsed:
         path = source.ref.path
-        if source.headers:
-            owner = owners.setdefault(source.headers[0].key, path)
-            if owner != path:
-                report.duplicates.append(path)
-                continue
-            for header in source.headers[1:]:  # a database's other sessions (as the index does)
+        source_headers, source_fragments = source.headers, source.fragments
+        if source_headers:
+            first = source_headers[0]
+            owner = owners.setdefault(first.key, path)
+            if owner != path and path not in renamed:
+                held = signatures(fragments[owner], first.id)
+                if same_session(held, signatures(source_fragments, first.id)):
+                    report.duplicates.append(path)
+                    continue
+                renamed.add(path)
+            if path in renamed:
+                source_headers, source_fragments = rename_source(source_headers, source_fragments, path)
+                owners.setdefault(source_headers[0].key, path)
+            for header in source_headers[1:]:  # a database's other sessions (as the index does)
                 owners.setdefault(header.key, path)
         # A later read of the same source (resumed from its state) carries the
         # whole header state: it replaces the earlier headers; fragments add up.
-        headers[path] = source.headers
-        fragments.setdefault(path, []).extend(source.fragments)
+        headers[path] = source_headers
+        fragments.setdefault(path, []).extend(source_fragments)
         agent_of[path] = adapter.slug
     assembler = Assembler()
     for path, source_headers in headers.items():

@@ -14,12 +14,14 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`counts_model` — which messages name a session's models;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
 * :func:`same_session` — whether two sources holding one session key are one
-  session (a duplicate copy) or two different sessions, judged by content.
+  session (a duplicate copy) or two different sessions, judged by content, and
+  :func:`distinct_id` — the id the later one's sessions then take.
 """
 
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
@@ -169,15 +171,45 @@ def spawning_call(parent: Session, child: Session) -> str | None:
     return None
 
 
-def same_session(held: Iterable[str], new: Iterable[str]) -> bool:
-    """Whether a source whose messages have ids ``new`` holds the same session
-    as the source already holding that session key with message ids ``held``:
-    yes when they share a message id (a moved or archived copy, a legacy file
-    imported into a database, a tree reached twice) or neither has any message
-    (nothing tells them apart).  Two different sessions whose files merely share
-    a name share no message id and are both kept."""
-    held = set(held)
-    new = list(new)
-    if not held and not new:
-        return True
-    return any(mid in held for mid in new)
+Signature = tuple[str, str, datetime | None]
+"""What :func:`same_session` compares of a message: ``(id, role, timestamp)``."""
+
+
+def signature(message: Message) -> Signature:
+    """A message's :data:`Signature`."""
+    return message.id, message.role, message.timestamp
+
+
+def same_session(held: Iterable[Signature], new: Iterable[Signature]) -> bool:
+    """Whether a source whose messages are ``new`` holds the same session as the
+    source already holding that session key, whose messages are ``held``: yes
+    when they share a message — the same id, or the same role at the same
+    recorded instant — or neither has any message (nothing tells them apart).
+
+    A moved or archived copy, the same tree reached twice, share ids; Goose 1.10+
+    imports its legacy JSONL files into ``sessions.db`` under the same session id
+    but with new message ids (block/goose ``session/legacy.rs``), keeping each
+    message's ``created`` time.  Two different sessions whose files merely share a
+    name (``p1/nested/chat.jsonl``, ``p2/nested/chat.jsonl``) share neither and are
+    both kept."""
+    ids: set[str] = set()
+    stamps: set[tuple[str, datetime]] = set()
+    for mid, role, when in held:
+        ids.add(mid)
+        if when is not None:
+            stamps.add((role, when))
+    empty = True
+    for mid, role, when in new:
+        empty = False
+        if mid in ids or (when is not None and (role, when) in stamps):
+            return True
+    return empty and not ids
+
+
+def distinct_id(session_id: str, source_path: str) -> str:
+    """The id a session takes when its key is held by another source with a
+    different session (:func:`same_session` false): ``{id}~{crc}``, ``crc`` the
+    8 hex digits of the CRC-32 of its source's path — stable for that file, so
+    every path and every later read gives the same key.  The first source read
+    keeps the plain id."""
+    return f"{session_id}~{zlib.crc32(source_path.encode('utf-8', 'surrogateescape')):08x}"

@@ -30,7 +30,7 @@ from agentlog.model import (
     ToolCallPart,
     Usage,
 )
-from agentlog.rules import counts_model, owner_rank, session_key, spawning_call
+from agentlog.rules import Signature, counts_model, owner_rank, session_key, spawning_call
 
 _ENCODE = msgspec.msgpack.Encoder()
 _JSON = msgspec.json.Encoder().encode
@@ -141,6 +141,15 @@ class Store:
                 (source_id,),
             )
         )
+
+    def signatures(self, key: str) -> list[Signature]:
+        """:func:`~agentlog.rules.signature` of each stored message of session ``key``."""
+        return [
+            (mid, role, datetime.fromisoformat(when) if when else None)
+            for mid, role, when in self.conn.execute(
+                "SELECT id, role, timestamp FROM messages WHERE session_key = ?", (key,)
+            )
+        ]
 
     def owner_of(self, key: str) -> int | None:
         row = self.conn.execute("SELECT source_id FROM sessions WHERE key = ?", (key,)).fetchone()

@@ -17,7 +17,11 @@ Per source (``shared/DESIGN.md`` §5):
 * a source that fails → recorded with its error (its sessions removed), retried
   when it changes;
 * a source whose session another source already holds (Codex ``sessions/`` and
-  ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate.
+  ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate;
+  one whose first session has another source's key but no message in common with
+  it (:func:`agentlog.rules.same_session`, judged on its first batch) is a
+  different session, stored under :func:`~agentlog.rules.distinct_id` ids, as
+  :func:`agentlog.load.build_sessions` does.
 
 Each source is committed in its own transaction, so a crash (even SIGKILL) or a
 bad file never corrupts the rest; the next sync completes the work.  Parsing
@@ -39,8 +43,16 @@ from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
 from agentlog.index.db import rollback, transaction
 from agentlog.index.store import Store, encode_headers
-from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
+from agentlog.load import (
+    LoadReport,
+    SourceParse,
+    discover_sources,
+    project_sources,
+    rename_source,
+    signatures,
+)
 from agentlog.readers import describe_error
+from agentlog.rules import distinct_id, same_session, session_key
 
 TAIL = 64
 WORKER_MIN = 32 << 20
@@ -332,18 +344,28 @@ def _store(
     if not append:
         store.clear_source(source_id)
     keys: set[str] = set()
-    first = not append
+    renamed: bool | None = None  # decided on the first batch that has a header
     try:
         for batch in _guarded(parse.batches()):
-            if first and parse.headers:
-                owner = store.owner_of(parse.headers[0].key)
-                if owner is not None and owner != source_id:
+            if renamed is None and parse.headers:
+                head = parse.headers[0]
+                owner = store.owner_of(head.key)
+                renamed = owner is not None and owner != source_id
+                # Another source holds this key: the same session, or a different one (as
+                # build_sessions decides; once stored under its own ids, an append is no copy).
+                if (
+                    renamed
+                    and store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) is None
+                    and same_session(store.signatures(head.key), signatures(batch, head.id))
+                ):
                     return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+            if renamed:
+                batch = rename_source(parse.headers, batch, ref.path)[1]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
-            first = False
             del batch  # not kept while the next one is made
-        store.put_headers(source_id, parse.headers)
-        store.refresh_sessions(keys | {h.key for h in parse.headers})
+        headers = rename_source(parse.headers, [], ref.path)[0] if renamed else parse.headers
+        store.put_headers(source_id, headers)
+        store.refresh_sessions(keys | {h.key for h in headers})
     finally:
         store.settle()  # before the caller commits or rolls back
     return None

@@ -46,7 +46,16 @@ from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.collector import gc_paused
 from agentlog.model import Usage
 from agentlog.readers import describe_error, line_start_after, read_blocks, read_lines_at
-from agentlog.rules import bounded_usage, first_cwd, keeps_new_copy, owner_rank, session_key
+from agentlog.rules import (
+    Signature,
+    bounded_usage,
+    distinct_id,
+    first_cwd,
+    keeps_new_copy,
+    owner_rank,
+    same_session,
+    session_key,
+)
 from agentlog.usage.calls import Call
 
 
@@ -282,13 +291,44 @@ def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = Non
     """
     paths = [ref.path for ref in refs]
     sessions: list[_Session] = []
+    held: dict[str, dict[str, Call]] = {}
     with gc_paused():
         for path, found in zip(paths, _scan_files(paths), strict=True):
-            if found.error is None:
-                sessions.extend(found.sessions)
-            elif errors is not None:
-                errors.append((path, found.error))
+            if found.error is not None:
+                if errors is not None:
+                    errors.append((path, found.error))
+                continue
+            file_sessions = found.sessions
+            main = file_sessions[0]
+            if main.key in held:  # as agentlog.load.build_sessions decides
+                if same_session(_signatures(held[main.key]), _signatures(main.calls)):
+                    continue  # a copy of a file read before
+                file_sessions = _renamed(file_sessions, path)
+            held.setdefault(file_sessions[0].key, file_sessions[0].calls)
+            sessions.extend(file_sessions)
         return _attribute(sessions)
+
+
+def _signatures(calls: dict[str, Call]) -> list[Signature]:
+    """:func:`~agentlog.rules.signature` of each call's message."""
+    return [(mid, "assistant", call.timestamp) for mid, call in calls.items()]
+
+
+def _renamed(sessions: list[_Session], path: str) -> list[_Session]:
+    """The sessions of file ``path`` under :func:`~agentlog.rules.distinct_id`
+    ids (see :func:`agentlog.load.rename_source`)."""
+    keys = {s.key: session_key(SLUG, distinct_id(s.key.removeprefix(f"{SLUG}:"), path)) for s in sessions}
+    return [
+        msgspec.structs.replace(
+            s,
+            key=keys[s.key],
+            parent_key=keys.get(s.parent_key, s.parent_key) if s.parent_key else None,
+            calls={
+                mid: msgspec.structs.replace(call, session_key=keys[s.key]) for mid, call in s.calls.items()
+            },
+        )
+        for s in sessions
+    ]
 
 
 def _attribute(sessions: list[_Session]) -> list[Call]:
