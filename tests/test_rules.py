@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import msgspec
+import pytest
 
 from agentlog.adapters import all_adapters, get_adapter
 from agentlog.index import queries
@@ -234,3 +235,36 @@ def test_two_sessions_whose_files_share_a_name_are_both_kept_and_a_copy_is_not(t
     env = {"HOME": str(home)}
     sessions = load_sessions(env=env, home=home)
     assert sorted((s.cwd, s.message_count) for s in sessions) == [("/one", 2), ("/two", 2)]
+
+
+# -- title precedence ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("titles", "expected"),
+    [
+        ([], "text of m1"),
+        ([("summary", "summary", "S1"), ("summary", "summary", "S2")], "S2"),
+        ([("ai-title", "aiTitle", "A"), ("summary", "summary", "S")], "A"),
+        (
+            [
+                ("custom-title", "customTitle", "C1"),
+                ("ai-title", "aiTitle", "A"),
+                ("custom-title", "customTitle", "C2"),
+            ],
+            "C2",
+        ),
+    ],
+)
+def test_title_precedence_is_the_same_in_memory_and_in_the_index(tmp_path, titles, expected):
+    """custom-title > ai-title > summary > the first real prompt; a later title of
+    the same rank replaces an earlier one, a later prompt never does."""
+    home = tmp_path / "home"
+    records = [line("m1", "user", cwd="/a"), line("m2", "assistant"), line("m3", "user")]
+    records += [{"type": kind, field: text} for kind, field, text in titles]
+    write_log(claude_project(home) / "s1.jsonl", *records)
+    env = {"HOME": str(home)}
+    (session,) = load_sessions(env=env, home=home)
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, ADAPTERS, env, home)
+    assert [s.title for s in queries.list_sessions(conn, include_empty=True)] == [session.title] == [expected]

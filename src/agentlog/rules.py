@@ -10,6 +10,7 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
   count as 0 and are reported (``Diagnostics.invalid_values``);
 * :func:`keeps_new_copy` — which copy of a streamed response is kept;
 * :func:`first_cwd` — a session's cwd (and so its project);
+* :func:`title_wins` and :func:`session_title` — title precedence;
 * :func:`owner_rank` — which session's copy of a replayed call counts;
 * :func:`counts_model` — which messages name a session's models;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
@@ -91,6 +92,29 @@ def first_cwd(recorded: Iterable[str | None]) -> str | None:
     folder it started in (``projects/<encoded cwd>``); the first recorded cwd is
     that folder, whichever record type holds it."""
     return next((cwd for cwd in recorded if cwd), None)
+
+
+TITLE_PROMPT, TITLE_SUMMARY, TITLE_AI, TITLE_CUSTOM = 0, 1, 2, 3
+"""Title ranks, lowest first: the first real prompt, a summary, a title the agent's
+model wrote, one the user set (Claude Code ``summary``/``ai-title``/``custom-title``
+lines)."""
+
+
+def title_wins(rank: int, held: int | None) -> bool:
+    """Whether a title of ``rank`` replaces the one of rank ``held`` (``None``:
+    none yet): a higher rank wins, and a later title of the same rank replaces an
+    earlier one (a renamed session), except the prompt: the first one names it."""
+    return held is None or (rank != TITLE_PROMPT and rank >= held)
+
+
+def session_title(held: tuple[int, str] | None, description: str | None) -> str | None:
+    """A session's title from the best title seen (``(rank, text)``) and its
+    ``description`` (a subagent's task description, which names it better than
+    its long first prompt): a summary or better, else the description, else the
+    first prompt."""
+    if held is not None and held[0] > TITLE_PROMPT:
+        return held[1]
+    return description or (held[1] if held else None)
 
 
 def owner_rank(

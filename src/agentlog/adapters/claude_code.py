@@ -86,7 +86,15 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
-from agentlog.rules import first_cwd
+from agentlog.rules import (
+    TITLE_AI,
+    TITLE_CUSTOM,
+    TITLE_PROMPT,
+    TITLE_SUMMARY,
+    first_cwd,
+    session_title,
+    title_wins,
+)
 
 SLUG = "claude_code"
 
@@ -158,9 +166,6 @@ META_PREFIXES = (
 )
 INTERRUPTED_PREFIX = "[Request interrupted by user"
 _AGENT_FILE = re.compile(r"^agent-(.+)\.jsonl$")
-
-# Title ranks: custom-title > ai-title > summary > first real prompt.
-_RANK_PROMPT, _RANK_SUMMARY, _RANK_AI, _RANK_CUSTOM = 0, 1, 2, 3
 
 
 def tool_name(raw: str) -> str:
@@ -443,8 +448,9 @@ class ClaudeParser(LineParser[ClaudeState]):
                 self.diagnostics.skip("empty_message")
             return
         out.flags.extend(self._user_flags(record, out.text))
-        if not out.flags and session.id not in self.state.titles and out.text.strip():
-            self.state.titles[session.id] = (_RANK_PROMPT, prompt_title(out.text))
+        held = self.state.titles.get(session.id)
+        if not out.flags and title_wins(TITLE_PROMPT, held[0] if held else None) and out.text.strip():
+            self.state.titles[session.id] = (TITLE_PROMPT, prompt_title(out.text))
         self.diagnostics.use()
         self.emit(session.id, out)
 
@@ -518,16 +524,17 @@ class ClaudeParser(LineParser[ClaudeState]):
 
     def _title(self, record: dict[str, Any], kind: str) -> None:
         rank, field = {
-            "summary": (_RANK_SUMMARY, "summary"),
-            "ai-title": (_RANK_AI, "aiTitle"),
-            "custom-title": (_RANK_CUSTOM, "customTitle"),
+            "summary": (TITLE_SUMMARY, "summary"),
+            "ai-title": (TITLE_AI, "aiTitle"),
+            "custom-title": (TITLE_CUSTOM, "customTitle"),
         }[kind]
         text = as_str(record.get(field))
         if text is None:
             self.diagnostics.skip(f"empty:{kind}")
             return
         sid = self.main.id
-        if rank >= self.state.titles.get(sid, (-1, ""))[0]:
+        held = self.state.titles.get(sid)
+        if title_wins(rank, held[0] if held else None):
             self.state.titles[sid] = (rank, text)
         self.diagnostics.use()
 
@@ -567,9 +574,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         out = []
         for sid, header in self.state.sessions.items():
             copy = msgspec.structs.replace(header, diagnostics=Diagnostics(), sources=list(header.sources))
-            rank, text = self.state.titles.get(sid, (-1, None))
-            # A subagent's description names it better than its (long) prompt.
-            copy.title = text if rank > _RANK_PROMPT else header.description or text
+            copy.title = session_title(self.state.titles.get(sid), header.description)
             out.append(copy)
         out[0].diagnostics = msgspec.msgpack.decode(
             msgspec.msgpack.encode(self.diagnostics), type=Diagnostics

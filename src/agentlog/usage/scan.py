@@ -13,18 +13,28 @@ decoded generically and read by the adapter's own
 are joined into what one pass finds (see :func:`_join`).
 
 The result equals the full path's calls (:func:`agentlog.usage.calls_from_sessions`
-over :func:`agentlog.load.load_sessions`), by the same rules
-(``shared/cost.md`` §1, :mod:`agentlog.assemble`, :mod:`agentlog.link`):
+over :func:`agentlog.load.load_sessions`) and the index's, by calling the same
+rule functions (:mod:`agentlog.rules`; ``shared/cost.md`` §1):
 
 * one call per ``message.id`` (the line's ``uuid`` when it has none) within a
-  session: a later copy replaces an earlier one unless its total is smaller;
-* ``model == "<synthetic>"`` lines carry no usage;
-* a message id seen in several sessions counts once, in the first session by
-  (main before subagent, earliest call, fewest calls, key) — the full path
-  orders by the session's first message of any kind, which can differ only for
-  a resumed file whose first line predates its copy's first usage line;
+  session: a later copy replaces an earlier one unless it is smaller
+  (:func:`~agentlog.rules.keeps_new_copy`);
+* ``model == "<synthetic>"`` lines carry no usage; a token count out of range
+  counts as 0 (:func:`~agentlog.rules.bounded_usage`; ``doctor`` reports it from
+  the index);
+* a message id seen in several sessions counts once, in the session
+  :func:`~agentlog.rules.owner_rank` puts first (main before subagent, earliest
+  first call, fewest calls, key);
 * sessions and subagents are keyed as the adapter keys them (file stem,
-  ``agent-<id>``, inline ``sidechain-<uuid>`` chains), ``cwd`` from the lines.
+  ``agent-<id>``, inline ``sidechain-<uuid>`` chains, :func:`~agentlog.rules.session_key`);
+  a file whose session key an earlier file holds is skipped when it shares a
+  call with it, else keyed apart (:func:`~agentlog.rules.same_session`,
+  :func:`~agentlog.rules.distinct_id`);
+* ``cwd`` is the session's first recorded one (:func:`~agentlog.rules.first_cwd`):
+  lines holding ``"cwd"`` are decoded too until the main session has one.
+
+What the byte filter cannot see stays a known limit: the full path also judges
+duplicate files by their user messages, which the scanner does not decode.
 """
 
 from __future__ import annotations
