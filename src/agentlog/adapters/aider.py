@@ -59,6 +59,7 @@ from typing import ClassVar, Literal
 from agentlog.adapters._common import project_files, project_roots
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import Diagnostics, Message, Session, TextPart, Usage
+from agentlog.rules import session_key
 
 SLUG = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
@@ -187,7 +188,7 @@ class _HistoryParse:
         if empty:
             self.preamble.skip("empty_run", len(empty))
         headers = [run.session for run in self.runs if run.messages] or [
-            Session(key=f"{SLUG}:{self.digest}", agent=SLUG, id=self.digest, sources=[self.ref.path])
+            Session(key=session_key(SLUG, self.digest), agent=SLUG, id=self.digest, sources=[self.ref.path])
         ]
         headers[0].diagnostics.merge(self.preamble)
         fragments = [(run.session.id, m) for run in self.runs for m in run.messages]
@@ -203,7 +204,7 @@ class _HistoryParse:
         self.runs.append(
             _Run(
                 Session(
-                    key=f"{SLUG}:{sid}",
+                    key=session_key(SLUG, sid),
                     agent=SLUG,
                     id=sid,
                     cwd=str(Path(self.ref.path).parent),

@@ -54,6 +54,7 @@ from agentlog.adapters._common import (
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import Diagnostics, Message, Session, TextPart, ToolResult, Usage
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "amp"
 
@@ -111,7 +112,7 @@ class _ThreadParse:
         self.ref = ref
         self.data = data
         sid = PurePath(ref.path).stem
-        self.header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
+        self.header = Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path])
         self.diagnostics = Diagnostics()
         self.fragments: list[tuple[str, Any]] = []
 

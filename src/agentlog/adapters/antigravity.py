@@ -84,6 +84,7 @@ from agentlog.model import (
     UnknownPart,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "antigravity"
 
@@ -246,7 +247,7 @@ class AntigravityParser(LineParser[AntigravityState]):
         if self.diagnostics.records_total == 0:
             return []
         header = Session(
-            key=f"{SLUG}:{self.sid}",
+            key=session_key(SLUG, self.sid),
             agent=SLUG,
             id=self.sid,
             title=self.state.first_prompt,
@@ -298,7 +299,7 @@ class AntigravityAdapter(JsonlAdapter, DocumentAdapter):
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         cid = PurePath(ref.path).stem
         header = Session(
-            key=f"{SLUG}:{cid}:conversation-db",
+            key=session_key(SLUG, f"{cid}:conversation-db"),
             agent=SLUG,
             id=f"{cid}:conversation-db",
             description=f"Antigravity conversation database of {SLUG}:{cid} (undocumented format, not read)",

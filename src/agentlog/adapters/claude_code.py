@@ -92,6 +92,7 @@ from agentlog.rules import (
     TITLE_PROMPT,
     TITLE_SUMMARY,
     first_cwd,
+    session_key,
     session_title,
     title_wins,
 )
@@ -201,7 +202,7 @@ def file_session(path: PurePath) -> tuple[str, SessionKind, str | None]:
     parts = path.parts
     parent = None
     if "subagents" in parts:
-        parent = f"{SLUG}:{parts[len(parts) - 1 - parts[::-1].index('subagents') - 1]}"
+        parent = session_key(SLUG, parts[len(parts) - 1 - parts[::-1].index("subagents") - 1])
     return f"agent-{agent_file.group(1)}", "subagent", parent
 
 
@@ -262,7 +263,7 @@ class ClaudeParser(LineParser[ClaudeState]):
             header.subagent_type = as_str(meta.get("agentType"))
             header.description = as_str(meta.get("description"))
             header.parent_tool_call_id = as_str(meta.get("toolUseId"))
-        header.key = f"{SLUG}:{header.id}"
+        header.key = session_key(SLUG, header.id)
         state.sessions[header.id] = header
         return state
 
@@ -321,7 +322,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         elif main.kind == "subagent" and main.parent_key is None:
             parent_id = as_str(record.get("sessionId"))
             if parent_id and parent_id != main.id:
-                main.parent_key = f"{SLUG}:{parent_id}"
+                main.parent_key = session_key(SLUG, parent_id)
         session.cwd = first_cwd((session.cwd, as_str(record.get("cwd"))))
         session.git_branch = session.git_branch or as_str(record.get("gitBranch"))
         session.agent_version = as_str(record.get("version")) or session.agent_version
@@ -330,7 +331,7 @@ class ClaudeParser(LineParser[ClaudeState]):
     def _new_sidechain(self, sid: str) -> Session:
         main = self.main
         session = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             kind="subagent",

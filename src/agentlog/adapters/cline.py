@@ -96,6 +96,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 API_HISTORY = "api_conversation_history.json"
 UI_MESSAGES = "ui_messages.json"
@@ -198,7 +199,7 @@ class _TaskParse:
         name = PurePath(ref.path).name
         self.sdk = name.endswith(SDK_SUFFIX)
         sid = name[: -len(SDK_SUFFIX)] if self.sdk else PurePath(ref.path).parent.name
-        self.header = Session(key=f"{slug}:{sid}", agent=slug, id=sid, sources=[ref.path])
+        self.header = Session(key=session_key(slug, sid), agent=slug, id=sid, sources=[ref.path])
         self.models: list[tuple[datetime | None, str]] = []
         self.title: str | None = None
 
@@ -243,7 +244,7 @@ class _TaskParse:
         fork = meta.get("fork") if isinstance(meta.get("fork"), dict) else {}
         parent = as_str(fork.get("forkedFromSessionId"))
         if parent:
-            header.kind, header.parent_key = "fork", f"{self.slug}:{parent}"
+            header.kind, header.parent_key = "fork", session_key(self.slug, parent)
 
     def _task_sidecars(self) -> list[_UsageRow]:
         meta = self._sidecar(TASK_METADATA)
@@ -262,7 +263,7 @@ class _TaskParse:
                 )
             parent = as_str(item.get("parentTaskId"))
             if parent:
-                self.header.kind, self.header.parent_key = "subagent", f"{self.slug}:{parent}"
+                self.header.kind, self.header.parent_key = "subagent", session_key(self.slug, parent)
         rows: list[_UsageRow] = []
         ui = self._sidecar(UI_MESSAGES)
         last = None

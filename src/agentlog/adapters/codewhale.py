@@ -58,6 +58,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "codewhale"
 
@@ -122,13 +123,13 @@ class CodeWhaleAdapter(DocumentAdapter):
         if data is None:
             sid = PurePath(ref.path).stem
             header = Session(
-                key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=diagnostics
+                key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path], diagnostics=diagnostics
             )
             return DocumentResult(headers=[header] if diagnostics.records_total else [], fragments=[])
         metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
         sid = as_str(metadata.get("id")) or PurePath(ref.path).stem
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(metadata.get("title")),

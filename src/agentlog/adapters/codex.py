@@ -157,6 +157,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "codex"
 
@@ -449,7 +450,7 @@ class CodexParser(LineParser[CodexState]):
             name = PurePath(self.ref.path).name
             found = _FILE_UUID.findall(name)
             sid = found[-1] if found else name.removesuffix(".jsonl")
-        return Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[self.ref.path])
+        return Session(key=session_key(self.slug, sid), agent=self.slug, id=sid, sources=[self.ref.path])
 
     @property
     def session(self) -> Session:
@@ -595,7 +596,7 @@ class CodexParser(LineParser[CodexState]):
             kind = "fork"
         header.kind = kind
         parent = parent or as_str(meta.get("forked_from_id"))
-        header.parent_key = f"{cls.slug}:{parent}" if parent else None
+        header.parent_key = session_key(cls.slug, parent) if parent else None
 
     def _turn_boundary(self, payload: dict[str, Any]) -> None:
         """Close the assistant message; end (or detect) a fork's replayed copy by turn id."""

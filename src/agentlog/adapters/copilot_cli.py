@@ -88,6 +88,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "copilot_cli"
 _IGNORED = frozenset(
@@ -217,7 +218,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         return path.parent.name if path.name == "events.jsonl" else path.stem
 
     def _new_header(self, sid: str) -> Session:
-        return Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        return Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path])
 
     def _set_header(self, sid: str) -> None:
         self.state.header = self._new_header(sid)

@@ -89,6 +89,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "copilot_vscode"
 _FOLDERS = ("chatSessions", "emptyWindowChatSessions")
@@ -272,7 +273,7 @@ class _Chat:
                 messages.extend(self.request(request, f"{header.id}@{n}"))
             if not isinstance(requests, list):
                 self.diagnostics.skip("malformed:no_requests")
-        header.key = f"{SLUG}:{header.id}"
+        header.key = session_key(SLUG, header.id)
         if header.title is None:
             header.title = next((m.text for m in messages if m.role == "user" and m.text), None)
         return DocumentResult(headers=[header], fragments=[(header.id, m) for m in messages])

@@ -72,6 +72,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
+from agentlog.rules import session_key
 
 SLUG = "crush"
 DATABASE = ".crush/crush.db"
@@ -131,7 +132,7 @@ class _DatabaseParse:
             self.orphans.skip("malformed:session_row")
             return
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(row.get("title")),
@@ -141,7 +142,7 @@ class _DatabaseParse:
         )
         parent = as_str(row.get("parent_session_id"))
         if parent:
-            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
+            header.kind, header.parent_key = "subagent", session_key(SLUG, parent)
         summary = as_str(row.get("summary_message_id"))
         if summary:
             self.summaries.add(summary)

@@ -76,6 +76,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "gemini_cli"
 
@@ -288,13 +289,13 @@ class GeminiCliAdapter(DocumentAdapter):
         meta = chat.meta
         path = PurePath(ref.path)
         sid = as_str(meta.get("sessionId")) or path.stem
-        header = Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[ref.path])
+        header = Session(key=session_key(self.slug, sid), agent=self.slug, id=sid, sources=[ref.path])
         header.title = as_str(meta.get("summary"))
         header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
         header.ended_at = parse_time(meta.get("lastUpdated"))
         if path.parent.name != "chats" and path.parent.parent.name == "chats":
             header.kind = "subagent"
-            header.parent_key = f"{self.slug}:{path.parent.name}"
+            header.parent_key = session_key(self.slug, path.parent.name)
         elif meta.get("kind") == "subagent":
             header.kind = "subagent"
         fragments: list[tuple[str, Message]] = []

@@ -88,6 +88,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "goose"
 DATABASE = "sessions.db"
@@ -269,7 +270,7 @@ class _DatabaseParse(_Parse):
         config = config if isinstance(config, dict) else {}
         model = as_str(config.get("model_name")) or as_str(config.get("model"))
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(row.get("name")) or as_str(row.get("description")),
@@ -280,7 +281,7 @@ class _DatabaseParse(_Parse):
         )
         parent = as_str(str(row.get("parent_session_id") or ""))
         if parent:
-            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
+            header.kind, header.parent_key = "subagent", session_key(SLUG, parent)
         header.diagnostics.use()
         return header
 
@@ -326,7 +327,7 @@ class _LegacyParse(_Parse):
 
     def result(self, data: bytes) -> DocumentResult:
         sid = PurePath(self.ref.path).stem
-        header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        header = Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path])
         self.headers[sid] = header
         metadata: dict[str, Any] = {}
         for n, line in enumerate(data.splitlines()):

@@ -111,6 +111,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "mistral_vibe"
 
@@ -210,7 +211,7 @@ class _Legacy:
         path = PurePath(ref.path)
         fallback = path.stem if path.suffix == ".json" else path.parent.name
         sid = as_str(meta.get("session_id")) or fallback
-        self.session = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
+        self.session = Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path])
         self.fragments: list[tuple[str, Message | ToolOutput]] = []
         self.parent_meta: dict[str, Any] | None = None
 
@@ -252,10 +253,10 @@ class _Legacy:
             parent = as_str((self.parent_meta or {}).get("session_id")) or as_str(
                 meta.get("parent_session_id")
             )
-            session.parent_key = f"{SLUG}:{parent}" if parent else None
+            session.parent_key = session_key(SLUG, parent) if parent else None
         elif as_str(meta.get("parent_session_id")):
             session.kind = "fork"
-            session.parent_key = f"{SLUG}:{meta['parent_session_id']}"
+            session.parent_key = session_key(SLUG, meta["parent_session_id"])
         for index, record in enumerate(records):
             if record is not None:
                 self._record(record, index, spread(start, end, index, len(records)), model)
@@ -364,7 +365,7 @@ class _Unified:
     def parse(self, data: bytes) -> DocumentResult:
         current = decode(data, self.diagnostics, "CURRENT")
         sid = as_str(current.get("session_id")) or self.folder.name
-        session = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        session = Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path])
         generation = as_str(current.get("generation"))
         manifest = decode(
             self.sidecar(f"generations/{generation}/manifest.json"), self.diagnostics, "manifest"
@@ -485,7 +486,7 @@ class _Unified:
         session.ended_at = parse_time(info.get("updatedAt"))
         parent, root = as_str(info.get("parentSessionId")), as_str(info.get("rootSessionId"))
         if parent:
-            session.parent_key = f"{SLUG}:{parent}"
+            session.parent_key = session_key(SLUG, parent)
             session.kind = "subagent" if root and root != session.id else "fork"
         status = info.get("status")
         kind = status.get("type") if isinstance(status, dict) else status

@@ -54,6 +54,7 @@ from agentlog.adapters._common import (
 )
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import Message, Part, ReasoningPart, Session, TextPart, ToolCallPart
+from agentlog.rules import session_key
 
 SLUG = "trae"
 MEMENTO_KEY = "memento/icube-ai-agent-storage"
@@ -149,7 +150,9 @@ class TraeAdapter(DocumentAdapter):
             sessions = store.get("list") if isinstance(store, dict) else None
             if not isinstance(sessions, list):
                 spare = Session(
-                    key=f"{SLUG}:{Path(ref.path).parent.name}", agent=SLUG, id=Path(ref.path).parent.name
+                    key=session_key(SLUG, Path(ref.path).parent.name),
+                    agent=SLUG,
+                    id=Path(ref.path).parent.name,
                 )
                 spare.diagnostics.skip("invalid_json" if store is None else "malformed:memento")
                 spare.sources = [ref.path]
@@ -169,7 +172,7 @@ class TraeAdapter(DocumentAdapter):
     ) -> tuple[Session, list[Message]]:
         sid = entry["sessionId"]
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             cwd=cwd,

@@ -62,6 +62,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
+from agentlog.rules import session_key
 
 SLUG = "zcode"
 IGNORED_PARTS = frozenset({"timeline", "step-start", "step-finish"})
@@ -178,7 +179,7 @@ class ZcodeAdapter(DocumentAdapter):
 
         def header(sid: str) -> Session:
             if sid not in headers:
-                headers[sid] = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
+                headers[sid] = Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path])
             return headers[sid]
 
         for row in tables.get("session", []):
@@ -192,7 +193,7 @@ class ZcodeAdapter(DocumentAdapter):
             session.agent_version = as_str(row.get("version"))
             session.started_at = parse_time(row.get("time_created"))
             if as_str(row.get("parent_id")):
-                session.parent_key = f"{SLUG}:{row['parent_id']}"
+                session.parent_key = session_key(SLUG, row["parent_id"])
                 session.kind = "subagent"
         parts: dict[str, list[dict[str, Any]]] = {}
         for row in sorted(tables.get("part", []), key=lambda r: _order(r, "sequence", "time_created")):
