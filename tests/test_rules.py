@@ -9,6 +9,7 @@ whole results across paths, plus the exact expected values.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import msgspec
@@ -22,6 +23,7 @@ from agentlog.index.usage import members, usage_records
 from agentlog.load import discover_sources, load_sessions
 from agentlog.usage import Call, calls_from_sessions
 from agentlog.usage.scan import scan_calls
+from conftest import FIXTURES, SHARED
 from test_cli import run
 
 ADAPTERS = all_adapters()
@@ -268,3 +270,63 @@ def test_title_precedence_is_the_same_in_memory_and_in_the_index(tmp_path, title
     conn = connect(tmp_path / "index.sqlite")
     sync(conn, ADAPTERS, env, home)
     assert [s.title for s in queries.list_sessions(conn, include_empty=True)] == [session.title] == [expected]
+
+
+# -- replayed copies -------------------------------------------------------------------------
+
+
+def test_a_replayed_copy_that_grows_and_then_owns_its_call_equals_a_fresh_index(tmp_path):
+    """A resumed file replays the original's call ``m2``; more of that response is
+    appended to it, then the original is deleted: the copy left counts the call,
+    in full, as a fresh index and the loader count it."""
+    home = tmp_path / "home"
+    project = claude_project(home)
+    original = write_log(
+        project / "a.jsonl",
+        line("m1", "user", cwd="/a", when="09:00:00"),
+        line("m2", "assistant", usage={"input_tokens": 10, "output_tokens": 1}, when="09:00:01"),
+    )
+    resumed = write_log(
+        project / "b.jsonl",
+        line("m1", "user", cwd="/a", when="09:00:00"),
+        line("m2", "assistant", usage={"input_tokens": 10, "output_tokens": 1}, when="09:00:01"),
+        line("m3", "assistant", usage={"input_tokens": 4}, when="09:30:00"),
+    )
+    env = {"HOME": str(home)}
+    conn = connect(tmp_path / "incremental.sqlite")
+    sync(conn, ADAPTERS, env, home)
+    with resumed.open("a") as fh:
+        fh.write(
+            json.dumps(
+                line("m2", "assistant", usage={"input_tokens": 10, "output_tokens": 8}, when="09:00:01")
+            )
+            + "\n"
+        )
+    sync(conn, ADAPTERS, env, home)
+    original.unlink()
+    sync(conn, ADAPTERS, env, home)
+    fresh = connect(tmp_path / "fresh.sqlite")
+    sync(fresh, ADAPTERS, env, home)
+    assert _stored(conn) == _stored(fresh)
+    assert every_path(home, tmp_path) == [
+        ("claude_code:b", "claude_code:b", None, "/a", "claude-sonnet-4-20250514", 2, 14, 0, 0, 0, 8, 0)
+    ]
+    (session,) = queries.list_sessions(conn)
+    assert (session.key, session.message_count, session.usage.output_tokens) == ("claude_code:b", 3, 8)
+
+
+# -- every Claude fixture, laid out as Claude Code lays it out -----------------------------
+
+
+def test_every_claude_fixture_gives_the_same_calls_and_report_on_every_path(tmp_path):
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude_code", claude_project(home, "-fixtures"))
+    shared = claude_project(home, "-shared")
+    shared.mkdir()
+    for src in sorted((SHARED / "claude-code").glob("*.jsonl")):
+        shutil.copy(src, shared / src.name)
+    summary = every_path(home, tmp_path)
+    assert len(summary) >= 10
+    assert sum(row[5] for row in summary) >= 60  # calls
+    for report in ("daily", "session", "model"):
+        cli_usage_both_ways(home, tmp_path, report)
