@@ -65,21 +65,23 @@ def snake(name: str) -> str:
     return _SNAKE.sub("_", name).replace("-", "_").lower()
 
 
-INT64 = 1 << 63
-"""``as_int`` keeps values within ±2**63 (SQLite's and msgpack's integers)."""
+BOUND = 1 << 53
+"""``as_int`` keeps values within ±2**53: the first count out of range
+(:data:`agentlog.rules.MAX_TOKENS`), small enough that sums of a few stay in
+SQLite's and msgpack's 64-bit integers."""
 
 
 def as_int(value: Any) -> int:
     """A recorded number (a token count, a sort key) as ``int``: missing,
-    ``null``, non-numeric or NaN → 0; beyond ±2**63 (or infinite) → the nearest
-    bound, so that a count out of range stays out of range and is zeroed and
-    reported by the one rule for token counts (:func:`agentlog.rules.bounded_usage`)."""
+    ``null``, non-numeric or NaN → 0; beyond ±2**53 (or infinite) → the bound, so
+    that a count out of range stays out of range and is zeroed and reported by
+    the one rule for token counts (:func:`agentlog.rules.bounded_usage`)."""
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return 0
-    if value >= INT64:
-        return INT64 - 1
-    if value < -INT64:
-        return -INT64
+    if value >= BOUND:
+        return BOUND
+    if value <= -BOUND:
+        return -BOUND
     return int(value)
 
 
