@@ -30,7 +30,8 @@ from agentlog.model import Message, Session, Usage
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-MAX_TOKENS = 1 << 53
+MAX_BITS = 53
+MAX_TOKENS = 1 << MAX_BITS
 """Token counts from this on (and negative ones) are not believed: JSON numbers
 are exact integers only below 2**53 (RFC 8259 §6), and no API call comes near."""
 
@@ -47,18 +48,26 @@ def bounded_usage(usage: Usage) -> tuple[Usage, int]:
     """``(usage, n)``: ``usage`` with each count outside ``0 ≤ n < 2**53``
     (:data:`MAX_TOKENS`) set to 0, and how many were.  ``usage`` itself when all
     are in range (the common case: nothing is copied)."""
-    values = (
-        usage.input_tokens,
-        usage.cache_read_tokens,
-        usage.cache_write_5m_tokens,
-        usage.cache_write_1h_tokens,
-        usage.output_tokens,
-        usage.reasoning_tokens,
-        usage.web_search_requests,
-    )
-    bad = sum(1 for v in values if not 0 <= v < MAX_TOKENS)
-    if not bad:
+    u = usage
+    if not (
+        u.input_tokens
+        | u.cache_read_tokens
+        | u.cache_write_5m_tokens
+        | u.cache_write_1h_tokens
+        | u.output_tokens
+        | u.reasoning_tokens
+        | u.web_search_requests
+    ) >> MAX_BITS:  # all in range: a negative int has its sign bits set, a large one a high bit
         return usage, 0
+    values = [
+        u.input_tokens,
+        u.cache_read_tokens,
+        u.cache_write_5m_tokens,
+        u.cache_write_1h_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+        u.web_search_requests,
+    ]
     ok = [v if 0 <= v < MAX_TOKENS else 0 for v in values]
     return (
         Usage(
@@ -69,11 +78,11 @@ def bounded_usage(usage: Usage) -> tuple[Usage, int]:
             output_tokens=ok[4],
             reasoning_tokens=ok[5],
             web_search_requests=ok[6],
-            cost_usd=usage.cost_usd,
-            cost_source=usage.cost_source,
-            service_tier=usage.service_tier,
+            cost_usd=u.cost_usd,
+            cost_source=u.cost_source,
+            service_tier=u.service_tier,
         ),
-        bad,
+        sum(1 for v in values if not 0 <= v < MAX_TOKENS),
     )
 
 
