@@ -235,15 +235,17 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
         # it is looked for from the end; lines are not split off (copied).
         find, rfind, view = block.find, block.rfind, memoryview(block)
         first = 0
+        need_cwd = f.main.cwd is None  # lines holding "cwd" are decoded until the first one
         while first < end:
             last = find(b"\n", first, end)
             last = end if last < 0 else last
             if (
                 rfind(b'"usage"', first, last) >= 0
                 or _sidechain(block, first, last)
-                or (f.main.cwd is None and find(b'"cwd"', first, last) >= 0)  # the first cwd
+                or (need_cwd and find(b'"cwd"', first, last) >= 0)
             ):
                 _decode_add(f, view[first:last], base + first)
+                need_cwd = f.main.cwd is None
             first = last + 1
 
 
@@ -263,7 +265,8 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     its exclusive form when already known (else made from ``line`` if needed)."""
     main = f.main
     session = main if main.kind == "main" and not line.isSidechain else _session_of(f, line)
-    session.cwd = first_cwd((session.cwd, line.cwd))
+    if session.cwd is None:
+        session.cwd = first_cwd((line.cwd,))
     message = line.message
     if message is None or raw is None or message.model == "<synthetic>":
         return
