@@ -49,15 +49,18 @@ def bounded_usage(usage: Usage) -> tuple[Usage, int]:
     (:data:`MAX_TOKENS`) set to 0, and how many were.  ``usage`` itself when all
     are in range (the common case: nothing is copied)."""
     u = usage
-    if not (
-        u.input_tokens
-        | u.cache_read_tokens
-        | u.cache_write_5m_tokens
-        | u.cache_write_1h_tokens
-        | u.output_tokens
-        | u.reasoning_tokens
-        | u.web_search_requests
-    ) >> MAX_BITS:  # all in range: a negative int has its sign bits set, a large one a high bit
+    if (
+        not (
+            u.input_tokens
+            | u.cache_read_tokens
+            | u.cache_write_5m_tokens
+            | u.cache_write_1h_tokens
+            | u.output_tokens
+            | u.reasoning_tokens
+            | u.web_search_requests
+        )
+        >> MAX_BITS
+    ):  # all in range: a negative int has its sign bits set, a large one a high bit
         return usage, 0
     values = [
         u.input_tokens,
