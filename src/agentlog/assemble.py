@@ -30,8 +30,7 @@ def merge_message(existing: Message, new: Message) -> None:
     if keeps_new_copy(existing.usage, new.usage):
         existing.usage = new.usage
     for flag in new.flags:
-        if flag not in existing.flags:
-            existing.flags.append(flag)
+        existing.flag(flag)
     if existing.model is None:
         existing.model = new.model
     if existing.timestamp is None:

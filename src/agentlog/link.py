@@ -44,7 +44,7 @@ def _drop_replayed_usage(sessions: list[Session]) -> None:
             first = owner.setdefault(key, session.key)
             if first != session.key:
                 message.usage = None
-                message.flags.append("replayed")
+                message.flag("replayed")
                 changed.add(session.key)
     for session in sessions:
         if session.key in changed:

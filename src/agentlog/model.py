@@ -228,6 +228,11 @@ class Message(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
     """A set of :data:`MessageFlag` values (each at most once), in the order first seen."""
     offset: int | None = None
 
+    def flag(self, flag: MessageFlag) -> None:
+        """Add ``flag`` to :attr:`flags` unless it is there (the flags are a set)."""
+        if flag not in self.flags:
+            self.flags.append(flag)
+
     @property
     def hidden(self) -> bool:
         """True for messages a transcript hides by default (meta, compaction summaries,
@@ -312,7 +317,7 @@ class RateLimits(msgspec.Struct, kw_only=True, omit_defaults=True):
 class Session(msgspec.Struct, kw_only=True):
     """One conversation of one agent.
 
-    ``key`` is ``"{agent}:{id}"`` and globally unique.  ``parent_key`` and
+    ``key`` is ``"{agent}:{id}"`` (built by :func:`agentlog.rules.session_key`) and globally unique.  ``parent_key`` and
     ``parent_tool_call_id`` link subagents and forks to the session (and tool
     call) that spawned them.  ``usage`` (the sum of the messages' usage) and
     ``message_count`` (visible messages) are derived from the messages when the

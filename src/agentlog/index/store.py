@@ -506,9 +506,7 @@ def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
     flags = json.loads(row[5])
     replayed = bool(row[8]) and not as_stored
     usage = usage_from(row[9:19]) if row[9] is not None and not replayed else None
-    if replayed:
-        flags.append("replayed")
-    return Message(
+    message = Message(
         id=row[1],
         role=row[2],
         timestamp=datetime.fromisoformat(row[3]) if row[3] else None,
@@ -518,6 +516,9 @@ def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
         offset=row[7],
         usage=usage,
     )
+    if replayed:
+        message.flag("replayed")
+    return message
 
 
 BACKGROUND_PARTS = 1_000
