@@ -285,7 +285,9 @@ class ClaudeParser(LineParser[ClaudeState]):
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
         main = self.main
-        if main.cwd is None and not (record.get("isSidechain") is True and main.kind == "main"):
+        if record.get("isSidechain") is True and main.kind == "main":
+            self._sidechain_id(record)  # any line type links its chain (as the usage scanner does)
+        elif main.cwd is None:
             main.cwd = first_cwd((as_str(record.get("cwd")),))  # any line type: the first cwd
         kind = record.get("type")
         message = record.get("message")
@@ -312,12 +314,8 @@ class ClaudeParser(LineParser[ClaudeState]):
         """The session a line belongs to, updating its header from the envelope."""
         main = self.main
         session = main
-        uuid = as_str(record.get("uuid"))
         if record.get("isSidechain") is True and main.kind == "main":
-            parent = as_str(record.get("parentUuid"))
-            sid = self.state.sidechains.get(parent or "") or f"sidechain-{uuid or parent}"
-            if uuid:
-                self.state.sidechains[uuid] = sid
+            sid = self._sidechain_id(record)
             session = self.state.sessions.get(sid) or self._new_sidechain(sid)
         elif main.kind == "subagent" and main.parent_key is None:
             parent_id = as_str(record.get("sessionId"))
@@ -327,6 +325,17 @@ class ClaudeParser(LineParser[ClaudeState]):
         session.git_branch = session.git_branch or as_str(record.get("gitBranch"))
         session.agent_version = as_str(record.get("version")) or session.agent_version
         return session
+
+    def _sidechain_id(self, record: dict[str, Any]) -> str:
+        """The id of the inline sidechain (generation 1) a line belongs to: its
+        parent line's, else ``sidechain-<uuid>`` (a chain's first line); the line's
+        ``uuid`` is linked to it (idempotent: a line may be looked up twice)."""
+        uuid = as_str(record.get("uuid"))
+        parent = as_str(record.get("parentUuid"))
+        sid = self.state.sidechains.get(parent or "") or f"sidechain-{uuid or parent}"
+        if uuid:
+            self.state.sidechains[uuid] = sid
+        return sid
 
     def _new_sidechain(self, sid: str) -> Session:
         main = self.main

@@ -39,6 +39,7 @@ duplicate files by their user messages, which the scanner does not decode.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import os
 from collections.abc import Iterator
@@ -236,6 +237,7 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
         find, rfind, view = block.find, block.rfind, memoryview(block)
         first = 0
         need_cwd = f.main.cwd is None  # lines holding "cwd" are decoded until the first one
+        utf8 = block.isascii() or _utf8(view[:end])  # else each line is checked
         while first < end:
             last = find(b"\n", first, end)
             last = end if last < 0 else last
@@ -243,10 +245,21 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
                 rfind(b'"usage"', first, last) >= 0
                 or _sidechain(block, first, last)
                 or (need_cwd and find(b'"cwd"', first, last) >= 0)
-            ):
+            ) and (utf8 or _utf8(view[first:last])):
                 _decode_add(f, view[first:last], base + first)
                 need_cwd = f.main.cwd is None
             first = last + 1
+
+
+def _utf8(data: bytes | memoryview) -> bool:
+    """Whether ``data`` is valid UTF-8.  A line that is not is no record, on every
+    path (the parsers skip it as ``invalid_utf8``); msgspec does not check the
+    strings of the fields a typed decode skips, so the scan checks."""
+    try:
+        codecs.utf_8_decode(data, "strict", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _decode_add(f: _File, data: bytes | memoryview, offset: int) -> None:
@@ -544,4 +557,5 @@ def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str) ->
     for mid, call in tail.calls.items():
         main.calls.setdefault(mid, call)
     for offset, line in zip(again, read_lines_at(path, again), strict=True):
-        _decode_add(f, line, offset)
+        if line.isascii() or _utf8(line):
+            _decode_add(f, line, offset)
