@@ -330,3 +330,49 @@ def test_every_claude_fixture_gives_the_same_calls_and_report_on_every_path(tmp_
     assert sum(row[5] for row in summary) >= 60  # calls
     for report in ("daily", "session", "model"):
         cli_usage_both_ways(home, tmp_path, report)
+
+
+# -- subagent links ------------------------------------------------------------------------------
+
+
+def test_a_subagent_link_follows_its_parent_when_only_the_parent_changes(tmp_path):
+    """A Claude Code 2.0 subagent file (``agent-<id>.jsonl``) is linked to the
+    parent's Task call whose prompt is its first prompt; when the parent's file
+    loses that call, or goes away, the link goes too — in the index as in memory —
+    though the child's file did not change."""
+    home = tmp_path / "home"
+    project = claude_project(home)
+    task = {"type": "tool_use", "id": "toolu_1", "name": "Task", "input": {"prompt": "count the files"}}
+    spawning = line("m2", "assistant", sessionId="s1")
+    spawning["message"]["content"] = [task]
+    parent = write_log(project / "s1.jsonl", line("m1", "user", cwd="/a", sessionId="s1"), spawning)
+    child_first = line("c1", "user", cwd="/a", sessionId="s1", isSidechain=True)
+    child_first["message"]["content"] = "count the files"
+    write_log(
+        project / "agent-x1.jsonl", child_first, line("c2", "assistant", sessionId="s1", isSidechain=True)
+    )
+    env = {"HOME": str(home)}
+    conn = connect(tmp_path / "index.sqlite")
+
+    def links() -> list[tuple[str, str | None, str | None]]:
+        sync(conn, ADAPTERS, env, home)
+        memory = sorted(
+            (s.key, s.parent_key, s.parent_tool_call_id) for s in load_sessions(env=env, home=home)
+        )
+        stored = sorted(
+            (s.key, s.parent_key, s.parent_tool_call_id)
+            for s in queries.list_sessions(conn, include_empty=True)
+        )
+        assert stored == memory
+        return memory
+
+    assert links() == [
+        ("claude_code:agent-x1", "claude_code:s1", "toolu_1"),
+        ("claude_code:s1", None, None),
+    ]
+    write_log(parent, line("m1", "user", cwd="/a", sessionId="s1"), line("m2", "assistant", sessionId="s1"))
+    assert links() == [("claude_code:agent-x1", "claude_code:s1", None), ("claude_code:s1", None, None)]
+    write_log(parent, line("m1", "user", cwd="/a", sessionId="s1"), spawning)
+    assert links()[0] == ("claude_code:agent-x1", "claude_code:s1", "toolu_1")
+    parent.unlink()
+    assert links() == [("claude_code:agent-x1", "claude_code:s1", None)]

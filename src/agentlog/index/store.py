@@ -96,6 +96,8 @@ class Store:
         self._models: dict[str, list[str]] = {}
         """Session key → models of the messages written since then that name one
         (:func:`~agentlog.rules.counts_model`), in order."""
+        self.cleared: set[str] = set()
+        """Keys of the sessions of sources cleared since the last refresh."""
         self.orphans: set[tuple[str, str]] = set()
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
@@ -118,6 +120,7 @@ class Store:
 
     def clear_source(self, source_id: int) -> None:
         """Forget everything one source contributed (before re-reading it whole)."""
+        self._forget_sessions(source_id)
         self._adopt_copies(source_id)
         self.conn.execute("DELETE FROM messages WHERE source_id = ?", (source_id,))
         self.conn.execute("DELETE FROM sessions WHERE source_id = ?", (source_id,))
@@ -128,9 +131,17 @@ class Store:
         row = self.conn.execute("SELECT id FROM sources WHERE path = ?", (path,)).fetchone()
         if row is None:
             return
+        self._forget_sessions(row[0])
         self._adopt_copies(row[0])
         self.conn.execute("DELETE FROM sources WHERE id = ?", (row[0],))
         self.refresh_sessions(())
+
+    def _forget_sessions(self, source_id: int) -> None:
+        """Remember the sessions of a source about to be cleared: their children
+        are linked again at the next refresh (their spawning call may be gone)."""
+        self.cleared.update(
+            key for (key,) in self.conn.execute("SELECT key FROM sessions WHERE source_id = ?", (source_id,))
+        )
 
     def _adopt_copies(self, source_id: int) -> None:
         self.orphans.update(
@@ -389,7 +400,8 @@ class Store:
             )
             self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
         self._add_models()
-        self._link_children(keys)
+        cleared, self.cleared = self.cleared, set()
+        self._link_children(sorted(set(keys) | cleared))
 
     def _add_models(self) -> None:
         found, self._models = self._models, {}
@@ -447,7 +459,11 @@ class Store:
         return (datetime.fromisoformat(first) if first else None), count
 
     def _link_children(self, keys: list[str]) -> None:
-        rows = []
+        """:func:`~agentlog.rules.spawning_call` for the children of ``keys`` (and
+        the children among them) whose spawning call their own header does not
+        name: a child whose parent changed is linked again, as loading in memory
+        links it, even when its own source did not change (proof-10)."""
+        rows: list[tuple[str, str, str]] = []
         for chunk in _chunks(keys):
             marks = _marks(chunk)
             rows += self.conn.execute(
@@ -455,6 +471,15 @@ class Store:
                     AND parent_tool_call_id IS NULL AND (key IN ({marks}) OR parent_key IN ({marks}))""",
                 (*chunk, *chunk),
             ).fetchall()
+            for key, sid, parent_key, blob in self.conn.execute(
+                f"""SELECT s.key, s.id, s.parent_key, src.headers FROM sessions s
+                    JOIN sources src ON src.id = s.source_id
+                    WHERE s.parent_key IN ({marks}) AND s.key NOT IN ({marks})
+                    AND s.parent_tool_call_id IS NOT NULL""",
+                (*chunk, *chunk),
+            ):
+                if _recorded_call(blob, key) is None:  # linked by the rule, not by its header
+                    rows.append((key, sid, parent_key))
         for key, sid, parent_key in rows:
             parent = Session(key=parent_key, agent="", id="")
             parent.messages = self.messages_by_rowid(
@@ -468,15 +493,28 @@ class Store:
                 ]
             )
             child = Session(key=key, agent="", id=sid)
-            first = self.conn.execute(
-                """SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' AND hidden = 0
-                   ORDER BY rowid LIMIT 1""",
+            for (rowid,) in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' AND hidden = 0 ORDER BY rowid",
                 (key,),
-            ).fetchone()
-            child.messages = self.messages_by_rowid([first[0]]) if first else []
-            call_id = spawning_call(parent, child)
-            if call_id:
-                self.conn.execute("UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?", (call_id, key))
+            ).fetchall():
+                child.messages = self.messages_by_rowid([rowid])
+                if child.messages[0].text.strip():  # the first visible user text, as in memory
+                    break
+            self.conn.execute(
+                "UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?",
+                (spawning_call(parent, child), key),
+            )
+
+
+def _recorded_call(headers: bytes | None, key: str) -> str | None:
+    """The ``parent_tool_call_id`` session ``key``'s own header recorded, from its
+    source's stored headers (``None`` when none, or unknown)."""
+    if not headers:
+        return None
+    for header in msgspec.msgpack.decode(headers, type=list[Session]):
+        if header.key == key:
+            return header.parent_tool_call_id
+    return None
 
 
 USAGE_COLUMNS = (

@@ -363,7 +363,9 @@ def _store(
                 batch = rename_source(parse.headers, batch, ref.path)[1]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
             del batch  # not kept while the next one is made
-        headers = rename_source(parse.headers, [], ref.path)[0] if renamed else parse.headers
+        if renamed:
+            parse.headers = rename_source(parse.headers, [], ref.path)[0]  # stored so too
+        headers = parse.headers
         store.put_headers(source_id, headers)
         store.refresh_sessions(keys | {h.key for h in headers})
     finally:
