@@ -376,3 +376,29 @@ def test_a_subagent_link_follows_its_parent_when_only_the_parent_changes(tmp_pat
     assert links()[0] == ("claude_code:agent-x1", "claude_code:s1", "toolu_1")
     parent.unlink()
     assert links() == [("claude_code:agent-x1", "claude_code:s1", None)]
+
+
+def test_an_append_to_a_message_whose_id_another_role_holds_merges_as_one_pass_does(tmp_path):
+    """Damaged logs give a user and an assistant message one id; the assistant's
+    is kept as ``<id>#assistant`` and a later copy of it, appended, merges into it."""
+    home = tmp_path / "home"
+    log = claude_project(home) / "s1.jsonl"
+    user = line("x", "user", cwd="/a") | {"uuid": "x"}
+    write_log(log, user, line("x", "assistant", usage={"input_tokens": 3, "output_tokens": 1}))
+    env = {"HOME": str(home)}
+    conn = connect(tmp_path / "incremental.sqlite")
+    sync(conn, ADAPTERS, env, home)
+    more = line("x", "assistant", usage={"input_tokens": 3, "output_tokens": 6})
+    more["message"]["content"] = [{"type": "text", "text": "second block"}]
+    with log.open("a") as fh:
+        fh.write(json.dumps(more) + "\n")
+    sync(conn, ADAPTERS, env, home)
+    fresh = connect(tmp_path / "fresh.sqlite")
+    sync(fresh, ADAPTERS, env, home)
+    assert _stored(conn) == _stored(fresh)
+    message = queries.get_session(conn, "claude_code:s1").messages[1]
+    assert (message.id, message.text, message.usage.output_tokens) == (
+        "x#assistant",
+        "text of x\n\nsecond block",
+        6,
+    )

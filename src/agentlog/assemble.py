@@ -43,6 +43,12 @@ def orphan_id(call_id: str, n: int = 0) -> str:
     return f"tool-result:{call_id}" + (f"#{n}" if n else "")
 
 
+def role_id(message_id: str, role: str) -> str:
+    """The id a message takes when another message of its session with another
+    role has its id: ``{id}#{role}``."""
+    return f"{message_id}#{role}"
+
+
 class SessionBuilder:
     """Applies one session's fragments in order, on top of messages already known.
 
@@ -115,7 +121,7 @@ class SessionBuilder:
         known = self.by_id.get(item.id)
         if known is not None and known.role != item.role:
             # Same id, different role: never one message (seen only in damaged logs).
-            item.id = f"{item.id}#{item.role}"
+            item.id = role_id(item.id, item.role)
             known = self.by_id.get(item.id)
         if known is None:
             self.by_id[item.id] = item

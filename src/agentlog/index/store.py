@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
-from agentlog.assemble import SessionBuilder
+from agentlog.assemble import SessionBuilder, role_id
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -237,7 +237,7 @@ class Store:
             if isinstance(item, ToolOutput):
                 answered.add(item.call_id)
             else:
-                ids.add(item.id)
+                ids.update((item.id, role_id(item.id, item.role)))  # and its id after a role collision
                 answered.update(p.call_id for p in item.parts if isinstance(p, ToolCallPart))
         if self.fresh_source:
             seen_ids, seen_calls = self._seen.get(key, (set(), set()))
