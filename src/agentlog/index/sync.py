@@ -358,7 +358,8 @@ def _store(
                     and store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) is None
                     and same_session(store.signatures(head.key), signatures(batch, head.id))
                 ):
-                    return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+                    held: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+                    return held
             if renamed:
                 batch = rename_source(parse.headers, batch, ref.path)[1]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
@@ -375,7 +376,8 @@ def _store(
 
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:
     conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
-    return conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
+    source_id: int = conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
+    return source_id
 
 
 def _record_error(
