@@ -36,7 +36,7 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     ``history_item.json`` (Roo, Kilo): ``HistoryItem{id, parentTaskId?, rootTaskId?,
     workspace?, task, ts, status?}`` → ``cwd``, title, ``status:"completed"`` → ``done``,
     and the parent task (``kind="subagent"``; the spawning ``new_task`` call is found
-    by :func:`agentlog.link.spawning_call`: its ``input.message`` is the child's first
+    by :func:`agentlog.rules.spawning_call`: its ``input.message`` is the child's first
     prompt inside ``<task>`` tags).
 
     Pairing (there are no ids linking the files): the *n*-th usage row belongs to the
