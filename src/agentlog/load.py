@@ -77,12 +77,13 @@ def jsonl_batches(
     limit = min(lines, 2_000)
     for offset, line in reader:
         parser.feed(line, offset)
-        out.extend(bound_usage(parser.drain(), parser.diagnostics))
+        out.extend(parser.drain())
         count += 1
         if count >= limit:
-            yield out, parser.headers(), None
+            yield bound_usage(out, parser.diagnostics), parser.headers(), None
             out, count, limit = [], 0, min(lines, 2 * limit)
     parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+    out = bound_usage(out, parser.diagnostics)  # counted before the state is saved
     yield out, parser.headers(), (reader.consumed, parser.snapshot())
 
 

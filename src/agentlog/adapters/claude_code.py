@@ -284,11 +284,6 @@ class ClaudeParser(LineParser[ClaudeState]):
     # -- records ------------------------------------------------------------
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
-        main = self.main
-        if record.get("isSidechain") is True and main.kind == "main":
-            self._sidechain_id(record)  # any line type links its chain (as the usage scanner does)
-        elif main.cwd is None:
-            main.cwd = first_cwd((as_str(record.get("cwd")),))  # any line type: the first cwd
         kind = record.get("type")
         message = record.get("message")
         if kind is None and isinstance(message, dict) and message.get("role") in ("user", "assistant"):
@@ -300,15 +295,29 @@ class ClaudeParser(LineParser[ClaudeState]):
         elif kind == "system":
             self._system(record, offset)
         elif kind in ("summary", "custom-title", "ai-title"):
+            self._envelope_only(record)
             self._title(record, kind)
         elif kind == "tool_use":
             self._drift_tool_use(record, offset)
         elif kind == "tool_result":
             self._drift_tool_result(record, offset)
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
+            self._envelope_only(record)
             self.diagnostics.skip(f"ignored:{kind}")
         else:
+            self._envelope_only(record)
             self._unknown(record, offset, kind if isinstance(kind, str) else "<none>")
+
+    def _envelope_only(self, record: dict[str, Any]) -> None:
+        """What a line that makes no message of a session still says, as every line
+        says it to the usage scanner: an inline-sidechain line links its chain; else
+        a line gives the main session its first cwd (the other lines' envelopes are
+        read by :meth:`_session_for`)."""
+        main = self.main
+        if record.get("isSidechain") is True and main.kind == "main":
+            self._sidechain_id(record)
+        elif main.cwd is None:
+            main.cwd = first_cwd((as_str(record.get("cwd")),))
 
     def _session_for(self, record: dict[str, Any]) -> Session:
         """The session a line belongs to, updating its header from the envelope."""
@@ -321,7 +330,8 @@ class ClaudeParser(LineParser[ClaudeState]):
             parent_id = as_str(record.get("sessionId"))
             if parent_id and parent_id != main.id:
                 main.parent_key = session_key(SLUG, parent_id)
-        session.cwd = first_cwd((session.cwd, as_str(record.get("cwd"))))
+        if session.cwd is None:
+            session.cwd = first_cwd((as_str(record.get("cwd")),))
         session.git_branch = session.git_branch or as_str(record.get("gitBranch"))
         session.agent_version = as_str(record.get("version")) or session.agent_version
         return session
