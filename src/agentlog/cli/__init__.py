@@ -19,6 +19,7 @@ import click
 
 from agentlog.errors import AgentlogError
 from agentlog.index.db import default_path
+from agentlog.service.home import Home
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -106,21 +107,17 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | 
 
     With no command: find every agent's logs and print an overview.
     """
-    if demo:
-        from agentlog.demo import demo_env
-
-        env = demo_env(os.environ)
-    else:
-        env = dict(os.environ)
-    home = Path(env.get("HOME") or Path.home())
-    index_path = index if index and not demo else default_path(env, demo=demo)
-    ctx.obj = App(env=env, home=home, index_path=index_path, roots=list(roots), debug=debug, demo=demo)
+    where = Home.of(os.environ, roots, demo)
+    index_path = index if index and not demo else default_path(where.env, demo=demo)
+    ctx.obj = App(
+        env=where.env, home=where.home, index_path=index_path, roots=where.roots, debug=debug, demo=demo
+    )
     if ctx.invoked_subcommand is None:
         from agentlog.cli.commands import overview
 
         ctx.invoke(overview)
 
 
-from agentlog.cli import commands, indexing, serve, usage  # noqa: E402  (registers the commands)
+from agentlog.cli import commands, indexing, options, serve, usage  # noqa: E402  (registers the commands)
 
-__all__ = ["App", "commands", "indexing", "main", "serve", "usage"]
+__all__ = ["App", "commands", "indexing", "main", "options", "serve", "usage"]
