@@ -14,7 +14,7 @@ from typing import Any
 
 # Control characters from a log would drive the terminal (clear it, retitle it,
 # hide text); bidi overrides can disguise text.  Shown as visible symbols.
-_VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE: dict[int, int | str] = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
 _VISIBLE.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
 _VISIBLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 _ONE_LINE = {**_VISIBLE, 0x09: " ", 0x0A: " "}

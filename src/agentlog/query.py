@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
@@ -62,13 +62,13 @@ def _day(text: str) -> date | None:
         raise UsageError(f"not a date: {text!r}") from None
 
 
-def _midnight(day: date, tz: ZoneInfo | None) -> datetime:
+def _midnight(day: date, tz: tzinfo | None) -> datetime:
     start = datetime.combine(day, time())
     return start.replace(tzinfo=tz) if tz is not None else start.astimezone()
 
 
 def parse_time(
-    text: str, tz: ZoneInfo | None = None, *, end: bool = False, now: datetime | None = None
+    text: str, tz: tzinfo | None = None, *, end: bool = False, now: datetime | None = None
 ) -> datetime:
     """``text`` as an aware UTC instant, by the module's time rule: ``end`` reads
     a bare date as the end of that day (the next midnight in ``tz``), else as
@@ -98,7 +98,7 @@ def parse_time(
     return stamp.astimezone(UTC)
 
 
-def parse_day(text: str, tz: ZoneInfo | None = None, now: datetime | None = None) -> date:
+def parse_day(text: str, tz: tzinfo | None = None, now: datetime | None = None) -> date:
     """The calendar day (in ``tz``) ``text`` names by the time rule: a bare date
     itself, an exact time or span the day it falls on."""
     day = _day(text.strip())
@@ -131,7 +131,7 @@ class Span(msgspec.Struct, frozen=True):
 
 
 def parse_span(
-    since: str | None, until: str | None, tz: ZoneInfo | None = None, now: datetime | None = None
+    since: str | None, until: str | None, tz: tzinfo | None = None, now: datetime | None = None
 ) -> Span:
     """``--since``/``--until`` texts as a :class:`Span` (either may be ``None``).
     Raises :class:`UsageError` for a bad text or a ``since`` after ``until``."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -175,7 +176,7 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
         return
     report = LoadReport()
     discover_sources(all_adapters(), app.env, app.home, app.roots, report)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "agent": a.slug,
             "name": a.display_name,

@@ -9,7 +9,6 @@ present them.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -55,20 +54,23 @@ class SessionPage:
     costs: dict[str, SessionCost]
 
 
+class SessionOrder(msgspec.Struct, frozen=True):
+    """How a listing is ordered: ``first_by`` (keys of
+    :data:`agentlog.index.queries.SESSION_SORTS`, ascending, to group rows), then
+    ``sort`` (one of :data:`SORTS`), newest/largest first when ``descending``."""
+
+    sort: str = "started"
+    descending: bool = True
+    first_by: tuple[str, ...] = ()
+
+
 def page_sessions(
-    conn: sqlite3.Connection,
-    where: SessionFilter,
-    sort: str = "started",
-    descending: bool = True,
-    offset: int = 0,
-    limit: int = 50,
-    first_by: Sequence[str] = (),
+    conn: sqlite3.Connection, where: SessionFilter, order: SessionOrder, offset: int = 0, limit: int = 50
 ) -> SessionPage:
-    """Sessions ``offset`` … ``offset + limit`` that ``where`` keeps, ordered by
-    ``first_by`` (ascending, keys of :data:`agentlog.index.queries.SESSION_SORTS`,
-    to group rows) then ``sort`` (one of :data:`SORTS`).  ``cost`` is priced, not
-    SQL: every matching session is priced, those without a price last.
-    Raises ``KeyError`` for an unknown sort."""
+    """Sessions ``offset`` … ``offset + limit`` that ``where`` keeps, in ``order``.
+    ``cost`` is priced, not SQL: every matching session is priced, those without
+    a price last.  Raises ``KeyError`` for an unknown sort."""
+    sort, descending, first_by = order.sort, order.descending, order.first_by
     if sort != "cost":
         rows, total = queries.page_sessions(conn, where, sort, descending, offset, limit, first_by)
         return SessionPage(

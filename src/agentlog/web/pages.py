@@ -67,7 +67,7 @@ def _page_number() -> int:
 
 def _with(**changes: Any) -> str:
     """This page's URL with some query arguments changed (``None`` removes one)."""
-    args = {k: v for k, v in request.args.items() if k != "token"}
+    args: dict[str, Any] = {k: v for k, v in request.args.items() if k != "token"}
     args.update({k: v for k, v in changes.items() if v is not None})
     for k in [k for k, v in changes.items() if v is None]:
         args.pop(k, None)
@@ -131,8 +131,9 @@ def sessions() -> str:
     first_by = {"project": ("project",), "unit": ("agent", "project")}.get(group or "", ())
     page = _page_number()
     conn = connection()
+    order = session_service.SessionOrder(sort, descending, first_by)
     found = session_service.page_sessions(
-        conn, where, sort, descending, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE, first_by
+        conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE
     )
     return render_template(
         "sessions.html",
