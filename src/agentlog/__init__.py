@@ -34,10 +34,10 @@ def sessions(
     agent: str | None = None,
     project: str | None = None,
     since: str | None = None,
-    until: str | None = None,
     roots: Iterable[str | Path] = (),
     subagents: bool = True,
     demo: bool = False,
+    until: str | None = None,
 ) -> list[Session]:
     """Every session agentlog finds in the logs, newest first.
 

@@ -75,20 +75,19 @@ def parse_time(
     its start; ``tz`` (``None``: the local zone) places dates and times written
     without an offset.  Raises :class:`UsageError` for anything else."""
     text = text.strip()
-    now = now or datetime.now(UTC)
+    try:
+        return _instant(text, tz, end, now or datetime.now(UTC))
+    except OverflowError:
+        raise UsageError(f"not a date: {text!r} (out of range)") from None
+
+
+def _instant(text: str, tz: tzinfo | None, end: bool, now: datetime) -> datetime:
     match = _RELATIVE.match(text.lower())
     if match:
-        try:
-            return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
-        except OverflowError:
-            raise UsageError(f"not a date: {text!r} (that is before year 1)") from None
+        return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
     day = _day(text)
     if day is not None:
-        if end:
-            if day == date.max:
-                raise UsageError(f"not a date: {text!r} (no day after it)")
-            day += timedelta(days=1)
-        return _midnight(day, tz).astimezone(UTC)
+        return _midnight(day + timedelta(days=1) if end else day, tz).astimezone(UTC)
     try:
         stamp = datetime.fromisoformat(text)
     except ValueError:

@@ -10,15 +10,7 @@ import click
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import (
-    agent_option,
-    json_option,
-    no_sync_option,
-    pass_app,
-    project_option,
-    since_option,
-    until_option,
-)
+from agentlog.cli.options import agent_option, filter_options, json_option, no_sync_option, pass_app
 from agentlog.cli.render import plain_table, print_json, render_transcript, session_row, sessions_table
 from agentlog.errors import NotFound, UsageError
 from agentlog.load import LoadReport, discover_sources, sniff
@@ -90,10 +82,7 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
 
 
 @main.command()
-@agent_option
-@project_option("sessions")
-@since_option("sessions active")
-@until_option
+@filter_options("sessions")
 @click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="At most this many sessions.")
 @json_option

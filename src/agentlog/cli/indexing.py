@@ -13,7 +13,7 @@ import msgspec
 
 from agentlog.adapters import all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.options import agent_option, no_sync_option, project_option, since_option, until_option
+from agentlog.cli.options import filter_options, no_sync_option
 from agentlog.cli.render import print_json
 from agentlog.errors import AgentlogError
 from agentlog.index import db
@@ -83,7 +83,7 @@ def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
                 completed=done,
                 total=total,
                 visible=total > 1 << 20,
-                description=clean(Path(path).name[:32]),
+                description=clean(Path(path).name[:32], one_line=True),
             )
 
         return sync(conn, adapters, app.env, app.home, app.roots, full=full, progress=progress)
@@ -127,10 +127,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
 
 @main.command("search")
 @click.argument("query")
-@agent_option
-@project_option("messages of sessions")
-@since_option("messages")
-@until_option
+@filter_options("messages")
 @click.option("--role", type=click.Choice(["user", "assistant", "system", "tool"]), help="Only this role.")
 @click.option("--tool", help="Only calls of this tool (normalised name: bash, read, edit …).")
 @click.option("--reasoning", is_flag=True, help="Also search reasoning.")

@@ -19,17 +19,24 @@ agent_option = click.option(
 )
 
 
-def project_option(what: str) -> Callable[[F], F]:
-    """``--project/-p``: only ``what`` whose folder contains this text (any case)."""
-    return click.option("--project", "-p", help=f"Only {what} whose folder contains this text (any case).")
+def filter_options(what: str) -> Callable[[F], F]:
+    """``--agent``, ``--project``, ``--since``, ``--until``: the filter vocabulary
+    of :mod:`agentlog.query` on ``what`` (``"calls"``, ``"sessions"`` …), with
+    the one time rule said in the help."""
+    since = "active " if what == "sessions" else ""
+    decorators = (
+        agent_option,
+        click.option("--project", "-p", help=f"Only {what} whose folder contains this text (any case)."),
+        click.option("--since", "-s", help=f"Only {what} {since}since {TIME_HELP}."),
+        click.option("--until", "-u", help=f"{UNTIL_HELP} Takes {TIME_HELP}."),
+    )
 
+    def apply(f: F) -> F:
+        for decorator in reversed(decorators):
+            f = decorator(f)
+        return f
 
-def since_option(what: str) -> Callable[[F], F]:
-    """``--since/-s``: ``what`` from this time on (the one time rule, :mod:`agentlog.query`)."""
-    return click.option("--since", "-s", help=f"Only {what} since {TIME_HELP}.")
-
-
-until_option = click.option("--until", "-u", help=f"{UNTIL_HELP} Takes {TIME_HELP}.")
+    return apply
 
 
 def no_sync_option(f: F) -> F:

@@ -12,15 +12,7 @@ import msgspec
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import (
-    agent_option,
-    json_option,
-    no_sync_option,
-    pass_app,
-    project_option,
-    since_option,
-    until_option,
-)
+from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
 from agentlog.cli.render import plain_table, print_json
 from agentlog.errors import NotFound
 from agentlog.present import clean, compact, project_name
@@ -92,11 +84,13 @@ def _table(
 
 @main.command("usage")
 @click.argument("report", type=click.Choice(REPORTS), default="daily")
-@since_option("calls")
-@until_option
-@click.option("--timezone", "-z", "tz_name", help="IANA zone for days and times (default: local).")
-@agent_option
-@project_option("calls")
+@filter_options("calls")
+@click.option(
+    "--timezone",
+    "-z",
+    "tz_name",
+    help="IANA zone for days, and for times written without an offset (default: local).",
+)
 @click.option("--breakdown", "-b", is_flag=True, help="Per-model rows under each row.")
 @click.option("--no-cost", is_flag=True, help="Tokens only.")
 @click.option(
