@@ -360,3 +360,12 @@ def test_no_web_module_imports_the_cli():
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_plain_lines_escape_control_characters_too(tmp_path):
+    odd = tmp_path / "x\x1b[31m[bold].txt"
+    odd.write_text("hello\n")
+    code, out, _ = run("detect", str(odd))
+    assert (code, out) == (1, f"{tmp_path}/x␛[31m[bold].txt: not a format agentlog knows\n")
+    code, _, err = run("--index", str(odd), "sessions")
+    assert code == 1 and "\x1b" not in err and f"{tmp_path}/x␛[31m[bold].txt" in err

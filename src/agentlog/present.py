@@ -23,16 +23,20 @@ SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query"
 INPUT_CHARS = 160
 
 
-def clean(text: str, one_line: bool = False) -> str:
+def clean(text: str, one_line: bool = False, markup: bool = True) -> str:
     """Log text (a title, folder, model or tool name, a snippet, a path, an
-    error) made safe to print through rich: C0 and C1 control characters shown
+    error) made safe to print on a terminal: C0 and C1 control characters shown
     as symbols (ESC → ``␛``, CR → ``␍``; newline and tab kept, or turned into
     spaces with ``one_line``, for a table cell or a one-line entry), bidi
-    overrides as ``�``, and rich markup escaped (``[bold]`` prints as written).
-    Every piece of log text the CLI prints goes through here."""
+    overrides as ``�``, and rich markup escaped (``[bold]`` prints as written;
+    ``markup=False`` for text printed without rich).  Every piece of log text
+    the CLI prints goes through here."""
+    safe = text.translate(_ONE_LINE if one_line else _VISIBLE)
+    if not markup:
+        return safe
     from rich.markup import escape
 
-    return escape(text.translate(_ONE_LINE if one_line else _VISIBLE))
+    return escape(safe)
 
 
 def plural(n: int, word: str) -> str:

@@ -20,6 +20,7 @@ import click
 
 from agentlog.errors import AgentlogError
 from agentlog.index.db import default_path
+from agentlog.present import clean
 from agentlog.service.home import Home
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ class AgentlogGroup(click.Group):
             click.echo("aborted", err=True)
             sys.exit(130)
         except AgentlogError as exc:
-            click.echo(f"agentlog: {exc}", err=True)
+            click.echo(f"agentlog: {clean(str(exc), markup=False)}", err=True)
             sys.exit(exc.exit_code)
         except BrokenPipeError:
             sys.stderr.close()
@@ -85,7 +86,8 @@ class AgentlogGroup(click.Group):
         except Exception as exc:
             if debug:
                 raise
-            click.echo(f"agentlog: internal error: {type(exc).__name__}: {exc} (run with --debug)", err=True)
+            message = clean(f"{type(exc).__name__}: {exc}", markup=False)
+            click.echo(f"agentlog: internal error: {message} (run with --debug)", err=True)
             sys.exit(70)
 
 

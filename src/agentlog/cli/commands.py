@@ -277,9 +277,11 @@ def detect(app: App, file: Path, as_json: bool) -> None:
         )
         return
     if best_score <= 0:
-        click.echo(f"{file}: not a format agentlog knows")
+        click.echo(f"{clean(str(file), markup=False)}: not a format agentlog knows")
         raise SystemExit(1)
-    click.echo(f"{file}: {best.display_name} ({best.slug}), confidence {best_score:.2f}")
+    click.echo(
+        f"{clean(str(file), markup=False)}: {best.display_name} ({best.slug}), confidence {best_score:.2f}"
+    )
 
 
 @main.command()

@@ -296,7 +296,8 @@ def prices_show(
     if as_json:
         print_json({"model": model, "priced_as": table.model, "provider": table.provider, "tiers": tiers})
         return
-    app.console.print(f"{model} → {table.provider}/{table.model} (USD per million tokens)")
+    priced_as = clean(f"{model} → {table.provider}/{table.model}", one_line=True)
+    app.console.print(f"{priced_as} (USD per million tokens)")
     for tier in tiers:
         above = tier["above_prompt_tokens"]
         label = "base" if above is None else f"prompt > {above:,}"
