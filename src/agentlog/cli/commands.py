@@ -214,7 +214,7 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
     result = doctor_service.doctor(conn, agent, synced.roots.errors)
     if as_json:
-        print_json(result)
+        print_json(result.as_json())
         return
     print_doctor(app, result)
 
@@ -222,9 +222,10 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
 def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
     """``doctor``'s report on the terminal (log text escaped)."""
     console = app.console
-    for r in result.agents:
+    for row in result.agents:
+        r = row.total
         console.print(
-            f"[bold]{r.agent}[/bold]: {r.sessions} sessions, {r.records_total:,} records, "
+            f"[bold]{row.agent}[/bold]: {row.sessions} sessions, {r.records_total:,} records, "
             f"{r.records_used:,} used"
         )
         for reason, n in sorted(r.skipped.items(), key=lambda kv: -kv[1]):

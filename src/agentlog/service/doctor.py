@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
@@ -12,22 +13,21 @@ from agentlog.model import Diagnostics
 
 
 class AgentDiagnostics(msgspec.Struct, kw_only=True):
-    """One agent's parse diagnostics summed over its sessions: records read and
-    used, skipped records by reason, unknown record types kept raw, bytes of
-    half-written last lines, and source errors."""
+    """One agent's parse diagnostics summed over its ``sessions`` (``total``:
+    records read and used, skipped by reason, unknown types kept raw, …)."""
 
     agent: str
     sessions: int
-    records_total: int
-    records_used: int
-    skipped: dict[str, int]
-    unknown_types: dict[str, int]
-    incomplete_tail_bytes: int
-    errors: list[str]
+    total: Diagnostics
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"agent", "sessions", <every Diagnostics field>}``, defaults included."""
+        fields = {name: getattr(self.total, name) for name in self.total.__struct_fields__}
+        return {"agent": self.agent, "sessions": self.sessions, **fields}
 
 
-class PathProblem(msgspec.Struct):
-    """A path that could not be read and why."""
+class UnreadableSource(msgspec.Struct):
+    """A source that could not be read and why."""
 
     path: str
     error: str
@@ -41,11 +41,19 @@ class DuplicateCopy(msgspec.Struct):
 
 
 class DoctorReport(msgspec.Struct, kw_only=True):
-    """What ``agentlog doctor`` reports (also its ``--json`` shape)."""
+    """What ``agentlog doctor`` reports."""
 
     agents: list[AgentDiagnostics]
-    unreadable: list[PathProblem]
+    unreadable: list[UnreadableSource]
     duplicates: list[DuplicateCopy]
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``doctor --json`` shape."""
+        return {
+            "agents": [a.as_json() for a in self.agents],
+            "unreadable": self.unreadable,
+            "duplicates": self.duplicates,
+        }
 
 
 def doctor(
@@ -60,20 +68,9 @@ def doctor(
         total = Diagnostics()
         for d in diagnostics:
             total.merge(d)
-        rows.append(
-            AgentDiagnostics(
-                agent=slug,
-                sessions=len(diagnostics),
-                records_total=total.records_total,
-                records_used=total.records_used,
-                skipped=total.skipped,
-                unknown_types=total.unknown_types,
-                incomplete_tail_bytes=total.incomplete_tail_bytes,
-                errors=total.errors,
-            )
-        )
+        rows.append(AgentDiagnostics(agent=slug, sessions=len(diagnostics), total=total))
     return DoctorReport(
         agents=rows,
-        unreadable=[PathProblem(p, e) for p, e in [*unreadable, *unstored]],
+        unreadable=[UnreadableSource(p, e) for p, e in [*unreadable, *unstored]],
         duplicates=[DuplicateCopy(p, c) for p, c in duplicates],
     )
