@@ -158,6 +158,10 @@ def test_folder_match_is_the_same_in_sql_and_in_memory(tmp_path):
     assert [s.key for s in queries.list_sessions(conn, SessionFilter(project="ürsula"))] == ["claude_code:s1"]
     code, out, _ = run("sessions", "--project", "ürsula", "--json", env={"HOME": str(home)})
     assert code == 0 and [r["key"] for r in json.loads(out)] == ["claude_code:s1"]
+    code, out, _ = run("sessions", "--until", "2026-01-02T10:00:00Z", "--json", env={"HOME": str(home)})
+    assert code == 0 and [r["key"] for r in json.loads(out)] == ["claude_code:s1"]  # until is exclusive
+    code, out, _ = run("sessions", "--since", "2026-01-02T10:00:00Z", "--json", env={"HOME": str(home)})
+    assert code == 0 and [r["key"] for r in json.loads(out)] == ["claude_code:s2"]
 
 
 # -- usage: exact times, spans, the same rule through the index and the logs ------

@@ -1,6 +1,7 @@
 """Reading the index: sessions, one session in full, facts for ``agents``/``doctor``.
 
-The CLI (and later the web viewer) read through these functions only.
+The service layer (:mod:`agentlog.service`) reads the index through these
+functions; the surfaces call the service layer.
 """
 
 from __future__ import annotations
