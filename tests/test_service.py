@@ -373,3 +373,21 @@ def test_plain_lines_escape_control_characters_too(tmp_path):
     assert (code, out) == (1, f"{tmp_path}/x␛[31m[bold].txt: not a format agentlog knows\n")
     code, _, err = run("--index", str(odd), "sessions")
     assert code == 1 and "\x1b" not in err and f"{tmp_path}/x␛[31m[bold].txt" in err
+
+
+def test_session_costs_equal_the_usage_session_report(tmp_path):
+    """The viewer's per-session cost and ``usage session --no-rollup`` are the same numbers."""
+    from agentlog.service.usage import UsageQuery, index_usage, session_costs
+    from agentlog.usage.report import build_rows
+
+    env = Home.of({}, demo=True).env
+    conn = db.connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), env, Path(env["HOME"]))
+    rows, _ = build_rows(index_usage(conn, UsageQuery()).calls, "session", UTC, rollup=False)
+    costs = session_costs(conn, [r.key for r in rows])
+    assert len(rows) > 3 and set(costs) == {r.key for r in rows}
+    for row in rows:
+        expected = round(row.totals.cost_usd, 9) if row.totals.priced else None
+        found = costs[row.key].cost_usd
+        assert (round(found, 9) if found is not None else None) == expected, row.key
+        assert costs[row.key].sources == row.totals.sources, row.key
