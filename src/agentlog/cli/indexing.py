@@ -11,16 +11,17 @@ from typing import Any
 import click
 import msgspec
 
-from agentlog.adapters import all_adapters
 from agentlog.cli import App, main
 from agentlog.cli.options import filter_options, no_sync_option
 from agentlog.cli.render import print_json
 from agentlog.errors import AgentlogError
 from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, Hit
-from agentlog.index.sync import SyncReport, sync
+from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local
 from agentlog.query import parse_span, resolve_agent
+from agentlog.service.home import Home
+from agentlog.service.index import update_index
 from agentlog.service.search import SearchFilter, search
 
 
@@ -53,9 +54,9 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
 
 def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
     """Sync, with a progress bar on a terminal (quiet when piped)."""
-    adapters = all_adapters()
+    home = Home(app.env, app.home, app.roots)
     if not sys.stderr.isatty() or not app.err.is_terminal:
-        return sync(conn, adapters, app.env, app.home, app.roots, full=full)
+        return update_index(conn, home, full)
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -86,7 +87,7 @@ def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
                 description=clean(Path(path).name[:32], one_line=True),
             )
 
-        return sync(conn, adapters, app.env, app.home, app.roots, full=full, progress=progress)
+        return update_index(conn, home, full, progress)
 
 
 @main.command("index")
