@@ -7,7 +7,9 @@ the Python API), returning plain results (msgspec structs and dataclasses).
 - :mod:`~agentlog.service.usage`: the calls of a usage report, priced
   (:func:`index_usage`, :func:`log_usage`), session costs, Codex rate limits;
 - :mod:`~agentlog.service.search`: full-text search;
-- :mod:`~agentlog.service.doctor`: parse anomalies and unreadable sources.
+- :mod:`~agentlog.service.doctor`: parse anomalies and unreadable sources;
+- :mod:`~agentlog.service.index`: the sync that brings the index up to date;
+- :mod:`~agentlog.service.home`: where the logs are (environment, home, ``--root``).
 
 The filter vocabulary (times and spans, agent names, "folder contains text")
 is :mod:`agentlog.query`; presentation helpers are :mod:`agentlog.present`.

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
 if TYPE_CHECKING:
-    from agentlog.usage.calls import Call
     from agentlog.usage.pricing import PricedCall
 
 Group = Literal["daily", "weekly", "monthly", "session", "model", "project", "agent"]
@@ -141,16 +140,6 @@ def group_key(pc: PricedCall, group: Group, tz: ZoneInfo | None, rollup: bool = 
         return (call.root_key or call.session_key) if rollup else call.session_key
     value = {"model": call.model, "project": call.project, "agent": call.agent}[group]
     return value or "unknown"
-
-
-def in_range(call: Call, since: date | None, until: date | None, tz: ZoneInfo | None) -> bool:
-    """Whether the call's local day lies in ``[since, until]`` (either open)."""
-    if since is None and until is None:
-        return True
-    if call.timestamp is None:
-        return False
-    day = local_day(call.timestamp, tz)
-    return (since is None or day >= since) and (until is None or day <= until)
 
 
 @dataclass
