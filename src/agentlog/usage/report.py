@@ -261,11 +261,12 @@ def build_blocks(priced: Iterable[PricedCall], now: datetime) -> list[Block]:
     """Claude's 5-hour windows (ccusage ``blocks``): a window opens at the hour of
     its first call and takes every call until 5 h after that hour; a call after
     that, or after 5 h without calls, opens the next one."""
-    timed = sorted((pc for pc in priced if pc.call.timestamp is not None), key=lambda p: p.call.timestamp)
+    timed = sorted(
+        ((pc.call.timestamp, n, pc) for n, pc in enumerate(priced) if pc.call.timestamp is not None),
+        key=lambda t: (t[0], t[1]),
+    )
     blocks: list[Block] = []
-    for pc in timed:
-        stamp = pc.call.timestamp
-        assert stamp is not None
+    for stamp, _, pc in timed:
         current = blocks[-1] if blocks else None
         if (
             current is None
