@@ -402,3 +402,29 @@ def test_an_append_to_a_message_whose_id_another_role_holds_merges_as_one_pass_d
         "text of x\n\nsecond block",
         6,
     )
+
+
+def _without_costs(value):
+    if isinstance(value, dict):
+        return {k: _without_costs(v) for k, v in value.items() if not k.endswith("cost_usd")}
+    if isinstance(value, list):
+        return [_without_costs(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("report", ["daily", "session", "model", "project"])
+def test_usage_json_through_the_index_equals_no_index_on_the_claude_and_codex_fixtures(tmp_path, report):
+    """Every row and total but the costs: the index prices its 15-minute roll-up
+    records, ``--no-index`` single calls, and a float sum can differ in the sixth
+    decimal (``codex:019ca9f0…``: $0.027798 vs $0.027797) — a known limit."""
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude_code", home / ".claude/projects/-tmp-project")
+    shutil.copytree(FIXTURES / "codex", home / ".codex/sessions/2025/11/25")
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "cli.sqlite")}
+    outputs = []
+    for extra in ((), ("--no-index",)):
+        code, out, err = run("usage", report, "--json", "-z", "UTC", *extra, env=env)
+        assert code == 0, err
+        outputs.append(json.loads(out))
+    assert _without_costs(outputs[0]) == _without_costs(outputs[1])
+    assert len(outputs[0]["rows"]) >= 2 and outputs[0]["totals"]["total_tokens"] > 500_000
