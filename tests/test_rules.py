@@ -428,3 +428,23 @@ def test_usage_json_through_the_index_equals_no_index_on_the_claude_and_codex_fi
         outputs.append(json.loads(out))
     assert _without_costs(outputs[0]) == _without_costs(outputs[1])
     assert len(outputs[0]["rows"]) >= 2 and outputs[0]["totals"]["total_tokens"] > 500_000
+
+
+def test_usage_without_the_index_finds_project_sources_in_the_scanned_claude_folders(tmp_path):
+    """Aider writes its history in the project; only a Claude session names that
+    folder.  ``--no-index`` (Claude scanned, not parsed) looks there too, as a sync does."""
+    home = tmp_path / "home"
+    project = tmp_path / "work" / "proj"
+    project.mkdir(parents=True)
+    shutil.copy(
+        FIXTURES / "aider" / "written-new-format.aider.chat.history.md", project / ".aider.chat.history.md"
+    )
+    write_log(
+        claude_project(home) / "s1.jsonl", line("m1", "user", cwd=str(project)), line("m2", "assistant")
+    )
+    data = cli_usage_both_ways(home, tmp_path, "daily")
+    env = {"HOME": str(home)}
+    sessions = load_sessions(env=env, home=home)
+    assert sorted({s.agent for s in sessions}) == ["aider", "claude_code"]
+    aider = sum(c.usage.total_tokens for c in calls_from_sessions(sessions) if c.agent == "aider")
+    assert aider > 0 and data["totals"]["total_tokens"] == aider + 1

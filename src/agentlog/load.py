@@ -347,10 +347,13 @@ def load_sessions(
     extra_roots: Iterable[Path] = (),
     report: LoadReport | None = None,
     progress: Callable[[SourceRef], None] | None = None,
+    cwds: Iterable[str] = (),
 ) -> list[Session]:
     """Discover, parse and assemble every session of the selected agents.
 
     ``env`` and ``home`` default to the process environment and home folder.
+    ``cwds`` are more folders sessions were recorded in (another agent's, read
+    apart: the usage scanner's Claude sessions) to look for project sources in.
     Sessions are returned newest first (by ``started_at``).  Project folders the
     parsed sessions recorded as ``cwd`` are then searched for the sources agents
     keep inside projects (:func:`project_sources`).
@@ -360,7 +363,7 @@ def load_sessions(
     wanted = set(agents) if agents else None
     adapters = [a for a in all_adapters() if wanted is None or a.slug in wanted]
     report = report if report is not None else LoadReport()
-    cwds: set[str] = set()
+    seen_cwds: set[str] = set(cwds)
 
     def parse_each(found: list[tuple[Adapter, SourceRef]]) -> Iterator[tuple[Adapter, ParsedSource]]:
         for adapter, ref in found:
@@ -371,13 +374,13 @@ def load_sessions(
             except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
                 report.errors.append((ref.path, describe_error(exc)))
                 continue
-            cwds.update(h.cwd for h in source.headers if h.cwd)
+            seen_cwds.update(h.cwd for h in source.headers if h.cwd)
             yield adapter, source
 
     def parsed() -> Iterator[tuple[Adapter, ParsedSource]]:
         found = discover_sources(adapters, env, home, extra_roots, report)
         yield from parse_each(found)
-        extra = project_sources(adapters, cwds, (ref.path for _, ref in found))
+        extra = project_sources(adapters, seen_cwds, (ref.path for _, ref in found))
         for adapter, _ in extra:
             report.sources[adapter.slug] = report.sources.get(adapter.slug, 0) + 1
         yield from parse_each(extra)

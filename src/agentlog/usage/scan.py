@@ -310,10 +310,13 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     session.raw[mid] = raw
 
 
-def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = None) -> list[Call]:
+def scan_calls(
+    refs: list[SourceRef], errors: list[tuple[str, str]] | None = None, cwds: set[str] | None = None
+) -> list[Call]:
     """Every deduplicated call of Claude Code sources ``refs`` (see the module rules).
 
-    A file that cannot be read is skipped and listed in ``errors`` as ``(path, reason)``.
+    A file that cannot be read is skipped and listed in ``errors`` as ``(path, reason)``;
+    the cwd of every session scanned (with calls or not) is added to ``cwds``.
     """
     paths = [ref.path for ref in refs]
     sessions: list[_Session] = []
@@ -332,6 +335,8 @@ def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = Non
                 file_sessions = _renamed(file_sessions, path)
             held.setdefault(file_sessions[0].key, file_sessions[0].calls)
             sessions.extend(file_sessions)
+            if cwds is not None:
+                cwds.update(s.cwd for s in file_sessions if s.cwd)
         return _attribute(sessions)
 
 
