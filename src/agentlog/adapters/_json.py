@@ -1,0 +1,136 @@
+"""The one JSON decoder of the adapters, with the record-level rules.
+
+Every JSON text agentlog reads — a JSONL line, a JSON document, a sidecar, a
+SQLite cell holding JSON — is decoded here, and each way it can be unusable has
+one reason code, counted in :class:`~agentlog.model.Diagnostics` ``skipped``:
+
+``invalid_utf8``
+    the bytes are not UTF-8 (msgspec reports it while decoding);
+``invalid_json``
+    anything else msgspec cannot decode (truncated, not JSON);
+``nested_too_deep``
+    arrays/objects nested deeper than the interpreter's recursion limit lets
+    msgspec decode (~1,000 levels), or a value carried into the model (a tool
+    input, a raw record) nested deeper than :data:`MAX_DEPTH`;
+``integer_out_of_range``
+    a value carried into the model holds an integer outside the signed/unsigned
+    64-bit range (``-2**63 … 2**64-1``) that msgpack — the index's and the parse
+    worker's storage format — can represent;
+``not_an_object``
+    a record that must be a JSON object is another value.
+
+The last two rules are checked on the values a record carries into the model
+(:func:`value_problem`, called by the parsers' per-record guard in
+:mod:`agentlog.adapters.base`), not on every decoded byte: a byte-level check
+of every line for long digit runs cost 11 % of the parse time of a 50 MB Claude
+Code log, walking the few carried values costs about a third of that.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+INVALID_UTF8 = "invalid_utf8"
+INVALID_JSON = "invalid_json"
+NESTED_TOO_DEEP = "nested_too_deep"
+INTEGER_OUT_OF_RANGE = "integer_out_of_range"
+NOT_AN_OBJECT = "not_an_object"
+
+MAX_DEPTH = 256
+"""Deepest nesting of a value carried into the model (a tool input, a raw record):
+deeper values would make encoding or rendering them recurse close to the
+interpreter's limit on some paths and not on others."""
+INT_MIN = -(1 << 63)
+INT_MAX = (1 << 64) - 1
+"""The integer range msgpack can encode (``int64`` and ``uint64``)."""
+
+_DECODER = msgspec.json.Decoder()
+_ENCODE = msgspec.msgpack.Encoder().encode
+
+
+class JsonError(ValueError):
+    """A JSON text that is not a usable record; ``reason`` is its reason code."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def parse_json(data: bytes | str) -> Any:
+    """``data`` decoded.  Raises :class:`JsonError` (``invalid_utf8``,
+    ``invalid_json``, ``nested_too_deep``)."""
+    try:
+        return _DECODER.decode(data)
+    except msgspec.DecodeError as exc:
+        raise JsonError(INVALID_UTF8 if "UTF-8" in str(exc) else INVALID_JSON) from None
+    except RecursionError:
+        raise JsonError(NESTED_TOO_DEEP) from None
+
+
+def parse_object(data: bytes | str) -> dict[str, Any]:
+    """``data`` decoded, which must be a JSON object.  Raises :class:`JsonError`
+    (the reasons of :func:`parse_json`, and ``not_an_object``)."""
+    value = parse_json(data)
+    if not isinstance(value, dict):
+        raise JsonError(NOT_AN_OBJECT)
+    return value
+
+
+def json_value(value: Any) -> Any:
+    """A JSON text (``str`` or ``bytes``) decoded; ``None`` when it is empty, not
+    text, or not usable JSON (e.g. SQLite cells and tool arguments stored as text)."""
+    if not isinstance(value, str | bytes) or not value:
+        return None
+    try:
+        return parse_json(value)
+    except JsonError:
+        return None
+
+
+def json_object(value: Any) -> dict[str, Any] | None:
+    """``value`` if it is a dict, else the object a JSON text (``str``/``bytes``)
+    holds; ``None`` when it holds none."""
+    if isinstance(value, dict):
+        return value
+    decoded = json_value(value)
+    return decoded if isinstance(decoded, dict) else None
+
+
+def json_or_text(text: Any) -> Any:
+    """``text`` decoded when it is a JSON text (``str``), else ``text`` unchanged
+    (tool arguments some agents store as JSON text and others as plain text)."""
+    if isinstance(text, str):
+        try:
+            return parse_json(text)
+        except JsonError:
+            return text
+    return text
+
+
+def decode_record(data: bytes | str, diagnostics: Any) -> dict[str, Any] | None:
+    """One JSON object from ``data``; ``None`` when it is not one, counted in
+    ``diagnostics`` (a :class:`~agentlog.model.Diagnostics`) under its reason."""
+    try:
+        return parse_object(data)
+    except JsonError as exc:
+        diagnostics.skip(exc.reason)
+        return None
+
+
+def value_problem(value: Any) -> str | None:
+    """Why ``value`` (decoded JSON) cannot be carried into the model:
+    ``integer_out_of_range`` or ``nested_too_deep`` (see the module docstring);
+    ``None`` when it can.  Checked by encoding it as msgpack (in C: a tenth of the
+    time of a walk in Python), which fails exactly where storing it would."""
+    kind = type(value)
+    if kind is str or value is None:
+        return None
+    try:
+        _ENCODE(value)
+    except OverflowError:
+        return INTEGER_OUT_OF_RANGE
+    except RecursionError:
+        return NESTED_TOO_DEEP
+    return None
