@@ -67,6 +67,7 @@ per-record guards (:meth:`LineParser.feed`, :meth:`DocumentParser.guard`) count 
 as skipped ``malformed:<exception>``; a :class:`~agentlog.adapters._json.JsonError`
 raised for a record counts under its own reason."""
 
+
 class ParserError(ValueError):
     """An exception that escaped an adapter's parser (``parse_document``, a SQL
     mapping, a :class:`LineParser`): the error of that one source, recorded as its

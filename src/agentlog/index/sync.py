@@ -268,7 +268,7 @@ def _sync_one(
             duplicate_of = _store(conn, adapter, ref, parse, append)
             tail = _tail_hash(ref.path, parse.consumed)
             headers = encode_headers(parse.headers)
-        except (OSError, OverflowError, RecursionError) as exc:  # the file, or values it holds the index cannot
+        except (OSError, OverflowError, RecursionError) as exc:  # the file, or values the index cannot hold
             raise SourceError(describe_error(exc)) from exc
         conn.execute(
             """UPDATE sources SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
