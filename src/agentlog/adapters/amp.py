@@ -41,16 +41,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    content_parts,
-    decode_json,
-    parse_time,
-    snake,
-    tool_output,
-    unknown_message,
-)
+from agentlog.adapters._content import content_parts, tool_output, unknown_message
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import Diagnostics, Message, Session, TextPart, ToolResult, Usage
 from agentlog.readers import walk_files
@@ -116,7 +110,7 @@ class _ThreadParse:
         self.fragments: list[tuple[str, Any]] = []
 
     def result(self) -> DocumentResult:
-        thread = decode_json(self.data)
+        thread = json_value(self.data)
         if not isinstance(thread, dict):
             self.diagnostics.skip("not_a_thread")
         else:

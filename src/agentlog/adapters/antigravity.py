@@ -59,7 +59,9 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from agentlog.adapters._common import as_str, json_or_text, parse_time, snake
+from agentlog.adapters._json import json_or_text
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,

@@ -67,7 +67,9 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, parse_time, service_tier, snake
+from agentlog.adapters._content import block_text
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,

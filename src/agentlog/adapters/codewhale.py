@@ -43,7 +43,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from agentlog.adapters._common import as_int, as_str, decode_record, json_or_text, mapped_tool, parse_time
+from agentlog.adapters._json import decode_record, json_or_text
+from agentlog.adapters._tools import mapped_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,

@@ -134,7 +134,9 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, json_or_text, parse_time, service_tier
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_or_text
+from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,

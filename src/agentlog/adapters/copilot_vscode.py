@@ -65,16 +65,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    file_url_path,
-    json_value,
-    normalise_tool,
-    parse_time,
-    vscode_user_dirs,
-    workspace_folder,
-)
+from agentlog.adapters._common import file_url_path, vscode_user_dirs, workspace_folder
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import (
     Diagnostics,

@@ -47,16 +47,11 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    database_headers,
-    decode_json,
-    parse_time,
-    project_files,
-    project_roots,
-    snake,
-)
+from agentlog.adapters._common import project_files, project_roots
+from agentlog.adapters._headers import database_headers
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -154,7 +149,7 @@ class _DatabaseParse:
             self.orphans.skip("no_session_row")
             return
         raw_parts = row.get("parts")
-        parts = decode_json(raw_parts.encode() if isinstance(raw_parts, str) else bytes(raw_parts or b""))
+        parts = json_value(raw_parts.encode() if isinstance(raw_parts, str) else bytes(raw_parts or b""))
         role = row.get("role")
         if role not in ("user", "assistant", "tool", "system") or not isinstance(parts, list):
             header.diagnostics.skip("malformed:message_row")
@@ -192,7 +187,7 @@ class _DatabaseParse:
         elif kind == "tool_call":
             raw = str(data.get("name") or "")
             arguments = data.get("input")
-            decoded = decode_json(arguments.encode()) if isinstance(arguments, str) else arguments
+            decoded = json_value(arguments.encode()) if isinstance(arguments, str) else arguments
             part = ToolCallPart(
                 call_id=str(data.get("id") or ""),
                 tool=tool_name(raw),

@@ -40,13 +40,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import (
-    as_str,
-    json_value,
-    normalise_tool,
-    parse_time,
-    snapshot_header,
-)
+from agentlog.adapters._headers import snapshot_header
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,

@@ -56,7 +56,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, json_or_text, mapped_tool, parse_time, snapshot_header
+from agentlog.adapters._headers import snapshot_header
+from agentlog.adapters._json import json_or_text
+from agentlog.adapters._tools import mapped_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,

@@ -59,7 +59,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
-from agentlog.adapters._common import as_int, as_str, decode_record, mapped_tool, parse_time
+from agentlog.adapters._json import decode_record
+from agentlog.adapters._tools import mapped_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import (
     Diagnostics,

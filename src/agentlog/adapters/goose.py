@@ -72,7 +72,9 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import as_int, as_str, database_headers, decode_json, parse_time
+from agentlog.adapters._headers import database_headers
+from agentlog.adapters._json import json_value
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -265,7 +267,7 @@ class _DatabaseParse(_Parse):
         return DocumentResult(headers=headers, fragments=self.fragments)
 
     def _header(self, sid: str, row: dict[str, Any]) -> Session:
-        config = decode_json(str(row.get("model_config_json") or "").encode())
+        config = json_value(str(row.get("model_config_json") or "").encode())
         config = config if isinstance(config, dict) else {}
         model = as_str(config.get("model_name")) or as_str(config.get("model"))
         header = Session(
@@ -297,9 +299,9 @@ class _DatabaseParse(_Parse):
         self._add(
             header,
             row.get("role"),
-            decode_json(str(row.get("content_json") or "").encode()),
+            json_value(str(row.get("content_json") or "").encode()),
             _time(row.get("created_timestamp")) or _time(row.get("timestamp")),
-            decode_json(str(row.get("metadata_json") or "").encode()),
+            json_value(str(row.get("metadata_json") or "").encode()),
             as_str(str(row.get("message_id") or "")) or str(row.get("id")),
         )
 
@@ -332,7 +334,7 @@ class _LegacyParse(_Parse):
         for n, line in enumerate(data.splitlines()):
             if not line.strip():
                 continue
-            record = decode_json(line)
+            record = json_value(line)
             if not isinstance(record, dict):
                 header.diagnostics.skip("invalid_json" if record is None else "not_an_object")
             elif n == 0 and "role" not in record:

@@ -39,16 +39,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from agentlog.adapters._common import (
-    OneSessionState,
-    as_str,
-    block_text,
-    decode_json,
-    one_header,
-    parse_time,
-    snake,
-    unknown_message,
-)
+from agentlog.adapters._content import block_text, unknown_message
+from agentlog.adapters._headers import OneSessionState, one_header
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     FilePart,
@@ -106,7 +101,7 @@ class GrokParser(LineParser[OneSessionState]):
         )
         state = OneSessionState(header=header)
         for path, data in self.sidecars.items():
-            summary = decode_json(data)
+            summary = json_value(data)
             if isinstance(summary, dict):
                 self._summary(header, summary)
             else:
@@ -187,7 +182,7 @@ class GrokParser(LineParser[OneSessionState]):
         for call in record.get("tool_calls") or []:
             raw = str(call.get("name") or "")
             arguments = call.get("arguments")
-            decoded = decode_json(arguments.encode()) if isinstance(arguments, str) else arguments
+            decoded = json_value(arguments.encode()) if isinstance(arguments, str) else arguments
             parts.append(
                 ToolCallPart(
                     call_id=str(call.get("id") or ""),

@@ -71,17 +71,11 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentlog.adapters._common import (
-    MALFORMED,
-    as_int,
-    as_str,
-    block_text,
-    decode_object,
-    function_call,
-    parse_time,
-    snake,
-)
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_object
+from agentlog.adapters._tools import function_call, snake
+from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters.base import MALFORMED, Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     CostSource,
     Diagnostics,
@@ -261,13 +255,13 @@ def _decode_file(
         for line in data.splitlines():
             if not line.strip():
                 continue
-            record = decode_object(line)
+            record = json_object(line)
             if record is None:
                 diagnostics.skip("invalid_json")
             else:
                 records.append(record)
         return {}, records
-    snapshot = decode_object(data)
+    snapshot = json_object(data)
     if snapshot is None:
         diagnostics.skip("invalid_json")
         return {}, []
@@ -279,7 +273,7 @@ def _kind(
     row: Mapping[str, Any], parent: Mapping[str, Any] | None
 ) -> SessionKind | Literal["compression"] | None:
     """How a session row relates to its parent row: ``None`` for a root."""
-    config = decode_object(row.get("model_config")) or {}
+    config = json_object(row.get("model_config")) or {}
     if parent is None or "_reset_from" in config:
         return None
     if "_branched_from" in config or parent.get("end_reason") == "branched":

@@ -63,16 +63,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import (
-    MALFORMED,
-    as_int,
-    as_str,
-    decode_object,
-    function_call,
-    parse_time,
-    snake,
-)
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters._json import json_object
+from agentlog.adapters._tools import function_call, snake
+from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters.base import MALFORMED, Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
     FilePart,
@@ -179,7 +173,7 @@ def _read_wire(data: bytes, diagnostics: Diagnostics) -> _Wire:
     wire = _Wire()
     seen: set[tuple[str, tuple[tuple[str, Any], ...]]] = set()
     for line in _lines(data):
-        record = decode_object(line)
+        record = json_object(line)
         if record is None:
             diagnostics.skip("invalid_json")
             continue
@@ -324,7 +318,7 @@ def _identity(ref: SourceRef) -> tuple[str, str | None]:
 
 def _cwd(doc: Document, session_dir: Path) -> str | None:
     """The work dir whose key names ``session_dir``'s parent folder (from ``kimi.json``)."""
-    kimi = next((decode_object(d) for p, d in doc.sidecars.items() if Path(p).name == "kimi.json"), None)
+    kimi = next((json_object(d) for p, d in doc.sidecars.items() if Path(p).name == "kimi.json"), None)
     for entry in (kimi or {}).get("work_dirs") or []:
         path = entry.get("path") if isinstance(entry, dict) else None
         if (
@@ -387,13 +381,13 @@ class KimiAdapter(DocumentAdapter):
             # revert_to copies the history up to (not including) a `_checkpoint` line.
             while (
                 0 < shared < len(previous)
-                and (decode_object(previous[shared]) or {}).get("role") != "_checkpoint"
+                and (json_object(previous[shared]) or {}).get("role") != "_checkpoint"
             ):
                 shared -= 1
             if shared:
                 diagnostics.skip("duplicate:rotation", shared)
             for line in lines[shared:]:
-                record = decode_object(line)
+                record = json_object(line)
                 if record is None:
                     diagnostics.skip("invalid_json")
                     continue
@@ -415,7 +409,7 @@ class KimiAdapter(DocumentAdapter):
         sid = session_id if agent_id is None else f"{session_id}/{agent_id}"
         p = Path(ref.path)
         session_dir = p.parent.parent.parent if agent_id else p.parent
-        sidecar = {Path(k).name: decode_object(v) for k, v in doc.sidecars.items() if k.endswith(".json")}
+        sidecar = {Path(k).name: json_object(v) for k, v in doc.sidecars.items() if k.endswith(".json")}
         state = sidecar.get("state.json") or {}
         meta = sidecar.get("meta.json") or {}
         title = as_str(state.get("custom_title")) or as_str(state.get("title"))

@@ -53,7 +53,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, decode_object, parse_time, snake
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_object
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -165,7 +168,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         super().__init__(ref, sidecars)
         self.session_id, self.agent_id = location(ref.path)
         self.sid = self.session_id if self.agent_id == "main" else f"{self.session_id}/{self.agent_id}"
-        meta = next((decode_object(data) for data in sidecars.values()), None)
+        meta = next((json_object(data) for data in sidecars.values()), None)
         self.meta: dict[str, Any] = meta or {}
 
     def initial_state(self) -> KimiCodeState:

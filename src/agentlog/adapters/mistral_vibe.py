@@ -91,7 +91,9 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, decode_record, json_or_text, parse_time
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import decode_record, json_or_text
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,

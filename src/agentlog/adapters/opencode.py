@@ -71,8 +71,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentlog.adapters._common import MALFORMED, as_int, as_str, decode_object, parse_time, snake
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
+from agentlog.adapters._json import json_object
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters.base import MALFORMED, Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -141,7 +143,7 @@ def _json_rows(files: Mapping[str, bytes], rows: _Rows) -> None:
         kind = kind or ("part" if p.parent.name == "part" else None)
         if kind is None or p.suffix != ".json":
             continue
-        record = decode_object(files[path])
+        record = json_object(files[path])
         if record is None or not isinstance(record.get("id"), str):
             rows.diagnostics.skip("invalid_json" if record is None else "no_id")
             continue
@@ -189,7 +191,7 @@ def _db_rows(tables: Mapping[str, list[dict[str, Any]]], rows: _Rows) -> None:
                 rows.diagnostics.skip("no_id")
                 continue
             if name != "session":
-                data = decode_object(row.get("data"))
+                data = json_object(row.get("data"))
                 if data is None:
                     rows.diagnostics.skip("invalid_json")
                     continue

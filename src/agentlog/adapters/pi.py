@@ -71,7 +71,9 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import TreeParser, TreeState, as_int, as_str, mapped_tool, parse_time, snake
+from agentlog.adapters._tools import mapped_tool, snake
+from agentlog.adapters._tree import TreeParser, TreeState
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,

@@ -67,7 +67,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import TreeParser, TreeState, as_int, as_str, parse_time
+from agentlog.adapters._tree import TreeParser, TreeState
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.adapters.gemini_cli import (
     GeminiCliAdapter,

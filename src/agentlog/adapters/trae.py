@@ -43,15 +43,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlog.adapters._common import (
-    as_str,
-    json_value,
-    normalise_tool,
-    parse_time,
-    vscode_state_dbs,
-    vscode_user_dirs,
-    workspace_folder,
-)
+from agentlog.adapters._common import vscode_state_dbs, vscode_user_dirs, workspace_folder
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import Message, Part, ReasoningPart, Session, TextPart, ToolCallPart
 

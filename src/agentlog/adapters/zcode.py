@@ -46,8 +46,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlog.adapters._common import MALFORMED, as_int, as_str, block_text, decode_object, parse_time, snake
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_object
+from agentlog.adapters._tools import snake
+from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters.base import MALFORMED, Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -199,7 +202,7 @@ class ZcodeAdapter(DocumentAdapter):
             parts.setdefault(str(row.get("message_id")), []).append(row)
         assistants: dict[str, list[Message]] = {}
         for row in sorted(tables.get("message", []), key=lambda r: _order(r, "time_created", "sequence")):
-            data = decode_object(row.get("data"))
+            data = json_object(row.get("data"))
             sid = as_str(row.get("session_id"))
             if data is None or sid is None or not isinstance(row.get("id"), str):
                 stray.skip("invalid_message_row")
@@ -247,7 +250,7 @@ class ZcodeAdapter(DocumentAdapter):
         else:
             diagnostics.use()
         for part_row in parts:
-            part = decode_object(part_row.get("data"))
+            part = json_object(part_row.get("data"))
             if part is None:
                 diagnostics.skip("invalid_json")
                 continue
