@@ -237,8 +237,13 @@ class DocumentResult(msgspec.Struct, kw_only=True):
     fragments: list[tuple[str, Message | ToolOutput]]
 
 
-class _Guard:
-    """The context of :meth:`DocumentParser.guard`."""
+class RecordGuard:
+    """The per-record guard of :meth:`DocumentParser.guard`, for one record whose
+    fragments go to ``out`` and whose count to ``diagnostics`` (usable on its own
+    by a converter that keeps its own fragment list): a record that raises a
+    :data:`MALFORMED` exception or a :class:`~agentlog.adapters._json.JsonError`,
+    or that carries a value the model cannot store (:func:`carried_problem`), is
+    undone and counted as skipped (:func:`reject`); other exceptions pass."""
 
     __slots__ = ("diagnostics", "mark", "out")
 
@@ -299,10 +304,10 @@ class DocumentParser(ABC):
     def emit(self, session_id: str, item: Message | ToolOutput) -> None:
         self.fragments.append((session_id, item))
 
-    def guard(self, diagnostics: Diagnostics | None = None) -> _Guard:
+    def guard(self, diagnostics: Diagnostics | None = None) -> RecordGuard:
         """A context for one record, counted in ``diagnostics`` (default: the
         source's): a record that fails costs only itself (see the class docstring)."""
-        return _Guard(self.fragments, self.diagnostics if diagnostics is None else diagnostics)
+        return RecordGuard(self.fragments, self.diagnostics if diagnostics is None else diagnostics)
 
     def result(self) -> DocumentResult:
         """:meth:`parse`, then the headers and fragments it produced."""

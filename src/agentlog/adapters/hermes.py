@@ -69,13 +69,18 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import msgspec
-
 from agentlog.adapters._content import block_text
-from agentlog.adapters._json import json_object
+from agentlog.adapters._json import json_object, parse_json
 from agentlog.adapters._tools import function_call, snake
 from agentlog.adapters._values import as_int, as_str, parse_time
-from agentlog.adapters.base import MALFORMED, Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentResult,
+    RecordGuard,
+    SourceRef,
+    ToolOutput,
+)
 from agentlog.model import (
     CostSource,
     Diagnostics,
@@ -170,10 +175,8 @@ class _Messages:
 
     def add(self, record: dict[str, Any], mid: str, model: str | None) -> None:
         """Convert one message dict; a dict whose shape defies the format costs only itself."""
-        try:
+        with RecordGuard(self.out, self.diagnostics):
             self._add(record, mid, model)
-        except MALFORMED as exc:
-            self.diagnostics.skip(f"malformed:{type(exc).__name__}")
 
     def _add(self, record: dict[str, Any], mid: str, model: str | None) -> None:
         role = record.get("role")
@@ -237,12 +240,10 @@ def _seconds(value: Any) -> float:
 
 
 def _tool_calls(value: Any) -> list[dict[str, Any]]:
-    """``tool_calls`` as a list of objects (the database stores it as JSON text)."""
+    """``tool_calls`` as a list of objects (the database stores it as JSON text; text
+    that is not JSON raises :class:`~agentlog.adapters._json.JsonError`)."""
     if isinstance(value, str):
-        try:
-            value = msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            return []
+        value = parse_json(value) if value.strip() else None  # JsonError: the row's problem
     return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
 
 
@@ -288,7 +289,7 @@ class HermesAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Hermes Agent"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("HERMES_HOME",)
     source_format = "json"
     sqlite_tables = ("sessions", "messages")
