@@ -60,13 +60,15 @@ class JsonError(ValueError):
 
 def parse_json(data: bytes | str) -> Any:
     """``data`` decoded.  Raises :class:`JsonError` (``invalid_utf8``,
-    ``invalid_json``, ``nested_too_deep``)."""
+    ``invalid_json`` — also for a value that is not text —, ``nested_too_deep``)."""
     try:
         return _DECODER.decode(data)
     except msgspec.DecodeError as exc:
         raise JsonError(INVALID_UTF8 if "UTF-8" in str(exc) else INVALID_JSON) from None
     except RecursionError:
         raise JsonError(NESTED_TOO_DEEP) from None
+    except TypeError:  # not text at all (a SQLite REAL or INTEGER where JSON text belongs)
+        raise JsonError(INVALID_JSON) from None
 
 
 def parse_object(data: bytes | str) -> dict[str, Any]:
@@ -81,7 +83,7 @@ def parse_object(data: bytes | str) -> dict[str, Any]:
 def json_value(value: Any) -> Any:
     """A JSON text (``str`` or ``bytes``) decoded; ``None`` when it is empty, not
     text, or not usable JSON (e.g. SQLite cells and tool arguments stored as text)."""
-    if not isinstance(value, str | bytes) or not value:
+    if not value:
         return None
     try:
         return parse_json(value)

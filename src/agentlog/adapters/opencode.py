@@ -71,10 +71,17 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentlog.adapters._json import json_object
+from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import snake
 from agentlog.adapters._values import as_int, as_str, parse_time
-from agentlog.adapters.base import MALFORMED, Document, DocumentAdapter, DocumentResult, SourceRef
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentResult,
+    Fragment,
+    RecordGuard,
+    SourceRef,
+)
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -143,14 +150,12 @@ def _json_rows(files: Mapping[str, bytes], rows: _Rows) -> None:
         kind = kind or ("part" if p.parent.name == "part" else None)
         if kind is None or p.suffix != ".json":
             continue
-        record = json_object(files[path])
-        if record is None or not isinstance(record.get("id"), str):
-            rows.diagnostics.skip("invalid_json" if record is None else "no_id")
-            continue
-        try:
+        with RecordGuard([], rows.diagnostics):
+            record = parse_object(files[path])
+            if not isinstance(record.get("id"), str):
+                rows.diagnostics.skip("no_id")
+                continue
             _json_row(kind, p, record, rows)
-        except MALFORMED as exc:
-            rows.diagnostics.skip(f"malformed:{type(exc).__name__}")
 
 
 def _json_row(kind: str, p: Path, record: dict[str, Any], rows: _Rows) -> None:
@@ -191,9 +196,10 @@ def _db_rows(tables: Mapping[str, list[dict[str, Any]]], rows: _Rows) -> None:
                 rows.diagnostics.skip("no_id")
                 continue
             if name != "session":
-                data = json_object(row.get("data"))
-                if data is None:
-                    rows.diagnostics.skip("invalid_json")
+                try:
+                    data = parse_object(row.get("data"))
+                except JsonError as exc:
+                    rows.diagnostics.skip(exc.reason)
                     continue
                 row = {**row, "data": data, "order": row["id"]}
             target[f"{row.get('message_id')}/{row['id']}" if name == "part" else row["id"]] = row
@@ -263,7 +269,7 @@ class _Converter:
         self.ref = ref
         self.rows = rows
         self.headers: dict[str, Session] = {}
-        self.fragments: list[tuple[str, Message]] = []
+        self.fragments: list[Fragment] = []
         self.spawned: dict[str, str] = {}
 
     def run(self) -> DocumentResult:
@@ -281,10 +287,8 @@ class _Converter:
             messages = sorted(by_session.get(sid, []), key=lambda m: (as_int(m.get("time_created")), m["id"]))
             for row in messages:
                 parts = sorted(by_message.get(row["id"], []), key=lambda p: p["order"])
-                try:
+                with RecordGuard(self.fragments, header.diagnostics):
                     self.fragments.append((sid, self._message(header, row, parts)))
-                except MALFORMED as exc:
-                    header.diagnostics.skip(f"malformed:{type(exc).__name__}")
         for child in self.headers.values():
             child.parent_tool_call_id = self.spawned.get(child.id)
         headers = list(self.headers.values())
@@ -397,7 +401,7 @@ class OpenCodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "OpenCode"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("OPENCODE_DATA_DIR", "XDG_DATA_HOME")
     source_format = "json"
     sqlite_tables = ("session", "message", "part")
