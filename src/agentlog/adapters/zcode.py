@@ -50,7 +50,14 @@ from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
 from agentlog.adapters._tools import snake
 from agentlog.adapters._values import as_int, as_str, parse_time
-from agentlog.adapters.base import MALFORMED, Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentResult,
+    RecordGuard,
+    SourceRef,
+    ToolOutput,
+)
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -154,7 +161,7 @@ class ZcodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "zcode"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("ZCODE_HOME", "ZCODE_DIR")
     source_format = "sqlite"
     sqlite_tables = ("session", "message", "part", "model_usage")
@@ -208,16 +215,13 @@ class ZcodeAdapter(DocumentAdapter):
                 stray.skip("invalid_message_row")
                 continue
             session = header(sid)
-            try:
+            with RecordGuard(fragments, session.diagnostics):
                 message = self._message(
                     row, data, parts.pop(row["id"], []), session.diagnostics, fragments, sid
                 )
-            except MALFORMED as exc:
-                session.diagnostics.skip(f"malformed:{type(exc).__name__}")
-                continue
-            fragments.append((sid, message))
-            if message.role == "assistant":
-                assistants.setdefault(sid, []).append(message)
+                fragments.append((sid, message))
+                if message.role == "assistant":
+                    assistants.setdefault(sid, []).append(message)
         orphans = sum(len(v) for v in parts.values())
         if orphans:
             stray.skip("orphan_part", orphans)
