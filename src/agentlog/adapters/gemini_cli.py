@@ -59,10 +59,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
-from agentlog.adapters._json import decode_record
+from agentlog.adapters._json import decode_record, parse_object
 from agentlog.adapters._tools import mapped_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
+from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, Fragment, RecordGuard, SourceRef
 from agentlog.model import (
     Diagnostics,
     FilePart,
@@ -240,9 +240,9 @@ def fold_document(data: bytes, log: bool) -> _Chat:
                 chat.diagnostics.skip("not_an_object")
         return chat
     for line in data.split(b"\n"):
-        record = decode_record(line, chat.diagnostics) if line.strip() else None
-        if record is not None:
-            chat.feed(record)
+        if line.strip():
+            with RecordGuard([], chat.diagnostics):
+                chat.feed(parse_object(line))
     return chat
 
 
@@ -259,7 +259,7 @@ class GeminiCliAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Gemini CLI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("GEMINI_CLI_HOME",)
     source_format = "json"
     assistant_types: ClassVar[tuple[str, ...]] = ("gemini", "model")
@@ -298,12 +298,12 @@ class GeminiCliAdapter(DocumentAdapter):
             header.parent_key = f"{self.slug}:{path.parent.name}"
         elif meta.get("kind") == "subagent":
             header.kind = "subagent"
-        fragments: list[tuple[str, Message]] = []
+        fragments: list[Fragment] = []
         for n, (key, record) in enumerate(chat.messages.items()):
-            message = self._message(
-                record, f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}", chat.diagnostics
-            )
-            if message is not None:
+            with RecordGuard(fragments, chat.diagnostics):
+                message = self._message(
+                    record, f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}", chat.diagnostics
+                )
                 fragments.append((sid, message))
                 if (
                     header.title is None
@@ -315,9 +315,9 @@ class GeminiCliAdapter(DocumentAdapter):
         if not chat.messages and chat.diagnostics.records_total == 0:
             return DocumentResult(headers=[], fragments=[])
         header.diagnostics = chat.diagnostics
-        return DocumentResult(headers=[header], fragments=list(fragments))
+        return DocumentResult(headers=[header], fragments=fragments)
 
-    def _message(self, record: dict[str, Any], mid: str, diagnostics: Diagnostics) -> Message | None:
+    def _message(self, record: dict[str, Any], mid: str, diagnostics: Diagnostics) -> Message:
         kind = record.get("type")
         when = parse_time(record.get("timestamp"))
         content = record.get("content", record.get("parts"))
