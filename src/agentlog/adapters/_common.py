@@ -128,5 +128,3 @@ def project_files(root: Path, relative: str, depth: int = 2) -> Iterator[Path]:
             between = path.relative_to(root).parts[:level]
             if not any(part.startswith(".") for part in between) and path.is_file():
                 yield path
-
-

@@ -68,6 +68,7 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters._content import block_text
+from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import snake
 from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
@@ -253,7 +254,7 @@ class ClaudeParser(LineParser[ClaudeState]):
             key="", agent=SLUG, id=sid, kind=kind, parent_key=parent_key, sources=[self.ref.path]
         )
         if kind == "subagent":
-            meta = self._meta()
+            meta = self._meta(state.diagnostics)
             header.subagent_type = as_str(meta.get("agentType"))
             header.description = as_str(meta.get("description"))
             header.parent_tool_call_id = as_str(meta.get("toolUseId"))
@@ -261,14 +262,15 @@ class ClaudeParser(LineParser[ClaudeState]):
         state.sessions[header.id] = header
         return state
 
-    def _meta(self) -> dict[str, Any]:
+    def _meta(self, diagnostics: Diagnostics) -> dict[str, Any]:
+        """The subagent's ``agent-<id>.meta.json``; ``{}`` when absent, and when it is
+        no JSON object (its reason noted in ``diagnostics.errors``)."""
         for data in self.sidecars.values():
             try:
-                meta = msgspec.json.decode(data)
-            except msgspec.DecodeError:
-                self.diagnostics.errors.append("meta.json: invalid JSON")
+                return parse_object(data)
+            except JsonError as exc:
+                diagnostics.errors.append(f"meta.json: {exc.reason}")
                 return {}
-            return meta if isinstance(meta, dict) else {}
         return {}
 
     @property
@@ -579,7 +581,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Claude Code"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -135,7 +135,7 @@ from typing import Any, ClassVar
 import msgspec
 
 from agentlog.adapters._content import block_text
-from agentlog.adapters._json import json_or_text
+from agentlog.adapters._json import json_or_text, json_value
 from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -1087,10 +1087,7 @@ class CodexAdapter(JsonlAdapter):
         rollout = name.startswith("rollout-") and name.endswith(".jsonl")
         best = 0.0
         for line in head.split(b"\n")[:8]:
-            try:
-                record = msgspec.json.decode(line)
-            except msgspec.DecodeError:
-                continue
+            record = json_value(line)
             if isinstance(record, dict):
                 best = max(best, self._sniff_record(record))
         return min(1.0, best + 0.05) if rollout and best else (0.3 if rollout else best)

@@ -69,8 +69,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-import msgspec
-
+from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import mapped_tool, snake
 from agentlog.adapters._tree import TreeParser, TreeState
 from agentlog.adapters._values import as_int, as_str, parse_time
@@ -330,10 +329,7 @@ def _count(value: Any) -> int | None:
 def sniff_pi_family(head: bytes, header_keys: tuple[bytes, ...]) -> float:
     """Confidence that ``head`` is a Pi-family session file (header line + entries)."""
     first = head.split(b"\n", 1)[0]
-    try:
-        record = msgspec.json.decode(first)
-    except msgspec.DecodeError:
-        return 0.0
+    record = json_value(first)
     if not isinstance(record, dict) or record.get("type") != "session":
         return 0.0
     score = 0.6 if "cwd" in record and "timestamp" in record else 0.3
