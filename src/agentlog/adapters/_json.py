@@ -10,8 +10,7 @@ one reason code, counted in :class:`~agentlog.model.Diagnostics` ``skipped``:
     anything else msgspec cannot decode (truncated, not JSON);
 ``nested_too_deep``
     arrays/objects nested deeper than the interpreter's recursion limit lets
-    msgspec decode (~1,000 levels), or a value carried into the model (a tool
-    input, a raw record) nested deeper than :data:`MAX_DEPTH`;
+    msgspec decode or encode (~1,000 levels);
 ``integer_out_of_range``
     a value carried into the model holds an integer outside the signed/unsigned
     64-bit range (``-2**63 … 2**64-1``) that msgpack — the index's and the parse
@@ -23,7 +22,7 @@ The last two rules are checked on the values a record carries into the model
 (:func:`value_problem`, called by the parsers' per-record guard in
 :mod:`agentlog.adapters.base`), not on every decoded byte: a byte-level check
 of every line for long digit runs cost 11 % of the parse time of a 50 MB Claude
-Code log, walking the few carried values costs about a third of that.
+Code log; encoding the few carried values costs about a third of that.
 """
 
 from __future__ import annotations
@@ -38,10 +37,6 @@ NESTED_TOO_DEEP = "nested_too_deep"
 INTEGER_OUT_OF_RANGE = "integer_out_of_range"
 NOT_AN_OBJECT = "not_an_object"
 
-MAX_DEPTH = 256
-"""Deepest nesting of a value carried into the model (a tool input, a raw record):
-deeper values would make encoding or rendering them recurse close to the
-interpreter's limit on some paths and not on others."""
 INT_MIN = -(1 << 63)
 INT_MAX = (1 << 64) - 1
 """The integer range msgpack can encode (``int64`` and ``uint64``)."""
