@@ -239,18 +239,11 @@ def _opencode(tmp_path: Path) -> Path:
     return build_sqlite(FIXTURES / "opencode/opencode-db.sql", tmp_path / "opencode" / "opencode.db")
 
 
-@pytest.mark.parametrize(
-    ("cell", "reason"),
-    [
-        ("CAST(X'7b2274797065223a2274657874222c2274657874223a22ff227d' AS TEXT)", "invalid_utf8"),
-        (f'\'{{"type": "text", "deep": {DEEP}}}\'', "nested_too_deep"),
-    ],
-)
-def test_opencode_one_bad_cell_costs_its_row(tmp_path, cell, reason):
+def test_opencode_one_cell_nested_too_deep_costs_its_row(tmp_path):
     db = _opencode(tmp_path)
     before = parse_files("opencode", db)
     with sqlite3.connect(db) as conn:
-        conn.execute(f"UPDATE part SET data = {cell} WHERE id = 'prt_01'")
+        conn.execute("UPDATE part SET data = ? WHERE id = 'prt_01'", (f'{{"type": "text", "deep": {DEEP}}}',))
     conn.close()
     after = parse_files("opencode", db)
     assert [s.key for s in after] == [s.key for s in before]
@@ -259,33 +252,33 @@ def test_opencode_one_bad_cell_costs_its_row(tmp_path, cell, reason):
     assert [m.id for m in kept.messages] == [m.id for m in first.messages]
     assert kept.messages[0].parts == []  # prt_01 was the user message's only part
     assert kept.messages[1:] == first.messages[1:]
-    owner = after[0]
-    assert skipped(owner) == plus(skipped(before[0]), reason)
+    assert skipped(after[0]) == plus(skipped(before[0]), "nested_too_deep")
 
 
-def test_sqlite_reader_leaves_out_rows_that_are_not_utf8(tmp_path):
+def test_sqlite_text_that_is_not_utf8_is_read_with_replacement_and_said_so(tmp_path):
     db = tmp_path / "x.db"
     with sqlite3.connect(db) as conn:
         conn.execute("CREATE TABLE t (id INTEGER, text TEXT)")
-        conn.execute("INSERT INTO t VALUES (1, 'fine'), (2, CAST(X'ff00' AS TEXT)), (3, 'also fine')")
+        conn.execute("INSERT INTO t VALUES (1, 'fine'), (2, CAST(X'6361666500ff' AS TEXT)), (3, 'also fine')")
     conn.close()
-    counts: dict[str, int] = {}
-    assert read_sqlite_tables(db, ["t"], skipped=counts) == {
-        "t": [{"id": 1, "text": "fine"}, {"id": 3, "text": "also fine"}]
+    notes: list[str] = []
+    assert read_sqlite_tables(db, ["t"], notes=notes) == {
+        "t": [{"id": 1, "text": "fine"}, {"id": 2, "text": "cafe\x00\ufffd"}, {"id": 3, "text": "also fine"}]
     }
-    assert counts == {"invalid_utf8": 1}
+    assert notes == ["1 TEXT cell(s) not valid UTF-8, read with U+FFFD"]
 
 
-def test_zcode_invalid_utf8_message_row_costs_its_row(tmp_path):
-    db = build_sqlite(FIXTURES / "zcode/db.sql", tmp_path / "db.sqlite")
-    before = parse_files("zcode", db)
+def test_crush_session_title_not_utf8_keeps_the_session(tmp_path):
+    db = _crush(tmp_path)
+    before = parse_files("crush", db)
     with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE message SET data = CAST(X'7b22726f6c65223a22ff227d' AS TEXT) WHERE id = 'msg_a'")
+        conn.execute("UPDATE sessions SET title = CAST(X'4275696c6420ff' AS TEXT) WHERE id = 's1'")
     conn.close()
-    after = parse_files("zcode", db)
-    assert encoded(after) == [msgspec.json.encode(m) for s in before for m in s.messages if m.id != "msg_a"]
-    # msg_a's row is lost, so its one part has no message to belong to
-    assert skipped(after[0]) == plus(plus(skipped(before[0]), "invalid_utf8"), "orphan_part")
+    after = parse_files("crush", db)
+    assert [s.key for s in after] == [s.key for s in before] and after[0].key == "crush:s1"
+    assert (before[0].title, after[0].title) == ("Build failure", "Build \ufffd")
+    assert encoded(after) == encoded(before)
+    assert after[0].diagnostics.errors == ["1 TEXT cell(s) not valid UTF-8, read with U+FFFD"]
 
 
 def test_hermes_tool_calls_nested_too_deep_costs_its_row(tmp_path):
@@ -417,3 +410,38 @@ def test_document_result_is_parse_then_headers():
     result = Two(SourceRef(agent="x", path="/x"), Document()).result()
     assert [m.id for _, m in result.fragments] == ["a!", "b!"]  # type: ignore[union-attr]
     assert result.headers[0].diagnostics.skipped == {"malformed:TypeError": 1}
+
+
+@pytest.mark.parametrize(
+    ("damage", "reason"),
+    [
+        (DEEP, "nested_too_deep"),
+        ('"caf\\ud800"', "invalid_json"),  # a lone surrogate escape
+        ("1e400", "invalid_json"),  # a number out of range
+    ],
+)
+def test_one_damaged_value_in_a_json_document_costs_only_its_record(tmp_path, damage, reason):
+    source = FIXTURES / "codewhale/sessions/4f1c2b3a-5d6e-4f70-8a91-b2c3d4e5f607.json"
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    (before,) = parse_files("codewhale", path)
+    doc = json.loads(source.read_text())
+    doc["messages"][2]["damaged"] = "@DAMAGE@"
+    path.write_text(json.dumps(doc).replace('"@DAMAGE@"', damage))
+    (after,) = parse_files("codewhale", path)
+    assert encoded([after]) == encoded([before])  # the value was not one the adapter reads
+    assert skipped(after) == plus(skipped(before), reason)
+
+
+def test_a_document_cut_short_keeps_its_complete_records(tmp_path):
+    source = FIXTURES / "cline/vscode-task-written/1750000000000/api_conversation_history.json"
+    history = json.loads(source.read_text())
+    folder = tmp_path / "tasks" / "1"
+    folder.mkdir(parents=True)
+    cut = json.dumps(history[:-1])[:-1] + ", " + json.dumps(history[-1])[:10]
+    (folder / "api_conversation_history.json").write_text(cut)
+    (after,) = parse_files("cline", folder / "api_conversation_history.json")
+    (folder / "api_conversation_history.json").write_text(json.dumps(history[:-1]))
+    (shorter,) = parse_files("cline", folder / "api_conversation_history.json")
+    assert encoded([after]) == encoded([shorter])
+    assert skipped(after) == plus(skipped(shorter), "invalid_json")

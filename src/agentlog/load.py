@@ -160,9 +160,9 @@ class SourceParse:
 
     def _document(self, adapter: DocumentAdapter, sidecars: dict[str, bytes]) -> list[Fragment]:
         if adapter.format_of(self.ref) == "sqlite":
-            skipped: dict[str, int] = {}
-            tables = read_sqlite_tables(self.ref.path, adapter.sqlite_tables, adapter.sqlite_queries, skipped)
-            doc = Document(tables=tables, sidecars=sidecars, skipped=skipped)
+            notes: list[str] = []
+            tables = read_sqlite_tables(self.ref.path, adapter.sqlite_tables, adapter.sqlite_queries, notes)
+            doc = Document(tables=tables, sidecars=sidecars, notes=notes)
         else:
             doc = Document(data=read_small(self.ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
         try:
@@ -170,9 +170,8 @@ class SourceParse:
             self.headers = self._finish(result.headers)
         except Exception as exc:  # the parser's bug or blind spot: this source's error
             raise ParserError(exc) from exc
-        if doc.skipped and self.headers:  # rows the reader layer could not decode
-            for reason, n in doc.skipped.items():
-                self.headers[0].diagnostics.skip(reason, n)
+        if doc.notes and self.headers:  # what the reader layer repaired
+            self.headers[0].diagnostics.errors.extend(doc.notes)
         self.consumed = os.stat(self.ref.path).st_size
         return list(result.fragments)
 

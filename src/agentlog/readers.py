@@ -234,16 +234,17 @@ def read_sqlite_tables(
     path: str | Path,
     tables: Iterable[str],
     queries: Mapping[str, tuple[str, Sequence[Any]]] | None = None,
-    skipped: dict[str, int] | None = None,
+    notes: list[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every row of each of ``tables`` that exists in the SQLite database ``path``,
     plus the rows of each named read-only ``queries`` entry (``name → (sql, params)``,
     for sources where only some rows may be read, e.g. a few keys of a table that
     also holds secrets).  A query on a table the database lacks has no key.
 
-    A row with a ``TEXT`` cell that is not valid UTF-8 costs only itself: it is
-    left out and counted in ``skipped`` under ``invalid_utf8`` (SQLite does not
-    check what its writers store; Python would fail the whole query on it).
+    A ``TEXT`` cell that is not valid UTF-8 (SQLite does not check what its
+    writers store; Python would fail the whole query on it) is read with U+FFFD
+    in place of the bad bytes, and said so in ``notes`` — the row keeps its other
+    cells, and a session row its messages.
 
     Never writes to the agent's folder: a database without a ``-wal`` file is
     opened ``mode=ro&immutable=1`` (no locks, no ``-shm``); one with a write-ahead
@@ -284,8 +285,8 @@ def read_sqlite_tables(
                 except sqlite3.OperationalError as exc:
                     if "no such table" not in str(exc):
                         raise
-            if text.bad_rows and skipped is not None:
-                skipped["invalid_utf8"] = skipped.get("invalid_utf8", 0) + text.bad_rows
+            if text.bad_cells and notes is not None:
+                notes.append(f"{text.bad_cells} TEXT cell(s) not valid UTF-8, read with U+FFFD")
             return out
         finally:
             conn.close()
@@ -293,28 +294,21 @@ def read_sqlite_tables(
 
 class _Text:
     """A ``text_factory`` that decodes UTF-8 and, instead of failing the query on a
-    cell that is not UTF-8, counts it so :meth:`rows` can leave its row out."""
+    cell that is not UTF-8, reads it with U+FFFD and counts it."""
 
     def __init__(self) -> None:
         self.bad_cells = 0
-        self.bad_rows = 0
 
     def __call__(self, data: bytes) -> str:
         try:
             return data.decode()
         except UnicodeDecodeError:
             self.bad_cells += 1
-            return ""
+            return data.decode("utf-8", "replace")
 
-    def rows(self, cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
-        out = []
-        for row in cursor:
-            seen, self.bad_cells = self.bad_cells, 0
-            if seen:
-                self.bad_rows += 1
-            else:
-                out.append(dict(row))
-        return out
+    @staticmethod
+    def rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+        return [dict(row) for row in cursor]
 
 
 def walk_files(root: Path, suffix: str) -> Iterator[Path]:

@@ -42,7 +42,7 @@ from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
 from agentlog.adapters._content import content_parts, tool_output, unknown_message
-from agentlog.adapters._json import json_value
+from agentlog.adapters._json import read_document
 from agentlog.adapters._tools import snake
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
@@ -117,11 +117,11 @@ class _ThreadParse(DocumentParser):
         self.header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
 
     def parse(self) -> None:
-        thread = json_value(self.data)
-        if not isinstance(thread, dict):
-            self.diagnostics.skip("not_a_thread")
-        else:
+        thread = read_document(self.data, self.diagnostics)
+        if isinstance(thread, dict):
             self._thread(thread)
+        elif thread is not None:
+            self.diagnostics.skip("not_a_thread")
 
     def headers(self) -> list[Session]:
         self.header.diagnostics = self.diagnostics

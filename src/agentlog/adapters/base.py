@@ -219,14 +219,14 @@ class Document(msgspec.Struct, kw_only=True):
     ``data`` (the file's bytes, for ``json`` sources), ``tables`` (for ``sqlite``
     sources: every row of each table named in ``sqlite_tables`` that exists, and
     the rows of each ``sqlite_queries`` entry, as ``{column: value}``; a missing
-    table has no key), ``sidecars`` (path → bytes) and ``skipped`` (records the
-    reader layer left out, by reason: rows with a cell that is not UTF-8), which
-    the loader counts in the source's diagnostics."""
+    table has no key), ``sidecars`` (path → bytes) and ``notes`` (what the reader
+    layer had to repair — cells that are not UTF-8 —, which the loader adds to the
+    source's diagnostics ``errors``)."""
 
     data: bytes = b""
     tables: dict[str, list[dict[str, Any]]] = msgspec.field(default_factory=dict)
     sidecars: dict[str, bytes] = msgspec.field(default_factory=dict)
-    skipped: dict[str, int] = msgspec.field(default_factory=dict)
+    notes: list[str] = msgspec.field(default_factory=list)
 
 
 class DocumentResult(msgspec.Struct, kw_only=True):

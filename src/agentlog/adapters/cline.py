@@ -74,7 +74,7 @@ from typing import Any, ClassVar, Literal
 
 from agentlog.adapters._common import vscode_global_storage
 from agentlog.adapters._content import block_text, content_parts, tool_output, unknown_message
-from agentlog.adapters._json import json_object, json_value
+from agentlog.adapters._json import json_object, json_value, read_document
 from agentlog.adapters._tools import snake
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
@@ -194,7 +194,9 @@ class _TaskParse(DocumentParser):
         self.title: str | None = None
 
     def parse(self) -> None:
-        history = json_value(self.data)
+        history = read_document(self.data, self.diagnostics)
+        if history is None:
+            return
         if isinstance(history, dict) and self.sdk:
             self._manifest()
             history = history.get("messages")

@@ -43,7 +43,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from agentlog.adapters._json import decode_record, json_or_text
+from agentlog.adapters._json import json_or_text, read_document
 from agentlog.adapters._tools import mapped_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
@@ -141,7 +141,7 @@ class _SessionParse(DocumentParser):
         self.empty = False
 
     def parse(self) -> None:
-        data = decode_record(self.doc.data, self.diagnostics)
+        data = read_document(self.doc.data, self.diagnostics, as_object=True)
         if data is None:
             self.empty = not self.diagnostics.records_total
             return

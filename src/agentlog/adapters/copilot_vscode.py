@@ -64,7 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from agentlog.adapters._common import file_url_path, vscode_user_dirs, workspace_folder
-from agentlog.adapters._json import JsonError, json_value, parse_json
+from agentlog.adapters._json import JsonError, json_value, parse_json, read_document
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
@@ -276,13 +276,10 @@ class _Chat(DocumentParser):
                 return self.build(json_value(snapshot), count_requests=True)
             self.empty = not self.diagnostics.records_total
             return self.build(None, count_requests=False)
-        state = json_value(doc.data)
-        if state is None:
-            if not doc.data.strip():
-                self.empty = True
-                return None
-            self.diagnostics.skip("invalid_json")
-        return self.build(state, count_requests=True)
+        if not doc.data.strip():
+            self.empty = True
+            return None
+        return self.build(read_document(doc.data, self.diagnostics), count_requests=True)
 
     def headers(self) -> list[Session]:
         header = self.header

@@ -59,7 +59,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
-from agentlog.adapters._json import decode_record, parse_object
+from agentlog.adapters._json import parse_object, read_document
 from agentlog.adapters._tools import mapped_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, Fragment, RecordGuard, SourceRef
@@ -221,7 +221,7 @@ def fold_document(data: bytes, log: bool) -> _Chat:
     docstring); bad records are counted in the chat's diagnostics."""
     chat = _Chat()
     if not log:
-        whole = decode_record(data, chat.diagnostics)
+        whole = read_document(data, chat.diagnostics, as_object=True)
         if whole is None:
             return chat
         chat.diagnostics.use()

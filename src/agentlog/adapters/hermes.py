@@ -70,7 +70,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentlog.adapters._content import block_text
-from agentlog.adapters._json import json_object, parse_json
+from agentlog.adapters._json import json_object, parse_json, read_document
 from agentlog.adapters._tools import function_call, snake
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
@@ -262,9 +262,8 @@ def _decode_file(
             else:
                 records.append(record)
         return {}, records
-    snapshot = json_object(data)
+    snapshot = read_document(data, diagnostics, as_object=True)
     if snapshot is None:
-        diagnostics.skip("invalid_json")
         return {}, []
     messages = snapshot.get("messages")
     return snapshot, [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []

@@ -94,11 +94,11 @@ import msgspec
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import (
     JsonError,
-    decode_record,
     json_or_text,
     json_value,
     parse_json,
     parse_object,
+    read_document,
 )
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
@@ -226,7 +226,7 @@ class _Legacy(DocumentParser):
         self.parent_meta: dict[str, Any] | None = None
         self.records: list[Any]
         if path.suffix == ".json":
-            whole = decode_record(doc.data, self.diagnostics) or {}
+            whole = read_document(doc.data, self.diagnostics, as_object=True) or {}
             self.meta = whole.get("metadata") if isinstance(whole.get("metadata"), dict) else {}
             self.records = whole.get("messages") if isinstance(whole.get("messages"), list) else []
         else:
