@@ -445,3 +445,19 @@ def test_a_document_cut_short_keeps_its_complete_records(tmp_path):
     (shorter,) = parse_files("cline", folder / "api_conversation_history.json")
     assert encoded([after]) == encoded([shorter])
     assert skipped(after) == plus(skipped(shorter), "invalid_json")
+
+
+def test_a_parser_state_holding_a_big_integer_is_saved_with_it_as_zero(tmp_path):
+    source = FIXTURES / "antigravity/cli-small.jsonl"
+    lines = source.read_text().splitlines()
+    record = json.loads(lines[-1])
+    record["step_index"] = 1 << 70
+    lines[-1] = json.dumps(record)
+    path = tmp_path / "transcript.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    adapter = get_adapter("antigravity")
+    ref = SourceRef(agent="antigravity", path=str(path))
+    parsed = parse_source(adapter, ref)
+    assert 0 in msgspec.msgpack.decode(parsed.state)["steps"]
+    resumed = parse_source(adapter, ref, start=parsed.consumed, state=parsed.state)
+    assert resumed.fragments == []

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
 
-from agentlog.adapters._json import JsonError, parse_object, value_problem
+from agentlog.adapters._json import INT_MAX, INT_MIN, JsonError, parse_object, value_problem
 from agentlog.model import Diagnostics, Message, Session, ToolCallPart, ToolResult, UnknownPart
 
 
@@ -124,6 +124,23 @@ def carried_problem(out: list[Fragment], start: int) -> str | None:
     return None
 
 
+def _in_range(value: Any) -> Any:
+    """``value`` (plain lists, dicts, scalars) with every integer msgpack cannot
+    hold replaced by 0 (iterative: the value may be deep)."""
+    root = [value]
+    stack: list[list[Any] | dict[Any, Any]] = [root]
+    while stack:
+        container = stack.pop()
+        keys = range(len(container)) if isinstance(container, list) else list(container)
+        for key in keys:
+            item = container[key]  # type: ignore[index]
+            if isinstance(item, list | dict):
+                stack.append(item)
+            elif type(item) is int and not INT_MIN <= item <= INT_MAX:
+                container[key] = 0  # type: ignore[index]
+    return root[0]
+
+
 def _result_problem(result: ToolResult | None) -> str | None:
     if result is None:
         return None
@@ -206,8 +223,14 @@ class LineParser(ABC, Generic[StateT]):
         return out
 
     def snapshot(self) -> bytes:
-        """The parser state, serialised (msgpack)."""
-        return msgspec.msgpack.encode(self.state)
+        """The parser state, serialised (msgpack).  A state that kept an integer
+        msgpack cannot hold (a record's id or detail above 2**64) is saved with it
+        as 0, the rule for out-of-range counts (:func:`~agentlog.adapters._values.as_int`)."""
+        try:
+            return msgspec.msgpack.encode(self.state)
+        except OverflowError:
+            builtins = msgspec.to_builtins(self.state, builtin_types=(datetime, bytes))
+            return msgspec.msgpack.encode(_in_range(builtins))
 
     def resume(self, blob: bytes) -> None:
         """Continue from a :meth:`snapshot` of a parser for the same source."""
