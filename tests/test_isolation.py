@@ -145,10 +145,18 @@ def test_a_big_integer_in_a_document_costs_its_entry(tmp_path):
     block["input"] = {"n": 1 << 70}
     (folder / "api_conversation_history.json").write_text(json.dumps(history))
     after = _parse_task(folder)
-    lost = {m.id for m in before.messages} - {m.id for m in after.messages}
-    assert lost == {f"1750000000000@{index}"}
+    lost = f"1750000000000@{index}"
+    assert {m.id for m in before.messages} - {m.id for m in after.messages} == {lost}
     assert skipped(after) == plus(skipped(before), "integer_out_of_range")
     assert after.diagnostics.records_used == before.diagnostics.records_used - 1
+    # the entries after it keep their own usage rows; the lost one's is kept as a carrier
+    # (its tool call is lost with it, so that call's result stands alone as a tool message)
+    real = [m for m in after.messages if "synthetic" not in m.flags and m.role != "tool"]
+    assert encoded([Session(key="", agent="", id="", messages=real)]) == [
+        msgspec.json.encode(m) for m in before.messages if m.id != lost and "synthetic" not in m.flags
+    ]
+    assert [m.role for m in after.messages if m.role == "tool"] == ["tool"]
+    assert after.usage == before.usage
 
 
 def test_copilot_response_kind_that_is_a_list_costs_its_request(tmp_path):

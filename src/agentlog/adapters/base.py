@@ -268,12 +268,14 @@ class RecordGuard:
     or that carries a value the model cannot store (:func:`carried_problem`), is
     undone and counted as skipped (:func:`reject`); other exceptions pass."""
 
-    __slots__ = ("diagnostics", "mark", "out")
+    __slots__ = ("diagnostics", "mark", "out", "rejected")
 
     def __init__(self, out: list[Fragment], diagnostics: Diagnostics) -> None:
         self.out = out
         self.diagnostics = diagnostics
         self.mark: Mark = (0, 0, 0)
+        self.rejected = False
+        """Whether the record was undone (after the ``with`` block)."""
 
     def __enter__(self) -> None:
         self.mark = (len(self.out), self.diagnostics.records_total, self.diagnostics.records_used)
@@ -290,6 +292,7 @@ class RecordGuard:
         else:
             return False
         reject(self.diagnostics, self.out, self.mark, reason)
+        self.rejected = True
         return True
 
 

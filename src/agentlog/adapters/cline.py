@@ -177,6 +177,12 @@ class _UsageRow:
         self.kind = str(row.get("say"))
 
 
+def _is_request(entry: Any) -> bool:
+    """Whether an API history entry is an assistant turn, which has its
+    ``api_req_started`` row (a condensed summary has none)."""
+    return isinstance(entry, dict) and entry.get("role") == "assistant" and entry.get("isSummary") is not True
+
+
 class _TaskParse(DocumentParser):
     """Parses one task folder or SDK session into a header and fragments; each API
     history entry and each ``ui_messages.json`` row is one record."""
@@ -292,13 +298,18 @@ class _TaskParse(DocumentParser):
 
     def _task(self, history: list[Any]) -> None:
         rows = self._task_sidecars()
-        live = iter([r for r in rows if r.kind == "api_req_started"])
+        requests = [r for r in rows if r.kind == "api_req_started"]
+        at = 0  # the next request's usage row
+        lost: list[_UsageRow] = []  # rows of entries that cost themselves: kept as carriers
         for index, entry in enumerate(history):
-            with self.guard():
+            first = at
+            guard = self.guard()
+            with guard:
                 message = self._entry(entry, index)
                 if message is None or message.role != "assistant" or "compaction_summary" in message.flags:
                     continue  # a condensed summary is not an ``api_req_started`` request
-                row = next(live, None)
+                row = requests[at] if at < len(requests) else None
+                at += 1
                 if row is not None:
                     message.usage = row.usage
                     message.timestamp = message.timestamp or row.timestamp
@@ -306,7 +317,11 @@ class _TaskParse(DocumentParser):
                         message.flags.append("interrupted")
                 info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
                 message.model = as_str(info.get("modelId")) or self._model_at(message.timestamp)
-        leftovers = [*live, *(r for r in rows if r.kind != "api_req_started")]
+            if guard.rejected:  # keep the pairing of the entries after it
+                if at == first and _is_request(entry):
+                    at += 1
+                lost.extend(requests[first:at])
+        leftovers = [*requests[at:], *lost, *(r for r in rows if r.kind != "api_req_started")]
         for n, row in enumerate(leftovers):
             self._emit(
                 Message(
@@ -407,7 +422,7 @@ class ClineFamilyAdapter(DocumentAdapter):
     """Cline-style task folders of one VS Code extension (subclasses set the slug and id)."""
 
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
-    parser_version = 2
+    parser_version = 3
     extension_id: ClassVar[str]
     env_vars = ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE")
 
