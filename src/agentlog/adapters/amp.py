@@ -43,7 +43,7 @@ from typing import Any, ClassVar, Literal
 
 from agentlog.adapters._content import content_parts, tool_output, unknown_message
 from agentlog.adapters._json import read_document
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -79,7 +79,7 @@ _RUN_STATUS = {"done": "completed", "error": "error", "cancelled": "interrupted"
 
 def tool_name(raw: str, tool_input: Any = None) -> str:
     """Normalised name of Amp tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: dict[str, Any]) -> Usage:

@@ -69,7 +69,7 @@ import msgspec
 
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -166,9 +166,7 @@ _RANK_PROMPT, _RANK_SUMMARY, _RANK_AI, _RANK_CUSTOM = 0, 1, 2, 3
 
 def tool_name(raw: str) -> str:
     """Normalised tool name for a Claude Code tool called ``raw``."""
-    if raw.startswith("mcp__"):
-        return raw
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)

@@ -75,7 +75,7 @@ from typing import Any, ClassVar, Literal
 from agentlog.adapters._common import vscode_global_storage
 from agentlog.adapters._content import block_text, content_parts, tool_output, unknown_message
 from agentlog.adapters._json import json_object, json_value, read_document
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
 from agentlog.model import (
@@ -131,7 +131,7 @@ def tool_name(raw: str, tool_input: Any) -> str:
         server, tool = as_str(tool_input.get("server_name")), as_str(tool_input.get("tool_name"))
         if server and tool:
             return f"mcp__{server}__{tool}"
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def _usage(info: dict[str, Any], inclusive: bool) -> Usage:

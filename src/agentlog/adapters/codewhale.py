@@ -44,7 +44,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from agentlog.adapters._json import json_or_text, read_document
-from agentlog.adapters._tools import mapped_tool
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -89,7 +89,7 @@ def tool_name(raw: str) -> str:
     """Normalised name of a CodeWhale tool (``exec_shell*`` → ``bash``, ``agents/*`` → ``task``)."""
     if raw.startswith("exec_shell"):
         return "bash"
-    return "task" if raw.startswith("agents/") else mapped_tool(raw, TOOL_NAMES)
+    return "task" if raw.startswith("agents/") else normalise_tool(raw, TOOL_NAMES)
 
 
 def recorded_cost(metadata: dict[str, Any]) -> float | None:

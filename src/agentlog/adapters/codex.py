@@ -136,6 +136,7 @@ import msgspec
 
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_or_text, json_value
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -250,7 +251,7 @@ def tool_name(name: str, namespace: str | None = None) -> str:
         return name
     if name in _TOOL_NAMES:
         return _TOOL_NAMES[name]
-    return f"mcp__{name}" if "__" in name.strip("_") else name
+    return f"mcp__{name}" if "__" in name.strip("_") else normalise_tool(name)
 
 
 def is_context(text: str) -> bool:
@@ -1066,7 +1067,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

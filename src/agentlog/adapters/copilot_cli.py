@@ -407,7 +407,7 @@ class CopilotCliAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "GitHub Copilot CLI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("COPILOT_HOME", "COPILOT_OTEL_FILE_EXPORTER_PATH")
 
     def __init__(self) -> None:

@@ -116,7 +116,7 @@ _TOOL_NAMES = {
     "apply_patch": "edit",
     "grep_search": "grep",
     "file_search": "glob",
-    "list_dir": "ls",
+    "list_dir": "list",
     "fetch_webpage": "web_fetch",
     "manage_todo_list": "todo",
     "run_subagent": "task",

@@ -50,7 +50,7 @@ from typing import Any, ClassVar, Literal
 from agentlog.adapters._common import project_files, project_roots
 from agentlog.adapters._headers import database_headers
 from agentlog.adapters._json import json_value
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -97,7 +97,7 @@ _FINISH_FLAGS = {"canceled": "interrupted", "error": "api_error"}
 
 def tool_name(raw: str) -> str:
     """Normalised name of Crush tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 class _DatabaseParse(DocumentParser):

@@ -111,7 +111,7 @@ _TOOL_NAMES = {
     "ripgrep_search": "grep",
     "file_search": "glob",
     "glob_file_search": "glob",
-    "list_dir": "ls",
+    "list_dir": "list",
     "fetch": "web_fetch",
     "todo_write": "todo",
 }

@@ -203,7 +203,7 @@ class CursorCliAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Cursor CLI"
-    parser_version = 1
+    parser_version = 2
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [home / ".cursor" / "projects"]

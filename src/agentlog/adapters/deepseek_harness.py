@@ -58,7 +58,7 @@ import msgspec
 
 from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import json_or_text
-from agentlog.adapters._tools import mapped_tool
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -119,7 +119,7 @@ _TURN_END: dict[str, SessionStatus] = {
 
 def tool_name(raw: str) -> str:
     """Normalised name of a DeepSeek Harness tool (MCP tools keep ``mcp__server__tool``)."""
-    return mapped_tool(raw, TOOL_NAMES)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -307,7 +307,7 @@ class DeepSeekHarnessAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "DeepSeek Harness"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("DSH_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -60,7 +60,7 @@ from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
 from agentlog.adapters._json import parse_object, read_document
-from agentlog.adapters._tools import mapped_tool
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, Fragment, RecordGuard, SourceRef
 from agentlog.model import (
@@ -104,9 +104,8 @@ _TOOL_STATUS = {"success": "completed", "error": "error", "cancelled": "interrup
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Gemini (or Qwen) tool ``raw``."""
-    name = mapped_tool(raw, TOOL_NAMES)
-    if name != raw or raw.startswith("mcp__") or "__" not in raw.strip("_"):
-        return name
+    if raw.startswith("mcp__") or raw in TOOL_NAMES or "__" not in raw.strip("_"):
+        return normalise_tool(raw, TOOL_NAMES)
     return f"mcp__{raw}"
 
 

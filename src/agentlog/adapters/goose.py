@@ -74,6 +74,7 @@ from typing import Any, ClassVar, Literal
 
 from agentlog.adapters._headers import database_headers
 from agentlog.adapters._json import json_value, parse_object
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -113,7 +114,7 @@ def tool_name(raw: str) -> str:
     """Normalised name of a Goose ``<extension>__<tool>`` tool."""
     if raw in TOOL_NAMES:
         return TOOL_NAMES[raw]
-    return f"mcp__{raw}" if "__" in raw else raw
+    return f"mcp__{raw}" if "__" in raw else normalise_tool(raw)
 
 
 def _time(value: Any) -> datetime | None:

@@ -42,7 +42,7 @@ from typing import Any
 from agentlog.adapters._content import block_text, unknown_message
 from agentlog.adapters._headers import OneSessionState, one_header
 from agentlog.adapters._json import json_value
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -82,7 +82,7 @@ TOOL_NAMES = {
 
 def tool_name(raw: str) -> str:
     """Normalised name of Grok tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 class GrokParser(LineParser[OneSessionState]):
@@ -224,7 +224,7 @@ class GrokAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Grok CLI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("GROK_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

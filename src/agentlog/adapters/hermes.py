@@ -71,7 +71,7 @@ from typing import Any, Literal
 
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object, parse_json, read_document
-from agentlog.adapters._tools import function_call, snake
+from agentlog.adapters._tools import function_call, normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -118,7 +118,7 @@ Fragment = tuple[str, Message | ToolOutput]
 
 def tool_name(raw: str) -> str:
     """Normalised name of the Hermes tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def session_files(folder: Path) -> list[Path]:

@@ -64,7 +64,7 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters._json import json_object, parse_object
-from agentlog.adapters._tools import function_call, snake
+from agentlog.adapters._tools import function_call, normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -120,7 +120,7 @@ _ERROR_MARK = "<system>ERROR</system>"
 
 def tool_name(raw: str) -> str:
     """Normalised name of the Kimi CLI tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def work_dir_key(path: str, kaos: str = "local") -> str:

@@ -55,7 +55,7 @@ import msgspec
 
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -114,9 +114,7 @@ _AGENT_ID = re.compile(r"^agent_id:\s*(\S+)", re.MULTILINE)
 
 def tool_name(raw: str) -> str:
     """Normalised name of the Kimi Code tool ``raw``."""
-    if raw.startswith("mcp__"):
-        return raw
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -385,7 +383,7 @@ class KimiCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Kimi Code"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("KIMI_CODE_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -100,6 +100,7 @@ from agentlog.adapters._json import (
     parse_object,
     read_document,
 )
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -164,8 +165,7 @@ USAGE_NOTE = "Session-level cumulative tokens (Mistral Vibe records no per-call 
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Vibe tool (MCP tools keep ``mcp__server__tool``)."""
-    base = raw.rsplit(".", 1)[-1]
-    return TOOL_NAMES[base] if base in TOOL_NAMES and not raw.startswith("mcp__") else raw
+    return raw if raw.startswith("mcp__") else normalise_tool(raw.rsplit(".", 1)[-1], TOOL_NAMES)
 
 
 def session_usage(prompt: int, cached: int, completion: int, cost: Any = None) -> Usage:

@@ -72,7 +72,7 @@ from typing import Any, Literal
 import msgspec
 
 from agentlog.adapters._json import JsonError, parse_object
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -129,7 +129,7 @@ _OPENAI_MODELS = ("gpt-", "o1", "o3", "o4", "codex")
 
 def tool_name(raw: str) -> str:
     """Normalised name of the OpenCode tool ``raw``."""
-    return TOOL_NAMES.get(raw.lower()) or snake(raw)
+    return TOOL_NAMES.get(raw.lower()) or normalise_tool(raw)
 
 
 class _Rows(msgspec.Struct, kw_only=True):

@@ -70,7 +70,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from agentlog.adapters._json import json_value
-from agentlog.adapters._tools import mapped_tool, snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._tree import TreeParser, TreeState
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
@@ -100,7 +100,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Pi tool ``raw`` (MCP tools keep ``mcp__server__tool``)."""
-    return mapped_tool(raw if raw.startswith("mcp__") else snake(raw), TOOL_NAMES)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -343,7 +343,7 @@ class PiAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Pi"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -48,7 +48,7 @@ from typing import Any
 
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
-from agentlog.adapters._tools import snake
+from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
@@ -116,7 +116,7 @@ def _tool_call(part: dict[str, Any]) -> ToolCallPart:
         )
     return ToolCallPart(
         call_id=str(_first(part, "callID", "id", "toolCallId", "tool_use_id") or ""),
-        tool=snake(raw),
+        tool=normalise_tool(raw),
         raw_name=raw,
         input=_first(state, "input") if state else _first(part, "input", "args", "arguments"),
         result=result,
