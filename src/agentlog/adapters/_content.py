@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from agentlog.adapters._values import as_dict
 from agentlog.adapters.base import ToolOutput
 from agentlog.model import (
     FilePart,
@@ -65,7 +66,7 @@ def content_parts(
                 )
             )
         elif kind in ("image", "document", "file"):
-            source = block.get("source") if isinstance(block.get("source"), dict) else {}
+            source = as_dict(block.get("source"))
             parts.append(
                 FilePart(
                     media_type=str(source.get("media_type") or block.get("mediaType") or ""),

@@ -54,7 +54,7 @@ class JsonError(ValueError):
         self.reason = reason
 
 
-def parse_json(data: bytes | str) -> Any:
+def parse_json(data: Any) -> Any:
     """``data`` decoded.  Raises :class:`JsonError` (``invalid_utf8``,
     ``invalid_json`` — also for a value that is not text —, ``nested_too_deep``)."""
     try:
@@ -67,7 +67,7 @@ def parse_json(data: bytes | str) -> Any:
         raise JsonError(INVALID_JSON) from None
 
 
-def parse_object(data: bytes | str) -> dict[str, Any]:
+def parse_object(data: Any) -> dict[str, Any]:
     """``data`` decoded, which must be a JSON object.  Raises :class:`JsonError`
     (the reasons of :func:`parse_json`, and ``not_an_object``)."""
     value = parse_json(data)
@@ -107,7 +107,7 @@ def json_or_text(text: Any) -> Any:
     return text
 
 
-def decode_record(data: bytes | str, diagnostics: Any) -> dict[str, Any] | None:
+def decode_record(data: Any, diagnostics: Any) -> dict[str, Any] | None:
     """One JSON object from ``data``; ``None`` when it is not one, counted in
     ``diagnostics`` (a :class:`~agentlog.model.Diagnostics`) under its reason."""
     try:

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from agentlog.adapters._json import json_object
+from agentlog.adapters._values import as_dict
 from agentlog.model import (
     ToolCallPart,
 )
@@ -94,7 +95,7 @@ def function_call(call: dict[str, Any], tool_name: Callable[[str], str]) -> Tool
     """An OpenAI-style ``{id, function{name, arguments}}`` tool call (Kimi CLI, Hermes):
     ``arguments`` is a JSON string, decoded when it holds an object, kept as written
     otherwise; ``tool_name`` normalises the agent's tool name."""
-    function = call.get("function") if isinstance(call.get("function"), dict) else {}
+    function = as_dict(call.get("function"))
     raw = str(function.get("name") or call.get("name") or "unknown")
     arguments = function.get("arguments")
     decoded = json_object(arguments) if isinstance(arguments, str) else None

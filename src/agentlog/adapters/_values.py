@@ -59,3 +59,13 @@ def service_tier(tier: Any, speed: Any = None) -> str | None:
     if name is None or name.lower() in STANDARD_TIERS:
         return None
     return name.lower()
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` if it is a JSON object (``dict``), else ``{}``."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` if it is a JSON array (``list``), else ``[]``."""
+    return value if isinstance(value, list) else []

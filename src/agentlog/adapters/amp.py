@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Literal
 from agentlog.adapters._content import content_parts, tool_output, unknown_message
 from agentlog.adapters._json import read_document
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_list, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -97,9 +97,9 @@ def usage_of(usage: dict[str, Any]) -> Usage:
 
 def _amp_output(block: dict[str, Any]) -> ToolOutput:
     """An Amp ``{toolUseID, run{status, result, error}}`` block as a tool output."""
-    run = block.get("run") if isinstance(block.get("run"), dict) else {}
+    run = as_dict(block.get("run"))
     status = _RUN_STATUS.get(str(run.get("status")), "pending")
-    error = run.get("error") if isinstance(run.get("error"), dict) else {}
+    error = as_dict(run.get("error"))
     output = run.get("result") if "result" in run else error.get("message")
     return ToolOutput(
         call_id=str(block.get("toolUseID") or ""),
@@ -131,17 +131,17 @@ class _ThreadParse(DocumentParser):
         header = self.header
         header.title = as_str(thread.get("title"))
         header.started_at = parse_time(thread.get("created"))
-        meta = thread.get("meta") if isinstance(thread.get("meta"), dict) else {}
-        traces = meta.get("traces") if isinstance(meta.get("traces"), list) else []
+        meta = as_dict(thread.get("meta"))
+        traces = as_list(meta.get("traces"))
         ends = [parse_time(t.get("endTime")) for t in traces if isinstance(t, dict)]
         header.ended_at = next((t for t in reversed(ends) if t is not None), None)
-        env = thread.get("env") if isinstance(thread.get("env"), dict) else {}
-        initial = env.get("initial") if isinstance(env.get("initial"), dict) else {}
-        trees = initial.get("trees") if isinstance(initial.get("trees"), list) else []
+        env = as_dict(thread.get("env"))
+        initial = as_dict(env.get("initial"))
+        trees = as_list(initial.get("trees"))
         uri = as_str(trees[0].get("uri")) if trees and isinstance(trees[0], dict) else None
         if uri and uri.startswith("file://"):
             header.cwd = urllib.parse.unquote(urllib.parse.urlparse(uri).path)
-        messages = thread.get("messages") if isinstance(thread.get("messages"), list) else []
+        messages = as_list(thread.get("messages"))
         by_number: dict[int, Message] = {}
         for index, entry in enumerate(messages):
             with self.guard():

@@ -70,7 +70,7 @@ import msgspec
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -84,6 +84,7 @@ from agentlog.model import (
     TextPart,
     ToolCallPart,
     ToolResult,
+    ToolStatus,
     UnknownPart,
     Usage,
 )
@@ -221,7 +222,7 @@ def usage_of(record: dict[str, Any], usage: Any) -> Usage | None:
         cache_write_1h_tokens=w1h,
         output_tokens=as_int(usage.get("output_tokens")),
         web_search_requests=as_int(server.get("web_search_requests")) if isinstance(server, dict) else 0,
-        cost_usd=float(cost) if recorded else None,
+        cost_usd=float(cost) if recorded and cost is not None else None,
         cost_source="recorded" if recorded else None,
         service_tier=service_tier(usage.get("service_tier"), usage.get("speed")),
     )
@@ -424,7 +425,7 @@ class ClaudeParser(LineParser[ClaudeState]):
                 text = str(block.get("text") or "")
                 out.parts.append(TextPart(text=prompt_title(text) if _COMMAND.search(text) else text))
             elif block.get("type") in ("image", "document"):
-                source = block.get("source") if isinstance(block.get("source"), dict) else {}
+                source = as_dict(block.get("source"))
                 out.parts.append(
                     FilePart(
                         media_type=str(source.get("media_type") or block["type"]),
@@ -463,7 +464,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         block: dict[str, Any], structured: Any, when: datetime | None, offset: int
     ) -> ToolOutput:
         is_error = block.get("is_error") is True
-        status = "error" if is_error else "completed"
+        status: ToolStatus = "error" if is_error else "completed"
         if isinstance(structured, dict) and structured.get("interrupted") is True:
             status = "interrupted"
         output = block.get("content")

@@ -76,7 +76,7 @@ from agentlog.adapters._common import vscode_global_storage
 from agentlog.adapters._content import block_text, content_parts, tool_output, unknown_message
 from agentlog.adapters._json import json_object, json_value, read_document
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
 from agentlog.model import (
     CompactionPart,
@@ -152,7 +152,7 @@ def _usage(info: dict[str, Any], inclusive: bool) -> Usage:
         cache_read_tokens=read,
         cache_write_5m_tokens=write,
         output_tokens=tokens_out,
-        cost_usd=float(cost) if recorded else None,
+        cost_usd=float(cost) if recorded and cost is not None else None,
         cost_source="recorded" if recorded else None,
     )
 
@@ -233,7 +233,7 @@ class _TaskParse(DocumentParser):
         manifest = self._sidecar(f"{self.header.id}.json")
         if not isinstance(manifest, dict):
             return
-        meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), dict) else {}
+        meta = as_dict(manifest.get("metadata"))
         header = self.header
         header.cwd = as_str(manifest.get("cwd")) or as_str(manifest.get("workspace_root"))
         header.started_at = parse_time(manifest.get("started_at"))
@@ -241,7 +241,7 @@ class _TaskParse(DocumentParser):
         header.title = as_str(meta.get("title"))
         if manifest.get("status") == "completed":
             header.status, header.status_evidence = "done", "manifest status: completed"
-        fork = meta.get("fork") if isinstance(meta.get("fork"), dict) else {}
+        fork = as_dict(meta.get("fork"))
         parent = as_str(fork.get("forkedFromSessionId"))
         if parent:
             header.kind, header.parent_key = "fork", f"{self.slug}:{parent}"
@@ -315,7 +315,7 @@ class _TaskParse(DocumentParser):
                     message.timestamp = message.timestamp or row.timestamp
                     if row.interrupted:
                         message.flags.append("interrupted")
-                info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
+                info = as_dict(entry.get("modelInfo"))
                 message.model = as_str(info.get("modelId")) or self._model_at(message.timestamp)
             if guard.rejected:  # keep the pairing of the entries after it
                 if at == first and _is_request(entry):
@@ -340,7 +340,7 @@ class _TaskParse(DocumentParser):
                 message = self._entry(entry, index)
                 if message is None or message.role != "assistant":
                     continue
-                info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
+                info = as_dict(entry.get("modelInfo"))
                 message.model = as_str(info.get("id"))
                 metrics = entry.get("metrics")
                 if isinstance(metrics, dict):
@@ -362,7 +362,7 @@ class _TaskParse(DocumentParser):
         for block in results:
             self.emit(self.header.id, tool_output(block, when))
         self.diagnostics.use()
-        meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+        meta = as_dict(entry.get("metadata"))
         if meta.get("kind") == "compaction":
             self._compaction(mid, when, parts, meta)
         visible = [p for p in parts if not (isinstance(p, TextPart) and _WRAPPER.match(p.text))]
@@ -424,7 +424,7 @@ class ClineFamilyAdapter(DocumentAdapter):
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
     parser_version = 3
     extension_id: ClassVar[str]
-    env_vars = ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE")
+    env_vars: ClassVar[tuple[str, ...]] = ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [storage / self.extension_id / "tasks" for storage in vscode_global_storage(env, home)]

@@ -45,7 +45,7 @@ from typing import Any
 
 from agentlog.adapters._json import json_or_text, read_document
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -94,7 +94,7 @@ def tool_name(raw: str) -> str:
 
 def recorded_cost(metadata: dict[str, Any]) -> float | None:
     """``session_cost_usd + subagent_cost_usd`` from ``metadata.cost`` or (legacy) flat fields."""
-    cost = metadata.get("cost") if isinstance(metadata.get("cost"), dict) else metadata
+    cost = metadata["cost"] if isinstance(metadata.get("cost"), dict) else metadata
     values = [cost.get(k) for k in ("session_cost_usd", "subagent_cost_usd")]
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     return sum(numbers) if numbers else None
@@ -145,7 +145,7 @@ class _SessionParse(DocumentParser):
         if data is None:
             self.empty = not self.diagnostics.records_total
             return
-        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+        metadata = as_dict(data.get("metadata"))
         header = self.header
         sid = header.id = as_str(metadata.get("id")) or header.id
         header.key = f"{SLUG}:{sid}"

@@ -1068,7 +1068,7 @@ class CodexAdapter(JsonlAdapter):
     slug = SLUG
     display_name = "Codex"
     parser_version = 3
-    env_vars = ("CODEX_HOME",)
+    env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         homes = [Path(p.strip()) for p in env.get("CODEX_HOME", "").split(",") if p.strip()]

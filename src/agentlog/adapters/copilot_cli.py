@@ -266,7 +266,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
             text = as_str(data.get("message")) or as_str(data.get("reason")) or kind
             flag, status = (
                 ("api_error", "errored") if kind == "session.error" else ("interrupted", "interrupted")
-            )
+            )  # type: tuple[str, SessionStatus]
             self._system(record, offset, when, TextPart(text=text), flag)
             self._status(status, kind)
         elif kind == "session.shutdown":

@@ -363,9 +363,11 @@ class _Chat(DocumentParser):
                     parts.append(TextPart(text=text))
             elif kind == "thinking":
                 value = item.get("value")
-                text = "".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else value
-                if isinstance(text, str) and text:
-                    parts.append(ReasoningPart(text=text))
+                thought = (
+                    "".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else value
+                )
+                if isinstance(thought, str) and thought:
+                    parts.append(ReasoningPart(text=thought))
             elif kind == "toolInvocationSerialized":
                 parts.append(_tool_call(item, cancelled, f"{rid}#tool{n}"))
             else:  # textEditGroup

@@ -51,7 +51,7 @@ from agentlog.adapters._common import project_files, project_roots
 from agentlog.adapters._headers import database_headers
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -182,9 +182,7 @@ class _DatabaseParse(DocumentParser):
 
     def _part(self, sid: str, out: Message, wrapper: Any, when: datetime | None) -> None:
         kind = wrapper.get("type") if isinstance(wrapper, dict) else None
-        data = (
-            wrapper.get("data") if isinstance(wrapper, dict) and isinstance(wrapper.get("data"), dict) else {}
-        )
+        data = as_dict(wrapper.get("data")) if isinstance(wrapper, dict) else {}
         part: Part | None = None
         if kind == "text":
             part = TextPart(text=str(data.get("text") or ""))

@@ -317,7 +317,7 @@ class _Parse:
         kind = bubble.get("type")
         if kind not in (1, 2):
             build.header.diagnostics.unknown(f"bubble_type:{kind}")
-            raw = [UnknownPart(raw=bubble)]
+            raw: list[Part] = [UnknownPart(raw=bubble)]
             return Message(id=bid, role="system", timestamp=when, parts=raw, flags=["unknown"])
         build.header.diagnostics.use()
         parts: list[Part] = []

@@ -61,7 +61,7 @@ from typing import Any, ClassVar
 
 from agentlog.adapters._json import parse_object, read_document
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, Fragment, RecordGuard, SourceRef
 from agentlog.model import (
     Diagnostics,
@@ -139,7 +139,7 @@ def gemini_parts(content: Any) -> list[Part]:
             text = block["text"]
             parts.append(ReasoningPart(text=text) if block.get("thought") is True else TextPart(text=text))
         elif isinstance(block.get("inlineData"), dict) or isinstance(block.get("fileData"), dict):
-            data = block.get("inlineData") or block.get("fileData")
+            data = as_dict(block.get("inlineData") or block.get("fileData"))
             parts.append(
                 FilePart(media_type=str(data.get("mimeType") or ""), ref=str(data.get("fileUri") or ""))
             )

@@ -75,7 +75,7 @@ from typing import Any, ClassVar, Literal
 from agentlog.adapters._headers import database_headers
 from agentlog.adapters._json import json_value, parse_object
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -170,8 +170,8 @@ class _Parse(DocumentParser):
         if kind == "image":
             return FilePart(media_type=str(block.get("mimeType") or "image"))
         if kind in ("toolRequest", "frontendToolRequest"):
-            call = block.get("toolCall") if isinstance(block.get("toolCall"), dict) else {}
-            value = call.get("value") if isinstance(call.get("value"), dict) else {}
+            call = as_dict(block.get("toolCall"))
+            value = as_dict(call.get("value"))
             raw = str(value.get("name") or "")
             return ToolCallPart(
                 call_id=str(block.get("id") or ""),
@@ -191,7 +191,7 @@ class _Parse(DocumentParser):
 
     @staticmethod
     def _response(block: dict[str, Any], when: datetime | None) -> ToolOutput:
-        result = block.get("toolResult") if isinstance(block.get("toolResult"), dict) else {}
+        result = as_dict(block.get("toolResult"))
         error = result.get("status") == "error"
         value = result.get("value")
         output = (

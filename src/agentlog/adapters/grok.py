@@ -43,7 +43,7 @@ from agentlog.adapters._content import block_text, unknown_message
 from agentlog.adapters._headers import OneSessionState, one_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_str, parse_time
+from agentlog.adapters._values import as_dict, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     FilePart,
@@ -54,6 +54,7 @@ from agentlog.model import (
     TextPart,
     ToolCallPart,
     ToolResult,
+    ToolStatus,
     UnknownPart,
 )
 from agentlog.readers import walk_files
@@ -110,7 +111,7 @@ class GrokParser(LineParser[OneSessionState]):
 
     @staticmethod
     def _summary(header: Session, summary: dict[str, Any]) -> None:
-        info = summary.get("info") if isinstance(summary.get("info"), dict) else {}
+        info = as_dict(summary.get("info"))
         header.cwd = as_str(info.get("cwd")) or header.cwd
         header.title = as_str(summary.get("generated_title")) or as_str(summary.get("session_summary"))
         header.started_at = parse_time(summary.get("created_at"))
@@ -203,7 +204,7 @@ class GrokParser(LineParser[OneSessionState]):
     def _backend_tool(self, record: dict[str, Any], offset: int) -> None:
         kind = record["kind"]
         raw = str(kind.get("tool_type") or "")
-        status = "completed" if kind.get("status") == "completed" else "pending"
+        status: ToolStatus = "completed" if kind.get("status") == "completed" else "pending"
         action = kind.get("action")
         call = ToolCallPart(
             call_id=str(kind.get("id") or f"{self.sid}@{offset}"),

@@ -72,7 +72,7 @@ from typing import Any, Literal
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object, parse_json, read_document
 from agentlog.adapters._tools import function_call, normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -447,7 +447,7 @@ class HermesAdapter(DocumentAdapter):
             stray.merge(diagnostics)
             return None
         sid = as_str(snapshot.get("session_id")) or sid
-        config = snapshot.get("model_config") if isinstance(snapshot.get("model_config"), dict) else {}
+        config = as_dict(snapshot.get("model_config"))
         header = Session(
             key=f"{SLUG}:{sid}",
             agent=SLUG,

@@ -65,7 +65,7 @@ import msgspec
 
 from agentlog.adapters._json import json_object, parse_object
 from agentlog.adapters._tools import function_call, normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -203,7 +203,7 @@ def _wire_record(
             diagnostics.skip("not_a_wire_message")
         return
     kind = str(message.get("type"))
-    payload = message.get("payload") if isinstance(message.get("payload"), dict) else {}
+    payload = as_dict(message.get("payload"))
     if kind == "StatusUpdate" and isinstance(payload.get("token_usage"), dict):
         usage = _usage(payload["token_usage"])
         key = (str(payload.get("message_id")), tuple(sorted(payload["token_usage"].items())))

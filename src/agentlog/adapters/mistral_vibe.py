@@ -101,7 +101,7 @@ from agentlog.adapters._json import (
     read_document,
 )
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_list, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -227,8 +227,8 @@ class _Legacy(DocumentParser):
         self.records: list[Any]
         if path.suffix == ".json":
             whole = read_document(doc.data, self.diagnostics, as_object=True) or {}
-            self.meta = whole.get("metadata") if isinstance(whole.get("metadata"), dict) else {}
-            self.records = whole.get("messages") if isinstance(whole.get("messages"), list) else []
+            self.meta = as_dict(whole.get("metadata"))
+            self.records = as_list(whole.get("messages"))
         else:
             meta_path = str(path.with_name("meta.json"))
             self.meta = decode(doc.sidecars.get(meta_path), self.diagnostics, "meta.json")
@@ -252,8 +252,10 @@ class _Legacy(DocumentParser):
     def parse(self) -> None:
         records = self.records
         meta, session = self.meta, self.session
-        env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
-        config = next((meta[k] for k in ("config", "agent_config") if isinstance(meta.get(k), dict)), {})
+        env = as_dict(meta.get("environment"))
+        config: dict[str, Any] = next(
+            (meta[k] for k in ("config", "agent_config") if isinstance(meta.get(k), dict)), {}
+        )
         session.title = as_str(meta.get("title")) or as_str(meta.get("name"))
         session.cwd = as_str(env.get("working_directory"))
         session.git_branch = as_str(meta.get("git_branch"))
@@ -383,7 +385,7 @@ class _Unified(DocumentParser):
         history = state.get("history")
         entries = history.get("entries") if isinstance(history, dict) else None
         self._entries(sid, entries if isinstance(entries, list) else [])
-        self._header(session, state.get("session") if isinstance(state.get("session"), dict) else {})
+        self._header(session, as_dict(state.get("session")))
         token_usage = (
             state.get("session", {}).get("tokenUsage") if isinstance(state.get("session"), dict) else None
         )
@@ -406,7 +408,7 @@ class _Unified(DocumentParser):
         )
         if envelope:
             self.diagnostics.use()
-        state = envelope.get("snapshot") if isinstance(envelope.get("snapshot"), dict) else {}
+        state = as_dict(envelope.get("snapshot"))
         chunks = ref.get("chunks")
         if isinstance(chunks, list) and chunks:
             entries: list[Any] = []
@@ -427,8 +429,8 @@ class _Unified(DocumentParser):
         if data is None:
             self.diagnostics.errors.append("journal: missing")
             return
-        history = state["history"] = state.get("history") if isinstance(state.get("history"), dict) else {}
-        entries: list[Any] = history.get("entries") if isinstance(history.get("entries"), list) else []
+        history = state["history"] = as_dict(state.get("history"))
+        entries: list[Any] = as_list(history.get("entries"))
         for line in data.split(b"\n"):
             if not line.strip():
                 continue
@@ -532,7 +534,7 @@ class _Unified(DocumentParser):
             return [ReasoningPart(text=str(entry.get("text") or ""), summary=summary)], "assistant", []
         if kind == "effect":
             return [self._effect(entry, mid)], "assistant", []
-        details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+        details = as_dict(entry.get("details"))
         if kind == "checkpoint" and entry.get("kind") == "compaction":
             return (
                 [CompactionPart(trigger=str(details.get("trigger") or ""))],
@@ -556,17 +558,17 @@ class _Unified(DocumentParser):
         if kind == "text":
             return TextPart(text=str(block.get("text") or ""))
         if kind == "image":
-            attachment = block.get("attachment") if isinstance(block.get("attachment"), dict) else {}
+            attachment = as_dict(block.get("attachment"))
             return FilePart(media_type=str(attachment.get("mimeType") or "image"))
         if kind == "resource":
-            resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+            resource = as_dict(block.get("resource"))
             return FilePart(ref=str(resource.get("uri") or ""))
         return UnknownPart(raw=block)
 
     @staticmethod
     def _effect(entry: dict[str, Any], mid: str) -> ToolCallPart:
-        detail = entry.get("detail") if isinstance(entry.get("detail"), dict) else {}
-        state = entry.get("state") if isinstance(entry.get("state"), dict) else {}
+        detail = as_dict(entry.get("detail"))
+        state = as_dict(entry.get("state"))
         raw = as_str(detail.get("toolName")) or str(entry.get("title") or "")
         status = _EFFECT_STATUS.get(str(state.get("status")))
         result = None

@@ -73,7 +73,7 @@ import msgspec
 
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -219,7 +219,7 @@ def usage_of(data: Mapping[str, Any], cost: Any = None) -> Usage | None:
     tokens = data.get("tokens")
     if not isinstance(tokens, dict):
         return None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = as_dict(tokens.get("cache"))
     reasoning = as_int(tokens.get("reasoning"))
     output = as_int(tokens.get("output"))
     if not openai_counts(data):
@@ -237,10 +237,10 @@ def usage_of(data: Mapping[str, Any], cost: Any = None) -> Usage | None:
 
 
 def _tool_part(part: dict[str, Any], aborted: bool) -> ToolCallPart:
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_dict(part.get("state"))
     raw = str(part.get("tool") or "unknown")
     status = state.get("status")
-    times = state.get("time") if isinstance(state.get("time"), dict) else {}
+    times = as_dict(state.get("time"))
     metadata = state.get("metadata")
     result = None
     if status in ("completed", "success", "error"):
@@ -329,7 +329,7 @@ class _Converter:
         error = data.get("error") if isinstance(data.get("error"), dict) else None
         aborted = bool(error and error.get("name") == _ABORTED)
         model = data.get("modelID") or (data.get("model") or {}).get("modelID")
-        time = data.get("time") if isinstance(data.get("time"), dict) else {}
+        time = as_dict(data.get("time"))
         message = Message(
             id=row["id"],
             role=role,
@@ -436,9 +436,9 @@ class OpenCodeAdapter(DocumentAdapter):
             tree = tuple(trees.pop(folder / "storage", []))
             for i, db in enumerate(found):
                 yield SourceRef(agent=SLUG, path=str(db), sidecars=tree if i == 0 else ())
-        for tree in trees.values():
+        for files in trees.values():
             # Session files sort first: the source's path names one when there is one.
-            ordered = sorted(tree, key=lambda p: (Path(p).parent.parent.name != "session", p))
+            ordered = sorted(files, key=lambda p: (Path(p).parent.parent.name != "session", p))
             yield SourceRef(agent=SLUG, path=ordered[0], sidecars=tuple(ordered[1:]))
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -67,7 +67,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, ClassVar
 
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
@@ -115,7 +115,7 @@ def usage_of(usage: Any) -> Usage | None:
         cache_read_tokens=as_int(usage.get("cacheRead")),
         cache_write_5m_tokens=as_int(usage.get("cacheWrite")),
         output_tokens=as_int(usage.get("output")),
-        cost_usd=float(total) if recorded else None,
+        cost_usd=float(total) if recorded and total is not None else None,
         cost_source="recorded" if recorded else None,
     )
 
@@ -344,7 +344,7 @@ class PiAdapter(JsonlAdapter):
     slug = SLUG
     display_name = "Pi"
     parser_version = 2
-    env_vars = ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR")
+    env_vars: ClassVar[tuple[str, ...]] = ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         if env.get("PI_CODING_AGENT_SESSION_DIR"):

@@ -49,7 +49,7 @@ from typing import Any
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -104,7 +104,7 @@ def _model(data: Mapping[str, Any]) -> str | None:
 
 
 def _tool_call(part: dict[str, Any]) -> ToolCallPart:
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_dict(part.get("state"))
     raw = str(_first(part, "tool", "name") or "unknown")
     result = None
     if state.get("status") in ("completed", "error"):
