@@ -95,7 +95,6 @@ from agentlog.adapters._content import block_text
 from agentlog.adapters._json import (
     JsonError,
     json_or_text,
-    json_value,
     parse_json,
     parse_object,
     read_document,
@@ -414,7 +413,7 @@ class _Unified(DocumentParser):
             entries: list[Any] = []
             for sha in chunks:
                 data = self.sidecar(f"chunks/{sha}.json") if isinstance(sha, str) else None
-                chunk = json_value(data)
+                chunk = read_document(data, self.diagnostics) if data is not None else None
                 if isinstance(chunk, list):
                     self.diagnostics.use()
                     entries.extend(chunk)
