@@ -325,9 +325,7 @@ def _rate_window(window: Any, when: datetime | None) -> RateWindow | None:
     minutes = window.get("window_minutes")
     return RateWindow(
         used_percent=float(used),
-        window_minutes=minutes
-        if isinstance(minutes, int) and not isinstance(minutes, bool) and minutes
-        else None,
+        window_minutes=(as_int(minutes) or None) if isinstance(minutes, int) else None,  # as_int: 0..2**53
         resets_at=resets,
     )
 
