@@ -26,6 +26,7 @@ from agentlog.adapters import SourceRef, ToolOutput, get_adapter
 from agentlog.adapters.base import JsonlAdapter, ParserError
 from agentlog.collector import gc_paused
 from agentlog.model import Message, Session
+from agentlog.packing import pack, unpack
 
 
 class _Batch(msgspec.Struct, array_like=True, gc=False):
@@ -45,7 +46,6 @@ class _Error(msgspec.Struct, array_like=True):
     message: str
 
 
-_BATCH = msgspec.msgpack.Decoder(_Batch)
 _ERROR = msgspec.msgpack.Decoder(_Error)
 
 
@@ -77,7 +77,7 @@ def _decoded(
     data: memoryview,
 ) -> tuple[list[tuple[str, Message | ToolOutput]], list[Session], tuple[int, bytes] | None]:
     """A batch message back as ``(fragments, headers, (consumed, state) on the last)``."""
-    batch = _BATCH.decode(data)
+    batch = unpack(data, _Batch)
     messages, outputs = iter(batch.messages), iter(batch.outputs)
     fragments: list[tuple[str, Message | ToolOutput]] = [
         (sid, next(outputs) if kind else next(messages))
@@ -179,7 +179,6 @@ def _batches(
     """The child's side of :func:`parse_in_worker`: each batch as msgpack."""
     from agentlog.load import jsonl_batches
 
-    encode = msgspec.msgpack.Encoder().encode
     adapter = get_adapter(slug)
     assert isinstance(adapter, JsonlAdapter)
     with gc_paused():
@@ -193,4 +192,4 @@ def _batches(
             )
             if end is not None:
                 batch.consumed, batch.state = end
-            yield encode(batch)
+            yield pack(batch)

@@ -10,19 +10,18 @@ one reason code, counted in :class:`~agentlog.model.Diagnostics` ``skipped``:
     anything else msgspec cannot decode (truncated, not JSON);
 ``nested_too_deep``
     arrays/objects nested deeper than the interpreter's recursion limit lets
-    msgspec decode or encode (~1,000 levels);
-``integer_out_of_range``
-    a value carried into the model holds an integer outside the signed/unsigned
-    64-bit range (``-2**63 … 2**64-1``) that msgpack — the index's and the parse
-    worker's storage format — can represent;
+    msgspec decode (~1,000 levels);
 ``not_an_object``
     a record that must be a JSON object is another value.
 
-The last two rules are checked on the values a record carries into the model
-(:func:`value_problem`, called by the parsers' per-record guard in
-:mod:`agentlog.adapters.base`), not on every decoded byte: a byte-level check
-of every line for long digit runs cost 11 % of the parse time of a 50 MB Claude
-Code log; encoding the few carried values costs about a third of that.
+An integer of any size is kept: where msgpack cannot hold one, what is stored is
+written as JSON (:mod:`agentlog.packing`).  (A record-level "integer out of range"
+rule was measured first: finding such values in what each record carries cost
+20 % of the parse time of a 50 MB Claude Code log, a byte-level check of each
+line 11 %; keeping them costs nothing.)
+
+A whole JSON document (a file holding many records) goes through
+:func:`parse_document`: one damaged value in it costs only that value.
 """
 
 from __future__ import annotations
@@ -35,15 +34,10 @@ import msgspec
 INVALID_UTF8 = "invalid_utf8"
 INVALID_JSON = "invalid_json"
 NESTED_TOO_DEEP = "nested_too_deep"
-INTEGER_OUT_OF_RANGE = "integer_out_of_range"
 NOT_AN_OBJECT = "not_an_object"
 
-INT_MIN = -(1 << 63)
-INT_MAX = (1 << 64) - 1
-"""The integer range msgpack can encode (``int64`` and ``uint64``)."""
 
 _DECODER = msgspec.json.Decoder()
-_ENCODE = msgspec.msgpack.Encoder().encode
 
 
 class JsonError(ValueError):
@@ -115,23 +109,6 @@ def decode_record(data: Any, diagnostics: Any) -> dict[str, Any] | None:
     except JsonError as exc:
         diagnostics.skip(exc.reason)
         return None
-
-
-def value_problem(value: Any) -> str | None:
-    """Why ``value`` (decoded JSON) cannot be carried into the model:
-    ``integer_out_of_range`` or ``nested_too_deep`` (see the module docstring);
-    ``None`` when it can.  Checked by encoding it as msgpack (in C: a tenth of the
-    time of a walk in Python), which fails exactly where storing it would."""
-    kind = type(value)
-    if kind is str or value is None:
-        return None
-    try:
-        _ENCODE(value)
-    except OverflowError:
-        return INTEGER_OUT_OF_RANGE
-    except RecursionError:
-        return NESTED_TOO_DEEP
-    return None
 
 
 def parse_document(data: bytes, diagnostics: Any) -> Any:

@@ -28,8 +28,9 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
 
-from agentlog.adapters._json import INT_MAX, INT_MIN, JsonError, parse_object, value_problem
-from agentlog.model import Diagnostics, Message, Session, ToolCallPart, ToolResult, UnknownPart
+from agentlog.adapters._json import JsonError, parse_object
+from agentlog.model import Diagnostics, Message, Session, ToolResult
+from agentlog.packing import pack, unpack
 
 
 class SourceRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -99,57 +100,6 @@ def reject(diagnostics: Diagnostics, out: list[Fragment], mark: Mark, reason: st
     diagnostics.skip(reason)
 
 
-def carried_problem(out: list[Fragment], start: int) -> str | None:
-    """Why the fragments ``out[start:]`` cannot be stored
-    (:func:`~agentlog.adapters._json.value_problem` of each raw value they carry:
-    tool inputs, outputs, structured results, unknown records); ``None`` when they can.
-    Called for every record: written for speed (about 3 % of a parse)."""
-    for index in range(start, len(out)):
-        item = out[index][1]
-        if type(item) is ToolOutput:
-            problem = _result_problem(item.result)
-            if problem:
-                return problem
-            continue
-        for part in item.parts:  # type: ignore[union-attr]
-            kind = type(part)
-            if kind is ToolCallPart:
-                problem = value_problem(part.input) or _result_problem(part.result)  # type: ignore[union-attr]
-            elif kind is UnknownPart:
-                problem = value_problem(part.raw)  # type: ignore[union-attr]
-            else:
-                continue
-            if problem:
-                return problem
-    return None
-
-
-def _in_range(value: Any) -> Any:
-    """``value`` (plain lists, dicts, scalars) with every integer msgpack cannot
-    hold replaced by 0 (iterative: the value may be deep)."""
-    root = [value]
-    stack: list[list[Any] | dict[Any, Any]] = [root]
-    while stack:
-        container = stack.pop()
-        keys = range(len(container)) if isinstance(container, list) else list(container)
-        for key in keys:
-            item = container[key]  # type: ignore[index]
-            if isinstance(item, list | dict):
-                stack.append(item)
-            elif type(item) is int and not INT_MIN <= item <= INT_MAX:
-                container[key] = 0  # type: ignore[index]
-    return root[0]
-
-
-def _result_problem(result: ToolResult | None) -> str | None:
-    if result is None:
-        return None
-    output, structured = result.output, result.structured
-    if structured is None and (output is None or type(output) is str):
-        return None
-    return value_problem(output) or value_problem(structured)
-
-
 class LineParser(ABC, Generic[StateT]):
     """Incremental parser of one append-only source (JSONL).
 
@@ -211,8 +161,6 @@ class LineParser(ABC, Generic[StateT]):
             # A record whose shape defies the adapter costs only itself.
             reject(diagnostics, out, (mark, total, used), f"malformed:{type(exc).__name__}")
             return
-        if len(out) > mark and (problem := carried_problem(out, mark)) is not None:
-            reject(diagnostics, out, (mark, total, used), problem)
 
     def emit(self, session_id: str, item: Message | ToolOutput) -> None:
         self._out.append((session_id, item))
@@ -223,18 +171,13 @@ class LineParser(ABC, Generic[StateT]):
         return out
 
     def snapshot(self) -> bytes:
-        """The parser state, serialised (msgpack).  A state that kept an integer
-        msgpack cannot hold (a record's id or detail above 2**64) is saved with it
-        as 0, the rule for out-of-range counts (:func:`~agentlog.adapters._values.as_int`)."""
-        try:
-            return msgspec.msgpack.encode(self.state)
-        except OverflowError:
-            builtins = msgspec.to_builtins(self.state, builtin_types=(datetime, bytes))
-            return msgspec.msgpack.encode(_in_range(builtins))
+        """The parser state, serialised (:func:`agentlog.packing.pack`: msgpack, or
+        JSON when it kept an integer msgpack cannot hold)."""
+        return pack(self.state)
 
     def resume(self, blob: bytes) -> None:
         """Continue from a :meth:`snapshot` of a parser for the same source."""
-        self.state = msgspec.msgpack.decode(blob, type=self.state_type)  # type: ignore[assignment]
+        self.state = unpack(blob, self.state_type)  # type: ignore[assignment]
 
 
 class Document(msgspec.Struct, kw_only=True):
@@ -264,9 +207,8 @@ class RecordGuard:
     """The per-record guard of :meth:`DocumentParser.guard`, for one record whose
     fragments go to ``out`` and whose count to ``diagnostics`` (usable on its own
     by a converter that keeps its own fragment list): a record that raises a
-    :data:`MALFORMED` exception or a :class:`~agentlog.adapters._json.JsonError`,
-    or that carries a value the model cannot store (:func:`carried_problem`), is
-    undone and counted as skipped (:func:`reject`); other exceptions pass."""
+    :data:`MALFORMED` exception or a :class:`~agentlog.adapters._json.JsonError`
+    is undone and counted as skipped (:func:`reject`); other exceptions pass."""
 
     __slots__ = ("diagnostics", "mark", "out", "rejected")
 
@@ -282,10 +224,8 @@ class RecordGuard:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
         if exc is None:
-            reason = carried_problem(self.out, self.mark[0]) if len(self.out) > self.mark[0] else None
-            if reason is None:
-                return False
-        elif isinstance(exc, JsonError):
+            return False
+        if isinstance(exc, JsonError):
             reason = exc.reason
         elif isinstance(exc, MALFORMED):
             reason = f"malformed:{type(exc).__name__}"
@@ -304,10 +244,9 @@ class DocumentParser(ABC):
     count records in a :class:`~agentlog.model.Diagnostics`) and :meth:`headers`.
     Each record — an entry of a message list, a database row — is handled inside
     ``with self.guard():`` so that one whose shape defies the adapter (any
-    :data:`MALFORMED` exception, a :class:`~agentlog.adapters._json.JsonError`) or
-    that carries a value the model cannot store costs only itself: its fragments
-    are dropped and it is counted as skipped, as :meth:`LineParser.feed` does for
-    a line.  :meth:`result` runs the parse; what still escapes it is the source's
+    :data:`MALFORMED` exception, a :class:`~agentlog.adapters._json.JsonError`)
+    costs only itself: its fragments are dropped and it is counted as skipped, as
+    :meth:`LineParser.feed` does for a line.  :meth:`result` runs the parse; what still escapes it is the source's
     error (the reader layer records it).
     """
 
