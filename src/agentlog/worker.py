@@ -8,7 +8,7 @@ exception (``OSError`` with its errno, ``RecursionError``, a
 :class:`~agentlog.adapters.base.ParserError` for any other failure of the parser,
 else ``ValueError``).
 :func:`parse_in_worker` runs :func:`agentlog.load.jsonl_batches` for a
-registered adapter that way, its batches sent as msgpack.
+registered adapter that way, its batches sent packed (:mod:`agentlog.packing`).
 """
 
 from __future__ import annotations
