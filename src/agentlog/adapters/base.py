@@ -5,7 +5,14 @@ to list its sources under a root (:meth:`Adapter.discover`, which may list
 folders but never parses), how to recognise its files by content
 (:meth:`Adapter.sniff`), and how to parse them: append-only JSONL through a
 resumable :class:`LineParser` (:class:`JsonlAdapter`), documents rewritten in
-place — JSON files, SQLite databases — whole (:class:`DocumentAdapter`).
+place — JSON files, SQLite databases — whole (:class:`DocumentAdapter`, most
+through a :class:`DocumentParser`).
+
+A bad record costs only itself: :meth:`LineParser.feed` and
+:meth:`DocumentParser.guard` (a :class:`RecordGuard`) undo and count a record
+whose shape defies the adapter, under the decoder's reason codes
+(:mod:`agentlog.adapters._json`) or ``malformed:<exception>``.  Anything that
+still escapes a parser is a :class:`ParserError`: the error of that one source.
 
 Parsing is pure: a :class:`LineParser` is fed complete lines (bytes) and never
 opens a file; the reader layer (:mod:`agentlog.readers`) does all I/O.  A parser
