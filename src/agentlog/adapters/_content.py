@@ -1,4 +1,5 @@
-"""Message content shared by several formats: Anthropic-style content blocks (Cline, Roo, Kilo, Factory Droid), text of block lists, tool results, records kept raw."""
+"""Message content shared by several formats: Anthropic-style content blocks (Cline,
+Roo, Kilo, Factory Droid), text of block lists, tool results, records kept raw."""
 
 from __future__ import annotations
 

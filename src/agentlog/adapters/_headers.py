@@ -1,4 +1,5 @@
-"""Session headers as parsers hand them out: copies for ``LineParser.headers()``, one-session states, the headers of a database holding many sessions."""
+"""Session headers as parsers hand them out: copies for ``LineParser.headers()``, one-
+session states, the headers of a database holding many sessions."""
 
 from __future__ import annotations
 

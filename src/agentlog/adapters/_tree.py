@@ -1,4 +1,5 @@
-"""The parser of tree-shaped append-only logs (Pi, Qwen Code, OpenClaw): entries with an id and a parent id, the transcript the path from the last entry back to the root."""
+"""The parser of tree-shaped append-only logs (Pi, Qwen Code, OpenClaw): entries with
+an id and a parent id, the transcript the path from the last entry back to the root."""
 
 from __future__ import annotations
 

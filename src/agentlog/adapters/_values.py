@@ -1,4 +1,5 @@
-"""Scalar values of agent records: timestamps (ISO-8601 or epoch), token counts, strings, service tiers."""
+"""Scalar values of agent records: timestamps (ISO-8601 or epoch), token counts,
+strings, service tiers."""
 
 from __future__ import annotations
 
