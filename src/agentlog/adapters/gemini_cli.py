@@ -62,7 +62,14 @@ from typing import Any, ClassVar
 from agentlog.adapters._json import parse_object, read_document
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, Fragment, RecordGuard, SourceRef
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    RecordGuard,
+    SourceRef,
+)
 from agentlog.model import (
     Diagnostics,
     FilePart,
@@ -284,37 +291,7 @@ class GeminiCliAdapter(DocumentAdapter):
         return 0.6 if b'"lastUpdated"' in head and (b'"messages"' in head or b'"history"' in head) else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        chat = fold_document(doc.data, log=ref.path.endswith(".jsonl"))
-        meta = chat.meta
-        path = PurePath(ref.path)
-        sid = as_str(meta.get("sessionId")) or path.stem
-        header = Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[ref.path])
-        header.title = as_str(meta.get("summary"))
-        header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
-        header.ended_at = parse_time(meta.get("lastUpdated"))
-        if path.parent.name != "chats" and path.parent.parent.name == "chats":
-            header.kind = "subagent"
-            header.parent_key = f"{self.slug}:{path.parent.name}"
-        elif meta.get("kind") == "subagent":
-            header.kind = "subagent"
-        fragments: list[Fragment] = []
-        for n, (key, record) in enumerate(chat.messages.items()):
-            with RecordGuard(fragments, chat.diagnostics):
-                message = self._message(
-                    record, f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}", chat.diagnostics
-                )
-                fragments.append((sid, message))
-                if (
-                    header.title is None
-                    and message.role == "user"
-                    and not message.flags
-                    and message.text.strip()
-                ):
-                    header.title = message.text.strip()
-        if not chat.messages and chat.diagnostics.records_total == 0:
-            return DocumentResult(headers=[], fragments=[])
-        header.diagnostics = chat.diagnostics
-        return DocumentResult(headers=[header], fragments=fragments)
+        return _ChatParse(self, ref, doc).result()
 
     def _message(self, record: dict[str, Any], mid: str, diagnostics: Diagnostics) -> Message:
         kind = record.get("type")
@@ -374,3 +351,47 @@ class GeminiCliAdapter(DocumentAdapter):
 
     def resume_command(self, session: Session) -> str | None:
         return f"gemini --resume {session.id}" if session.kind == "main" else None
+
+
+class _ChatParse(DocumentParser):
+    """One chat (a ``.jsonl`` log folded, or a legacy ``.json`` document); each folded
+    message is one record."""
+
+    def __init__(self, adapter: GeminiCliAdapter, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.adapter = adapter
+        self.header: Session | None = None
+
+    def parse(self) -> None:
+        slug, path = self.adapter.slug, PurePath(self.ref.path)
+        chat = fold_document(self.doc.data, log=self.ref.path.endswith(".jsonl"))
+        self.diagnostics = chat.diagnostics
+        meta = chat.meta
+        sid = as_str(meta.get("sessionId")) or path.stem
+        header = Session(key=f"{slug}:{sid}", agent=slug, id=sid, sources=[self.ref.path])
+        header.title = as_str(meta.get("summary"))
+        header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
+        header.ended_at = parse_time(meta.get("lastUpdated"))
+        if path.parent.name != "chats" and path.parent.parent.name == "chats":
+            header.kind = "subagent"
+            header.parent_key = f"{slug}:{path.parent.name}"
+        elif meta.get("kind") == "subagent":
+            header.kind = "subagent"
+        for n, (key, record) in enumerate(chat.messages.items()):
+            with self.guard():
+                mid = f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}"
+                message = self.adapter._message(record, mid, self.diagnostics)
+                self.emit(sid, message)
+                if (
+                    header.title is None
+                    and message.role == "user"
+                    and not message.flags
+                    and message.text.strip()
+                ):
+                    header.title = message.text.strip()
+        if chat.messages or self.diagnostics.records_total:
+            header.diagnostics = self.diagnostics
+            self.header = header
+
+    def headers(self) -> list[Session]:
+        return [self.header] if self.header is not None else []
