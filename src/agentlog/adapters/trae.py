@@ -47,7 +47,14 @@ from agentlog.adapters._common import vscode_state_dbs, vscode_user_dirs, worksp
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_str, parse_time
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, Fragment, RecordGuard, SourceRef
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    Fragment,
+    SourceRef,
+)
 from agentlog.model import Message, Part, ReasoningPart, Session, TextPart, ToolCallPart
 
 SLUG = "trae"
@@ -136,10 +143,24 @@ class TraeAdapter(DocumentAdapter):
         return 0.3 if name == "state.vscdb" and b"cursorDiskKV" not in head else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        cwd = next((workspace_folder(d) for d in doc.sidecars.values()), None)
-        headers: list[Session] = []
-        fragments: list[Fragment] = []
-        for row in doc.tables.get("memento", []):
+        return _MementoParse(ref, doc).result()
+
+
+class _MementoParse(DocumentParser):
+    """One ``state.vscdb``'s ``icube-ai-agent-storage`` memento: its sessions, each
+    message one record."""
+
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.sessions: list[Session] = []
+
+    def headers(self) -> list[Session]:
+        return self.sessions
+
+    def parse(self) -> None:
+        ref, headers = self.ref, self.sessions
+        cwd = next((workspace_folder(d) for d in self.doc.sidecars.values()), None)
+        for row in self.doc.tables.get("memento", []):
             store = json_value(row.get("value"))
             sessions = store.get("list") if isinstance(store, dict) else None
             if not isinstance(sessions, list):
@@ -152,10 +173,9 @@ class TraeAdapter(DocumentAdapter):
                 continue
             for entry in sessions:
                 if isinstance(entry, dict) and as_str(entry.get("sessionId")):
-                    headers.append(self._session(entry, cwd, ref, fragments))
+                    headers.append(self._session(entry, cwd, ref, self.fragments))
                 elif headers:
                     headers[0].diagnostics.skip("malformed:session")
-        return DocumentResult(headers=headers, fragments=fragments)
 
     def _session(
         self, entry: dict[str, Any], cwd: str | None, ref: SourceRef, out: list[Fragment]
@@ -181,7 +201,7 @@ class TraeAdapter(DocumentAdapter):
         default_model = as_str(entry.get("model"))
         last: datetime | None = None
         for n, item in indexed:
-            with RecordGuard(out, header.diagnostics):
+            with self.guard(header.diagnostics):
                 last = self._message(header, item, n, last, default_model, out)
         return header
 
