@@ -67,6 +67,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._common import as_int, as_str, block_text, parse_time, service_tier, snake
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -592,7 +593,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
             if path.name in ("journal.jsonl", "history.jsonl"):
                 continue
             meta = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
-            sidecars = (str(meta),) if _AGENT_FILE.match(path.name) and meta.exists() else ()
+            sidecars = probe.regular_files([meta]) if _AGENT_FILE.match(path.name) else ()
             yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -134,6 +134,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._common import as_int, as_str, block_text, json_or_text, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -1074,7 +1075,7 @@ class CodexAdapter(JsonlAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         folders = [root / "sessions", root / "archived_sessions"]
-        if not any(f.is_dir() for f in folders):
+        if not any(probe.is_dir(f) for f in folders):
             folders = [root]
         for folder in folders:
             for path in walk_files(folder, ".jsonl"):

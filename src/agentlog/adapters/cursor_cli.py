@@ -40,6 +40,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._common import (
     as_str,
     json_value,
@@ -214,7 +215,7 @@ class CursorCliAdapter(JsonlAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         stores: dict[str, str] = {}
         chats = root.parent / "chats"
-        if chats.is_dir():
+        if probe.is_dir(chats):
             for db in walk_files(chats, "store.db"):
                 stores.setdefault(db.parent.name, str(db))
         for path in walk_files(root, ".jsonl"):

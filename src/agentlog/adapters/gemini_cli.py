@@ -59,6 +59,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
+from agentlog import probe
 from agentlog.adapters._common import as_int, as_str, decode_record, mapped_tool, parse_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import (
@@ -248,7 +249,7 @@ def legacy_chats(root: Path) -> Iterator[Path]:
     """The legacy ``session-*.json`` chats under ``root`` that were not migrated to a
     ``.jsonl`` of the same name (the CLI does so on resume; the ``.jsonl`` is read)."""
     for path in walk_files(root, ".json"):
-        if path.name.startswith("session-") and not path.with_name(path.name + "l").exists():
+        if path.name.startswith("session-") and not probe.exists(path.with_name(path.name + "l")):
             yield path
 
 

@@ -53,6 +53,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._common import as_int, as_str, block_text, decode_object, parse_time, snake
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
@@ -394,7 +395,7 @@ class KimiCodeAdapter(JsonlAdapter):
             if path.name != "wire.jsonl" or path.parent.parent.name != "agents":
                 continue
             state = path.parent.parent.parent / "state.json"
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=(str(state),) if state.is_file() else ())
+            yield SourceRef(agent=SLUG, path=str(path), sidecars=probe.regular_files([state]))
 
     def sniff(self, name: str, head: bytes) -> float:
         first = head.split(b"\n", 1)[0]

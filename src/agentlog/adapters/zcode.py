@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._common import MALFORMED, as_int, as_str, block_text, decode_object, parse_time, snake
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
@@ -164,7 +165,7 @@ class ZcodeAdapter(DocumentAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for candidate in (root / "db.sqlite", root / "cli" / "db" / "db.sqlite"):
-            if candidate.is_file():
+            if probe.is_file(candidate):
                 yield SourceRef(agent=SLUG, path=str(candidate))
 
     def sniff(self, name: str, head: bytes) -> float:
