@@ -99,8 +99,11 @@ _current: ContextVar[_Collector | None] = ContextVar("agentlog_probe_collector",
 @contextmanager
 def collecting(agent: str | None, into: list[PathProblem]) -> Iterator[list[PathProblem]]:
     """Record the problems met by every probe made inside the ``with`` block (in
-    this thread or task) in ``into``, as ``agent``'s; a problem already there is
-    not added twice.  Nested blocks: the innermost one collects."""
+    this thread or task) in ``into``, as ``agent``'s, once per path: a problem of
+    a path at or below one of the same agent's recorded paths is not added, and
+    one of a folder replaces those below it (``~/.codex/sessions: Permission
+    denied`` says all of ``~/.codex/sessions/...``).  Nested blocks: the innermost
+    one collects."""
     token = _current.set(_Collector(agent, into))
     try:
         yield into
@@ -115,8 +118,11 @@ def problem(path: str | os.PathLike[str], error: BaseException | str) -> None:
         return
     text = error if isinstance(error, str) else describe_error(error)
     found = PathProblem(agent=collector.agent, path=_shown(path), error=text)
-    if found not in collector.into:
-        collector.into.append(found)
+    mine = [p for p in collector.into if p.agent == found.agent]
+    if any(p.covers(found.path) for p in mine):
+        return  # already said: a folder that could not be listed holds this path
+    collector.into[:] = [p for p in collector.into if p.agent != found.agent or not found.covers(p.path)]
+    collector.into.append(found)
 
 
 def _shown(path: str | os.PathLike[str]) -> str:

@@ -26,6 +26,7 @@ from agentlog.errors import NotFound, UsageError
 from agentlog.index import queries
 from agentlog.load import LoadReport, discover_sources, sniff
 from agentlog.model import Diagnostics, Usage, json_schema
+from agentlog.probe import PathProblem
 from agentlog.query import parse_since
 from agentlog.readers import read_head
 
@@ -193,7 +194,8 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
         return
     report = LoadReport()
     discover_sources(all_adapters(), app.env, app.home, app.roots, report)
-    rows = [
+    problems = _problems(report.problems)
+    rows: list[dict[str, Any]] = [
         {
             "agent": a.slug,
             "name": a.display_name,
@@ -204,7 +206,7 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
         for a in all_adapters()
     ]
     if as_json:
-        print_json({"agents": rows, "plugin_errors": LOAD_ERRORS})
+        print_json({"agents": rows, "path_problems": problems, "plugin_errors": LOAD_ERRORS})
         return
     for row in rows:
         files = f"{row['sources']} file" + ("" if row["sources"] == 1 else "s")
@@ -224,6 +226,11 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
             app.console.print(f"  [dim]✗ {what} (--all lists them)[/dim]")
         if row["env"]:
             app.console.print(f"  [dim]set by {', '.join(row['env'])}[/dim]")
+        _print_problems(app, [p for p in problems if p["agent"] == row["agent"]], "  ")
+    others = [p for p in problems if p["agent"] is None]
+    if others:
+        app.console.print("[bold]under --root[/bold]")
+        _print_problems(app, others, "  ")
     for error in LOAD_ERRORS:
         app.err.print(f"[red]plugin failed to load:[/red] {error}")
 
@@ -257,6 +264,9 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     result = {
         "agents": list(rows.values()),
         "unreadable": [{"path": p, "error": e} for p, e in unreadable],
+        "path_problems": [
+            p for p in _problems(synced.roots.problems) if agent is None or p["agent"] in (agent, None)
+        ],
         "duplicates": [{"path": p, "copy_of": c} for p, c in duplicates],
     }
     if as_json:
@@ -280,12 +290,30 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
             console.print(f"  [yellow]{error}[/yellow]")
     for item in result["unreadable"]:
         console.print(f"[red]unreadable[/red] {item['path']}: {item['error']}")
+    _print_problems(app, result["path_problems"], "", named=True)
     for item in result["duplicates"]:
         console.print(
             f"[dim]duplicate copy ignored: {item['path']} (same session as {item['copy_of']})[/dim]"
         )
-    if not result["agents"] and not result["unreadable"]:
+    if not result["agents"] and not result["unreadable"] and not result["path_problems"]:
         console.print("No agent logs found.")
+
+
+def _problems(problems: list[PathProblem]) -> list[dict[str, Any]]:
+    """Discovery's path problems as ``{"agent", "path", "error"}`` rows (``agent``
+    ``None`` for a path under a ``--root``)."""
+    return [{"agent": p.agent, "path": p.path, "error": p.error} for p in problems]
+
+
+def _print_problems(app: App, problems: list[dict[str, Any]], indent: str, named: bool = False) -> None:
+    """One line per path discovery could not look at: the path and the error."""
+    for item in problems:
+        who = f"{item['agent'] or '--root'}: " if named else ""
+        app.console.print(
+            f"{indent}[red]cannot look at[/red] {clean(who + tilde(item['path'], str(app.home)))}: "
+            f"{clean(item['error'])}",
+            soft_wrap=True,
+        )
 
 
 @main.command()

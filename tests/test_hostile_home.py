@@ -1,0 +1,164 @@
+"""Acceptance of issue #11 (isolation of discovery and the file system): with a
+hostile home — an unreadable agent folder, a FIFO log, a FIFO sidecar, a FIFO
+database and Goose legacy file, a symbolic-link loop, a recorded ``cwd`` too
+long to exist and one in a folder nobody may enter — every command exits 0 in
+a real process (no hang: each has a timeout), the other agents' sessions are
+all there, and ``doctor``/``agents`` name each bad path with its error."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hostile_home import DENY_PRELUDE, LONG_NAME, PARENT_ID, build
+
+TIMEOUT = 120  # seconds; a FIFO opened for reading would block forever
+
+MAIN_SESSIONS = [
+    "aider:*-20250310T091500",  # Aider ids start with a hash of the history file's path
+    "aider:*-20250310T091500-2",
+    f"claude_code:{PARENT_ID}",
+    "claude_code:good",
+    "claude_code:inlocked",
+    "claude_code:inproject",
+    "claude_code:long",
+]
+CODEX = "codex:019ab0d2-4c1e-7f00-9d2a-5e551011c0de"
+FIFO = "OSError: not a regular file (FIFO)"
+DENIED = "PermissionError: Permission denied"
+TOO_LONG = "OSError: File name too long"
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    paths = build(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+    env |= {
+        "HOME": str(paths["home"]),
+        "AGENTLOG_INDEX": str(tmp_path / "index.sqlite"),
+        "AGENTLOG_TEST_DENY": os.pathsep.join([str(paths["codex_sessions"]), str(paths["locked"])]),
+    }
+    return paths, env
+
+
+def agentlog(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``agentlog ARGS`` in a child process whose ``os`` calls are denied inside
+    ``AGENTLOG_TEST_DENY`` (see :mod:`hostile_home`)."""
+    code = DENY_PRELUDE + "\nimport sys\nsys.argv = ['agentlog', *sys.argv[1:]]\nfrom agentlog._console import main\nmain()\n"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=TIMEOUT
+    )
+
+
+def keys(rows: list[dict]) -> list[str]:
+    """The sorted session keys of ``sessions --json`` rows, Aider's path hash as ``*``."""
+    return sorted(re.sub(r"^aider:[0-9a-f]{8}-", "aider:*-", r["key"]) for r in rows)
+
+
+def json_of(env: dict[str, str], *args: str):
+    proc = agentlog(env, *args)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def expected_problems(paths: dict[str, Path]) -> list[dict[str, str | None]]:
+    projects, tmp = paths["projects"], paths["home"].parent
+    long = f"{tmp}/{LONG_NAME}"
+    rows = [
+        ("claude_code", projects / "fifo.jsonl", FIFO),
+        ("claude_code", projects / "loop.jsonl", "OSError: Too many levels of symbolic links"),
+        ("claude_code", paths["meta"], FIFO),
+        ("codex", paths["codex_sessions"], DENIED),
+        ("goose", paths["home"] / ".local/share/goose/sessions/20260101_1.jsonl", FIFO),
+        ("zcode", paths["home"] / ".zcode/cli/db/db.sqlite", FIFO),
+    ]
+    projects_rows = [
+        ("aider", f"{paths['locked']}/proj/.aider.chat.history.md", DENIED),
+        ("crush", f"{paths['locked']}/proj/.crush/crush.db", DENIED),
+        ("aider", f"{paths['locked']}/.aider.chat.history.md", DENIED),
+        ("crush", f"{paths['locked']}/.crush/crush.db", DENIED),
+        ("aider", f"{long}/sub/.aider.chat.history.md", TOO_LONG),
+        ("crush", f"{long}/sub/.crush/crush.db", TOO_LONG),
+        ("aider", f"{long}/.aider.chat.history.md", TOO_LONG),
+        ("crush", f"{long}/.crush/crush.db", TOO_LONG),
+    ]
+    return [{"agent": a, "path": str(p), "error": e} for a, p, e in rows + projects_rows]
+
+
+def test_every_command_survives_a_hostile_home(hostile):
+    paths, env = hostile
+    index = json_of(env, "index", "--json")
+    assert (index["sources"], index["reparsed"], index["removed"], index["failed"]) == (7, 7, 0, [])
+
+    assert keys(json_of(env, "sessions", "--json")) == MAIN_SESSIONS
+    with_subagents = keys(json_of(env, "sessions", "--json", "--subagents"))
+    assert with_subagents == sorted([*MAIN_SESSIONS, "claude_code:agent-a0ad4f44468bdf20d"])
+
+    usage = json_of(env, "usage", "--json")
+    assert [(r["key"], r["calls"]) for r in usage["rows"]] == [("2025-09-03", 7), ("unknown", 3)]
+    fast = json_of(env, "usage", "--json", "--no-index", "--agent", "claude_code")
+    assert [(r["key"], r["calls"]) for r in fast["rows"]] == [("2025-09-03", 7)]
+
+    hits = json_of(env, "search", "hello", "--json")
+    assert sorted(h["session_key"] for h in hits) == [
+        "claude_code:inlocked",
+        "claude_code:inproject",
+        "claude_code:long",
+    ]
+
+    doctor = json_of(env, "doctor", "--json")
+    assert [(a["agent"], a["sessions"]) for a in doctor["agents"]] == [("claude_code", 6), ("aider", 2)]
+    assert doctor["path_problems"] == expected_problems(paths)
+    assert doctor["unreadable"] == []
+
+    agents = json_of(env, "agents", "--json")  # discovery only: no project folders from cwds
+    assert agents["path_problems"] == expected_problems(paths)[:6]
+    found = {row["agent"]: row["sources"] for row in agents["agents"] if row["sources"]}
+    assert found == {"claude_code": 6}
+
+    text = agentlog(env, "doctor")
+    assert text.returncode == 0
+    assert "cannot look at codex: ~/.codex/sessions: PermissionError: Permission denied" in text.stdout
+    assert "cannot look at goose: ~/.local/share/goose/sessions/20260101_1.jsonl: " + FIFO in text.stdout
+    table = agentlog(env, "agents")
+    assert table.returncode == 0
+    assert "  cannot look at ~/.claude/projects/-p/fifo.jsonl: " + FIFO in table.stdout
+
+
+def test_a_folder_that_turns_unreadable_keeps_its_sessions(hostile):
+    """Synced while readable, then ``~/.codex/sessions`` is denied: the next sync
+    cannot look there, so its session is not taken as deleted."""
+    _, env = hostile
+    readable = {**env, "AGENTLOG_TEST_DENY": ""}
+    assert keys(json_of(readable, "sessions", "--json")) == sorted([*MAIN_SESSIONS, CODEX])
+    index = json_of(env, "index", "--json")
+    assert (index["removed"], index["failed"]) == (0, [])
+    assert keys(json_of(env, "sessions", "--json")) == sorted([*MAIN_SESSIONS, CODEX])
+    usage = json_of(env, "usage", "--json")
+    assert ("2026-11-21", 4) in [(r["key"], r["calls"]) for r in usage["rows"]]
+
+
+def test_background_sync_of_the_viewer_survives_a_hostile_home(hostile):
+    """``serve``'s syncer (web/syncer.py) completes its rounds: no error, every
+    other agent's session stored."""
+    _, env = hostile
+    code = DENY_PRELUDE + (
+        "\nimport os, time\nfrom pathlib import Path\nfrom agentlog.web.syncer import Syncer\n"
+        "s = Syncer(Path(os.environ['AGENTLOG_INDEX']), os.environ, Path(os.environ['HOME']), [], 0.05)\n"
+        "s.start()\n"
+        "deadline = time.monotonic() + 60\n"
+        "while s.last is None and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "s.stop()\n"
+        "print(s.last is not None, s.error)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    assert (proc.returncode, proc.stdout) == (0, "True None\n"), proc.stderr
+    stored = json_of(env, "sessions", "--json", "--no-sync")
+    assert keys(stored) == MAIN_SESSIONS
