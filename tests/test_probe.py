@@ -192,6 +192,7 @@ class _Broken(ClaudeCodeAdapter):
 
 def test_an_exception_escaping_discover_is_a_problem_of_its_root(tmp_path):
     claude_home(tmp_path)
+    (tmp_path / ".claude/projects/first.jsonl").write_text("{}\n")
     report = LoadReport()
     found = discover_sources([_Broken(), get_adapter("claude_code")], {}, tmp_path, (), report)
     assert [ref.path for _, ref in found] == [
@@ -316,3 +317,15 @@ def test_sync_keeps_sources_under_a_root_that_turned_unreadable(tmp_path, monkey
     monkeypatch.undo()
     (root / "kept.jsonl").unlink()  # really gone: removed as before
     assert sync(conn, adapters, {}, tmp_path / "home", [root]).removed == 1
+
+
+def test_a_file_reached_by_two_paths_is_listed_once(tmp_path):
+    projects = claude_home(tmp_path)
+    (projects / "link.jsonl").symlink_to("good.jsonl")
+    os.link(projects / "good.jsonl", projects / "hard.jsonl")
+    (tmp_path / ".claude/projects/-again").symlink_to("-p")
+    report = LoadReport()
+    found = discover_sources([get_adapter("claude_code")], {}, tmp_path, [projects], report)
+    # "-again" sorts first: the file is listed by the first path it is reached by
+    assert [ref.path for _, ref in found] == [str(tmp_path / ".claude/projects/-again/good.jsonl")]
+    assert (report.sources, report.problems) == ({"claude_code": 1}, [])

@@ -20,7 +20,7 @@ from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
 from agentlog.model import Session
-from agentlog.probe import PathProblem, collecting, is_dir, is_file, problem
+from agentlog.probe import PathProblem, collecting, identity, is_dir, is_file, problem, regular_stat, stat_of
 from agentlog.readers import (
     DOCUMENT_LIMIT,
     LineReader,
@@ -208,7 +208,8 @@ def discover_sources(
 ) -> list[tuple[Adapter, SourceRef]]:
     """Every source of ``adapters`` under their default roots and ``extra_roots``.
 
-    A file reached twice (overlapping roots, symlinks) is listed once.  Under a
+    A file reached twice (overlapping roots, symlinks, hard links: the same
+    :func:`~agentlog.probe.identity`) is listed once.  Under a
     user-given root any adapter may claim a file, so each file there goes to
     the adapter whose :meth:`~agentlog.adapters.Adapter.sniff` is most confident
     about its first bytes (none, if all say 0).
@@ -223,7 +224,7 @@ def discover_sources(
     report = report if report is not None else LoadReport()
     adapters = list(adapters)
     found: list[tuple[Adapter, SourceRef]] = []
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()
     counts = dict.fromkeys((a.slug for a in adapters), 0)
 
     def add(adapter: Adapter, ref: SourceRef) -> None:
@@ -232,9 +233,9 @@ def discover_sources(
             shown = ref.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             report.errors.append((shown, "skipped: the file name is not valid UTF-8"))
             return
-        real = os.path.realpath(ref.path)
-        if real not in seen:
-            seen.add(real)
+        st = stat_of(ref.path)  # gone since it was listed, or not to be looked at (recorded)
+        if st is not None and identity(st) not in seen:
+            seen.add(identity(st))
             found.append((adapter, ref))
             counts[adapter.slug] += 1
 
@@ -253,10 +254,10 @@ def discover_sources(
                 report.roots[adapter.slug].append((root, present))
                 for ref in _discovered(adapter, root) if present else ():
                     claims.setdefault(ref.path, []).append((adapter, ref))
-        for path, candidates in claims.items():
-            best = _best_claim(path, candidates)
-            if best is not None:
-                add(*best)
+            for path, candidates in claims.items():
+                best = _best_claim(path, candidates)
+                if best is not None:
+                    add(*best)
     report.sources.update(counts)
     return found
 
@@ -287,7 +288,8 @@ def project_sources(
     root while a session may have started in a subfolder.
 
     Relative ``cwds`` are ignored; files in ``known`` (sources already found,
-    compared after resolving symlinks) are left out and each file is listed once.
+    compared by :func:`~agentlog.probe.identity`, so a link or a second path to
+    one is no new file) are left out and each file is listed once.
     Only ``stat`` calls: nothing is opened.  A ``cwd`` is text from a log: one
     too long for the file system, inside a folder the user cannot enter, or
     holding a NUL is recorded in ``report.problems`` as the path it would have
@@ -295,7 +297,7 @@ def project_sources(
     """
     report = report if report is not None else LoadReport()
     wanted = [a for a in adapters if a.project_files]
-    seen = {os.path.realpath(p) for p in known}
+    seen = {identity(st) for p in known if (st := stat_of(p)) is not None}
     folders: dict[Path, None] = {}
     for cwd in cwds if wanted else ():
         if os.path.isabs(cwd) and _utf8(cwd):
@@ -306,8 +308,9 @@ def project_sources(
             with collecting(adapter.slug, report.problems):
                 for relative in adapter.project_files:
                     path = folder / relative
-                    if is_file(path) and (real := os.path.realpath(path)) not in seen:
-                        seen.add(real)
+                    st = regular_stat(path)
+                    if st is not None and identity(st) not in seen:
+                        seen.add(identity(st))
                         found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
     return found
 

@@ -155,18 +155,28 @@ def is_dir(path: str | os.PathLike[str]) -> bool:
     return st is not None and stat.S_ISDIR(st.st_mode)
 
 
-def is_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a regular file (or a link to one).  A FIFO, socket or
-    device there is recorded as a problem (a folder is not: layouts are told
-    apart by probing)."""
+def regular_stat(path: str | os.PathLike[str]) -> os.stat_result | None:
+    """``os.stat(path)`` if it is a regular file (or a link to one), else ``None``.
+    A FIFO, socket or device there is recorded as a problem (a folder is not:
+    layouts are told apart by probing)."""
     st = stat_of(path)
-    if st is None:
-        return False
-    if stat.S_ISREG(st.st_mode):
-        return True
+    if st is None or stat.S_ISREG(st.st_mode):
+        return st
     if not stat.S_ISDIR(st.st_mode):
         problem(path, not_regular(path, st.st_mode))
-    return False
+    return None
+
+
+def is_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a regular file (see :func:`regular_stat`)."""
+    return regular_stat(path) is not None
+
+
+def identity(st: os.stat_result) -> tuple[int, int]:
+    """``(st_dev, st_ino)``: the same for every path to one file or folder (an
+    overlapping root, a symbolic link, a hard link) — one ``stat`` where
+    resolving the path would take one ``lstat`` per component."""
+    return st.st_dev, st.st_ino
 
 
 def regular_files(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
@@ -217,20 +227,20 @@ def glob(folder: str | os.PathLike[str], pattern: str) -> list[Path]:
 
 def walk_files(root: Path, suffix: str) -> Iterator[Path]:
     """Regular files under ``root`` whose name ends with ``suffix``, sorted per
-    folder, following folder symlinks once (a real path seen twice is not walked
-    again, so a link to a parent folder ends there).
+    folder, following folder symlinks once (a folder seen twice, by
+    :func:`identity`, is not walked again, so a link to a parent folder ends there).
 
     A folder that cannot be listed, an entry that cannot be looked at (a link
     that loops) and a FIFO, socket or device whose name ends with ``suffix`` are
     recorded as problems and skipped; a link to nothing is skipped silently."""
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()
     stack = [root]
     while stack:
         folder = stack.pop()
-        real = os.path.realpath(folder)
-        if real in seen:
+        st = stat_of(folder)
+        if st is None or identity(st) in seen:
             continue
-        seen.add(real)
+        seen.add(identity(st))
         found = _scan(folder)
         subdirs = []
         for entry in found:
