@@ -126,6 +126,9 @@ def test_every_command_survives_a_hostile_home(hostile):
     assert text.returncode == 0
     assert "cannot look at codex: ~/.codex/sessions: PermissionError: Permission denied" in text.stdout
     assert "cannot look at goose: ~/.local/share/goose/sessions/20260101_1.jsonl: " + FIFO in text.stdout
+    overview = agentlog(env)
+    assert overview.returncode == 0 and "14 paths could not be looked at (see `agentlog doctor`)" in overview.stdout
+    assert json_of(env, "overview", "--json")["path_problems"] == expected_problems(paths)
     table = agentlog(env, "agents")
     assert table.returncode == 0
     assert "  cannot look at ~/.claude/projects/-p/fifo.jsonl: " + FIFO in table.stdout

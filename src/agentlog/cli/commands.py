@@ -72,6 +72,7 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
                 "agents": [row for row in per_agent.values() if row["sessions"] or row["roots"]],
                 "recent": [session_row(s, children.get(s.key, 0)) for s in mains[:recent]],
                 "errors": [{"path": p, "error": e} for p, e in errors],
+                "path_problems": _problems(report.roots.problems),
             }
         )
         return
@@ -106,6 +107,10 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     console.print(sessions_table(mains[:recent], children, console.width))
     if errors:
         console.print(f"\n[red]{plural(len(errors), 'log')} could not be read[/red] (see `agentlog doctor`)")
+    if report.roots.problems:
+        console.print(
+            f"[red]{plural(len(report.roots.problems), 'path')} could not be looked at[/red] (see `agentlog doctor`)"
+        )
 
 
 @main.command()
