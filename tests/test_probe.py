@@ -157,6 +157,26 @@ def test_load_report_hides_what_lies_below_a_problem():
     assert report.hides("/h/.codex/sessions")
     assert not report.hides("/h/.codex/sessions-old/a.jsonl")
     assert not report.hides("/h/.codex/archived_sessions/a.jsonl")
+    assert report.hides("/h/.codex/sessions/a.jsonl", "codex")
+    assert not report.hides("/h/.codex/sessions/a.jsonl", "claude_code")  # codex's discovery met it
+    under_root = LoadReport(problems=[PathProblem(agent=None, path="/logs", error=DENIED)])
+    assert under_root.hides("/logs/a.jsonl", "claude_code") and under_root.hides("/logs/a.jsonl", "pi")
+
+
+class _NoRoots(ClaudeCodeAdapter):
+    slug = "no_roots"
+
+    def default_roots(self, env, home):
+        raise KeyError("PLUGIN_HOME")
+
+
+def test_a_plugin_whose_default_roots_raise_costs_only_itself(tmp_path):
+    claude_home(tmp_path)
+    report = LoadReport()
+    found = discover_sources([_NoRoots(), get_adapter("claude_code")], {}, tmp_path, (), report)
+    assert [ref.path for _, ref in found] == [str(tmp_path / ".claude/projects/-p/good.jsonl")]
+    assert report.problems == [PathProblem(agent="no_roots", path=str(tmp_path), error="KeyError: 'PLUGIN_HOME'")]
+    assert report.roots["no_roots"] == []
 
 
 # -- discovery ----------------------------------------------------------------

@@ -193,10 +193,12 @@ class LoadReport:
     duplicates: list[str] = field(default_factory=list)
     problems: list[PathProblem] = field(default_factory=list)
 
-    def hides(self, path: str) -> bool:
+    def hides(self, path: str, agent: str | None = None) -> bool:
         """Whether ``path`` (a source found before) may still exist although this
-        run did not find it: it is, or lies below, a path in :attr:`problems`."""
-        return any(p.covers(path) for p in self.problems)
+        run did not find it: it is, or lies below, a path in :attr:`problems`;
+        with ``agent``, only problems met by that agent's discovery or under a
+        ``--root`` count (another agent's FIFO says nothing of this one's files)."""
+        return any(p.covers(path) and (agent is None or p.agent in (agent, None)) for p in self.problems)
 
 
 def discover_sources(
@@ -241,7 +243,11 @@ def discover_sources(
 
     for adapter in adapters:
         with collecting(adapter.slug, report.problems):
-            roots = adapter.default_roots(env, home)
+            try:
+                roots = adapter.default_roots(env, home)
+            except Exception as exc:  # a plugin's bug: this agent's logs may be anywhere at home
+                problem(home, exc)
+                roots = []
             report.roots[adapter.slug] = [(r, is_dir(r) or is_file(r)) for r in roots]
             for root, present in report.roots[adapter.slug]:
                 for ref in _discovered(adapter, root) if present else ():

@@ -115,7 +115,7 @@ def sync(
         if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
     for path in set(rows) - set(refs):
-        if report.roots.hides(path):
+        if report.roots.hides(path, rows[path][0]):
             continue  # its folder could not be looked at: not known to be gone, kept as stored
         with transaction(conn):
             Store(conn).remove_source(path)
