@@ -349,3 +349,14 @@ def test_a_file_reached_by_two_paths_is_listed_once(tmp_path):
     # "-again" sorts first: the file is listed by the first path it is reached by
     assert [ref.path for _, ref in found] == [str(tmp_path / ".claude/projects/-again/good.jsonl")]
     assert (report.sources, report.problems) == ({"claude_code": 1}, [])
+
+
+def test_corrupt_zstandard_under_a_root_is_left_to_parsing(tmp_path):
+    """Sniffing reads the head: corrupt compressed bytes must not stop discovery."""
+    root = tmp_path / "logs"
+    root.mkdir()
+    (root / "x.jsonl").write_bytes(b"\x28\xb5\x2f\xfd" + b"garbage" * 4)
+    report = LoadReport()
+    found = discover_sources([get_adapter("claude_code"), get_adapter("pi")], {}, tmp_path / "h", [root], report)
+    assert [(a.slug, ref.path) for a, ref in found] == [("claude_code", str(root / "x.jsonl"))]
+    assert report.problems == []

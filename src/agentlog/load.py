@@ -341,8 +341,8 @@ def _utf8(path: str) -> bool:
 def _best_claim(path: str, candidates: list[tuple[Adapter, SourceRef]]) -> tuple[Adapter, SourceRef] | None:
     try:
         head = read_head(path)
-    except OSError:
-        return candidates[0]  # unreadable: let parsing report the error
+    except (OSError, ValueError):
+        return candidates[0]  # unreadable or corrupt Zstandard data: parsing reports the error
     name = os.path.basename(path)
     score, best = max(((sniff(a, name, head), (a, ref)) for a, ref in candidates), key=lambda t: t[0])
     return best if score > 0 else None
