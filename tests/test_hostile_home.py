@@ -165,3 +165,19 @@ def test_background_sync_of_the_viewer_survives_a_hostile_home(hostile):
     assert (proc.returncode, proc.stdout) == (0, "True None\n"), proc.stderr
     stored = json_of(env, "sessions", "--json", "--no-sync")
     assert keys(stored) == MAIN_SESSIONS
+
+
+def test_problems_under_a_user_root_belong_to_no_agent(hostile, tmp_path):
+    _, env = hostile
+    root = tmp_path / "extra"
+    (root / "loop").mkdir(parents=True)
+    os.mkfifo(root / "pipe.jsonl")
+    (root / "loop/self").symlink_to("self")
+    found = json_of(env, "--root", str(root), "agents", "--json")["path_problems"]
+    assert [p for p in found if p["agent"] is None] == [
+        {"agent": None, "path": str(root / "loop/self"), "error": "OSError: Too many levels of symbolic links"},
+        {"agent": None, "path": str(root / "pipe.jsonl"), "error": FIFO},
+    ]
+    text = agentlog(env, "--root", str(root), "agents")
+    assert text.returncode == 0
+    assert f"under --root\n  cannot look at {root}/loop/self: OSError: Too many levels" in text.stdout
