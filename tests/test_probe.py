@@ -360,3 +360,12 @@ def test_corrupt_zstandard_under_a_root_is_left_to_parsing(tmp_path):
     found = discover_sources([get_adapter("claude_code"), get_adapter("pi")], {}, tmp_path / "h", [root], report)
     assert [(a.slug, ref.path) for a, ref in found] == [("claude_code", str(root / "x.jsonl"))]
     assert report.problems == []
+
+
+def test_identity_is_the_inode_or_the_resolved_path_where_there_is_none(tmp_path):
+    (tmp_path / "f").write_text("x")
+    (tmp_path / "link").symlink_to("f")
+    st = os.stat(tmp_path / "link")
+    assert probe.identity(tmp_path / "link", st) == (st.st_dev, st.st_ino) == probe.identity(tmp_path / "f", st)
+    no_inode = os.stat_result((st.st_mode, 0, st.st_dev, 1, 0, 0, 1, 0, 0, 0))
+    assert probe.identity(tmp_path / "link", no_inode) == str(tmp_path / "f")

@@ -226,7 +226,7 @@ def discover_sources(
     report = report if report is not None else LoadReport()
     adapters = list(adapters)
     found: list[tuple[Adapter, SourceRef]] = []
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[int, int] | str] = set()
     counts = dict.fromkeys((a.slug for a in adapters), 0)
 
     def add(adapter: Adapter, ref: SourceRef) -> None:
@@ -236,8 +236,8 @@ def discover_sources(
             report.errors.append((shown, "skipped: the file name is not valid UTF-8"))
             return
         st = stat_of(ref.path)  # gone since it was listed, or not to be looked at (recorded)
-        if st is not None and identity(st) not in seen:
-            seen.add(identity(st))
+        if st is not None and (key := identity(ref.path, st)) not in seen:
+            seen.add(key)
             found.append((adapter, ref))
             counts[adapter.slug] += 1
 
@@ -303,7 +303,7 @@ def project_sources(
     """
     report = report if report is not None else LoadReport()
     wanted = [a for a in adapters if a.project_files]
-    seen = {identity(st) for p in known if (st := stat_of(p)) is not None}
+    seen = {identity(p, st) for p in known if (st := stat_of(p)) is not None}
     folders: dict[Path, None] = {}
     for cwd in cwds if wanted else ():
         if os.path.isabs(cwd) and _utf8(cwd):
@@ -315,8 +315,8 @@ def project_sources(
                 for relative in adapter.project_files:
                     path = folder / relative
                     st = regular_stat(path)
-                    if st is not None and identity(st) not in seen:
-                        seen.add(identity(st))
+                    if st is not None and (key := identity(path, st)) not in seen:
+                        seen.add(key)
                         found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
     return found
 

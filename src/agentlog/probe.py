@@ -172,11 +172,13 @@ def is_file(path: str | os.PathLike[str]) -> bool:
     return regular_stat(path) is not None
 
 
-def identity(st: os.stat_result) -> tuple[int, int]:
-    """``(st_dev, st_ino)``: the same for every path to one file or folder (an
+def identity(path: str | os.PathLike[str], st: os.stat_result) -> tuple[int, int] | str:
+    """What tells the file or folder at ``path`` (whose ``os.stat`` is ``st``)
+    from others: ``(st_dev, st_ino)``, the same for every path to it (an
     overlapping root, a symbolic link, a hard link) — one ``stat`` where
-    resolving the path would take one ``lstat`` per component."""
-    return st.st_dev, st.st_ino
+    resolving the path takes one ``lstat`` per component.  On a file system that
+    numbers no inodes (``st_ino`` 0), its resolved path."""
+    return (st.st_dev, st.st_ino) if st.st_ino else os.path.realpath(path)
 
 
 def regular_files(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
@@ -233,14 +235,14 @@ def walk_files(root: Path, suffix: str) -> Iterator[Path]:
     A folder that cannot be listed, an entry that cannot be looked at (a link
     that loops) and a FIFO, socket or device whose name ends with ``suffix`` are
     recorded as problems and skipped; a link to nothing is skipped silently."""
-    seen: set[tuple[int, int]] = set()
+    seen: set[tuple[int, int] | str] = set()
     stack = [root]
     while stack:
         folder = stack.pop()
         st = stat_of(folder)
-        if st is None or identity(st) in seen:
+        if st is None or (key := identity(folder, st)) in seen:
             continue
-        seen.add(identity(st))
+        seen.add(key)
         found = _scan(folder)
         subdirs = []
         for entry in found:
