@@ -3,12 +3,15 @@ must survive: an unreadable agent folder, a FIFO log, a FIFO sidecar, a FIFO
 database, a FIFO Goose legacy file, a symbolic-link loop, a recorded ``cwd``
 longer than ``NAME_MAX`` and one inside a folder the user cannot enter.
 
-Tests run as root, whom permission bits do not stop, so "cannot enter" is
-simulated: :data:`DENY_PRELUDE` (run first in a child process, with
-``AGENTLOG_TEST_DENY`` naming the folders) makes the ``os`` calls behave for
-everything inside those folders as they do for a user without the ``x`` bit:
-``EACCES`` from ``stat``, ``lstat``, ``scandir``, ``listdir`` and ``open``, the
-folder itself still ``stat``-able.
+Tests run as root, whom permission bits do not stop.  "Cannot enter" is made
+real by ``chmod 000`` and a child process without ``CAP_DAC_OVERRIDE``/
+``CAP_DAC_READ_SEARCH`` (see ``test_hostile_home.Hostile``), and, where that
+is not possible, simulated: :data:`DENY_PRELUDE` (run first in a child
+process, with ``AGENTLOG_TEST_DENY`` naming the folders) makes the ``os`` calls
+behave for everything inside those folders as they do for a user without the
+``x`` bit: ``EACCES`` from ``stat``, ``lstat``, ``scandir``, ``listdir`` and
+``open``, the folder itself still ``stat``-able.  Both give the same results
+(checked by running the suite's home both ways, and once as user ``nobody``).
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,36 +36,74 @@ DENIED = "PermissionError: Permission denied"
 TOO_LONG = "OSError: File name too long"
 
 
-@pytest.fixture
-def hostile(tmp_path):
-    paths = build(tmp_path)
-    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
-    env |= {
-        "HOME": str(paths["home"]),
-        "AGENTLOG_INDEX": str(tmp_path / "index.sqlite"),
-        "AGENTLOG_TEST_DENY": os.pathsep.join([str(paths["codex_sessions"]), str(paths["locked"])]),
-    }
-    return paths, env
+class Hostile:
+    """The hostile home of :func:`hostile_home.build`, and ``agentlog`` run on it
+    in a child process, its two folders denied (:meth:`deny`, the start) or not
+    (:meth:`allow`).
+
+    ``real``: the folders are ``chmod 000`` and the child runs as root without the
+    capabilities that let root ignore permission bits (``setpriv --bounding-set
+    -dac_override,-dac_read_search``), so the kernel itself says ``EACCES``;
+    else the child's ``os`` calls are denied inside them (:data:`DENY_PRELUDE`)."""
+
+    def __init__(self, tmp_path: Path, real: bool) -> None:
+        self.paths = build(tmp_path)
+        self.real = real
+        self.denied = [self.paths["codex_sessions"], self.paths["locked"]]
+        env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+        self.env = env | {"HOME": str(self.paths["home"]), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+        self.deny()
+
+    def deny(self) -> None:
+        for folder in self.denied:
+            if self.real:
+                folder.chmod(0)
+        self.env["AGENTLOG_TEST_DENY"] = "" if self.real else os.pathsep.join(map(str, self.denied))
+
+    def allow(self) -> None:
+        for folder in self.denied:
+            folder.chmod(0o755)
+        self.env["AGENTLOG_TEST_DENY"] = ""
+
+    def run(self, *args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
+        """``agentlog ARGS`` (or the Python ``code``) in the child process."""
+        code = DENY_PRELUDE + (
+            code or "\nimport sys\nsys.argv = ['agentlog', *sys.argv[1:]]\nfrom agentlog._console import main\nmain()\n"
+        )
+        prefix = [SETPRIV, "--bounding-set=-dac_override,-dac_read_search"] if self.real else []
+        return subprocess.run(
+            [*prefix, sys.executable, "-c", code, *args], env=self.env, capture_output=True, text=True, timeout=TIMEOUT
+        )
+
+    def json(self, *args: str):
+        proc = self.run(*args)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)
 
 
-def agentlog(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    """``agentlog ARGS`` in a child process whose ``os`` calls are denied inside
-    ``AGENTLOG_TEST_DENY`` (see :mod:`hostile_home`)."""
-    code = DENY_PRELUDE + "\nimport sys\nsys.argv = ['agentlog', *sys.argv[1:]]\nfrom agentlog._console import main\nmain()\n"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=TIMEOUT
-    )
+SETPRIV = shutil.which("setpriv") or "setpriv"
+
+
+def _can_drop_capabilities() -> bool:
+    try:
+        done = subprocess.run([SETPRIV, "--bounding-set=-dac_override,-dac_read_search", "true"], capture_output=True)
+    except OSError:
+        return False
+    return done.returncode == 0 and os.geteuid() == 0
+
+
+@pytest.fixture(params=["simulated", "real"])
+def hostile(request, tmp_path):
+    if request.param == "real" and not _can_drop_capabilities():
+        pytest.skip("cannot run as root without CAP_DAC_OVERRIDE here (setpriv)")
+    home = Hostile(tmp_path, real=request.param == "real")
+    yield home
+    home.allow()  # so the temporary folder can be cleaned up by anyone
 
 
 def keys(rows: list[dict]) -> list[str]:
     """The sorted session keys of ``sessions --json`` rows, Aider's path hash as ``*``."""
     return sorted(re.sub(r"^aider:[0-9a-f]{8}-", "aider:*-", r["key"]) for r in rows)
-
-
-def json_of(env: dict[str, str], *args: str):
-    proc = agentlog(env, *args)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
 
 
 def expected_problems(paths: dict[str, Path]) -> list[dict[str, str | None]]:
@@ -92,44 +131,44 @@ def expected_problems(paths: dict[str, Path]) -> list[dict[str, str | None]]:
 
 
 def test_every_command_survives_a_hostile_home(hostile):
-    paths, env = hostile
-    index = json_of(env, "index", "--json")
+    paths = hostile.paths
+    index = hostile.json("index", "--json")
     assert (index["sources"], index["reparsed"], index["removed"], index["failed"]) == (7, 7, 0, [])
 
-    assert keys(json_of(env, "sessions", "--json")) == MAIN_SESSIONS
-    with_subagents = keys(json_of(env, "sessions", "--json", "--subagents"))
+    assert keys(hostile.json("sessions", "--json")) == MAIN_SESSIONS
+    with_subagents = keys(hostile.json("sessions", "--json", "--subagents"))
     assert with_subagents == sorted([*MAIN_SESSIONS, "claude_code:agent-a0ad4f44468bdf20d"])
 
-    usage = json_of(env, "usage", "--json")
+    usage = hostile.json("usage", "--json")
     assert [(r["key"], r["calls"]) for r in usage["rows"]] == [("2025-09-03", 7), ("unknown", 3)]
-    fast = json_of(env, "usage", "--json", "--no-index", "--agent", "claude_code")
+    fast = hostile.json("usage", "--json", "--no-index", "--agent", "claude_code")
     assert [(r["key"], r["calls"]) for r in fast["rows"]] == [("2025-09-03", 7)]
 
-    hits = json_of(env, "search", "hello", "--json")
+    hits = hostile.json("search", "hello", "--json")
     assert sorted(h["session_key"] for h in hits) == [
         "claude_code:inlocked",
         "claude_code:inproject",
         "claude_code:long",
     ]
 
-    doctor = json_of(env, "doctor", "--json")
+    doctor = hostile.json("doctor", "--json")
     assert [(a["agent"], a["sessions"]) for a in doctor["agents"]] == [("claude_code", 6), ("aider", 2)]
     assert doctor["path_problems"] == expected_problems(paths)
     assert doctor["unreadable"] == []
 
-    agents = json_of(env, "agents", "--json")  # discovery only: no project folders from cwds
+    agents = hostile.json("agents", "--json")  # discovery only: no project folders from cwds
     assert agents["path_problems"] == expected_problems(paths)[:6]
     found = {row["agent"]: row["sources"] for row in agents["agents"] if row["sources"]}
     assert found == {"claude_code": 6}
 
-    text = agentlog(env, "doctor")
+    text = hostile.run("doctor")
     assert text.returncode == 0
     assert "cannot look at codex: ~/.codex/sessions: PermissionError: Permission denied" in text.stdout
     assert "cannot look at goose: ~/.local/share/goose/sessions/20260101_1.jsonl: " + FIFO in text.stdout
-    overview = agentlog(env)
+    overview = hostile.run()
     assert overview.returncode == 0 and "14 paths could not be looked at (see `agentlog doctor`)" in overview.stdout
-    assert json_of(env, "overview", "--json")["path_problems"] == expected_problems(paths)
-    table = agentlog(env, "agents")
+    assert hostile.json("overview", "--json")["path_problems"] == expected_problems(paths)
+    table = hostile.run("agents")
     assert table.returncode == 0
     assert "  cannot look at ~/.claude/projects/-p/fifo.jsonl: " + FIFO in table.stdout
 
@@ -137,21 +176,20 @@ def test_every_command_survives_a_hostile_home(hostile):
 def test_a_folder_that_turns_unreadable_keeps_its_sessions(hostile):
     """Synced while readable, then ``~/.codex/sessions`` is denied: the next sync
     cannot look there, so its session is not taken as deleted."""
-    _, env = hostile
-    readable = {**env, "AGENTLOG_TEST_DENY": ""}
-    assert keys(json_of(readable, "sessions", "--json")) == sorted([*MAIN_SESSIONS, CODEX])
-    index = json_of(env, "index", "--json")
+    hostile.allow()
+    assert keys(hostile.json("sessions", "--json")) == sorted([*MAIN_SESSIONS, CODEX])
+    hostile.deny()
+    index = hostile.json("index", "--json")
     assert (index["removed"], index["failed"]) == (0, [])
-    assert keys(json_of(env, "sessions", "--json")) == sorted([*MAIN_SESSIONS, CODEX])
-    usage = json_of(env, "usage", "--json")
+    assert keys(hostile.json("sessions", "--json")) == sorted([*MAIN_SESSIONS, CODEX])
+    usage = hostile.json("usage", "--json")
     assert ("2026-11-21", 4) in [(r["key"], r["calls"]) for r in usage["rows"]]
 
 
 def test_background_sync_of_the_viewer_survives_a_hostile_home(hostile):
     """``serve``'s syncer (web/syncer.py) completes its rounds: no error, every
     other agent's session stored."""
-    _, env = hostile
-    code = DENY_PRELUDE + (
+    code = (
         "\nimport os, time\nfrom pathlib import Path\nfrom agentlog.web.syncer import Syncer\n"
         "s = Syncer(Path(os.environ['AGENTLOG_INDEX']), os.environ, Path(os.environ['HOME']), [], 0.05)\n"
         "s.start()\n"
@@ -161,23 +199,22 @@ def test_background_sync_of_the_viewer_survives_a_hostile_home(hostile):
         "s.stop()\n"
         "print(s.last is not None, s.error)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=TIMEOUT)
+    proc = hostile.run(code=code)
     assert (proc.returncode, proc.stdout) == (0, "True None\n"), proc.stderr
-    stored = json_of(env, "sessions", "--json", "--no-sync")
+    stored = hostile.json("sessions", "--json", "--no-sync")
     assert keys(stored) == MAIN_SESSIONS
 
 
 def test_problems_under_a_user_root_belong_to_no_agent(hostile, tmp_path):
-    _, env = hostile
     root = tmp_path / "extra"
     (root / "loop").mkdir(parents=True)
     os.mkfifo(root / "pipe.jsonl")
     (root / "loop/self").symlink_to("self")
-    found = json_of(env, "--root", str(root), "agents", "--json")["path_problems"]
+    found = hostile.json("--root", str(root), "agents", "--json")["path_problems"]
     assert [p for p in found if p["agent"] is None] == [
         {"agent": None, "path": str(root / "loop/self"), "error": "OSError: Too many levels of symbolic links"},
         {"agent": None, "path": str(root / "pipe.jsonl"), "error": FIFO},
     ]
-    text = agentlog(env, "--root", str(root), "agents")
+    text = hostile.run("--root", str(root), "agents")
     assert text.returncode == 0
     assert f"under --root\n  cannot look at {root}/loop/self: OSError: Too many levels" in text.stdout
