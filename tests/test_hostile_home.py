@@ -134,6 +134,9 @@ def test_every_command_survives_a_hostile_home(hostile):
     paths = hostile.paths
     index = hostile.json("index", "--json")
     assert (index["sources"], index["reparsed"], index["removed"], index["failed"]) == (7, 7, 0, [])
+    assert index["path_problems"] == expected_problems(paths)
+    text = hostile.run("index")
+    assert text.returncode == 0 and text.stdout.endswith("14 paths could not be looked at (see `agentlog doctor`)\n")
 
     assert keys(hostile.json("sessions", "--json")) == MAIN_SESSIONS
     with_subagents = keys(hostile.json("sessions", "--json", "--subagents"))
