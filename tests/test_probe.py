@@ -76,7 +76,7 @@ def deny(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
 
 
 def problems_of(call: Callable[[], Any]) -> tuple[Any, list[tuple[str | None, str, str]]]:
-    found: list[PathProblem] = []
+    found = probe.Problems()
     with probe.collecting("agent", found):
         result = call()
     return result, [(p.agent, p.path, p.error) for p in found]
@@ -137,7 +137,7 @@ def test_probes_name_long_names_nuls_and_special_files(tmp_path):
 
 
 def test_a_folder_problem_says_all_below_it_once(tmp_path):
-    found: list[PathProblem] = []
+    found = probe.Problems()
     with probe.collecting("codex", found):
         probe.problem(tmp_path / "s/sessions", PermissionError(13, "Permission denied"))
         probe.problem(tmp_path / "s", PermissionError(13, "Permission denied"))
@@ -260,11 +260,11 @@ def test_project_sources_survive_hostile_cwds(tmp_path, monkeypatch):
     cwds = [str(good / "sub"), long, f"{tmp_path}/locked/proj", "/a\x00b", "/\udcff", "relative"]
     found = project_sources([get_adapter("aider")], cwds, (), report)
     assert [ref.path for _, ref in found] == [str(good / ".aider.chat.history.md")]
+    # each the problem of the folder that could not be looked in; locked/ covers locked/proj/
     assert [(p.path, p.error) for p in report.problems] == [
-        (f"{long}/.aider.chat.history.md", "OSError: File name too long"),
-        (f"{tmp_path}/locked/proj/.aider.chat.history.md", DENIED),
-        (f"{tmp_path}/locked/.aider.chat.history.md", DENIED),
-        ("/a\x00b/.aider.chat.history.md", "ValueError: embedded null byte"),
+        (long, "OSError: File name too long"),
+        (f"{tmp_path}/locked", DENIED),
+        ("/a\x00b", "ValueError: embedded null byte"),
     ]
 
 

@@ -20,7 +20,7 @@ from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
 from agentlog.model import Session
-from agentlog.probe import PathProblem, collecting, identity, is_dir, is_file, problem, regular_stat, stat_of
+from agentlog.probe import Problems, collecting, identity, is_dir, is_file, problem, regular_stat, stat_of
 from agentlog.readers import (
     DOCUMENT_LIMIT,
     LineReader,
@@ -191,7 +191,11 @@ class LoadReport:
     sources: dict[str, int] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
-    problems: list[PathProblem] = field(default_factory=list)
+    problems: Problems = field(default_factory=Problems)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.problems, Problems):  # a plain list given
+            self.problems = Problems(self.problems)
 
     def hides(self, path: str, agent: str | None = None) -> bool:
         """Whether ``path`` (a source found before) may still exist although this
@@ -298,8 +302,8 @@ def project_sources(
     one is no new file) are left out and each file is listed once.
     Only ``stat`` calls: nothing is opened.  A ``cwd`` is text from a log: one
     too long for the file system, inside a folder the user cannot enter, or
-    holding a NUL is recorded in ``report.problems`` as the path it would have
-    had (``<folder>/<project file>``), never raised.
+    holding a NUL is recorded in ``report.problems`` as a problem of that
+    folder (the topmost one that fails covers those below it), never raised.
     """
     report = report if report is not None else LoadReport()
     wanted = [a for a in adapters if a.project_files]
@@ -314,7 +318,7 @@ def project_sources(
             with collecting(adapter.slug, report.problems):
                 for relative in adapter.project_files:
                     path = folder / relative
-                    st = regular_stat(path)
+                    st = regular_stat(path, blame=folder)  # EACCES, ENAMETOOLONG: the folder's
                     if st is not None and (key := identity(path, st)) not in seen:
                         seen.add(key)
                         found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))

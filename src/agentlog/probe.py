@@ -88,22 +88,57 @@ def not_regular(path: str | os.PathLike[str], mode: int) -> OSError:
     return OSError(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
 
 
+class Problems(list[PathProblem]):
+    """A list of :class:`PathProblem`, once per path: :meth:`add` leaves out a
+    problem of a path at or below one the same agent already has, and one of a
+    folder replaces those below it (``~/.codex/sessions: Permission denied``
+    says all of ``~/.codex/sessions/...``).  Each add costs one set look-up per
+    component of the path, not a pass over the list."""
+
+    def __init__(self, problems: Iterable[PathProblem] = ()) -> None:
+        super().__init__()
+        self._paths: set[tuple[str | None, str]] = set()
+        self._above: set[tuple[str | None, str]] = set()  # every folder holding a recorded path
+        for found in problems:
+            self.add(found)
+
+    def add(self, found: PathProblem) -> None:
+        """Record ``found`` unless it is said already (see the class)."""
+        agent, path = found.agent, found.path.rstrip("/") or "/"
+        folders = _folders_of(path)
+        if (agent, path) in self._paths or any((agent, f) in self._paths for f in folders):
+            return
+        if (agent, path) in self._above:  # this folder's problem says those below it
+            self[:] = [p for p in self if p.agent != agent or not found.covers(p.path)]
+            self._paths = {(p.agent, p.path.rstrip("/") or "/") for p in self}
+            self._above = {(p.agent, f) for p in self for f in _folders_of(p.path.rstrip("/") or "/")}
+        self.append(found)
+        self._paths.add((agent, path))
+        self._above.update((agent, f) for f in folders)
+
+
+def _folders_of(path: str) -> list[str]:
+    """The folders above ``path`` as text: ``/a/b/c`` → ``/a/b``, ``/a``, ``/``."""
+    out = []
+    while (cut := path.rfind("/")) > 0:
+        path = path[:cut]
+        out.append(path)
+    return [*out, "/"] if path.startswith("/") else out
+
+
 class _Collector(msgspec.Struct):
     agent: str | None
-    into: list[PathProblem]
+    into: Problems
 
 
 _current: ContextVar[_Collector | None] = ContextVar("agentlog_probe_collector", default=None)
 
 
 @contextmanager
-def collecting(agent: str | None, into: list[PathProblem]) -> Iterator[list[PathProblem]]:
+def collecting(agent: str | None, into: Problems) -> Iterator[Problems]:
     """Record the problems met by every probe made inside the ``with`` block (in
-    this thread or task) in ``into``, as ``agent``'s, once per path: a problem of
-    a path at or below one of the same agent's recorded paths is not added, and
-    one of a folder replaces those below it (``~/.codex/sessions: Permission
-    denied`` says all of ``~/.codex/sessions/...``).  Nested blocks: the innermost
-    one collects."""
+    this thread or task) in ``into`` (:meth:`Problems.add`), as ``agent``'s.
+    Nested blocks: the innermost one collects."""
     token = _current.set(_Collector(agent, into))
     try:
         yield into
@@ -117,12 +152,7 @@ def problem(path: str | os.PathLike[str], error: BaseException | str) -> None:
     if collector is None:
         return
     text = error if isinstance(error, str) else describe_error(error)
-    found = PathProblem(agent=collector.agent, path=_shown(path), error=text)
-    mine = [p for p in collector.into if p.agent == found.agent]
-    if any(p.covers(found.path) for p in mine):
-        return  # already said: a folder that could not be listed holds this path
-    collector.into[:] = [p for p in collector.into if p.agent != found.agent or not found.covers(p.path)]
-    collector.into.append(found)
+    collector.into.add(PathProblem(agent=collector.agent, path=_shown(path), error=text))
 
 
 def _shown(path: str | os.PathLike[str]) -> str:
@@ -131,16 +161,17 @@ def _shown(path: str | os.PathLike[str]) -> str:
     return os.fspath(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def stat_of(path: str | os.PathLike[str]) -> os.stat_result | None:
+def stat_of(path: str | os.PathLike[str], blame: str | os.PathLike[str] | None = None) -> os.stat_result | None:
     """``os.stat(path)`` (symbolic links followed), or ``None`` when it is not
-    there or cannot be looked at (then recorded as a problem)."""
+    there or cannot be looked at — then recorded as a problem of ``blame``
+    (default: ``path``; e.g. the folder that could not be looked in)."""
     try:
         return os.stat(path)
     except OSError as exc:
         if exc.errno not in ABSENT:
-            problem(path, exc)
+            problem(path if blame is None else blame, exc)
     except ValueError as exc:  # a NUL or an unencodable character in the name
-        problem(path, exc)
+        problem(path if blame is None else blame, exc)
     return None
 
 
@@ -155,11 +186,14 @@ def is_dir(path: str | os.PathLike[str]) -> bool:
     return st is not None and stat.S_ISDIR(st.st_mode)
 
 
-def regular_stat(path: str | os.PathLike[str]) -> os.stat_result | None:
+def regular_stat(
+    path: str | os.PathLike[str], blame: str | os.PathLike[str] | None = None
+) -> os.stat_result | None:
     """``os.stat(path)`` if it is a regular file (or a link to one), else ``None``.
     A FIFO, socket or device there is recorded as a problem (a folder is not:
-    layouts are told apart by probing)."""
-    st = stat_of(path)
+    layouts are told apart by probing); a ``stat`` that fails, as one of
+    ``blame`` (see :func:`stat_of`)."""
+    st = stat_of(path, blame)
     if st is None or stat.S_ISREG(st.st_mode):
         return st
     if not stat.S_ISDIR(st.st_mode):
