@@ -20,7 +20,17 @@ from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
 from agentlog.model import Session
-from agentlog.probe import Problems, collecting, identity, is_dir, is_file, problem, regular_stat, stat_of
+from agentlog.probe import (
+    PathProblem,
+    Problems,
+    collecting,
+    identity,
+    is_dir,
+    is_file,
+    problem,
+    regular_stat,
+    stat_of,
+)
 from agentlog.readers import (
     DOCUMENT_LIMIT,
     LineReader,
@@ -197,12 +207,16 @@ class LoadReport:
         if not isinstance(self.problems, Problems):  # a plain list given
             self.problems = Problems(self.problems)
 
-    def hides(self, path: str, agent: str | None = None) -> bool:
-        """Whether ``path`` (a source found before) may still exist although this
-        run did not find it: it is, or lies below, a path in :attr:`problems`;
-        with ``agent``, only problems met by that agent's discovery or under a
-        ``--root`` count (another agent's FIFO says nothing of this one's files)."""
-        return any(p.covers(path) and (agent is None or p.agent in (agent, None)) for p in self.problems)
+    def hides(self, path: str, agent: str | None = None) -> PathProblem | None:
+        """The problem that hides ``path`` (a source found before) from this run,
+        if any: one in :attr:`problems` whose path is ``path`` or a folder above
+        it — so the source may still exist and its error says why it was not seen
+        (e.g. to keep, or archive with that reason, its sessions).  With ``agent``,
+        only problems met by that agent's discovery or under a ``--root`` count
+        (another agent's FIFO says nothing of this one's files)."""
+        return next(
+            (p for p in self.problems if p.covers(path) and (agent is None or p.agent in (agent, None))), None
+        )
 
 
 def discover_sources(
