@@ -67,6 +67,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
@@ -625,7 +626,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
             if path.name in ("journal.jsonl", "history.jsonl"):
                 continue
             meta = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
-            sidecars = (str(meta),) if _AGENT_FILE.match(path.name) and meta.exists() else ()
+            sidecars = probe.regular_files([meta]) if _AGENT_FILE.match(path.name) else ()
             yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -72,6 +72,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
+from agentlog import probe
 from agentlog.adapters._common import vscode_global_storage
 from agentlog.adapters._content import block_text, content_parts, tool_output, unknown_message
 from agentlog.adapters._json import json_object, json_value, read_document
@@ -435,11 +436,7 @@ class ClineFamilyAdapter(DocumentAdapter):
         for path in walk_files(root, API_HISTORY):
             if path.name != API_HISTORY or others & set(path.parts):
                 continue  # another extension's task: its own adapter reads it
-            sidecars = tuple(
-                str(path.with_name(n))
-                for n in (UI_MESSAGES, TASK_METADATA, HISTORY_ITEM)
-                if path.with_name(n).exists()
-            )
+            sidecars = probe.regular_files(path.with_name(n) for n in (UI_MESSAGES, TASK_METADATA, HISTORY_ITEM))
             yield SourceRef(agent=self.slug, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:
@@ -467,7 +464,7 @@ class ClineAdapter(ClineFamilyAdapter):
         yield from super().discover(root)
         for path in walk_files(root, SDK_SUFFIX):
             manifest = path.with_name(path.name[: -len(SDK_SUFFIX)] + ".json")
-            sidecars = (str(manifest),) if manifest.exists() else ()
+            sidecars = probe.regular_files([manifest])
             yield SourceRef(agent=self.slug, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -134,6 +134,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_or_text, json_value
 from agentlog.adapters._tools import normalise_tool
@@ -1077,7 +1078,7 @@ class CodexAdapter(JsonlAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         folders = [root / "sessions", root / "archived_sessions"]
-        if not any(f.is_dir() for f in folders):
+        if not any(probe.is_dir(f) for f in folders):
             folders = [root]
         for folder in folders:
             for path in walk_files(folder, ".jsonl"):

@@ -64,6 +64,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
@@ -422,9 +423,9 @@ class CopilotCliAdapter(JsonlAdapter):
         return [base / "session-state"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        folder = root / "session-state" if (root / "session-state").is_dir() else root
+        folder = root / "session-state" if probe.is_dir(root / "session-state") else root
         exports = list(walk_files(folder.parent / "otel", ".jsonl"))
-        if self._exporter is not None and self._exporter.is_file():
+        if self._exporter is not None and probe.is_file(self._exporter):
             exports.append(self._exporter)
         sidecars = tuple(str(p) for p in exports)
         own = folder.name == "session-state"  # else a user-given root: sniffing decides

@@ -40,6 +40,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
@@ -213,7 +214,7 @@ class CursorCliAdapter(JsonlAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         stores: dict[str, str] = {}
         chats = root.parent / "chats"
-        if chats.is_dir():
+        if probe.is_dir(chats):
             for db in walk_files(chats, "store.db"):
                 stores.setdefault(db.parent.name, str(db))
         for path in walk_files(root, ".jsonl"):

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._content import content_parts, tool_output, unknown_message
 from agentlog.adapters._headers import OneSessionState, one_header
 from agentlog.adapters._json import json_value
@@ -182,7 +183,7 @@ class FactoryDroidAdapter(JsonlAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for path in walk_files(root, ".jsonl"):
             settings = path.with_name(path.stem + SETTINGS_SUFFIX)
-            sidecars = (str(settings),) if settings.exists() else ()
+            sidecars = probe.regular_files([settings])
             yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

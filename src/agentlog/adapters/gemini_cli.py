@@ -59,6 +59,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
+from agentlog import probe
 from agentlog.adapters._json import parse_object, read_document
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
@@ -258,7 +259,7 @@ def legacy_chats(root: Path) -> Iterator[Path]:
     """The legacy ``session-*.json`` chats under ``root`` that were not migrated to a
     ``.jsonl`` of the same name (the CLI does so on resume; the ``.jsonl`` is read)."""
     for path in walk_files(root, ".json"):
-        if path.name.startswith("session-") and not path.with_name(path.name + "l").exists():
+        if path.name.startswith("session-") and not probe.exists(path.with_name(path.name + "l")):
             yield path
 
 

@@ -72,6 +72,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
+from agentlog import probe
 from agentlog.adapters._headers import database_headers
 from agentlog.adapters._json import json_value, parse_object
 from agentlog.adapters._tools import normalise_tool
@@ -407,7 +408,7 @@ class GooseAdapter(DocumentAdapter):
         """``sessions.db`` first, then the legacy ``*.jsonl`` files beside it (a session
         Goose imported into the database is then a duplicate of the database's)."""
         databases = [p for p in walk_files(root, DATABASE) if p.name == DATABASE]
-        for path in [*databases, *sorted(root.glob(f"*{LEGACY_SUFFIX}"))]:
+        for path in [*databases, *probe.glob(root, f"*{LEGACY_SUFFIX}")]:
             yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -69,6 +69,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object, parse_json, read_document
 from agentlog.adapters._tools import function_call, normalise_tool
@@ -302,10 +303,10 @@ class HermesAdapter(DocumentAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         profiles = root / "profiles"
-        homes = [root] + (sorted(p for p in profiles.iterdir() if p.is_dir()) if profiles.is_dir() else [])
+        homes = [root, *probe.subfolders(profiles)]
         for home in homes:
-            files = [str(p) for p in session_files(home / "sessions")] if (home / "sessions").is_dir() else []
-            if (home / "state.db").is_file():
+            files = [str(p) for p in session_files(home / "sessions")] if probe.is_dir(home / "sessions") else []
+            if probe.is_file(home / "state.db"):
                 yield SourceRef(agent=SLUG, path=str(home / "state.db"), sidecars=tuple(files))
             else:
                 yield from (SourceRef(agent=SLUG, path=f) for f in files)

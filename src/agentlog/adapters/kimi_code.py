@@ -53,6 +53,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
 from agentlog.adapters._tools import normalise_tool
@@ -396,7 +397,7 @@ class KimiCodeAdapter(JsonlAdapter):
             if path.name != "wire.jsonl" or path.parent.parent.name != "agents":
                 continue
             state = path.parent.parent.parent / "state.json"
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=(str(state),) if state.is_file() else ())
+            yield SourceRef(agent=SLUG, path=str(path), sidecars=probe.regular_files([state]))
 
     def sniff(self, name: str, head: bytes) -> float:
         first = head.split(b"\n", 1)[0]

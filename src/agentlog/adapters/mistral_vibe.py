@@ -91,6 +91,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import (
     JsonError,
@@ -621,19 +622,15 @@ class MistralVibeAdapter(DocumentAdapter):
             if "agents" in parts[:-2]:
                 at = len(parts) - 1 - parts[::-1].index("agents")
                 sidecars.append(Path(*parts[:at]) / "meta.json")
-            yield SourceRef(
-                agent=SLUG, path=str(path), sidecars=tuple(str(p) for p in sidecars if p.exists())
-            )
-        for path in sorted(root.glob("*.json")):  # Vibe globs its folder, not below
-            if _PRE2_FILE.match(path.name) and path.is_file():
+            yield SourceRef(agent=SLUG, path=str(path), sidecars=probe.regular_files(sidecars))
+        for path in probe.glob(root, "*.json"):  # Vibe globs its folder, not below
+            if _PRE2_FILE.match(path.name):
                 yield SourceRef(agent=SLUG, path=str(path))
         for path in walk_files(root, "CURRENT"):
             if path.name == "CURRENT":
                 folder = path.parent
                 sidecars = [
-                    p
-                    for p in sorted(folder.rglob("*"))
-                    if p.is_file() and p != path and ".staging-" not in str(p)
+                    p for p in sorted(walk_files(folder, "")) if p != path and ".staging-" not in str(p)
                 ]
                 yield SourceRef(agent=SLUG, path=str(path), sidecars=tuple(str(p) for p in sidecars))
 

@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
 from agentlog.adapters._tools import normalise_tool
@@ -237,7 +238,7 @@ class ZcodeAdapter(DocumentAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for candidate in (root / "db.sqlite", root / "cli" / "db" / "db.sqlite"):
-            if candidate.is_file():
+            if probe.is_file(candidate):
                 yield SourceRef(agent=SLUG, path=str(candidate))
 
     def sniff(self, name: str, head: bytes) -> float:

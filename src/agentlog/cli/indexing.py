@@ -18,7 +18,7 @@ from agentlog.errors import AgentlogError
 from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, Hit
 from agentlog.index.sync import SyncReport
-from agentlog.present import clean, local
+from agentlog.present import clean, local, plural
 from agentlog.query import parse_span, resolve_agent
 from agentlog.service.home import Home
 from agentlog.service.index import update_index
@@ -108,6 +108,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         "failed": [{"path": p, "error": e} for p, e in report.failed],
         "bytes_parsed": report.bytes_parsed,
         "seconds": round(report.seconds, 3),
+        "path_problems": report.roots.problems,
     }
     if as_json:
         print_json(result)
@@ -121,6 +122,11 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
             for path, error in report.failed
         ),
         f"index: {clean(str(app.index_path))}",
+        *(
+            [f"{plural(len(report.roots.problems), 'path')} could not be looked at (see `agentlog doctor`)"]
+            if report.roots.problems
+            else []
+        ),
     ]
     for line in lines:  # through the console: a closed pipe ends quietly, like the other commands
         app.console.print(line, highlight=False, soft_wrap=True)

@@ -10,7 +10,9 @@ Per source (``shared/DESIGN.md`` §5):
   place);
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
-* a source that vanished → its sessions removed;
+* a source that vanished → its sessions removed; one under a path discovery could
+  not look at (an unreadable folder: ``LoadReport.problems``) is not known to be
+  gone → kept as stored;
 * sources agents keep inside projects (Aider's history) are then looked for in the
   folders the stored sessions recorded as ``cwd`` (:func:`agentlog.load.project_sources`)
   and, once found, remembered like sources found under a ``--root``;
@@ -50,8 +52,9 @@ from agentlog.load import (
     project_sources,
     rename_source,
     signatures,
+    still_there,
 )
-from agentlog.readers import describe_error
+from agentlog.readers import describe_error, open_regular
 from agentlog.rules import distinct_id, same_session, session_key
 
 TAIL = 64
@@ -122,9 +125,11 @@ def sync(
     rows = _known(conn, list(by_slug))
     # Sources found once under a --root are remembered and kept fresh.
     for path, (agent, sidecars) in rows.items():
-        if path not in refs and agent in by_slug and os.path.exists(path):
+        if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
     for path in set(rows) - set(refs):
+        if report.roots.hides(path, rows[path][0]):
+            continue  # its folder could not be looked at: not known to be gone, kept as stored
         with transaction(conn):
             Store(conn).remove_source(path)
         report.removed += 1
@@ -132,7 +137,7 @@ def sync(
     # Then the sources agents keep inside projects, in the folders the sessions
     # stored so far were recorded in (kept fresh above once found).
     cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
-    _sync_all(conn, project_sources(adapters, cwds, refs), full, progress, report)
+    _sync_all(conn, project_sources(adapters, cwds, refs, report.roots), full, progress, report)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -232,7 +237,7 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
 def _tail_hash(path: str, offset: int) -> bytes:
     import hashlib  # OpenSSL: only when a source changed
 
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(max(0, offset - TAIL))
         return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
 
@@ -247,7 +252,7 @@ def _resumable(path: str, offset: int, tail_hash: bytes | None) -> bool:
         return False
     if offset == 0:
         return True
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(offset - 1)
         return fh.read(1) == b"\n"
 

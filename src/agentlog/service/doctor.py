@@ -10,6 +10,7 @@ import msgspec
 
 from agentlog.index import queries
 from agentlog.model import Diagnostics
+from agentlog.probe import PathProblem
 
 
 class AgentDiagnostics(msgspec.Struct, kw_only=True):
@@ -46,22 +47,29 @@ class DoctorReport(msgspec.Struct, kw_only=True):
     agents: list[AgentDiagnostics]
     unreadable: list[UnreadableSource]
     duplicates: list[DuplicateCopy]
+    path_problems: list[PathProblem] = msgspec.field(default_factory=list)
+    """Paths the sync's discovery could not look at (:class:`agentlog.load.LoadReport`)."""
 
     def as_json(self) -> dict[str, Any]:
         """The ``doctor --json`` shape."""
         return {
             "agents": [a.as_json() for a in self.agents],
             "unreadable": self.unreadable,
+            "path_problems": self.path_problems,
             "duplicates": self.duplicates,
         }
 
 
 def doctor(
-    conn: sqlite3.Connection, agent: str | None = None, unstored: Iterable[tuple[str, str]] = ()
+    conn: sqlite3.Connection,
+    agent: str | None = None,
+    unstored: Iterable[tuple[str, str]] = (),
+    path_problems: Iterable[PathProblem] = (),
 ) -> DoctorReport:
     """The diagnostics of ``agent`` (every agent when ``None``) in the index;
     ``unstored`` are ``(path, error)`` problems a sync met but could not store
-    (e.g. a file name that is not UTF-8)."""
+    (e.g. a file name that is not UTF-8); ``path_problems`` the paths its
+    discovery could not look at (those of ``agent`` and under a ``--root`` kept)."""
     unreadable, duplicates = queries.source_problems(conn, agent)
     rows = []
     for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
@@ -73,4 +81,5 @@ def doctor(
         agents=rows,
         unreadable=[UnreadableSource(p, e) for p, e in [*unreadable, *unstored]],
         duplicates=[DuplicateCopy(p, c) for p, c in duplicates],
+        path_problems=[p for p in path_problems if agent is None or p.agent in (agent, None)],
     )
