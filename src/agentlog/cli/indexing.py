@@ -126,8 +126,8 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         app.console.print(line, highlight=False, soft_wrap=True)
 
 
-@main.command("search")
-@click.argument("query")
+@main.command("search", context_settings={"ignore_unknown_options": True})
+@click.argument("words", nargs=-1, required=True)
 @filter_options("messages")
 @click.option(
     "--role",
@@ -163,7 +163,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
 @click.pass_obj
 def search_command(
     app: App,
-    query: str,
+    words: tuple[str, ...],
     agent: str | None,
     project: str | None,
     since: str | None,
@@ -179,11 +179,12 @@ def search_command(
     as_json: bool,
     no_sync: bool,
 ) -> None:
-    """Search what was said and done: QUERY's words, punctuation and all
-    (CLAUDE.md, src/app.py, don't, C++ are found as written).
+    """Search what was said and done: the WORDS as written, punctuation and all
+    (CLAUDE.md, src/app.py, don't, C++, --force are found as typed; write `--`
+    first when a word is one of the options below, e.g. `-- git push -n`).
 
     Operators only when written so: "a phrase", prefix*, OR, AND, NOT (upper
-    case, between words), NEAR(a b); --fts reads QUERY as FTS5 syntax.  Ranked by
+    case, between words), NEAR(a b); --fts reads the WORDS as FTS5 syntax.  Ranked by
     relevance (bm25); each hit names its session (open it with
     `agentlog show KEY`).
     """
@@ -197,7 +198,7 @@ def search_command(
     )
     paging = SearchPaging(limit=limit, offset=offset, sort=sort, by_session=by_session, raw=raw)
     conn, _ = open_index(app, no_sync)
-    page = search(conn, query, where, paging)
+    page = search(conn, " ".join(words), where, paging)
     if page.note:
         app.err.print(f"[yellow]{clean(page.note, one_line=True)}[/yellow]")
     if as_json:
