@@ -187,25 +187,21 @@ def search(
         if value is not None:
             where.append(clause)
             params.append(value)
-    matches = f"""
-        SELECT parts_fts.rowid AS part_rowid, bm25(parts_fts) AS score, 1 AS hits, m.timestamp AS ts,
-               m.session_key AS session_key, m.id AS message_id, p.idx AS idx
-        FROM parts_fts
-        JOIN parts p ON p.rowid = parts_fts.rowid
-        JOIN messages m ON m.rowid = p.message_rowid
-        JOIN sessions s ON s.key = m.session_key
-        WHERE {" AND ".join(where)}"""
-    if by_session:
+    keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
+    filtered = f"{_FROM} WHERE {' AND '.join(where)}"
+    if by_session:  # rowids first: a window's subquery cannot cut snippets
         sql = f"""
             SELECT part_rowid, score, hits FROM (
-                SELECT part_rowid, score, ts, session_key, message_id, idx, row_number() OVER (PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}) AS r,
-                       count(*) OVER (PARTITION BY session_key) AS hits,
-                       max(ts) OVER (PARTITION BY session_key) AS newest,
-                       min(ts) OVER (PARTITION BY session_key) AS oldest
-                FROM ({matches}))
+                SELECT part_rowid, score, ts, session_key, message_id, idx,
+                       row_number() OVER whole AS r, count(*) OVER whole AS hits,
+                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
+                FROM (SELECT parts_fts.rowid AS part_rowid, {keys} {filtered})
+                WINDOW whole AS (
+                    PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
             WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
-    else:
-        sql = f"{matches} ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
+    else:  # SQLite cuts snippets only for the rows that reach the page
+        sql = f"SELECT {_HIT_COLUMNS}, {keys} {filtered} ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     budget = budget or Budget()
     budget.start()
     counted = _count(conn)
@@ -220,7 +216,10 @@ def search(
         params[0] = translation.match
         counted = _count(conn)
         ranked = budget.run(conn, sql, (*params, limit, offset))
-    hits = [_hit(conn, budget, translation.match, *row[:3]) for row in ranked]
+    if by_session:
+        hits = [_hit(conn, budget, translation.match, *row) for row in ranked]
+    else:
+        hits = [_row_hit(row, row[9], 1) for row in ranked]
     return _page(hits, counted[0], offset, limit, translation)
 
 
@@ -256,20 +255,26 @@ def _page(hits: list[Hit], total: int, offset: int, limit: int, translation: Tra
     )
 
 
+_FROM = """
+    FROM parts_fts
+    JOIN parts p ON p.rowid = parts_fts.rowid
+    JOIN messages m ON m.rowid = p.message_rowid
+    JOIN sessions s ON s.key = m.session_key"""
+_HIT_COLUMNS = (
+    "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, "
+    f"snippet(parts_fts, 0, '{MARK_START}', '{MARK_END}', '…', 16)"
+)
+
+
 def _hit(conn: sqlite3.Connection, budget: Budget, match: str, rowid: int, score: float, hits: int) -> Hit:
     """The hit at part ``rowid``, with its snippet cut for ``match``."""
-    (r,) = budget.run(
-        conn,
-        f"""
-        SELECT m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool,
-               snippet(parts_fts, 0, '{MARK_START}', '{MARK_END}', '…', 16)
-        FROM parts_fts
-        JOIN parts p ON p.rowid = parts_fts.rowid
-        JOIN messages m ON m.rowid = p.message_rowid
-        JOIN sessions s ON s.key = m.session_key
-        WHERE parts_fts MATCH ? AND parts_fts.rowid = ?""",
-        (match, rowid),
-    )
+    sql = f"SELECT {_HIT_COLUMNS} {_FROM} WHERE parts_fts MATCH ? AND parts_fts.rowid = ?"
+    (row,) = budget.run(conn, sql, (match, rowid))
+    return _row_hit(row, score, hits)
+
+
+def _row_hit(r: tuple, score: float, hits: int) -> Hit:
+    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`."""
     return Hit(
         session_key=r[0],
         session_title=r[1],
