@@ -127,6 +127,7 @@ def test_the_translation_is_literal_unless_operators_are_written():
     assert translate("NEAR(foo bar, 3)").match == 'NEAR("foo" "bar", 3)'
     assert translate('foo"bar').match == '"foo""bar"'
     assert translate("src/app.py").terms == ("src", "app", "py")
+    assert translate('decorat* "src app"* NOT x').terms == ("decorat*", "src", "app*", "x")
     assert translate("text:foo", raw=True).match == "text:foo"
 
 

@@ -48,8 +48,8 @@ _NEAR_DISTANCE = re.compile(r",\s*(\d+)\s*$")
 
 class Translation(msgspec.Struct, frozen=True, kw_only=True):
     """A query as FTS5 reads it: ``match`` (the ``MATCH`` expression; ``""`` when
-    the text holds no word at all), ``terms`` (its words, lower case, in order:
-    for highlighting), ``note`` (what the user should know about how the text was
+    the text holds no word at all), ``terms`` (its words, lower case, in order,
+    a prefix with a trailing ``*``: for highlighting), ``note`` (what the user should know about how the text was
     read, e.g. a fallback; ``None`` when it was read as typed), ``raw``."""
 
     match: str
@@ -152,9 +152,15 @@ def _items(text: str) -> list[str | tuple[str]]:
 
 
 def _terms(match: str) -> list[str]:
-    """The words of the quoted strings in an FTS5 expression, each once, in order."""
-    quoted = (q.replace('""', '"') for q in _STRING.findall(match))
-    return list(dict.fromkeys(w for q in quoted for w in words(q)))
+    """The words of the quoted strings in an FTS5 expression, each once, in order;
+    the last word of a prefix phrase ends in ``*`` (``decorat*``)."""
+    found: list[str] = []
+    for quoted in _STRING.finditer(match):
+        inside = words(quoted.group(1).replace('""', '"'))
+        if inside and match.startswith(" *", quoted.end()):
+            inside[-1] += "*"
+        found.extend(inside)
+    return list(dict.fromkeys(found))
 
 
 def _near(inside: str) -> str:

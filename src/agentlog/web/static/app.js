@@ -11,11 +11,12 @@ document.addEventListener("click", (event) => {
   });
 });
 
-// A transcript opened from a search (?hl=word word…): its words marked where
+// A transcript opened from a search (?hl=word prefix* …): its words marked where
 // they occur as words (the search's own rule: letters and digits, any case).
 (() => {
   const words = (new URLSearchParams(location.search).get("hl") || "")
-    .split(/\s+/).filter(Boolean).map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+    .split(/\s+/).filter(Boolean)
+    .map((w) => w.replace(/\*$/, "\u0001").replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("\u0001", "[\\p{L}\\p{N}]*"));
   const transcript = document.querySelector("ol.transcript");
   if (!words.length || !transcript) return;
   const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${words.join("|")})(?![\\p{L}\\p{N}])`, "giu");
