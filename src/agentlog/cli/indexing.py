@@ -217,7 +217,7 @@ def search_command(
         return
     for h in page.hits:
         role = h.role + (f" · {h.tool}" if h.tool else "")
-        count = f" · {h.session_hits} hits" if by_session else ""
+        count = f" · {h.session_hits} hit{'s' if h.session_hits != 1 else ''}" if by_session else ""
         app.console.print(
             f"[cyan]{clean(h.session_key, one_line=True)}[/cyan] [dim]{local(h.timestamp)} · "
             f"{clean(role, one_line=True)}{count}[/dim]  {clean((h.session_title or '')[:60], one_line=True)}"
