@@ -143,7 +143,7 @@ def test_every_command_survives_a_hostile_home(hostile):
     fast = hostile.json("usage", "--json", "--no-index", "--agent", "claude_code")
     assert [(r["key"], r["calls"]) for r in fast["rows"]] == [("2025-09-03", 7)]
 
-    hits = hostile.json("search", "hello", "--json")
+    hits = hostile.json("search", "hello", "--json")["hits"]
     assert sorted(h["session_key"] for h in hits) == [
         "claude_code:inlocked",
         "claude_code:inproject",
