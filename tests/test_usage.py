@@ -444,7 +444,7 @@ def test_alias_follows_the_call_date_and_dated_suffix_fallback():
 
 def test_timezone_moves_2330_utc_into_the_next_day(tmp_path):
     stamp = datetime(2026, 11, 29, 23, 30, tzinfo=UTC)
-    pc = PricedCall(call=call(SONNET4, stamp, input_tokens=1), cost_usd=None, cost_source="unpriced")
+    pc = PricedCall(call=call(SONNET4, stamp, input_tokens=1), cost=None, cost_source="unpriced")
     assert group_key(pc, "daily", zone("Asia/Tokyo")) == "2026-11-30"
     assert group_key(pc, "daily", zone("UTC")) == "2026-11-29"
     line = claude_line(2, SONNET4, {"input_tokens": 3}, "2026-11-29T23:30:00Z")
@@ -465,7 +465,7 @@ def test_blocks_five_hour_windows_and_burn_rate():
         datetime(2026, 5, 1, h, m, tzinfo=UTC) for h, m in ((10, 15), (11, 15), (14, 59), (15, 0), (15, 30))
     ]
     priced = [
-        PricedCall(call=call(SONNET4, t, output_tokens=600), cost_usd=0.5, cost_source="estimated")
+        PricedCall(call=call(SONNET4, t, output_tokens=600), cost=500_000_000_000, cost_source="estimated")
         for t in times
     ]
     now = datetime(2026, 5, 1, 16, 0, tzinfo=UTC)
@@ -537,7 +537,7 @@ def test_rows_group_by_session_root():
         parent_key="t:s",
         root_key="t:s",
     )
-    priced = [PricedCall(call=c, cost_usd=None, cost_source="unpriced") for c in (a, child)]
+    priced = [PricedCall(call=c, cost=None, cost_source="unpriced") for c in (a, child)]
     rows, total = build_rows(priced, "session", None)
     assert [(r.key, r.totals.tokens["input_tokens"]) for r in rows] == [("t:s", 3)]
     rows, _ = build_rows(priced, "session", None, rollup=False)

@@ -281,15 +281,15 @@ def prices_show(
     table = pricer(None, prices_file).table(model, when, service_tier.lower() if service_tier else None)
     if table is None:
         raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
-    tiers = [
+    tiers = [  # pico-dollars per token are micro-dollars per million tokens
         {
             "above_prompt_tokens": None if start < 0 else start,
-            "input_mtok": round(r.input * 1e6, 6),
-            "cache_read_mtok": round(r.cache_read * 1e6, 6),
-            "cache_write_5m_mtok": round(r.cache_write_5m * 1e6, 6),
-            "cache_write_1h_mtok": round(r.cache_write_1h * 1e6, 6),
-            "output_mtok": round(r.output * 1e6, 6),
-            "web_searches_kcount": round(r.web_search * 1e3, 6),
+            "input_mtok": r.input / 10**6,
+            "cache_read_mtok": r.cache_read / 10**6,
+            "cache_write_5m_mtok": r.cache_write_5m / 10**6,
+            "cache_write_1h_mtok": r.cache_write_1h / 10**6,
+            "output_mtok": r.output / 10**6,
+            "web_searches_kcount": r.web_search / 10**9,
         }
         for start, r in table.tiers
     ]

@@ -47,7 +47,8 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
 ``usage_rollup``
     Counted usage summed per session, ``model``, ``service_tier``, 15-minute
     ``bucket`` (UTC ``YYYY-MM-DDTHH:MM`` of its start; NULL for calls without a
-    time) and ``recorded`` (1: the agent wrote the cost, summed in ``cost_usd``): ``calls``,
+    time) and ``recorded`` (1: the agent wrote the cost, summed in
+    ``recorded_nano_usd``: whole nano-dollars, :mod:`agentlog.usage.money`): ``calls``,
     the token buckets, ``first_at``/``last_at`` (the first and last call's time)
     and ``min_prompt``/``max_prompt`` (the smallest and largest whole prompt,
     input + cache read + cache writes, of one call: a price tier boundary between
@@ -250,6 +251,13 @@ MIGRATIONS: list[str] = [
     CREATE TABLE usage_rollup_state (
         session_key TEXT PRIMARY KEY REFERENCES sessions(key) ON DELETE CASCADE
     );
+    """,
+    # 8: recorded costs summed in whole nano-dollars, so a roll-up's sum is the
+    # per-call sum (a cache: emptied, rebuilt by the next usage report)
+    """
+    DELETE FROM usage_rollup;
+    DELETE FROM usage_rollup_state;
+    ALTER TABLE usage_rollup RENAME COLUMN cost_usd TO recorded_nano_usd;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

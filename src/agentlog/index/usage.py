@@ -8,8 +8,10 @@ tens of thousands of calls.  Every report is exact on them: days in any zone
 -0:44:30 before that is the last exception), 5-hour blocks (they start on the
 hour), price periods (a UTC day; the off-peak windows of genai-prices start on a
 quarter hour), and context tiers (a record whose calls straddle a tier boundary
-is priced from its :func:`members`).  Costs are summed per record, so a total
-can differ from a per-call sum in its sixth decimal.  Counted: not
+is priced from its :func:`members`).  Recorded costs are summed per record in
+nano-dollars, each call's counted as :func:`agentlog.usage.money.recorded_nano`
+(:data:`~agentlog.usage.money.RECORDED_NANO_SQL`), and estimated costs are whole
+pico-dollars, so every total equals the per-call sum exactly.  Counted: not
 ``replayed``, not flagged :data:`~agentlog.usage.calls.NOT_CONSUMPTION`, not
 from a duplicate source.
 """
@@ -24,6 +26,7 @@ from typing import Any
 from agentlog.index.db import transaction
 from agentlog.index.store import USAGE_COLUMNS, usage_from
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
+from agentlog.usage.money import RECORDED_NANO_SQL
 
 _COUNTED = f"m.replayed = 0 AND m.flags NOT LIKE '%\"{NOT_CONSUMPTION}\"%'"
 _PROMPT = "(u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens)"
@@ -39,7 +42,7 @@ _STALE = "SELECT key FROM sessions WHERE key NOT IN (SELECT session_key FROM usa
 _AGGREGATE = f"""SELECT m.session_key, m.model, u.service_tier, {_bucket("m.timestamp")} AS bucket, {_RECORDED} AS recorded, COUNT(*),
         SUM(u.input_tokens), SUM(u.cache_read_tokens), SUM(u.cache_write_5m_tokens),
         SUM(u.cache_write_1h_tokens), SUM(u.output_tokens), SUM(u.reasoning_tokens),
-        SUM(u.web_search_requests), SUM(CASE WHEN {_RECORDED} THEN u.cost_usd END),
+        SUM(u.web_search_requests), SUM(CASE WHEN {_RECORDED} THEN {RECORDED_NANO_SQL.format("u.cost_usd")} END),
         MIN(m.timestamp), MAX(m.timestamp), MIN({_PROMPT}), MAX({_PROMPT})
     FROM messages m JOIN usage u ON u.message_rowid = m.rowid
     WHERE m.session_key IN ({_STALE}) AND {_COUNTED}
@@ -47,8 +50,9 @@ _AGGREGATE = f"""SELECT m.session_key, m.model, u.service_tier, {_bucket("m.time
 _CALL = "s.agent, s.parent_key, s.cwd"
 _RECORD_COLUMNS = f"""r.session_key, {_CALL}, r.model, r.first_at, r.input_tokens, r.cache_read_tokens,
     r.cache_write_5m_tokens, r.cache_write_1h_tokens, r.output_tokens, r.reasoning_tokens,
-    r.web_search_requests, CASE WHEN r.recorded THEN r.cost_usd END,
-    CASE WHEN r.recorded THEN 'recorded' END, r.service_tier, r.calls, r.last_at, r.min_prompt, r.max_prompt"""
+    r.web_search_requests, CASE WHEN r.recorded THEN r.recorded_nano_usd / 1e9 END,
+    CASE WHEN r.recorded THEN 'recorded' END, r.service_tier, r.calls, r.last_at, r.min_prompt, r.max_prompt,
+    CASE WHEN r.recorded THEN r.recorded_nano_usd END"""
 
 
 def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
@@ -64,7 +68,14 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
         WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}"""
     roots = _roots(conn)
     return [
-        _call(row, roots, calls=row[16], last_timestamp=_time(row[17]), prompt_range=(row[18], row[19]))
+        _call(
+            row,
+            roots,
+            calls=row[16],
+            last_timestamp=_time(row[17]),
+            prompt_range=(row[18], row[19]),
+            recorded_nano=None if row[20] is None else int(row[20]),
+        )
         for row in conn.execute(query, (agent,) if agent else ())
     ]
 

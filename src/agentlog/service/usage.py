@@ -28,6 +28,7 @@ from agentlog.index.usage import members, usage_records
 from agentlog.query import SessionFilter, Span, text_contains
 from agentlog.service.home import Home
 from agentlog.usage.calls import Call
+from agentlog.usage.money import usd_float
 
 if TYPE_CHECKING:
     from agentlog.model import RateLimits
@@ -132,11 +133,17 @@ def log_usage(home: Home, query: UsageQuery) -> PricedUsage:
 
 @dataclass
 class SessionCost:
-    """A session's cost: ``cost_usd`` (``None`` when no call has a price) and the
-    cost sources of its calls (``recorded``, ``estimated``, ``unpriced``)."""
+    """A session's cost: ``cost`` in pico-dollars (``None`` when no call has a
+    price; :mod:`agentlog.usage.money`) and the cost sources of its calls
+    (``recorded``, ``estimated``, ``unpriced``)."""
 
-    cost_usd: float | None = None
+    cost: int | None = None
     sources: set[str] = field(default_factory=set)
+
+    @property
+    def cost_usd(self) -> float | None:
+        """:attr:`cost` in USD, unrounded."""
+        return None if self.cost is None else usd_float(self.cost)
 
 
 def session_costs(
@@ -149,8 +156,8 @@ def session_costs(
     out: dict[str, SessionCost] = {}
     for pc in _price(records, UsageQuery(cost_mode=cost_mode), conn, ()).calls:
         cost = out.setdefault(pc.call.session_key, SessionCost())
-        if pc.cost_usd is not None:
-            cost.cost_usd = (cost.cost_usd or 0.0) + pc.cost_usd
+        if pc.cost is not None:
+            cost.cost = (cost.cost or 0) + pc.cost
         cost.sources.add(pc.cost_source)
     return out
 

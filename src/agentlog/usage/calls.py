@@ -30,7 +30,10 @@ class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
     tier within one 15-minute span (the index's roll-up, :mod:`agentlog.index.usage`):
     ``usage`` is then their sum at that tier, ``timestamp`` the first call's time,
     ``last_timestamp`` the last one's, and ``prompt_range`` the smallest and
-    largest whole prompt (input + cache read + cache writes) of one of them.
+    largest whole prompt (input + cache read + cache writes) of one of them;
+    ``recorded_nano`` the sum of their recorded costs, each counted as
+    :func:`agentlog.usage.money.recorded_nano` (``usage.cost_usd`` is then that sum
+    in USD, for show; ``None`` on a single call, whose cost is converted when priced).
     """
 
     session_key: str
@@ -44,6 +47,7 @@ class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
     calls: int = 1
     last_timestamp: datetime | None = None
     prompt_range: tuple[int, int] | None = None
+    recorded_nano: int | None = None
 
     @property
     def service_tier(self) -> str | None:

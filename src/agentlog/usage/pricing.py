@@ -17,7 +17,8 @@ Rules (``shared/cost.md`` §0–§2, §6):
   decomposition does for an unpriced sub-unit).
 
 genai-prices costs ~200 µs per ``calc_price`` and ~0.1 s to import; here each
-(model, UTC day, service tier) is resolved once into float per-token rates
+(model, UTC day, service tier) is resolved once into whole pico-dollar per-token
+rates (:mod:`agentlog.usage.money`: costs are integers, exact in any grouping)
 (:mod:`agentlog.usage.resolve`, the only module that imports genai-prices) and
 every call is plain arithmetic.  Resolved tables can be kept (the index's
 ``price_cache``) under a :attr:`Pricer.fingerprint` of the files they came from,
@@ -56,6 +57,7 @@ import platformdirs
 
 from agentlog.model import CostSource
 from agentlog.usage.calls import Call
+from agentlog.usage.money import PICO_PER_NANO, recorded_nano, usd_float
 
 if TYPE_CHECKING:
     from agentlog.usage.resolve import Resolver
@@ -67,14 +69,15 @@ PriceKey = tuple[str, str, str]
 
 
 class Rates(msgspec.Struct, frozen=True, gc=False):
-    """USD per token (per request for ``web_search``) of one context tier."""
+    """Pico-dollars per token (per request for ``web_search``) of one context tier
+    (:func:`agentlog.usage.money.rate`)."""
 
-    input: float
-    cache_read: float
-    cache_write_5m: float
-    cache_write_1h: float
-    output: float
-    web_search: float
+    input: int
+    cache_read: int
+    cache_write_5m: int
+    cache_write_1h: int
+    output: int
+    web_search: int
 
 
 class PriceTable(msgspec.Struct, frozen=True, gc=False):
@@ -98,8 +101,8 @@ class PriceTable(msgspec.Struct, frozen=True, gc=False):
         low, high = call.prompt_tokens
         return self.rates_for(low) is not self.rates_for(high)
 
-    def cost(self, call: Call) -> float:
-        """USD of ``call`` (all its calls in one tier: see :meth:`splits`)."""
+    def cost(self, call: Call) -> int:
+        """Pico-dollars of ``call`` (all its calls in one tier: see :meth:`splits`)."""
         u = call.usage
         r = self.rates_for(call.prompt_tokens[1])
         return (
@@ -123,13 +126,19 @@ def cached_prices_path() -> Path:
 
 
 class PricedCall(msgspec.Struct, gc=False, kw_only=True, frozen=True):
-    """A call with its cost: ``cost_usd`` (``None`` when unpriced), where it came
-    from, and the price-table model id used (``None`` unless estimated)."""
+    """A call with its cost: ``cost`` in pico-dollars (``None`` when unpriced;
+    :mod:`agentlog.usage.money`), where it came from, and the price-table model id
+    used (``None`` unless estimated)."""
 
     call: Call
-    cost_usd: float | None
+    cost: int | None
     cost_source: CostSource
     priced_as: str | None = None
+
+    @property
+    def cost_usd(self) -> float | None:
+        """:attr:`cost` in USD, unrounded."""
+        return None if self.cost is None else usd_float(self.cost)
 
 
 class Pricer:
@@ -172,6 +181,8 @@ class Pricer:
             self.snapshot_path,
             *(Path(f) / "data.py" for f in folders),
             Path(__file__).with_name("models.py"),
+            Path(__file__).with_name("money.py"),
+            Path(__file__),
             Path(__file__).with_name("resolve.py"),
         ]
         return "|".join(_stat_sig(f) for f in files)
@@ -204,16 +215,15 @@ class Pricer:
         only recorded costs, others blank)."""
         recorded = call.usage.cost_usd if call.usage.cost_source == "recorded" else None
         if recorded is not None and mode != "calculate":
-            return PricedCall(call=call, cost_usd=recorded, cost_source="recorded")
+            cost = call.recorded_nano if call.recorded_nano is not None else recorded_nano(recorded)
+            return PricedCall(call=call, cost=cost * PICO_PER_NANO, cost_source="recorded")
         if mode == "recorded":
-            return PricedCall(call=call, cost_usd=None, cost_source="unpriced")
+            return PricedCall(call=call, cost=None, cost_source="unpriced")
         table = self.table(call.model, call.timestamp, call.service_tier) if call.model else None
         if table is None:
             self.unpriced[call.model or "<none>"] += call.usage.total_tokens
-            return PricedCall(call=call, cost_usd=None, cost_source="unpriced")
-        return PricedCall(
-            call=call, cost_usd=table.cost(call), cost_source="estimated", priced_as=table.model
-        )
+            return PricedCall(call=call, cost=None, cost_source="unpriced")
+        return PricedCall(call=call, cost=table.cost(call), cost_source="estimated", priced_as=table.model)
 
     def price_all(
         self,

@@ -16,6 +16,8 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
+from agentlog.usage.money import usd, usd_float
+
 if TYPE_CHECKING:
     from agentlog.usage.pricing import PricedCall
 
@@ -36,11 +38,13 @@ BLOCK = timedelta(hours=5)
 
 @dataclass
 class Totals:
-    """A running sum of priced calls (tokens, USD, sources, models seen);
-    ``calls`` and ``priced`` count single calls, also inside a summed record."""
+    """A running sum of priced calls (tokens, ``cost`` in pico-dollars, sources,
+    models seen); ``calls`` and ``priced`` count single calls, also inside a summed
+    record.  Costs are integers (:mod:`agentlog.usage.money`), so a sum is the same
+    however the calls were grouped."""
 
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
-    cost_usd: float = 0.0
+    cost: int = 0
     priced: int = 0
     calls: int = 0
     sources: set[str] = field(default_factory=set)
@@ -61,8 +65,8 @@ class Totals:
         t["web_search_requests"] += u.web_search_requests
         self.calls += pc.call.calls
         self.sources.add(pc.cost_source)
-        if pc.cost_usd is not None:
-            self.cost_usd += pc.cost_usd
+        if pc.cost is not None:
+            self.cost += pc.cost
             self.priced += pc.call.calls
         if pc.call.model:
             self.models.setdefault(pc.call.model)
@@ -78,7 +82,7 @@ class Totals:
         """Add ``other``'s sums into this one."""
         for name, n in other.tokens.items():
             self.tokens[name] += n
-        self.cost_usd += other.cost_usd
+        self.cost += other.cost
         self.priced += other.priced
         self.calls += other.calls
         self.sources |= other.sources
@@ -89,11 +93,16 @@ class Totals:
                 self.first = stamp if self.first is None or stamp < self.first else self.first
                 self.last = stamp if self.last is None or stamp > self.last else self.last
 
+    @property
+    def cost_usd(self) -> float:
+        """:attr:`cost` in USD, unrounded."""
+        return usd_float(self.cost)
+
     def as_dict(self, with_cost: bool = True) -> dict[str, Any]:
         """The JSON shape of a row's numbers (see the README, "agentlog usage")."""
         out: dict[str, Any] = dict(self.tokens)
         if with_cost:
-            out["cost_usd"] = round(self.cost_usd, 6) if self.priced else None
+            out["cost_usd"] = usd(self.cost) if self.priced else None
             out["cost_source"] = (
                 None if not self.sources else next(iter(self.sources)) if len(self.sources) == 1 else "mixed"
             )

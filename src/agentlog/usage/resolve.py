@@ -21,9 +21,11 @@ from genai_prices.types import ModelInfo, ModelPrice, Tier, TieredPrices, TimeOf
 
 from agentlog.errors import UsageError
 from agentlog.usage.models import candidates, normalize
+from agentlog.usage.money import rate
 from agentlog.usage.pricing import PriceTable, Rates
 from agentlog.usage.snapshot import load_snapshot
 
+_MTOK = 10**6
 _KEYS = ("input_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "output_mtok")
 
 
@@ -38,7 +40,8 @@ def _at(value: Decimal | TieredPrices | None, level: int) -> Decimal | None:
 
 
 def table_from(model: str, provider: str, price: ModelPrice) -> PriceTable:
-    """A :class:`PriceTable` from a genai-prices ``ModelPrice`` (USD per MTok).
+    """A :class:`PriceTable` from a genai-prices ``ModelPrice`` (USD per MTok), in
+    whole pico-dollars per token (:func:`agentlog.usage.money.rate`).
 
     A missing cache-read or cache-write price falls back to the input price, a
     missing 1-hour price to the 5-minute one (genai-prices' unit decomposition).
@@ -51,15 +54,14 @@ def table_from(model: str, provider: str, price: ModelPrice) -> PriceTable:
         inp = at["input_mtok"] or Decimal(0)
         write = at["cache_write_mtok"] if at["cache_write_mtok"] is not None else inp
         rates = Rates(
-            input=float(inp) / 1e6,
-            cache_read=float(at["cache_read_mtok"] if at["cache_read_mtok"] is not None else inp) / 1e6,
-            cache_write_5m=float(write) / 1e6,
-            cache_write_1h=float(
-                at["cache_write_1h_mtok"] if at["cache_write_1h_mtok"] is not None else write
-            )
-            / 1e6,
-            output=float(at["output_mtok"] or 0) / 1e6,
-            web_search=float(at["web_searches_kcount"] or 0) / 1e3,
+            input=rate(inp, _MTOK),
+            cache_read=rate(at["cache_read_mtok"] if at["cache_read_mtok"] is not None else inp, _MTOK),
+            cache_write_5m=rate(write, _MTOK),
+            cache_write_1h=rate(
+                at["cache_write_1h_mtok"] if at["cache_write_1h_mtok"] is not None else write, _MTOK
+            ),
+            output=rate(at["output_mtok"] or Decimal(0), _MTOK),
+            web_search=rate(at["web_searches_kcount"] or Decimal(0), 1000),
         )
         tiers.append((level, rates))
     return PriceTable(model=model, provider=provider, tiers=tuple(tiers))
