@@ -1,0 +1,68 @@
+"""The contract fuzz over every adapter and every fixture (see :mod:`fuzz`).
+
+Each case mutates one file of one agent's laid-out home (``tests/homes.py``) and
+checks :mod:`fuzz.checks`: no exception escapes loading or syncing, no hang, the
+other records survive, index ≡ in-memory, and for Claude Code fast scanner ≡ index.
+
+About 2,000 sampled cases run by default; ``AGENTLOG_FUZZ=long pytest
+tests/test_fuzz.py`` runs every candidate with ``AGENTLOG_FUZZ_SEEDS`` seeds (3).
+A case that fails today is listed in ``tests/fuzz/known_failures.txt`` (its id and
+what goes wrong, as appended to FINDINGS.md) and expected to fail, strictly: once a
+fix makes it pass, delete its line.  Reproduce one case with
+``pytest 'tests/test_fuzz.py::test_contract_holds[<case id>]'``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fuzz.cases import all_cases
+from fuzz.run import run_case
+
+KNOWN_FILE = Path(__file__).parent / "fuzz" / "known_failures.txt"
+
+
+def known_failures() -> dict[str, str]:
+    """``{case id: what fails}`` from :data:`KNOWN_FILE` (``id  # reason`` lines)."""
+    out = {}
+    for line in KNOWN_FILE.read_text().splitlines():
+        case, _, reason = line.partition("  # ")
+        if case.strip() and not case.startswith("#"):
+            out[case.strip()] = reason
+    return out
+
+
+KNOWN_FAILURES = known_failures()
+CASES = all_cases()
+
+
+def _param(case):
+    marks = []
+    if case.id in KNOWN_FAILURES:
+        marks.append(pytest.mark.xfail(strict=True, reason=KNOWN_FAILURES[case.id]))
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_contract_holds(case, tmp_path):
+    assert run_case(case, tmp_path) == []
+
+
+def test_every_agent_and_fixture_is_fuzzed():
+    from homes import LAYOUTS
+
+    from agentlog.adapters import all_adapters
+
+    assert {c.agent for c in CASES} == {a.slug for a in all_adapters()} == set(LAYOUTS)
+    fixtures = {c.fixture for c in CASES}
+    from fuzz.cases import home, home_names
+
+    read = {fixture for name in home_names() for fixture in home(name).placed.values()}
+    assert fixtures == read
+
+
+def test_known_failures_name_cases_of_this_run():
+    # A stale entry (a case no longer generated) would hide nothing and rot: remove it.
+    assert set(KNOWN_FAILURES) <= {c.id for c in CASES}
