@@ -77,7 +77,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     """Whether ``--update-golden`` was given (or ``AGENTLOG_UPDATE_GOLDEN=1`` is set)."""
-    return bool(request.config.getoption("--update-golden")) or os.environ.get("AGENTLOG_UPDATE_GOLDEN") == "1"
+    return (
+        bool(request.config.getoption("--update-golden")) or os.environ.get("AGENTLOG_UPDATE_GOLDEN") == "1"
+    )
 
 
 @pytest.fixture(autouse=True)

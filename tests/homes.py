@@ -69,7 +69,11 @@ def _whole_folder(slug: str, folder: str | None = None) -> Callable[[Path], Plac
 
 def _aider(home: Path) -> Placed:
     placed: Placed = {}
-    _copy("aider/written-new-format.aider.chat.history.md", home / "projects/utils/.aider.chat.history.md", placed)
+    _copy(
+        "aider/written-new-format.aider.chat.history.md",
+        home / "projects/utils/.aider.chat.history.md",
+        placed,
+    )
     _copy("aider/aider-repo-chat-history-excerpt.md", home / "src/aider/.aider.chat.history.md", placed)
     return placed
 
@@ -153,14 +157,21 @@ def _hermes(home: Path) -> Placed:
     for name in ("s_root.jsonl", "s_diverted.jsonl", "request_dump_s_root_20260103_000000_000000.json"):
         _copy(f"hermes/{name}", root / "sessions" / name, placed)
     for name in ("large", "schema_drift", "small"):
-        _copy(f"hermes/legacy-session-{name}.json", root / f"sessions/session_20260429_hermes_{name}.json", placed)
+        _copy(
+            f"hermes/legacy-session-{name}.json",
+            root / f"sessions/session_20260429_hermes_{name}.json",
+            placed,
+        )
     return placed
 
 
 def _kimi_code(home: Path) -> Placed:
     placed: Placed = {}
     sessions = home / ".kimi-code/sessions/wd_project_ac3bb318f98e"
-    small, tools = "session_9eb1bf57-c1af-48a5-b658-0e8d9fe794f5", "session_1bcbe023-4f7e-4971-9dc9-43b8756045b0"
+    small, tools = (
+        "session_9eb1bf57-c1af-48a5-b658-0e8d9fe794f5",
+        "session_1bcbe023-4f7e-4971-9dc9-43b8756045b0",
+    )
     _copy("kimi_code/small.jsonl", sessions / small / "agents/main/wire.jsonl", placed)
     _copy("kimi_code/state.json", sessions / small / "state.json", placed)
     _copy("kimi_code/assistant_tools.jsonl", sessions / tools / "agents/main/wire.jsonl", placed)
@@ -208,7 +219,11 @@ def _trae(home: Path) -> Placed:
 def _trae_cli(home: Path) -> Placed:
     placed: Placed = {}
     rollouts = home / ".trae/cli/sessions/2026/08/01"
-    _copy("trae_cli/traex-cli-rollout-subagent.jsonl", rollouts / "rollout-2026-08-01T18-07-03-019fbcca.jsonl", placed)
+    _copy(
+        "trae_cli/traex-cli-rollout-subagent.jsonl",
+        rollouts / "rollout-2026-08-01T18-07-03-019fbcca.jsonl",
+        placed,
+    )
     parent = "rollout-2026-08-01T18-06-58-019fbc4a-48b9-7472-a0da-6d92901383db.jsonl"
     _copy(f"trae_cli/{parent}", rollouts / parent, placed)
     return placed

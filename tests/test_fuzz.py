@@ -51,9 +51,8 @@ def test_contract_holds(case, tmp_path):
 
 
 def test_every_agent_and_fixture_is_fuzzed():
-    from homes import LAYOUTS
-
     from agentlog.adapters import all_adapters
+    from homes import LAYOUTS
 
     assert {c.agent for c in CASES} == {a.slug for a in all_adapters()} == set(LAYOUTS)
     fixtures = {c.fixture for c in CASES}

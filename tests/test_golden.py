@@ -41,7 +41,10 @@ def model_output(agent: str, home: Path) -> dict[str, str]:
         mine = sorted((s for s in sessions if s.sources and s.sources[0] == str(path)), key=lambda s: s.key)
         if mine:
             out[golden_name(agent, fixture)] = msgspec.to_builtins(mine)
-    return {name: stable(json.dumps(v, indent=1, ensure_ascii=False) + "\n", home, placed) for name, v in out.items()}
+    return {
+        name: stable(json.dumps(v, indent=1, ensure_ascii=False) + "\n", home, placed)
+        for name, v in out.items()
+    }
 
 
 def stable(text: str, home: Path, placed: dict[Path, str]) -> str:
@@ -65,7 +68,9 @@ def test_model_output_matches_the_golden_files(agent, tmp_path, update_golden):
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
             (folder / name).write_text(text)
         return
-    stored = {str(p.relative_to(folder)): p.read_text() for p in folder.rglob("*.json")} if folder.is_dir() else {}
+    stored = (
+        {str(p.relative_to(folder)): p.read_text() for p in folder.rglob("*.json")} if folder.is_dir() else {}
+    )
     assert sorted(stored) == sorted(texts), "golden files missing or stale: run pytest --update-golden"
     for name, text in texts.items():
         assert text == stored[name], f"{agent}/{name} differs from its golden file (pytest --update-golden)"

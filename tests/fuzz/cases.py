@@ -30,7 +30,7 @@ from agentlog.load import discover_sources, load_sessions, project_sources
 from fuzz import mutators as mut
 from homes import LAYOUTS, SHARED_FOLDERS, shared_layout
 
-CI_CASES = 2_400
+CI_CASES = 2_000
 LONG = os.environ.get("AGENTLOG_FUZZ") == "long"
 SEEDS = int(os.environ.get("AGENTLOG_FUZZ_SEEDS", "3")) if LONG else 1
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -132,7 +132,9 @@ def _line_specs(path: Path) -> list[tuple[str, ...]]:
 
 def _document_specs(path: Path) -> list[tuple[str, ...]]:
     data = path.read_bytes()
-    specs: list[tuple[str, ...]] = [("D", str(n), kind) for n in range(4) for kind in mut.DOCUMENT_KINDS if kind not in mut.VALUE_KINDS]
+    specs: list[tuple[str, ...]] = [
+        ("D", str(n), kind) for n in range(4) for kind in mut.DOCUMENT_KINDS if kind not in mut.VALUE_KINDS
+    ]
     try:
         document = json.loads(data)
     except ValueError:
@@ -153,7 +155,9 @@ def _sqlite_specs(path: Path) -> list[tuple[str, ...]]:
         specs += [("drop_column", table, name) for name, _ in columns]
         for rowid in mut.rowids(path, table):
             for name, _ in columns:
-                specs += [("cell", table, name, str(rowid), kind) for kind in (*mut.CELL_KINDS, *mut.VALUE_KINDS)]
+                specs += [
+                    ("cell", table, name, str(rowid), kind) for kind in (*mut.CELL_KINDS, *mut.VALUE_KINDS)
+                ]
     return specs
 
 

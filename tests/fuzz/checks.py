@@ -7,10 +7,10 @@
   :func:`calls_view`);
 * records other than the damaged one survive (:func:`survivors_kept`): every
   ``(role, text)`` of a message loaded from the *oracle* — the file with the damaged
-  record removed — is still loaded from the mutated file, counted as a multiset (a
-  duplicate must not stand in for a lost twin).  Orphan tool results (``tool``
+  record removed — is still loaded from the mutated file, whole (see
+  :func:`survivors_kept` for how copies are counted).  Orphan tool results (``tool``
   messages) are left out: whether a result stands alone depends on its call, another
-  record.  Usage is left out too, because one call's usage may be written by another
+  record; so are usage carriers (:func:`messages`).  Usage is left out too, because one call's usage may be written by another
   record (a Codex ``token_count`` event, the last of Claude's streamed copies), so a
   damaged record may rightly change it; the usage of every case is held by the two
   checks below instead;
@@ -80,7 +80,8 @@ def memory_view(sessions: list[Session]) -> list[bytes]:
 
 def index_view(conn: sqlite3.Connection) -> list[bytes]:
     return sorted(
-        msgspec.json.encode(queries.get_session(conn, s.key)) for s in queries.list_sessions(conn, include_empty=True)
+        msgspec.json.encode(queries.get_session(conn, s.key))
+        for s in queries.list_sessions(conn, include_empty=True)
     )
 
 
@@ -127,13 +128,34 @@ def synced(agent: str, root: Path, index: Path) -> sqlite3.Connection:
 
 
 def messages(sessions: list[Session]) -> Counter[tuple[str, str]]:
-    """Every message but orphan tool results as ``(role, text)``, hidden ones included."""
-    return Counter((m.role, m.text) for session in sessions for m in session.messages if m.role != "tool")
+    """Every message as ``(role, text)``, hidden ones included, but orphan tool results
+    and usage carriers (``meta`` system messages an adapter makes to hold usage no
+    message holds: with the damaged record gone its usage may need one, with the record
+    kept it does not)."""
+    return Counter(
+        (m.role, m.text)
+        for session in sessions
+        for m in session.messages
+        if m.role != "tool" and not (m.role == "system" and "meta" in m.flags and m.usage is not None)
+    )
 
 
-def survivors_kept(mutated: list[Session], oracle: list[Session]) -> list[tuple[Any, ...]]:
-    """The oracle's messages missing from the mutated load (empty: the contract holds)."""
-    return sorted((messages(oracle) - messages(mutated)).elements(), key=repr)
+def survivors_kept(mutated: list[Session], oracle: list[Session]) -> list[tuple[str, str]]:
+    """The oracle's messages missing from the mutated load (empty: the contract holds).
+
+    An oracle message ``(role, text)`` that occurs ``n`` times is kept when at least
+    ``n`` mutated messages of that role contain its text whole: what the damaged record
+    still held may be merged into a neighbour (a streamed copy, a duplicate), never
+    taken from it."""
+    have = messages(mutated)
+    lost = []
+    for (role, text), n in messages(oracle).items():
+        found = have[(role, text)]
+        if found < n:
+            found += sum(c for (r, t), c in have.items() if r == role and t != text and text in t)
+        if found < n:
+            lost.append((role, text))
+    return sorted(lost)
 
 
 def first_difference(left: list[bytes], right: list[bytes]) -> str:

@@ -27,6 +27,7 @@ HUGE = ("18446744073709551623", "-18446744073709551623", "-3", "1000000000000000
 UNKNOWN_TYPE = "fuzz_unknown_record_type"
 DISCRIMINATORS = ("type", "kind", "event", "role", "say", "ask")
 _TOKEN = "__agentlog_fuzz_raw__"
+_NOT_JSON = object()
 
 LINE_KINDS = (
     "truncate_line",
@@ -121,7 +122,10 @@ def mutate_value(value: Any, kind: str, rng: random.Random) -> str:
             raise NotApplicable(kind)
         path, node = rng.choice(strings)
         cut = rng.randint(0, len(node))
-        value, raw = _set(value, path, _TOKEN), json.dumps(node[:cut]).rstrip('"') + '\\ud800' + json.dumps(node[cut:]).lstrip('"')
+        value, raw = (
+            _set(value, path, _TOKEN),
+            json.dumps(node[:cut]).rstrip('"') + "\\ud800" + json.dumps(node[cut:]).lstrip('"'),
+        )
     elif kind == "unknown_type":
         if not isinstance(value, dict):
             raise NotApplicable(kind)
@@ -152,16 +156,21 @@ def _insert(body: bytes, junk: bytes, rng: random.Random) -> bytes:
 
 
 def mutate_line(lines: list[bytes], i: int, kind: str, rng: random.Random) -> tuple[bytes, bytes | None]:
-    """``(mutated file, oracle)`` for the ``kind`` mutation of line ``i``."""
-    drop = b"".join(lines[:i] + lines[i + 1 :])
+    """``(mutated file, oracle)`` for the ``kind`` mutation of line ``i``.  A line that
+    is not a JSON value (Aider's Markdown) is not a record: no oracle."""
     body, end = _ending(lines[i])
+    try:
+        record = json.loads(body)
+    except ValueError:
+        record = _NOT_JSON
+    drop = b"".join(lines[:i] + lines[i + 1 :]) if record is not _NOT_JSON else None
     before, after = b"".join(lines[:i]), b"".join(lines[i + 1 :])
     if kind == "truncate_line":
         return before, None
     if kind == "truncate_mid":
         if len(body) < 2:
             raise NotApplicable(kind)
-        return before + body[: rng.randint(1, len(body) - 1)], before
+        return before + body[: rng.randint(1, len(body) - 1)], before if drop is not None else None
     if kind == "duplicate":  # the copy is the damaged record: its twin may be taken for it
         return before + lines[i] + (b"\n" if not end else b"") + lines[i] + after, drop
     if kind == "swap":
@@ -169,16 +178,17 @@ def mutate_line(lines: list[bytes], i: int, kind: str, rng: random.Random) -> tu
             raise NotApplicable(kind)
         nxt_body, nxt_end = _ending(lines[i + 1])
         swapped = nxt_body + (end or b"\n") + body + nxt_end
-        return before + swapped + b"".join(lines[i + 2 :]), b"".join(lines[:i] + lines[i + 2 :])
+        both = b"".join(lines[:i] + lines[i + 2 :]) if drop is not None else None
+        return before + swapped + b"".join(lines[i + 2 :]), both
     if kind == "invalid_utf8":
-        return before + _insert(body, rng.choice((b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80")), rng) + end + after, drop
+        return before + _insert(
+            body, rng.choice((b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80")), rng
+        ) + end + after, drop
     if kind == "nul":
         return before + _insert(body, b"\x00", rng) + end + after, drop
-    try:
-        value = json.loads(body)
-    except ValueError:
-        raise NotApplicable(f"{kind}: not a JSON line") from None
-    return before + mutate_value(value, kind, rng).encode() + end + after, drop
+    if record is _NOT_JSON:
+        raise NotApplicable(f"{kind}: not a JSON line")
+    return before + mutate_value(record, kind, rng).encode() + end + after, drop
 
 
 # --- JSON documents --------------------------------------------------------------------
@@ -188,9 +198,9 @@ def record_list(document: Any) -> tuple[Any, ...] | None:
     """The path of the document's longest list of objects (its records), if any."""
     best: tuple[int, tuple[Any, ...]] | None = None
     for path, node in _nodes(document):
-        if isinstance(node, list) and node and any(isinstance(x, dict) for x in node):
-            if best is None or len(node) > best[0]:
-                best = (len(node), path)
+        records = isinstance(node, list) and any(isinstance(x, dict) for x in node)
+        if records and (best is None or len(node) > best[0]):
+            best = (len(node), path)
     return best[1] if best else None
 
 
@@ -225,7 +235,9 @@ def mutate_document(data: bytes, kind: str, k: int, rng: random.Random) -> tuple
     del _at(oracle, path)[k]
     element = records[k]
     records[k] = _TOKEN
-    text = json.dumps(document, ensure_ascii=False).replace(json.dumps(_TOKEN), mutate_value(element, kind, rng))
+    text = json.dumps(document, ensure_ascii=False).replace(
+        json.dumps(_TOKEN), mutate_value(element, kind, rng)
+    )
     return text.encode(), json.dumps(oracle, ensure_ascii=False).encode()
 
 
@@ -236,7 +248,11 @@ def tables(db: Path) -> dict[str, list[tuple[str, str]]]:
     """``{table: [(column, declared type)]}`` of a database (SQLite's own tables left out)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        names = [n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'") if not n.startswith("sqlite_")]
+        names = [
+            n
+            for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            if not n.startswith("sqlite_")
+        ]
         return {n: [(c[1], c[2].upper()) for c in conn.execute(f'PRAGMA table_info("{n}")')] for n in names}
     finally:
         conn.close()
@@ -317,7 +333,12 @@ def mutate_sqlite(db: Path, oracle: Path | None, spec: tuple[str, ...], rng: ran
         conn.close()
     expr, params = _cell_value(cell, old, rng)
     try:
-        _edit(db, lambda c: c.execute(f'UPDATE "{table}" SET "{column}" = {expr} WHERE rowid = ?', (*params, rowid)))
+        _edit(
+            db,
+            lambda c: c.execute(
+                f'UPDATE "{table}" SET "{column}" = {expr} WHERE rowid = ?', (*params, rowid)
+            ),
+        )
     except sqlite3.IntegrityError as exc:  # the schema refuses it: no writer can store it either
         raise NotApplicable(str(exc)) from None
     if oracle is not None:

@@ -7,10 +7,10 @@ import hashlib
 import shutil
 from pathlib import Path
 
+from agentlog.model import Session
 from fuzz import checks
 from fuzz import mutators as mut
 from fuzz.cases import Case, home
-from agentlog.model import Session
 
 _ORACLES: dict[tuple[str, str, bytes], list[Session]] = {}
 
@@ -19,7 +19,9 @@ def _mutate(case: Case, path: Path, scratch: Path) -> bytes | Path | None:
     """Write the mutation to ``path``; return its oracle (bytes, a database, or None)."""
     kind, rng = case.spec[0], case.rng()
     if kind == "L":
-        data, oracle = mut.mutate_line(mut.split_lines(path.read_bytes()), int(case.spec[1]), case.spec[2], rng)
+        data, oracle = mut.mutate_line(
+            mut.split_lines(path.read_bytes()), int(case.spec[1]), case.spec[2], rng
+        )
     elif kind in ("E", "D"):
         data, oracle = mut.mutate_document(path.read_bytes(), case.spec[2], int(case.spec[1]), rng)
     else:
@@ -78,4 +80,6 @@ def _oracle(case: Case, path: Path, oracle: bytes | Path) -> list[Session]:
 
 def _dict_diff(a: dict, b: dict) -> str:
     keys = sorted((k for k in set(a) | set(b) if a.get(k) != b.get(k)), key=repr)
-    return "; ".join(f"{k}: {a.get(k)} vs {b.get(k)}" for k in keys[:3]) + (f" (+{len(keys) - 3})" if len(keys) > 3 else "")
+    return "; ".join(f"{k}: {a.get(k)} vs {b.get(k)}" for k in keys[:3]) + (
+        f" (+{len(keys) - 3})" if len(keys) > 3 else ""
+    )
