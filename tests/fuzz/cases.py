@@ -10,17 +10,21 @@ a mutation come from ``random.Random(crc32(id) ^ seed)``.
 ``AGENTLOG_FUZZ=long`` takes every candidate (about 54,000, most of an hour), each
 with ``AGENTLOG_FUZZ_SEEDS`` seeds (default 1; seed 0 has no ``:s<seed>`` suffix, so
 the default cases are among them); otherwise (CI) about ``CI_CASES`` cases are
-sampled, the same ones on every run, plus every table and column drop.
+sampled, the same ones on every run, plus every table and column drop and every cell
+mutation of one JSON cell per database column.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import random
 import shutil
+import sqlite3
 import tempfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,7 +35,7 @@ from agentlog.load import discover_sources, load_sessions, project_sources
 from fuzz import mutators as mut
 from homes import LAYOUTS, SHARED_FOLDERS, shared_layout
 
-CI_CASES = 2_000
+CI_CASES = 1_800
 LONG = os.environ.get("AGENTLOG_FUZZ") == "long"
 SEEDS = int(os.environ.get("AGENTLOG_FUZZ_SEEDS", "1")) if LONG else 1
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -66,13 +70,12 @@ class Home:
     placed: dict[str, str] = field(default_factory=dict)
     """``{file relative to the home: fixture}`` for every file the agent reads."""
 
-    @property
-    def env(self) -> dict[str, str]:
-        return {"HOME": str(self.root)}
-
 
 _HOMES: dict[str, Home] = {}
 _BASE = Path(tempfile.mkdtemp(prefix="agentlog-fuzz-"))
+"""Where the homes are laid out: made when the cases are (at collection, before any
+``tmp_path`` exists), removed when the process ends."""
+atexit.register(shutil.rmtree, _BASE, ignore_errors=True)
 
 
 def home(name: str) -> Home:
@@ -191,12 +194,43 @@ def applicable(case: Case, path: Path) -> bool:
 
 STRUCTURAL = ("drop_table", "drop_column")
 """Database mutations of a whole table or column (no row to blame)."""
+
+
+def _json_cells(path: Path) -> set[tuple[str, str, str]]:
+    """``(table, column, rowid)`` of the first row of each column holding JSON text
+    (``parts``, ``data``, ``value`` …): where a wrong-typed cell hurts most."""
+    out = set()
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        for table, columns in mut.tables(path).items():
+            for name, _ in columns:
+                try:
+                    rows = conn.execute(f'SELECT rowid, "{name}" FROM "{table}"').fetchall()
+                except sqlite3.OperationalError:
+                    continue
+                for rowid, value in rows:
+                    if isinstance(value, str | bytes) and value[:1] in ("{", "[", b"{", b"["):
+                        out.add((table, name, str(rowid)))
+                        break
+    finally:
+        conn.close()
+    return out
+
+
+def _always(path: Path) -> Callable[[tuple[str, ...]], bool]:
+    """Which specs of a file run in CI whatever the sample: table and column drops,
+    and every cell mutation of one JSON cell per column (few, and the likeliest to
+    find something)."""
+    cells = _json_cells(path) if file_format(path) == "sqlite" else set()
+    return lambda spec: spec[0] in STRUCTURAL or (spec[0] == "cell" and tuple(spec[1:4]) in cells)
+
+
 SPECS = {"lines": _line_specs, "document": _document_specs, "sqlite": _sqlite_specs}
 
 
 def all_cases() -> list[Case]:
     """Every case of this run (see the module docstring)."""
-    per_file: list[list[Case]] = []
+    per_file: list[tuple[list[Case], Callable[[tuple[str, ...]], bool]]] = []
     for name in home_names():
         h = home(name)
         for target, fixture in sorted(h.placed.items()):
@@ -216,14 +250,13 @@ def all_cases() -> list[Case]:
                 for seed in range(SEEDS)
             ]
             random.Random(zlib.crc32(f"{name}:{target}".encode())).shuffle(cases)
-            per_file.append(cases)
+            per_file.append((cases, _always(path)))
     quota = len(per_file) and max(8, CI_CASES // len(per_file))
     out: list[Case] = []
-    for cases in per_file:
+    for cases, always in per_file:
         taken: list[Case] = []
         for case in cases:
-            structural = case.spec[0] in STRUCTURAL  # few: every one runs in CI too
-            if not LONG and len(taken) >= quota and not structural:
+            if not LONG and len(taken) >= quota and not always(case.spec):
                 continue
             if applicable(case, home(case.home).root / case.target):
                 taken.append(case)

@@ -2,18 +2,17 @@
 
 * no exception escapes loading (``agentlog.load.load_sessions``) or syncing an index,
   and neither takes longer than ``LIMIT`` seconds (:func:`time_limit`);
-* the index gives the same sessions — messages, parts, usage, links — and the same
-  counted calls as loading in memory (:func:`index_view`, :func:`memory_view`,
-  :func:`calls_view`);
+* the index — the home's index synced before the mutation, brought up to date after
+  it (the path a real sync takes) — gives the same sessions (messages, parts, usage,
+  links) and the same counted calls as loading in memory (:func:`index_view`,
+  :func:`memory_view`, :func:`calls_view`);
 * records other than the damaged one survive (:func:`survivors_kept`): every
   ``(role, text)`` of a message loaded from the *oracle* — the file with the damaged
-  record removed — is still loaded from the mutated file, whole (see
-  :func:`survivors_kept` for how copies are counted).  Orphan tool results (``tool``
-  messages) are left out: whether a result stands alone depends on its call, another
-  record; so are usage carriers (:func:`messages`).  Usage is left out too, because one call's usage may be written by another
-  record (a Codex ``token_count`` event, the last of Claude's streamed copies), so a
-  damaged record may rightly change it; the usage of every case is held by the two
-  checks below instead;
+  record removed — is still loaded from the mutated file, whole.  Orphan tool
+  results and usage carriers are left out (:func:`messages`), and so is usage:
+  one call's usage may be written by another record (a Codex ``token_count`` event,
+  the last of Claude's streamed copies), so a damaged record may rightly change it;
+  the usage of every case is held by the index and scanner checks instead;
 * for Claude Code, the fast usage scanner counts what the index counts
   (:func:`scanner_view`).
 """

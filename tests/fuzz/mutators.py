@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -296,6 +297,32 @@ def _cell_value(kind: str, old: Any, rng: random.Random) -> tuple[str, tuple[Any
     raise ValueError(kind)
 
 
+def _retype_to_blob(db: Path, table: str, column: str) -> None:
+    """Declare ``column`` BLOB in the table's schema, data untouched, so a REAL or an
+    INTEGER written to it stays one (a TEXT column turns numbers into text: only a
+    writer with another schema, or none, leaves a number in a text column)."""
+    conn = sqlite3.connect(db)
+    try:
+        (sql,) = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)
+        ).fetchone()
+        retyped = re.sub(
+            rf'(\b{re.escape(column)}\b["`\]]?\s+)[A-Za-z]+(\([^)]*\))?', r"\1BLOB", sql, count=1
+        )
+        (version,) = conn.execute("PRAGMA schema_version").fetchone()
+        conn.execute("PRAGMA writable_schema = ON")
+        conn.execute("UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = ?", (retyped, table))
+        conn.execute(f"PRAGMA schema_version = {version + 1}")
+        conn.execute("PRAGMA writable_schema = OFF")
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def _text_affinity(declared: str) -> bool:
+    return any(word in declared for word in ("CHAR", "CLOB", "TEXT"))  # SQLite's affinity rule 2
+
+
 def _edit(db: Path, statements: Callable[[sqlite3.Connection], None]) -> None:
     conn = sqlite3.connect(db)
     try:
@@ -332,6 +359,9 @@ def mutate_sqlite(db: Path, oracle: Path | None, spec: tuple[str, ...], rng: ran
     finally:
         conn.close()
     expr, params = _cell_value(cell, old, rng)
+    declared = dict(tables(db)[table])[column]
+    if cell in ("real", "integer") and _text_affinity(declared):
+        _retype_to_blob(db, table, column)
     try:
         _edit(
             db,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 from pathlib import Path
+from typing import Any
 
 from agentlog.model import Session
 from fuzz import checks
@@ -78,7 +79,7 @@ def _oracle(case: Case, path: Path, oracle: bytes | Path) -> list[Session]:
     return _ORACLES[key]
 
 
-def _dict_diff(a: dict, b: dict) -> str:
+def _dict_diff(a: dict[Any, Any], b: dict[Any, Any]) -> str:
     keys = sorted((k for k in set(a) | set(b) if a.get(k) != b.get(k)), key=repr)
     return "; ".join(f"{k}: {a.get(k)} vs {b.get(k)}" for k in keys[:3]) + (
         f" (+{len(keys) - 3})" if len(keys) > 3 else ""
