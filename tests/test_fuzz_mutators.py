@@ -45,6 +45,13 @@ def test_line_mutations_and_their_oracles():
     assert b"\\ud800" in mut.split_lines(surrogate)[0]
 
 
+def test_a_lone_surrogate_is_inserted_anywhere_in_the_string_and_stays_json():
+    # at the ends too (isolation-note-1: a cut at 0 or at the end once dropped a quote)
+    for seed in range(40):
+        text = mut.mutate_value({"a": "xy"}, "lone_surrogate", random.Random(seed))
+        assert json.loads(text)["a"].replace("\ud800", "") == "xy" and "\\ud800" in text
+
+
 def test_a_markdown_line_has_no_oracle_and_no_value_mutation():
     lines = [b"# aider chat started\n", b"#### hi\n"]
     assert mut.mutate_line(lines, 1, "nul", rng())[1] is None

@@ -125,7 +125,7 @@ def mutate_value(value: Any, kind: str, rng: random.Random) -> str:
         cut = rng.randint(0, len(node))
         value, raw = (
             _set(value, path, _TOKEN),
-            json.dumps(node[:cut]).rstrip('"') + "\\ud800" + json.dumps(node[cut:]).lstrip('"'),
+            '"' + json.dumps(node[:cut])[1:-1] + "\\ud800" + json.dumps(node[cut:])[1:-1] + '"',
         )
     elif kind == "unknown_type":
         if not isinstance(value, dict):
