@@ -14,12 +14,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
 from agentlog.adapters.base import Fragment, ParserError, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
-from agentlog.model import Session
+from agentlog.model import Diagnostics, Message, Session
 from agentlog.readers import (
     DOCUMENT_LIMIT,
     LineReader,
@@ -27,6 +29,15 @@ from agentlog.readers import (
     read_head,
     read_small,
     read_sqlite_tables,
+)
+from agentlog.rules import (
+    TOKENS_OUT_OF_RANGE,
+    Signature,
+    bounded_usage,
+    distinct_id,
+    same_session,
+    session_key,
+    signature,
 )
 
 
@@ -76,14 +87,27 @@ def jsonl_batches(
             raise ParserError(exc) from exc
         count += 1
         if headers is not None:
-            yield out, headers, None
+            yield bound_usage(out, parser.diagnostics), headers, None
             out, count, limit = [], 0, min(lines, 2 * limit)
     try:
         parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+        out = bound_usage(out, parser.diagnostics)  # counted before the state is saved
         end = parser.headers(), (reader.consumed, parser.snapshot())
     except Exception as exc:
         raise ParserError(exc) from exc
     yield out, *end
+
+
+def bound_usage(fragments: list[Fragment], diagnostics: Diagnostics) -> list[Fragment]:
+    """``fragments`` with every token count out of range set to 0
+    (:func:`agentlog.rules.bounded_usage`), each counted in ``diagnostics``
+    (``invalid_values["tokens_out_of_range"]``); changed in place, returned."""
+    for _, item in fragments:
+        if isinstance(item, Message) and item.usage is not None:
+            item.usage, bad = bounded_usage(item.usage)
+            if bad:
+                diagnostics.invalid(TOKENS_OUT_OF_RANGE, bad)
+    return fragments
 
 
 class SourceParse:
@@ -173,7 +197,8 @@ class SourceParse:
         if doc.notes and self.headers:  # what the reader layer repaired
             self.headers[0].diagnostics.errors.extend(doc.notes)
         self.consumed = os.stat(self.ref.path).st_size
-        return list(result.fragments)
+        diagnostics = result.headers[0].diagnostics if result.headers else Diagnostics()
+        return bound_usage(list(result.fragments), diagnostics)
 
     def _finish(self, headers: list[Session]) -> list[Session]:
         for header in headers:
@@ -310,6 +335,31 @@ def sniff(adapter: Adapter, name: str, head: bytes) -> float:
         return 0.0
 
 
+def signatures(fragments: Iterable[Fragment], session_id: str) -> list[Signature]:
+    """:func:`~agentlog.rules.signature` of each message of session ``session_id`` among ``fragments``."""
+    return [signature(item) for sid, item in fragments if sid == session_id and isinstance(item, Message)]
+
+
+def rename_source(
+    headers: list[Session], fragments: list[Fragment], path: str
+) -> tuple[list[Session], list[Fragment]]:
+    """The sessions of source ``path`` under :func:`~agentlog.rules.distinct_id`
+    ids (keys, and parent keys naming one of them, follow); new header objects,
+    the messages themselves shared."""
+    ids = {h.id: distinct_id(h.id, path) for h in headers}
+    keys = {h.key: session_key(h.agent, ids[h.id]) for h in headers}
+    renamed = [
+        msgspec.structs.replace(
+            h,
+            id=ids[h.id],
+            key=keys[h.key],
+            parent_key=keys.get(h.parent_key, h.parent_key) if h.parent_key else None,
+        )
+        for h in headers
+    ]
+    return renamed, [(ids.get(sid, sid), item) for sid, item in fragments]
+
+
 def load_sessions(
     agents: Iterable[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -317,10 +367,13 @@ def load_sessions(
     extra_roots: Iterable[Path] = (),
     report: LoadReport | None = None,
     progress: Callable[[SourceRef], None] | None = None,
+    cwds: Iterable[str] = (),
 ) -> list[Session]:
     """Discover, parse and assemble every session of the selected agents.
 
     ``env`` and ``home`` default to the process environment and home folder.
+    ``cwds`` are more folders sessions were recorded in (another agent's, read
+    apart: the usage scanner's Claude sessions) to look for project sources in.
     Sessions are returned newest first (by ``started_at``).  Project folders the
     parsed sessions recorded as ``cwd`` are then searched for the sources agents
     keep inside projects (:func:`project_sources`).
@@ -330,7 +383,7 @@ def load_sessions(
     wanted = set(agents) if agents else None
     adapters = [a for a in all_adapters() if wanted is None or a.slug in wanted]
     report = report if report is not None else LoadReport()
-    cwds: set[str] = set()
+    seen_cwds: set[str] = set(cwds)
 
     def parse_each(found: list[tuple[Adapter, SourceRef]]) -> Iterator[tuple[Adapter, ParsedSource]]:
         for adapter, ref in found:
@@ -341,13 +394,13 @@ def load_sessions(
             except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
                 report.errors.append((ref.path, describe_error(exc)))
                 continue
-            cwds.update(h.cwd for h in source.headers if h.cwd)
+            seen_cwds.update(h.cwd for h in source.headers if h.cwd)
             yield adapter, source
 
     def parsed() -> Iterator[tuple[Adapter, ParsedSource]]:
         found = discover_sources(adapters, env, home, extra_roots, report)
         yield from parse_each(found)
-        extra = project_sources(adapters, cwds, (ref.path for _, ref in found))
+        extra = project_sources(adapters, seen_cwds, (ref.path for _, ref in found))
         for adapter, _ in extra:
             report.sources[adapter.slug] = report.sources.get(adapter.slug, 0) + 1
         yield from parse_each(extra)
@@ -365,26 +418,39 @@ def build_sessions(
     The same session found in two files (e.g. Codex ``sessions/`` and
     ``archived_sessions/``; a Goose legacy file and the database it was imported
     into) is kept from the first file only — a later file whose first session an
-    earlier file holds is skipped whole; its path is listed in ``report.duplicates``.
+    earlier file holds, with a message in common (:func:`agentlog.rules.same_session`),
+    is skipped whole; its path is listed in ``report.duplicates``.  A later file
+    whose first session has the key of an earlier one but no message in common is
+    a different session: its sessions are kept under :func:`~agentlog.rules.distinct_id`
+    ids (:func:`rename_source`).
     """
     report = report if report is not None else LoadReport()
     owners: dict[str, str] = {}
     headers: dict[str, list[Session]] = {}
     fragments: dict[str, list[Fragment]] = {}
     agent_of: dict[str, str] = {}
+    renamed: set[str] = set()
     for adapter, source in parsed:
         path = source.ref.path
-        if source.headers:
-            owner = owners.setdefault(source.headers[0].key, path)
-            if owner != path:
-                report.duplicates.append(path)
-                continue
-            for header in source.headers[1:]:  # a database's other sessions (as the index does)
+        source_headers, source_fragments = source.headers, source.fragments
+        if source_headers:
+            first = source_headers[0]
+            owner = owners.setdefault(first.key, path)
+            if owner != path and path not in renamed:
+                held = signatures(fragments[owner], first.id)
+                if same_session(held, signatures(source_fragments, first.id)):
+                    report.duplicates.append(path)
+                    continue
+                renamed.add(path)
+            if path in renamed:
+                source_headers, source_fragments = rename_source(source_headers, source_fragments, path)
+                owners.setdefault(source_headers[0].key, path)
+            for header in source_headers[1:]:  # a database's other sessions (as the index does)
                 owners.setdefault(header.key, path)
         # A later read of the same source (resumed from its state) carries the
         # whole header state: it replaces the earlier headers; fragments add up.
-        headers[path] = source.headers
-        fragments.setdefault(path, []).extend(source.fragments)
+        headers[path] = source_headers
+        fragments.setdefault(path, []).extend(source_fragments)
         agent_of[path] = adapter.slug
     assembler = Assembler()
     for path, source_headers in headers.items():

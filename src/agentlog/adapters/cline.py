@@ -36,7 +36,7 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     ``history_item.json`` (Roo, Kilo): ``HistoryItem{id, parentTaskId?, rootTaskId?,
     workspace?, task, ts, status?}`` → ``cwd``, title, ``status:"completed"`` → ``done``,
     and the parent task (``kind="subagent"``; the spawning ``new_task`` call is found
-    by :func:`agentlog.link.spawning_call`: its ``input.message`` is the child's first
+    by :func:`agentlog.rules.spawning_call`: its ``input.message`` is the child's first
     prompt inside ``<task>`` tags).
 
     Pairing (there are no ids linking the files): the *n*-th usage row belongs to the
@@ -88,6 +88,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 API_HISTORY = "api_conversation_history.json"
 UI_MESSAGES = "ui_messages.json"
@@ -195,7 +196,7 @@ class _TaskParse(DocumentParser):
         name = PurePath(ref.path).name
         self.sdk = name.endswith(SDK_SUFFIX)
         sid = name[: -len(SDK_SUFFIX)] if self.sdk else PurePath(ref.path).parent.name
-        self.header = Session(key=f"{slug}:{sid}", agent=slug, id=sid, sources=[ref.path])
+        self.header = Session(key=session_key(slug, sid), agent=slug, id=sid, sources=[ref.path])
         self.models: list[tuple[datetime | None, str]] = []
         self.title: str | None = None
 
@@ -244,7 +245,7 @@ class _TaskParse(DocumentParser):
         fork = as_dict(meta.get("fork"))
         parent = as_str(fork.get("forkedFromSessionId"))
         if parent:
-            header.kind, header.parent_key = "fork", f"{self.slug}:{parent}"
+            header.kind, header.parent_key = "fork", session_key(self.slug, parent)
 
     def _task_sidecars(self) -> list[_UsageRow]:
         meta = self._sidecar(TASK_METADATA)
@@ -263,7 +264,7 @@ class _TaskParse(DocumentParser):
                 )
             parent = as_str(item.get("parentTaskId"))
             if parent:
-                self.header.kind, self.header.parent_key = "subagent", f"{self.slug}:{parent}"
+                self.header.kind, self.header.parent_key = "subagent", session_key(self.slug, parent)
         rows: list[_UsageRow] = []
         ui = self._sidecar(UI_MESSAGES)
         last = None

@@ -144,6 +144,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     RateLimits,
     RateWindow,
@@ -159,6 +160,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "codex"
 
@@ -449,7 +451,7 @@ class CodexParser(LineParser[CodexState]):
             name = PurePath(self.ref.path).name
             found = _FILE_UUID.findall(name)
             sid = found[-1] if found else name.removesuffix(".jsonl")
-        return Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[self.ref.path])
+        return Session(key=session_key(self.slug, sid), agent=self.slug, id=sid, sources=[self.ref.path])
 
     @property
     def session(self) -> Session:
@@ -472,11 +474,11 @@ class CodexParser(LineParser[CodexState]):
         role: Role,
         when: datetime | None,
         parts: list[Part],
-        flags: tuple[str, ...] = (),
+        flags: tuple[MessageFlag, ...] = (),
         model: str | None = None,
     ) -> Message:
         """A new message whose id is this record's offset (flagged ``replayed`` in a fork's copy)."""
-        all_flags = [*flags, "replayed"] if self.replaying else list(flags)
+        all_flags: list[MessageFlag] = [*flags, "replayed"] if self.replaying else list(flags)
         return Message(
             id=self._mid(offset),
             role=role,
@@ -595,7 +597,7 @@ class CodexParser(LineParser[CodexState]):
             kind = "fork"
         header.kind = kind
         parent = parent or as_str(meta.get("forked_from_id"))
-        header.parent_key = f"{cls.slug}:{parent}" if parent else None
+        header.parent_key = session_key(cls.slug, parent) if parent else None
 
     def _turn_boundary(self, payload: dict[str, Any]) -> None:
         """Close the assistant message; end (or detect) a fork's replayed copy by turn id."""

@@ -88,6 +88,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "copilot_vscode"
 _FOLDERS = ("chatSessions", "emptyWindowChatSessions")
@@ -283,7 +284,7 @@ class _Chat(DocumentParser):
 
     def headers(self) -> list[Session]:
         header = self.header
-        header.key = f"{SLUG}:{header.id}"
+        header.key = session_key(SLUG, header.id)
         if header.title is None:
             header.title = next(
                 (m.text for _, m in self.fragments if isinstance(m, Message) and m.role == "user" and m.text),

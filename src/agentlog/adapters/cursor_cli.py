@@ -56,6 +56,7 @@ from agentlog.model import (
     UnknownPart,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "cursor_cli"
 _QUERY = re.compile(r"^\s*<user_query>\s*(.*?)\s*</user_query>\s*$", re.S)
@@ -118,8 +119,8 @@ class CursorCliParser(LineParser[CursorCliState]):
             header = Session(key="", agent=SLUG, id=path.stem, sources=[self.ref.path])
             if path.parent.name == "subagents":
                 header.kind = "subagent"
-                header.parent_key = f"{SLUG}:{path.parent.parent.name}"
-            header.key = f"{SLUG}:{header.id}"
+                header.parent_key = session_key(SLUG, path.parent.parent.name)
+            header.key = session_key(SLUG, header.id)
             meta = next((store_meta(d) for d in self.sidecars.values()), {})
             header.title = as_str(meta.get("name"))
             header.started_at = parse_time(meta.get("createdAt"))

@@ -45,6 +45,7 @@ from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef
 from agentlog.model import Message, Session, Usage
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "factory_droid"
 SETTINGS_SUFFIX = ".settings.json"
@@ -84,7 +85,7 @@ class DroidParser(LineParser[OneSessionState]):
     def initial_state(self) -> OneSessionState:
         sid = PurePath(self.ref.path).stem
         return OneSessionState(
-            header=Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+            header=Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path])
         )
 
     @property

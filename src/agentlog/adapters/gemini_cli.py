@@ -74,6 +74,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -84,6 +85,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "gemini_cli"
 
@@ -321,7 +323,7 @@ class GeminiCliAdapter(DocumentAdapter):
             )
         if kind in ("info", "warning", "error"):
             diagnostics.use()
-            flags = ["api_error"] if kind == "error" else ["meta"]
+            flags: list[MessageFlag] = ["api_error"] if kind == "error" else ["meta"]
             return Message(id=mid, role="system", timestamp=when, parts=gemini_parts(content), flags=flags)
         diagnostics.unknown(str(kind) if kind is not None else "<none>")
         return Message(
@@ -368,13 +370,13 @@ class _ChatParse(DocumentParser):
         self.diagnostics = chat.diagnostics
         meta = chat.meta
         sid = as_str(meta.get("sessionId")) or path.stem
-        header = Session(key=f"{slug}:{sid}", agent=slug, id=sid, sources=[self.ref.path])
+        header = Session(key=session_key(slug, sid), agent=slug, id=sid, sources=[self.ref.path])
         header.title = as_str(meta.get("summary"))
         header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
         header.ended_at = parse_time(meta.get("lastUpdated"))
         if path.parent.name != "chats" and path.parent.parent.name == "chats":
             header.kind = "subagent"
-            header.parent_key = f"{slug}:{path.parent.name}"
+            header.parent_key = session_key(slug, path.parent.name)
         elif meta.get("kind") == "subagent":
             header.kind = "subagent"
         for n, (key, record) in enumerate(chat.messages.items()):

@@ -98,6 +98,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "goose"
 DATABASE = "sessions.db"
@@ -285,7 +286,7 @@ class _DatabaseParse(_Parse):
         config = config if isinstance(config, dict) else {}
         model = as_str(config.get("model_name")) or as_str(config.get("model"))
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(row.get("name")) or as_str(row.get("description")),
@@ -296,7 +297,7 @@ class _DatabaseParse(_Parse):
         )
         parent = as_str(str(row.get("parent_session_id") or ""))
         if parent:
-            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
+            header.kind, header.parent_key = "subagent", session_key(SLUG, parent)
         header.diagnostics.use()
         return header
 
@@ -344,7 +345,7 @@ class _LegacyParse(_Parse):
         super().__init__(ref, doc)
         sid = PurePath(ref.path).stem
         self.header = Session(
-            key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
+            key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
         )
         self.sessions[sid] = self.header
 

@@ -58,6 +58,7 @@ from agentlog.model import (
     UnknownPart,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "grok"
 HISTORY = "chat_history.jsonl"
@@ -94,7 +95,7 @@ class GrokParser(LineParser[OneSessionState]):
     def initial_state(self) -> OneSessionState:
         folder = PurePath(self.ref.path).parent
         header = Session(
-            key=f"{SLUG}:{folder.name}",
+            key=session_key(SLUG, folder.name),
             agent=SLUG,
             id=folder.name,
             cwd=urllib.parse.unquote(folder.parent.name) or None,

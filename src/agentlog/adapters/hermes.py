@@ -94,6 +94,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "hermes"
 TOOL_NAMES = {
@@ -420,7 +421,7 @@ class HermesAdapter(DocumentAdapter):
         parent = rows.get(row.get("parent_session_id") or "")
         kind = _kind(row, parent)
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(row.get("title")),
@@ -432,7 +433,7 @@ class HermesAdapter(DocumentAdapter):
         )
         if parent is not None and kind in ("fork", "subagent"):
             header.kind = kind  # type: ignore[assignment]
-            header.parent_key = f"{SLUG}:{root_of(parent['id'])}"
+            header.parent_key = session_key(SLUG, root_of(parent["id"]))
         return header
 
     @staticmethod
@@ -449,7 +450,7 @@ class HermesAdapter(DocumentAdapter):
         sid = as_str(snapshot.get("session_id")) or sid
         config = as_dict(snapshot.get("model_config"))
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             cwd=as_str(snapshot.get("cwd")) or as_str(config.get("cwd")),

@@ -88,6 +88,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "kimi"
 
@@ -432,7 +433,7 @@ def _header(ref: SourceRef, doc: Document, session_id: str, agent_id: str | None
     if title is None and wire.prompts:
         title = wire.prompts[0][1][:50] or None
     header = Session(
-        key=f"{SLUG}:{sid}",
+        key=session_key(SLUG, sid),
         agent=SLUG,
         id=sid,
         title=title,
@@ -445,7 +446,7 @@ def _header(ref: SourceRef, doc: Document, session_id: str, agent_id: str | None
     )
     if agent_id is not None:
         header.kind = "subagent"
-        header.parent_key = f"{SLUG}:{session_id}"
+        header.parent_key = session_key(SLUG, session_id)
         header.subagent_type = as_str(meta.get("subagent_type"))
         header.description = as_str(meta.get("description"))
         if meta.get("status") in _SUBAGENT_STATUS:

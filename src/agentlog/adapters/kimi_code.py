@@ -74,6 +74,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "kimi_code"
 
@@ -359,7 +360,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         info = as_dict(agents.get(self.agent_id))
         parent = info.get("parentAgentId") or "main"
         header = Session(
-            key=f"{SLUG}:{self.sid}",
+            key=session_key(SLUG, self.sid),
             agent=SLUG,
             id=self.sid,
             title=(as_str(self.meta.get("title")) if main else None) or self.state.first_prompt,
@@ -369,7 +370,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             kind="main" if main else "subagent",
             parent_key=None
             if main
-            else f"{SLUG}:{self.session_id}" + ("" if parent == "main" else f"/{parent}"),
+            else session_key(SLUG, self.session_id + ("" if parent == "main" else f"/{parent}")),
             status=self.state.status,
             status_evidence=self.state.status_evidence,
             sources=[self.ref.path],

@@ -72,6 +72,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
+from agentlog.rules import session_key
 
 SLUG = "zcode"
 IGNORED_PARTS = frozenset({"timeline", "step-start", "step-finish"})
@@ -167,7 +168,9 @@ class _DatabaseParse(DocumentParser):
 
     def header(self, sid: str) -> Session:
         if sid not in self.sessions:
-            self.sessions[sid] = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+            self.sessions[sid] = Session(
+                key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path]
+            )
         return self.sessions[sid]
 
     def headers(self) -> list[Session]:
@@ -190,7 +193,7 @@ class _DatabaseParse(DocumentParser):
             session.agent_version = as_str(row.get("version"))
             session.started_at = parse_time(row.get("time_created"))
             if as_str(row.get("parent_id")):
-                session.parent_key = f"{SLUG}:{row['parent_id']}"
+                session.parent_key = session_key(SLUG, row["parent_id"])
                 session.kind = "subagent"
         parts: dict[str, list[dict[str, Any]]] = {}
         for row in sorted(tables.get("part", []), key=lambda r: _order(r, "sequence", "time_created")):

@@ -232,6 +232,8 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
             console.print(f"  skipped {n:>7,}  {clean(reason, one_line=True)}")
         for kind, n in sorted(r.unknown_types.items(), key=lambda kv: -kv[1]):
             console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
+        for reason, n in sorted(r.invalid_values.items(), key=lambda kv: -kv[1]):
+            console.print(f"  zeroed {n:>8,}  {clean(reason, one_line=True)}")
         if r.incomplete_tail_bytes:
             console.print(
                 f"  {r.incomplete_tail_bytes:,} bytes of half-written last lines (read once complete)"

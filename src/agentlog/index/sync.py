@@ -17,7 +17,11 @@ Per source (``shared/DESIGN.md`` §5):
 * a source that fails → recorded with its error (its sessions removed), retried
   when it changes;
 * a source whose session another source already holds (Codex ``sessions/`` and
-  ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate.
+  ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate;
+  one whose first session has another source's key but no message in common with
+  it (:func:`agentlog.rules.same_session`, judged on its first batch) is a
+  different session, stored under :func:`~agentlog.rules.distinct_id` ids, as
+  :func:`agentlog.load.build_sessions` does.
 
 Each source is committed in its own transaction, so a crash (even SIGKILL) or a
 bad file never corrupts the rest; the next sync completes the work.  Parsing
@@ -39,8 +43,16 @@ from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
 from agentlog.index.db import rollback, transaction
 from agentlog.index.store import Store, encode_headers
-from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
+from agentlog.load import (
+    LoadReport,
+    SourceParse,
+    discover_sources,
+    project_sources,
+    rename_source,
+    signatures,
+)
 from agentlog.readers import describe_error
+from agentlog.rules import distinct_id, same_session, session_key
 
 TAIL = 64
 WORKER_MIN = 32 << 20
@@ -225,6 +237,21 @@ def _tail_hash(path: str, offset: int) -> bytes:
         return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
 
 
+def _resumable(path: str, offset: int, tail_hash: bytes | None) -> bool:
+    """Whether the new bytes of a grown file can be read on their own, from
+    ``offset``: the bytes before it are still those stored (``tail_hash``), and
+    they end with a newline.  A complete last line written without one was read
+    as a line; bytes appended to it continue that line, which a fresh read sees
+    as one (invalid) line, so the file is read again whole."""
+    if _tail_hash(path, offset) != tail_hash:
+        return False
+    if offset == 0:
+        return True
+    with open(path, "rb") as fh:
+        fh.seek(offset - 1)
+        return fh.read(1) == b"\n"
+
+
 class SourceError(Exception):
     """The source itself could not be read or parsed (not an index problem)."""
 
@@ -260,8 +287,8 @@ def _sync_one(
             conn.execute("ROLLBACK")  # another agentlog synced this source meanwhile
             return 0
         try:
-            if append and row is not None and _tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
-                append = False  # as large or larger, but the old bytes changed: rewritten
+            if append and row is not None and not _resumable(ref.path, row.parsed_offset, row.tail_hash):
+                append = False  # rewritten, or glued onto a last line that had no newline
             start = row.parsed_offset if append and row else 0
             state = row.parser_state if append and row else None
             parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN)
@@ -318,18 +345,31 @@ def _store(
     if not append:
         store.clear_source(source_id)
     keys: set[str] = set()
-    first = not append
+    renamed: bool | None = None  # decided on the first batch that has a header
     try:
         for batch in _guarded(parse.batches()):
-            if first and parse.headers:
-                owner = store.owner_of(parse.headers[0].key)
-                if owner is not None and owner != source_id:
-                    return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+            if renamed is None and parse.headers:
+                head = parse.headers[0]
+                owner = store.owner_of(head.key)
+                renamed = owner is not None and owner != source_id
+                # Another source holds this key: the same session, or a different one (as
+                # build_sessions decides; once stored under its own ids, an append is no copy).
+                if (
+                    renamed
+                    and store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) is None
+                    and same_session(store.signatures(head.key), signatures(batch, head.id))
+                ):
+                    held: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+                    return held
+            if renamed:
+                batch = rename_source(parse.headers, batch, ref.path)[1]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
-            first = False
             del batch  # not kept while the next one is made
-        store.put_headers(source_id, parse.headers)
-        store.refresh_sessions(keys | {h.key for h in parse.headers})
+        if renamed:
+            parse.headers = rename_source(parse.headers, [], ref.path)[0]  # stored so too
+        headers = parse.headers
+        store.put_headers(source_id, headers)
+        store.refresh_sessions(keys | {h.key for h in headers})
     finally:
         store.settle()  # before the caller commits or rolls back
     return None
@@ -337,7 +377,8 @@ def _store(
 
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:
     conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
-    return conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
+    source_id: int = conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
+    return source_id
 
 
 def _record_error(
