@@ -24,6 +24,7 @@ from agentlog.load import discover_sources, load_sessions
 from agentlog.usage import Call, calls_from_sessions
 from agentlog.usage.scan import scan_calls
 from conftest import FIXTURES, SHARED
+from homes import LAYOUTS
 from test_cli import run
 
 ADAPTERS = all_adapters()
@@ -404,30 +405,48 @@ def test_an_append_to_a_message_whose_id_another_role_holds_merges_as_one_pass_d
     )
 
 
-def _without_costs(value):
-    if isinstance(value, dict):
-        return {k: _without_costs(v) for k, v in value.items() if not k.endswith("cost_usd")}
-    if isinstance(value, list):
-        return [_without_costs(v) for v in value]
-    return value
+REPORTS = ["daily", "session", "model", "project", "agent", "blocks"]
 
 
-@pytest.mark.parametrize("report", ["daily", "session", "model", "project"])
-def test_usage_json_through_the_index_equals_no_index_on_the_claude_and_codex_fixtures(tmp_path, report):
-    """Every row and total but the costs: the index prices its 15-minute roll-up
-    records, ``--no-index`` single calls, and a float sum can differ in the sixth
-    decimal (``codex:019ca9f0…``: $0.027798 vs $0.027797) — a known limit."""
-    home = tmp_path / "home"
-    shutil.copytree(FIXTURES / "claude_code", home / ".claude/projects/-tmp-project")
-    shutil.copytree(FIXTURES / "codex", home / ".codex/sessions/2025/11/25")
-    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "cli.sqlite")}
+def _both_paths(home: Path, index: Path, report: str) -> list[dict]:
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(index)}
     outputs = []
     for extra in ((), ("--no-index",)):
         code, out, err = run("usage", report, "--json", "-z", "UTC", *extra, env=env)
         assert code == 0, err
         outputs.append(json.loads(out))
-    assert _without_costs(outputs[0]) == _without_costs(outputs[1])
-    assert len(outputs[0]["rows"]) >= 2 and outputs[0]["totals"]["total_tokens"] > 500_000
+    return outputs
+
+
+@pytest.mark.parametrize("report", REPORTS)
+def test_usage_json_through_the_index_equals_no_index_on_the_claude_and_codex_fixtures(tmp_path, report):
+    """Every row and total, costs included: the index prices 15-minute roll-up
+    records, ``--no-index`` single calls, and costs are whole pico-dollars, so the
+    grouping cannot move a printed number.  ``codex:019ca9f0…`` is the case that
+    used to differ ($0.027798 through the index, $0.027797 without: float sums)."""
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude_code", home / ".claude/projects/-tmp-project")
+    shutil.copytree(FIXTURES / "codex", home / ".codex/sessions/2025/11/25")
+    indexed, scanned = _both_paths(home, tmp_path / "cli.sqlite", report)
+    assert indexed == scanned
+    rows = indexed.get("rows", indexed.get("blocks"))
+    assert sum(r["total_tokens"] for r in rows) > 500_000 and any(r["cost_usd"] for r in rows)
+    if report == "session":
+        codex = [r["cost_usd"] for r in indexed["rows"] if r["key"].startswith("codex:019ca9f0")]
+        assert codex == [0.027798]
+
+
+@pytest.mark.parametrize("report", REPORTS)
+def test_usage_json_through_the_index_equals_no_index_on_every_fixture_home(tmp_path, report):
+    """Every agent's fixtures laid out in one home (``tests/homes.py``): the same
+    rows and totals, costs included, through the index and with ``--no-index``."""
+    home = tmp_path / "home"
+    for layout in LAYOUTS.values():
+        layout(home)
+    indexed, scanned = _both_paths(home, tmp_path / "cli.sqlite", report)
+    assert indexed == scanned and indexed.get("rows", indexed.get("blocks"))
+    agents = {r["key"] for r in _both_paths(home, tmp_path / "cli.sqlite", "agent")[0]["rows"]}
+    assert len(agents) >= 10
 
 
 def test_usage_without_the_index_finds_project_sources_in_the_scanned_claude_folders(tmp_path):

@@ -4,7 +4,7 @@
   and neither takes longer than ``LIMIT`` seconds (:func:`time_limit`);
 * the index — the home's index synced before the mutation, brought up to date after
   it (the path a real sync takes) — gives the same sessions (messages, parts, usage,
-  links) and the same counted calls as loading in memory (:func:`index_view`,
+  links) and the same counted calls, costs included, as loading in memory (:func:`index_view`,
   :func:`memory_view`, :func:`calls_view`);
 * records other than the damaged one survive (:func:`survivors_kept`): every
   ``(role, text)`` of a message loaded from the *oracle* — the file with the damaged
@@ -22,8 +22,9 @@ from __future__ import annotations
 import signal
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,11 @@ from agentlog.adapters import get_adapter
 from agentlog.index import queries
 from agentlog.index.db import connect
 from agentlog.index.sync import sync
-from agentlog.index.usage import usage_records
+from agentlog.index.usage import members, usage_records
 from agentlog.load import LoadReport, load_sessions
 from agentlog.model import Session
 from agentlog.usage.calls import Call, calls_from_sessions
+from agentlog.usage.pricing import Pricer
 from agentlog.usage.source import collect_calls
 
 LIMIT = 20.0
@@ -84,12 +86,21 @@ def index_view(conn: sqlite3.Connection) -> list[bytes]:
     )
 
 
-def _call_totals(calls: list[Call]) -> dict[tuple[Any, ...], tuple[int, ...]]:
-    """Counted calls summed by session, model and tier: ``(calls, buckets…)``."""
+_PRICER = Pricer()
+"""One pricer over genai-prices' bundled table for every case (no user overrides)."""
+
+
+def _call_totals(
+    calls: Iterable[Call], conn: sqlite3.Connection | None = None
+) -> dict[tuple[Any, ...], tuple[int, ...]]:
+    """Counted calls summed by session, model and tier: ``(calls, buckets…, cost in
+    pico-dollars, priced calls)``, priced as ``agentlog usage`` prices them (a
+    roll-up record spanning price tiers by its members in ``conn``)."""
     out: dict[tuple[Any, ...], list[int]] = {}
-    for c in calls:
-        u = c.usage
-        row = out.setdefault((c.session_key, c.root_key, c.project, c.model, u.service_tier), [0] * 8)
+    split = partial(members, conn) if conn is not None else None
+    for pc in _PRICER.price_all(calls, members=split):
+        c, u = pc.call, pc.call.usage
+        row = out.setdefault((c.session_key, c.root_key, c.project, c.model, u.service_tier), [0] * 10)
         for i, v in enumerate(
             (
                 c.calls,
@@ -100,6 +111,8 @@ def _call_totals(calls: list[Call]) -> dict[tuple[Any, ...], tuple[int, ...]]:
                 u.output_tokens,
                 u.reasoning_tokens,
                 u.web_search_requests,
+                pc.cost or 0,
+                c.calls if pc.cost is not None else 0,
             )
         ):
             row[i] += v
@@ -107,11 +120,11 @@ def _call_totals(calls: list[Call]) -> dict[tuple[Any, ...], tuple[int, ...]]:
 
 
 def calls_view(sessions: list[Session]) -> dict[tuple[Any, ...], tuple[int, ...]]:
-    return _call_totals(list(calls_from_sessions(sessions)))
+    return _call_totals(calls_from_sessions(sessions))
 
 
 def index_calls_view(conn: sqlite3.Connection, agent: str) -> dict[tuple[Any, ...], tuple[int, ...]]:
-    return _call_totals(usage_records(conn, agent))
+    return _call_totals(usage_records(conn, agent), conn)
 
 
 def scanner_view(root: Path) -> dict[tuple[Any, ...], tuple[int, ...]]:
