@@ -23,7 +23,7 @@ from agentlog.cli.render import (
     tilde,
 )
 from agentlog.errors import NotFound, UsageError
-from agentlog.index import queries
+from agentlog.index import db, queries
 from agentlog.load import LoadReport, discover_sources, sniff
 from agentlog.model import Diagnostics, Usage, json_schema
 from agentlog.query import parse_since
@@ -237,6 +237,9 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
     agent = resolve_agent(agent)
     conn, synced = open_index(app, no_sync)
+    problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
+    if problem is not None:
+        raise problem
     unreadable, duplicates = queries.source_problems(conn, agent)
     unreadable += synced.roots.errors  # found but never stored (e.g. a name that is not UTF-8)
     rows: dict[str, dict[str, Any]] = {}

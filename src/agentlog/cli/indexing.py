@@ -56,22 +56,18 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
         return reader, SyncReport()
     try:
         conn = db.connect(path)
-    except sqlite3.DatabaseError as exc:
-        if "not a database" in str(exc):
-            raise AgentlogError(
-                f"{path} is not an agentlog index ({exc}); choose another file with --index"
-            ) from None
-        damaged = "malformed" in str(exc) or "corrupt" in str(exc)
-        hint = " (it is a cache: delete it to rebuild)" if damaged else ""
-        raise AgentlogError(f"cannot open the index {path}: {exc}{hint}") from None
     except (sqlite3.Error, OSError) as exc:
-        raise AgentlogError(f"cannot open the index {path}: {exc}") from None
+        problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
+        raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
     if no_sync:
         return conn, SyncReport()
     try:
         return conn, _sync(app, conn, full)
     except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
-        raise AgentlogError(f"cannot update the index {path}: {exc} (--no-sync reads it as it is)") from None
+        problem = db.explain(exc, path)
+        if problem is None:
+            raise
+        raise problem from None
 
 
 def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
@@ -119,6 +115,8 @@ def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
 def index_command(app: App, full: bool, as_json: bool) -> None:
     """Bring the index up to date (every read command does this first)."""
     _, report = open_index(app, full=full)
+    if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
+        raise db.damaged(app.index_path, "its tables are not this agentlog's")
     result = {
         "index": str(app.index_path),
         "sources": report.sources,

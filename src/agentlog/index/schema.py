@@ -63,6 +63,11 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
 
 from __future__ import annotations
 
+APPLICATION_ID = 0x41474C47
+"""``PRAGMA application_id`` of an agentlog index (ASCII ``AGLG``), stored at
+offset 68 of the database header (https://sqlite.org/fileformat.html §1.3.13):
+what tells an index apart from any other SQLite file without opening it."""
+
 MIGRATIONS: list[str] = [
     # 1: the first schema
     """
@@ -250,6 +255,10 @@ MIGRATIONS: list[str] = [
     CREATE TABLE usage_rollup_state (
         session_key TEXT PRIMARY KEY REFERENCES sessions(key) ON DELETE CASCADE
     );
+    """,
+    # 8: the index says it is agentlog's (an index made before this has the id 0)
+    f"""
+    PRAGMA application_id = {APPLICATION_ID};
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime
+from pathlib import Path
 
 import msgspec
 
 from agentlog.errors import UsageError
+from agentlog.index.db import conn_path, schema_matches
 from agentlog.index.store import iso
 
 MARK_START, MARK_END = "\x02", "\x03"
@@ -78,7 +80,9 @@ def search(
     try:
         rows = conn.execute(sql, (*params, limit)).fetchall()
     except sqlite3.OperationalError as exc:
-        if not any(word in str(exc) for word in ("locked", "busy", "disk", "readonly")):
+        if not any(word in str(exc) for word in ("locked", "busy", "disk", "readonly")) and schema_matches(
+            Path(conn_path(conn))
+        ):
             raise UsageError(
                 f"cannot parse search query {query!r} ({exc}); "
                 'quote phrases and special characters: "like this"'

@@ -10,12 +10,14 @@ requests see the new rows when the write commits.
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 from agentlog.adapters import all_adapters
+from agentlog.errors import AgentlogError
 from agentlog.index import db
 from agentlog.index.sync import sync
 from agentlog.index.usage import refresh_rollups
@@ -55,7 +57,12 @@ class Syncer(threading.Thread):
                 self.sync_once()
                 self.error = None
             except Exception as exc:  # a bad round must not end the viewer
-                self.error = f"{type(exc).__name__}: {exc}"
+                problem = db.explain(exc, self.path) if isinstance(exc, sqlite3.Error) else None
+                self.error = (
+                    str(problem or exc)
+                    if problem or isinstance(exc, AgentlogError)
+                    else f"{type(exc).__name__}: {exc}"
+                )
                 log.warning("background sync failed: %s", self.error)
 
     def stop(self) -> None:
