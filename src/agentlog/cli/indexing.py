@@ -16,7 +16,7 @@ from agentlog.adapters import all_adapters
 from agentlog.cli import App, main
 from agentlog.cli.render import clean, local, print_json
 from agentlog.errors import AgentlogError, UsageError
-from agentlog.index import db
+from agentlog.index import archive, db
 from agentlog.index.search import MARK_END, MARK_START, Hit, search
 from agentlog.index.sync import SyncReport, sync
 from agentlog.query import parse_since
@@ -123,6 +123,8 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         "unchanged": report.unchanged,
         "appended": report.appended,
         "reparsed": report.reparsed,
+        "archived": report.archived,
+        "restored": report.restored,
         "removed": report.removed,
         "duplicates": report.duplicates,
         "failed": [{"path": p, "error": e} for p, e in report.failed],
@@ -134,13 +136,55 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         return
     lines = [
         f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
-        f"{report.reparsed} read whole, {report.removed} removed, {report.duplicates} duplicates, "
-        f"{len(report.failed)} failed; {report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
+        f"{report.reparsed} read whole, {report.duplicates} duplicates, {len(report.failed)} failed; "
+        f"{report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
         *(f"  failed: {clean(path)}: {clean(error)}" for path, error in report.failed),
+        *(
+            [
+                f"  {report.archived} gone since the last sync: their sessions are kept (agentlog prune removes them)"
+            ]
+            if report.archived
+            else []
+        ),
+        *([f"  {report.restored} archived sources back"] if report.restored else []),
+        *([f"  {report.removed} gone that held no session: forgotten"] if report.removed else []),
         f"index: {clean(str(app.index_path))}",
     ]
     for line in lines:  # through the console: a closed pipe ends quietly, like the other commands
         app.console.print(line, highlight=False, soft_wrap=True)
+
+
+@main.command("prune")
+@click.option("--agent", "-a", help="Only this agent's sources.")
+@click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@no_sync_option
+@click.pass_obj
+def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_sync: bool) -> None:
+    """Remove the sessions of logs that are gone (archived) from the index.
+
+    The index keeps the sessions of a log its agent deleted (Claude Code's
+    cleanup) or that cannot be read any more; they are listed as archived until
+    this removes them.  They cannot be read again from the logs.
+    """
+    agent = resolve_agent(agent)
+    conn, _ = open_index(app, no_sync)
+    pruned = archive.prune(conn, agent, dry_run=dry_run)
+    if as_json:
+        print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
+        return
+    verb = "would remove" if dry_run else "removed"
+    for source in pruned:
+        why = f" ({clean(source.error)})" if source.error else ""
+        app.console.print(
+            f"{verb} {clean(source.path)}{why}: {len(source.sessions)} sessions, archived {local(source.archived_at)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    sessions = sum(len(p.sessions) for p in pruned)
+    app.err.print(
+        f"{verb} {len(pruned)} archived sources, {sessions} sessions" if pruned else "nothing archived"
+    )
 
 
 @main.command("search")

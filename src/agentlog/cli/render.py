@@ -143,6 +143,8 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
         title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
         subs = children.get(s.key, 0)
         title = f"[dim]+{subs}[/dim] " + clean(title) if subs else clean(title)
+        if s.archived:
+            title = "[yellow]archived[/yellow] " + title
         table.add_row(
             short_time(s.started_at),
             agents[n],
@@ -172,6 +174,7 @@ def session_row(s: Session, children: int) -> dict[str, Any]:
         "subagents": children,
         "messages": s.message_count,
         "resume_command": s.resume_command,
+        "archived": s.archived,
         "usage": {
             "input_tokens": s.usage.input_tokens,
             "cache_read_tokens": s.usage.cache_read_tokens,
@@ -223,6 +226,8 @@ def render_transcript(
     )
     if session.resume_command:
         console.print(f"[dim]resume: {clean(session.resume_command)}[/dim]")
+    if session.archived:
+        console.print(f"[yellow]{ARCHIVED_NOTE}[/yellow]")
     hidden = 0
     for message in session.messages:
         if message.hidden and not show_all:
@@ -232,6 +237,9 @@ def render_transcript(
         _render_message(console, message, reasoning, full)
     if hidden:
         console.print(f"\n[dim]{hidden} meta/injected messages hidden (--all shows them)[/dim]")
+
+
+ARCHIVED_NOTE = "archived: its log is gone (or cannot be read); kept by the index until `agentlog prune`"
 
 
 def _cut_title(title: str) -> str:

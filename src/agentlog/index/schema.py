@@ -12,7 +12,10 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     list of the small files read with it) and ``sidecar_sig`` (their sizes and
     mtimes: a changed sidecar means a whole re-read), ``error`` (why it
     could not be read; retried when it changes), ``duplicate_of`` (a copy of a
-    session another source already holds).
+    session another source already holds), ``archived_at`` (ISO 8601 UTC time a sync
+    first found the source gone — deleted, or in a folder that cannot be read — or
+    unreadable: its sessions are kept, listed, searched and counted, until
+    ``agentlog prune``; NULL while it is there).
 ``sessions``
     One row per session: ``key`` (``agent:id``), agent, id, title, cwd, git
     branch, times (ISO 8601 UTC text), ``models`` (JSON list), subagent/fork links
@@ -259,6 +262,11 @@ MIGRATIONS: list[str] = [
     # 8: the index says it is agentlog's (an index made before this has the id 0)
     f"""
     PRAGMA application_id = {APPLICATION_ID};
+    """,
+    # 9: logs are evidence: a source gone (deleted, its folder unreadable) keeps its
+    # sessions, marked with the time it was found gone, until `agentlog prune`
+    """
+    ALTER TABLE sources ADD COLUMN archived_at TEXT;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

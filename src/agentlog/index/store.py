@@ -562,7 +562,8 @@ def _usage_row(u: Usage) -> tuple[Any, ...]:
 
 
 def session_from_row(row: sqlite3.Row) -> Session:
-    """A session header (no messages) from a ``sessions`` row."""
+    """A session header (no messages) from a ``sessions`` row with its source's
+    ``archived`` column (:data:`agentlog.index.queries.ARCHIVED`)."""
     session = Session(
         key=row["key"],
         agent=row["agent"],
@@ -575,6 +576,7 @@ def session_from_row(row: sqlite3.Row) -> Session:
     )
     for column in HEADER_COLUMNS:
         setattr(session, column, row[column])
+    session.archived = bool(row["archived"])  # selected with queries.ARCHIVED
     return session
 
 

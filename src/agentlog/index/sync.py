@@ -10,12 +10,16 @@ Per source (``shared/DESIGN.md`` §5):
   place);
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
-* a source that vanished → its sessions removed;
+* a source that vanished (deleted, or its folder unreadable), or that held sessions
+  and can no longer be read → archived: its sessions kept until ``agentlog prune``
+  (:mod:`agentlog.index.archive`); one that comes back is un-archived, one whose
+  session turns up at another path (Codex moves finished sessions to
+  ``archived_sessions/``) hands the session over;
 * sources agents keep inside projects (Aider's history) are then looked for in the
   folders the stored sessions recorded as ``cwd`` (:func:`agentlog.load.project_sources`)
   and, once found, remembered like sources found under a ``--root``;
-* a source that fails → recorded with its error (its sessions removed), retried
-  when it changes;
+* a source whose content fails to parse → recorded with its error (its sessions
+  removed: it changed), retried when it changes;
 * a source whose session another source already holds (Codex ``sessions/`` and
   ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate.
 
@@ -37,6 +41,7 @@ from pathlib import Path
 
 from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
+from agentlog.index import archive
 from agentlog.index.db import rollback, transaction
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
@@ -50,12 +55,16 @@ one stores (both cores busy: 300 MB synced in ~40% less time)."""
 
 @dataclass
 class SyncReport:
-    """What one sync did: counts of sources by outcome, bytes parsed, time (s)."""
+    """What one sync did: counts of sources by outcome, bytes parsed, time (s).
+    ``archived``: sources newly found gone, their sessions kept; ``restored``:
+    archived sources found again; ``removed``: sources gone that held no session."""
 
     sources: int = 0
     unchanged: int = 0
     appended: int = 0
     reparsed: int = 0
+    archived: int = 0
+    restored: int = 0
     removed: int = 0
     duplicates: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
@@ -79,6 +88,7 @@ class _Row:
     sidecar_sig: str
     error: str | None
     duplicate_of: str | None
+    archived_at: str | None
 
 
 Progress = Callable[[int, int, str], None]
@@ -112,10 +122,9 @@ def sync(
     for path, (agent, sidecars) in rows.items():
         if path not in refs and agent in by_slug and os.path.exists(path):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
-    for path in set(rows) - set(refs):
-        with transaction(conn):
-            Store(conn).remove_source(path)
-        report.removed += 1
+    archived, removed = archive.archive_gone(conn, set(rows) - set(refs))
+    report.archived += archived
+    report.removed += removed
     _sync_all(conn, list(refs.values()), full, progress, report)
     # Then the sources agents keep inside projects, in the folders the sessions
     # stored so far were recorded in (kept fresh above once found).
@@ -145,6 +154,12 @@ def _sync_all(
         row = _row(conn, path)
         sig = _sidecar_sig(ref)
         if not full and row is not None and _unchanged(row, st, sig, adapter):
+            if row.archived_at is not None:  # back as it was read: what is stored is its content
+                with transaction(conn):
+                    conn.execute(
+                        "UPDATE sources SET archived_at = NULL, error = NULL WHERE id = ?", (row.id,)
+                    )
+                report.restored += 1
             report.unchanged += 1
             continue
         work.append((adapter, ref, st, row, sig))
@@ -174,7 +189,7 @@ def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[str, 
 def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
     found = conn.execute(
         """SELECT id, size, mtime_ns, ctime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
-                  sidecar_sig, error, duplicate_of FROM sources WHERE path = ?""",
+                  sidecar_sig, error, duplicate_of, archived_at FROM sources WHERE path = ?""",
         (path,),
     ).fetchone()
     return _Row(*found) if found else None
@@ -226,7 +241,13 @@ def _tail_hash(path: str, offset: int) -> bytes:
 
 
 class SourceError(Exception):
-    """The source itself could not be read or parsed (not an index problem)."""
+    """The source itself could not be read or parsed (not an index problem);
+    ``unreadable`` when it could not be read (an ``OSError``): then what the index
+    holds of it is kept."""
+
+    def __init__(self, message: str, unreadable: bool = False) -> None:
+        super().__init__(message)
+        self.unreadable = unreadable
 
 
 def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
@@ -236,7 +257,7 @@ def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
         except StopIteration:
             return
         except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
-            raise SourceError(describe_error(exc)) from exc
+            raise SourceError(describe_error(exc), unreadable=isinstance(exc, OSError)) from exc
         yield batch
         del batch  # not kept while the next one is made
 
@@ -268,11 +289,12 @@ def _sync_one(
             duplicate_of = _store(conn, adapter, ref, parse, append)
             tail = _tail_hash(ref.path, parse.consumed)
         except OSError as exc:
-            raise SourceError(describe_error(exc)) from exc
+            raise SourceError(describe_error(exc), unreadable=True) from exc
         conn.execute(
             """UPDATE sources SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
                    parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?,
-                   error = NULL, duplicate_of = ?, synced_at = datetime('now') WHERE path = ?""",
+                   error = NULL, duplicate_of = ?, archived_at = NULL, synced_at = datetime('now')
+               WHERE path = ?""",
             (
                 st.st_size,
                 st.st_mtime_ns,
@@ -292,7 +314,7 @@ def _sync_one(
         conn.execute("COMMIT")
     except SourceError as exc:
         rollback(conn)
-        _record_error(conn, adapter, ref, str(exc), (st, sig), report)
+        _record_error(conn, adapter, ref, str(exc), (st, sig), report, keep=exc.unreadable)
         return st.st_size
     except BaseException:
         rollback(conn)
@@ -303,6 +325,8 @@ def _sync_one(
         report.appended += 1
     else:
         report.reparsed += 1
+    if row is not None and row.archived_at is not None and not duplicate_of:
+        report.restored += 1
     report.bytes_parsed += parse.consumed - start
     return parse.consumed - start
 
@@ -323,7 +347,10 @@ def _store(
             if first and parse.headers:
                 owner = store.owner_of(parse.headers[0].key)
                 if owner is not None and owner != source_id:
-                    return conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+                    (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()
+                    if not archive.is_archived(conn, owner):
+                        return str(path)
+                    store.remove_source(path)  # its session is here now: this copy takes it over
             keys |= store.put_fragments(source_id, adapter.slug, batch)
             first = False
             del batch  # not kept while the next one is made
@@ -346,10 +373,15 @@ def _record_error(
     error: str,
     seen: tuple[os.stat_result, str] | None,
     report: SyncReport,
+    keep: bool = True,
 ) -> None:
-    """Record why a source failed and drop its sessions.  With the ``seen`` stat
-    kept, an unchanged failing file is not retried until it changes."""
+    """Record why a source failed.  One that cannot be read (``keep``) and holds
+    sessions keeps them, archived; otherwise its sessions are dropped and, with the
+    ``seen`` stat kept, an unchanged failing file is not retried until it changes."""
     report.failed.append((ref.path, error))
+    row = _row(conn, ref.path)
+    if keep and row is not None and archive.keep_unreadable(conn, row.id, error):
+        return
     size, mtime, ctime, inode, sig = (
         (seen[0].st_size, seen[0].st_mtime_ns, seen[0].st_ctime_ns, seen[0].st_ino, seen[1])
         if seen
