@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import msgspec
 
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
@@ -28,6 +29,7 @@ from agentlog.load import LoadReport, discover_sources, sniff
 from agentlog.model import Diagnostics, Usage, json_schema
 from agentlog.query import parse_since
 from agentlog.readers import read_head
+from agentlog.retention import claude_cleanup_warnings
 
 pass_app = click.make_pass_decorator(App)
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
@@ -257,10 +259,12 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
             "incomplete_tail_bytes": total.incomplete_tail_bytes,
             "errors": total.errors,
         }
+    retention = claude_cleanup_warnings(app.env, app.home) if agent in (None, "claude_code") else []
     result = {
         "agents": list(rows.values()),
         "unreadable": [{"path": p, "error": e} for p, e in unreadable],
         "duplicates": [{"path": p, "copy_of": c} for p, c in duplicates],
+        "retention": [msgspec.to_builtins(w) for w in retention],
     }
     if as_json:
         print_json(result)
@@ -287,6 +291,8 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
         console.print(
             f"[dim]duplicate copy ignored: {item['path']} (same session as {item['copy_of']})[/dim]"
         )
+    for warning in retention:
+        console.print(f"[yellow]warning:[/yellow] {clean(warning.message)}")
     if not result["agents"] and not result["unreadable"]:
         console.print("No agent logs found.")
 
