@@ -266,8 +266,9 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     home, project = make_home(tmp_path)
     run(home, "index")
     index = home.parent / "index.sqlite"
-    conn = sqlite3.connect(index)  # back to schema 8: no archived_at
+    conn = sqlite3.connect(index)  # back to schema 8: no archived_at, no prompt_only
     conn.execute("ALTER TABLE sources DROP COLUMN archived_at")
+    conn.execute("ALTER TABLE sessions DROP COLUMN prompt_only")
     conn.execute("PRAGMA user_version = 8")
     conn.commit()
     conn.close()

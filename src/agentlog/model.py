@@ -306,7 +306,9 @@ class Session(msgspec.Struct, kw_only=True):
     ``rate_limits`` is the last subscription rate-limit snapshot the agent wrote
     (``None`` when it writes none).  ``archived``: the index keeps this session
     after its source went away (deleted by its agent, or in a folder that cannot
-    be read), until ``agentlog prune``.
+    be read), until ``agentlog prune``.  ``prompt_only``: its transcript is gone and
+    only the prompts the user typed are known, from the agent's prompt history
+    (Claude Code's ``history.jsonl``): no reply, no tool call, no usage.
     """
 
     key: str
@@ -333,6 +335,7 @@ class Session(msgspec.Struct, kw_only=True):
     message_count: int = 0
     rate_limits: RateLimits | None = None
     archived: bool = False
+    prompt_only: bool = False
     messages: list[Message] = msgspec.field(default_factory=list)
 
     def tool_calls(self) -> list[ToolCallPart]:

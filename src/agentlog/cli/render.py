@@ -143,7 +143,9 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
         title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
         subs = children.get(s.key, 0)
         title = f"[dim]+{subs}[/dim] " + clean(title) if subs else clean(title)
-        if s.archived:
+        if s.prompt_only:
+            title = "[yellow]prompts only[/yellow] " + title
+        elif s.archived:
             title = "[yellow]archived[/yellow] " + title
         table.add_row(
             short_time(s.started_at),
@@ -175,6 +177,7 @@ def session_row(s: Session, children: int) -> dict[str, Any]:
         "messages": s.message_count,
         "resume_command": s.resume_command,
         "archived": s.archived,
+        "prompt_only": s.prompt_only,
         "usage": {
             "input_tokens": s.usage.input_tokens,
             "cache_read_tokens": s.usage.cache_read_tokens,
@@ -226,7 +229,9 @@ def render_transcript(
     )
     if session.resume_command:
         console.print(f"[dim]resume: {clean(session.resume_command)}[/dim]")
-    if session.archived:
+    if session.prompt_only:
+        console.print(f"[yellow]{PROMPT_ONLY_NOTE}[/yellow]")
+    elif session.archived:
         console.print(f"[yellow]{ARCHIVED_NOTE}[/yellow]")
     hidden = 0
     for message in session.messages:
@@ -240,6 +245,9 @@ def render_transcript(
 
 
 ARCHIVED_NOTE = "archived: its log is gone (or cannot be read); kept by the index until `agentlog prune`"
+PROMPT_ONLY_NOTE = (
+    "prompts only: the transcript is gone; these are your prompts from the agent's prompt history"
+)
 
 
 def _cut_title(title: str) -> str:

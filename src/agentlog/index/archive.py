@@ -113,10 +113,13 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
     """Remove the archived sources (of ``agent``) and their sessions; copies of
     their calls in other sessions are counted instead.  With ``dry_run`` nothing
     changes.  Returns what was (or would be) removed."""
+    from agentlog.index.history import read_again  # it archives through this module
+
     found = archived_sources(conn, agent)
     if found and not dry_run:
         with transaction(conn):
             store = Store(conn)
             for source in found:
                 store.remove_source(source.path)
+            read_again(conn)  # a pruned transcript's prompts come back as a prompt-only session
     return found

@@ -21,7 +21,9 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     branch, times (ISO 8601 UTC text), ``models`` (JSON list), subagent/fork links
     (``parent_key``, ``parent_tool_call_id``, ``kind``), status, resume command,
     ``diagnostics`` (JSON), ``rate_limits`` (JSON: the last subscription rate-limit
-    snapshot the agent recorded, Codex), and derived ``message_count`` / ``started_at`` /
+    snapshot the agent recorded, Codex), ``prompt_only`` (1: a session whose transcript
+    is gone, known from the agent's prompt history: its prompts only, see
+    :mod:`agentlog.index.history`), and derived ``message_count`` / ``started_at`` /
     ``ended_at`` kept current from its messages (``message_count`` counts the
     visible ones).
 ``messages``
@@ -264,9 +266,11 @@ MIGRATIONS: list[str] = [
     PRAGMA application_id = {APPLICATION_ID};
     """,
     # 9: logs are evidence: a source gone (deleted, its folder unreadable) keeps its
-    # sessions, marked with the time it was found gone, until `agentlog prune`
+    # sessions, marked with the time it was found gone, until `agentlog prune`; the
+    # prompts of a session whose transcript is gone, from the prompt history
     """
     ALTER TABLE sources ADD COLUMN archived_at TEXT;
+    ALTER TABLE sessions ADD COLUMN prompt_only INTEGER NOT NULL DEFAULT 0;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

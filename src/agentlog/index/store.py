@@ -577,6 +577,7 @@ def session_from_row(row: sqlite3.Row) -> Session:
     for column in HEADER_COLUMNS:
         setattr(session, column, row[column])
     session.archived = bool(row["archived"])  # selected with queries.ARCHIVED
+    session.prompt_only = bool(row["prompt_only"])
     return session
 
 

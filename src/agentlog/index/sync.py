@@ -15,6 +15,8 @@ Per source (``shared/DESIGN.md`` §5):
   (:mod:`agentlog.index.archive`); one that comes back is un-archived, one whose
   session turns up at another path (Codex moves finished sessions to
   ``archived_sessions/``) hands the session over;
+* Claude Code's prompt history (``history.jsonl``) then gives a prompt-only session for
+  each session whose transcript the index does not hold (:mod:`agentlog.index.history`);
 * sources agents keep inside projects (Aider's history) are then looked for in the
   folders the stored sessions recorded as ``cwd`` (:func:`agentlog.load.project_sources`)
   and, once found, remembered like sources found under a ``--root``;
@@ -41,7 +43,7 @@ from pathlib import Path
 
 from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
-from agentlog.index import archive
+from agentlog.index import archive, history
 from agentlog.index.db import rollback, transaction
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
@@ -130,6 +132,8 @@ def sync(
     # stored so far were recorded in (kept fresh above once found).
     cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
     _sync_all(conn, project_sources(adapters, cwds, refs), full, progress, report)
+    if "claude_code" in by_slug:  # last: the transcripts it must not count twice are stored
+        history.sync_history(conn, env, home, report, full)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -348,9 +352,12 @@ def _store(
                 owner = store.owner_of(parse.headers[0].key)
                 if owner is not None and owner != source_id:
                     (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()
-                    if not archive.is_archived(conn, owner):
+                    if history.yield_prompt_only(conn, parse.headers[0].key, owner):
+                        pass  # its transcript is back: the prompts alone are not kept beside it
+                    elif not archive.is_archived(conn, owner):
                         return str(path)
-                    store.remove_source(path)  # its session is here now: this copy takes it over
+                    else:
+                        store.remove_source(path)  # its session is here now: this copy takes it over
             keys |= store.put_fragments(source_id, adapter.slug, batch)
             first = False
             del batch  # not kept while the next one is made

@@ -1,0 +1,195 @@
+"""Prompt-only sessions from Claude Code's ``history.jsonl``: the prompts of a
+session whose transcript is gone, never counted twice with a transcript."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agentlog.adapters.claude_history import parse_history
+from agentlog.cli import main
+from agentlog.model import Diagnostics, Message, Session, TextPart
+from conftest import FIXTURES
+
+TRANSCRIPT = "v1.0.98-session"  # its file stem is its session id
+
+
+def record(sid: str | None, display: str, ms: int, project: str = "/path/to/Demo", **extra: object) -> str:
+    data: dict[str, object] = {"display": display, "pastedContents": {}, "timestamp": ms, "project": project}
+    if sid is not None:
+        data["sessionId"] = sid
+    return json.dumps({**data, **extra})
+
+
+def test_parse_history_gives_one_prompt_only_session_per_session_id():
+    data = "\n".join(
+        [
+            record("s1", "fix the flaky retry test", 1_759_105_062_139, "/home/me/repo"),
+            record(None, "an old prompt, before sessionId was written", 1_700_000_000_000),
+            "{not json",
+            record(
+                "s1",
+                "and this one [Pasted text #1 +2 lines]",
+                1_759_105_100_000,
+                "/home/me/repo",
+                pastedContents={"1": {"id": 1, "type": "text", "content": "a\nb"}},
+            ),
+            record("s2", "   ", 1_759_105_200_000),
+            record("s2", "/init", 1_759_105_300_000),
+            '{"display": "half a line',
+        ]
+    ).encode()
+    sessions, diagnostics = parse_history(data)
+    first = datetime(2025, 9, 29, 0, 17, 42, 139000, tzinfo=UTC)
+    second = datetime.fromtimestamp(1_759_105_100, UTC)
+    third = datetime.fromtimestamp(1_759_105_300, UTC)
+    assert sessions == [
+        Session(
+            key="claude_code:s1",
+            agent="claude_code",
+            id="s1",
+            cwd="/home/me/repo",
+            title="fix the flaky retry test",
+            started_at=first,
+            ended_at=second,
+            message_count=2,
+            prompt_only=True,
+            messages=[
+                Message(
+                    id="history-1759105062139-0",
+                    role="user",
+                    timestamp=first,
+                    parts=[TextPart(text="fix the flaky retry test")],
+                ),
+                Message(
+                    id="history-1759105100000-1",
+                    role="user",
+                    timestamp=second,
+                    parts=[TextPart(text="and this one [Pasted text #1 +2 lines]"), TextPart(text="a\nb")],
+                ),
+            ],
+        ),
+        Session(
+            key="claude_code:s2",
+            agent="claude_code",
+            id="s2",
+            cwd="/path/to/Demo",
+            title="/init",
+            started_at=third,
+            ended_at=third,
+            message_count=1,
+            prompt_only=True,
+            messages=[
+                Message(
+                    id="history-1759105300000-0", role="user", timestamp=third, parts=[TextPart(text="/init")]
+                )
+            ],
+        ),
+    ]
+    assert diagnostics == Diagnostics(
+        records_total=6,
+        records_used=3,
+        skipped={"no_session_id": 1, "invalid_json": 1, "no_prompt": 1},
+        incomplete_tail_bytes=len('{"display": "half a line'),
+    )
+
+
+def make_home(tmp_path: Path, lines: list[str]) -> tuple[Path, Path]:
+    home = tmp_path / "home"
+    project = home / ".claude/projects/-path-to-Demo"
+    project.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code" / f"{TRANSCRIPT}.jsonl", project)
+    (home / ".claude/history.jsonl").write_text("".join(line + "\n" for line in lines))
+    return home, project
+
+
+def cli(home: Path, *args: str) -> object:
+    env = {
+        "HOME": str(home),
+        "AGENTLOG_INDEX": str(home.parent / "index.sqlite"),
+        "CLAUDE_CONFIG_DIR": None,
+        "XDG_CONFIG_HOME": None,
+    }
+    result = CliRunner().invoke(main, [*args, "--json"], env=env)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def rows(home: Path) -> dict[str, tuple[bool, bool, int, str | None]]:
+    """``sessions``: key → (prompt_only, archived, messages, title)."""
+    listed = cli(home, "sessions")
+    assert isinstance(listed, list)
+    return {r["key"]: (r["prompt_only"], r["archived"], r["messages"], r["title"]) for r in listed}
+
+
+HISTORY = [
+    record(TRANSCRIPT, "Please analyze this codebase", 1_756_860_439_000),  # its transcript is here
+    record("gone-1", "rename the weather module", 1_754_000_000_000),
+    record("gone-1", "now run the zebra tests", 1_754_000_060_000),
+]
+
+
+def test_a_session_whose_transcript_is_gone_is_listed_with_its_prompts_only(tmp_path):
+    home, _ = make_home(tmp_path, HISTORY)
+    assert rows(home) == {
+        f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init"),
+        "claude_code:gone-1": (True, False, 2, "rename the weather module"),
+    }
+    hits = cli(home, "search", "zebra")
+    assert isinstance(hits, list) and [(h["session_key"], h["role"]) for h in hits] == [
+        ("claude_code:gone-1", "user")
+    ]
+    assert cli(home, "search", "analyze") and {
+        h["session_key"]
+        for h in cli(home, "search", "analyze")  # type: ignore[union-attr]
+    } == {f"claude_code:{TRANSCRIPT}"}  # the transcript's prompt, not also the history's copy
+    shown = cli(home, "show", "gone-1")
+    assert isinstance(shown, dict)
+    assert (shown["prompt_only"], shown["cwd"], shown["resume_command"]) == (True, "/path/to/Demo", None)
+    assert [m["parts"][0]["text"] for m in shown["messages"]] == [
+        "rename the weather module",
+        "now run the zebra tests",
+    ]
+    usage = cli(home, "usage", "session")
+    assert isinstance(usage, dict) and [r["key"] for r in usage["rows"]] == [f"claude_code:{TRANSCRIPT}"]
+    again = cli(home, "index")
+    assert isinstance(again, dict) and again["unchanged"] == again["sources"] == 2
+
+
+def test_new_prompts_are_added_and_a_transcript_that_appears_takes_over(tmp_path):
+    home, project = make_home(tmp_path, HISTORY)
+    cli(home, "index")
+    with open(home / ".claude/history.jsonl", "a") as fh:
+        fh.write(record("gone-1", "one more", 1_754_000_120_000) + "\n")
+    assert rows(home)["claude_code:gone-1"] == (True, False, 3, "rename the weather module")
+    shutil.copy(FIXTURES / "claude_code/usage-costUSD-minimal.jsonl", project / "gone-1.jsonl")
+    assert rows(home) == {
+        f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init"),
+        "claude_code:gone-1": (False, False, 3, None),  # the transcript's three calls, no prompt added
+    }
+    assert cli(home, "search", "zebra") == []
+
+
+def test_a_pruned_transcript_comes_back_as_its_prompts(tmp_path):
+    home, project = make_home(tmp_path, HISTORY)
+    cli(home, "index")
+    (project / f"{TRANSCRIPT}.jsonl").unlink()
+    assert rows(home)[f"claude_code:{TRANSCRIPT}"] == (False, True, 8, "/init")  # archived: all of it kept
+    pruned = cli(home, "prune")
+    assert isinstance(pruned, dict) and [s["sessions"] for s in pruned["sources"]] == [
+        [f"claude_code:{TRANSCRIPT}"]
+    ]
+    assert rows(home)[f"claude_code:{TRANSCRIPT}"] == (True, False, 1, "Please analyze this codebase")
+
+
+def test_a_history_file_that_disappears_keeps_its_sessions_archived(tmp_path):
+    home, _ = make_home(tmp_path, HISTORY)
+    cli(home, "index")
+    (home / ".claude/history.jsonl").unlink()
+    synced = cli(home, "index")
+    assert isinstance(synced, dict) and synced["archived"] == 1
+    assert rows(home)["claude_code:gone-1"] == (True, True, 2, "rename the weather module")
