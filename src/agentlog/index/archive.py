@@ -48,10 +48,13 @@ def archive_gone(conn: sqlite3.Connection, paths: Iterable[str]) -> tuple[int, i
     read again by the next pass (the copy that is left takes the sessions over).
     Returns ``(newly archived, removed)``."""
     archived = removed = 0
+    paths = sorted(paths)
+    if not paths:
+        return 0, 0
     stamp = now()
     with transaction(conn):
         store = Store(conn)
-        for path in sorted(paths):
+        for path in paths:
             row = conn.execute(
                 "SELECT id, archived_at, EXISTS (SELECT 1 FROM sessions WHERE source_id = sources.id) "
                 "FROM sources WHERE path = ?",
