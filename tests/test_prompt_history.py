@@ -193,3 +193,32 @@ def test_a_history_file_that_disappears_keeps_its_sessions_archived(tmp_path):
     synced = cli(home, "index")
     assert isinstance(synced, dict) and synced["archived"] == 1
     assert rows(home)["claude_code:gone-1"] == (True, True, 2, "rename the weather module")
+
+
+def test_the_viewer_marks_archived_and_prompt_only_sessions(tmp_path):
+    from agentlog.web.app import create_app
+
+    home, project = make_home(tmp_path, HISTORY)
+    cli(home, "index")
+    (project / f"{TRANSCRIPT}.jsonl").unlink()
+    cli(home, "index")
+    client = create_app(home.parent / "index.sqlite").test_client()
+    listing = client.get("/").get_data(as_text=True)
+    assert (
+        listing.count(
+            '<span class="badge" title="its log is gone: kept by the index until agentlog prune">archived</span>'
+        )
+        == 1
+    )
+    assert listing.count(">prompts only</span>") == 1
+    archived = client.get(f"/session?key=claude_code:{TRANSCRIPT}").get_data(as_text=True)
+    assert (
+        "archived: its log is gone (or cannot be read); kept by the index until <code>agentlog prune</code>"
+        in archived
+    )
+    prompts = client.get("/session?key=claude_code:gone-1").get_data(as_text=True)
+    assert (
+        "prompts only: the transcript is gone; these are your prompts from the agent's prompt history"
+        in prompts
+    )
+    assert "now run the zebra tests" in prompts
