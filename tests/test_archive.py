@@ -281,3 +281,16 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     assert [s.key for s in queries.list_sessions(upgraded) if s.archived] == [
         "claude_code:usage-costUSD-minimal"
     ]
+
+
+def test_what_says_a_source_cannot_be_read_rather_than_changed(tmp_path):
+    from agentlog.index.sync import _unreadable
+
+    try:
+        sqlite3.connect(f"file:{tmp_path / 'missing.db'}?mode=ro", uri=True).execute("SELECT 1")
+    except sqlite3.OperationalError as exc:
+        cannot_open = exc
+    assert cannot_open.sqlite_errorname == "SQLITE_CANTOPEN"
+    assert _unreadable(cannot_open) and _unreadable(PermissionError(13, "Permission denied"))
+    malformed = sqlite3.DatabaseError("database disk image is malformed")
+    assert not _unreadable(malformed) and not _unreadable(ValueError("not JSON"))

@@ -21,6 +21,8 @@ from agentlog.index.schema import APPLICATION_ID, MIGRATIONS
 from conftest import FIXTURES, build_sqlite
 
 COMMANDS = [
+    [],
+    ["overview", "--no-sync"],
     ["sessions", "--json"],
     ["sessions", "--json", "--no-sync"],
     ["usage", "--json"],
@@ -193,7 +195,7 @@ def _header_garbage(index: Path) -> None:
 
 
 @pytest.mark.parametrize("damage", [_truncate, _garbage_pages, _wrong_schema, _header_garbage])
-@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a) or "(overview)")
 def test_a_damaged_index_always_gets_the_delete_to_rebuild_line(built_index, damage, args):
     index, home = built_index
     damage(index)
@@ -258,3 +260,26 @@ def test_an_index_on_read_only_storage_is_read_with_no_sync(built_index, read_on
     assert snapshot(source) == before  # nothing made beside it
     code, _, err = run("sessions", index=target / "index.sqlite", home=home)  # a sync must write
     assert code == 1 and err.endswith("(--no-sync reads it as it is)\n"), err
+
+
+def test_agentlog_index_in_the_environment_is_refused_the_same(tmp_path):
+    path = agent_database(tmp_path, "crush")
+    before = snapshot(path.parent)
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(path)}
+    result = CliRunner().invoke(main, ["usage", "--json"], env=env)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.startswith(
+        f"agentlog: {path} is not an agentlog index (an SQLite database with other"
+    )
+    assert snapshot(path.parent) == before
+
+
+def test_the_background_sync_of_a_damaged_index_says_delete_it(built_index):
+    from agentlog.web.syncer import Syncer
+
+    index, home = built_index
+    _truncate(index)
+    syncer = Syncer(index, {"HOME": str(home)}, home, [], interval=3600)
+    syncer.sync_round()
+    assert syncer.error is not None and syncer.error.startswith(f"the index {index} is damaged (")
+    assert syncer.error.endswith(REBUILD_HINT) and "\n" not in syncer.error

@@ -254,6 +254,27 @@ class SourceError(Exception):
         self.unreadable = unreadable
 
 
+_CANNOT_READ = (
+    "SQLITE_CANTOPEN",
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_IOERR",
+    "SQLITE_PERM",
+    "SQLITE_AUTH",
+)
+"""SQLite errors that say a database source cannot be read now, not that it changed."""
+
+
+def _unreadable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the source cannot be read (its stored sessions are kept)
+    rather than that its content is bad (they are dropped)."""
+    if isinstance(exc, OSError):
+        return True
+    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorname", None) or "").startswith(
+        _CANNOT_READ
+    )
+
+
 def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
     while True:
         try:
@@ -261,7 +282,7 @@ def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
         except StopIteration:
             return
         except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
-            raise SourceError(describe_error(exc), unreadable=isinstance(exc, OSError)) from exc
+            raise SourceError(describe_error(exc), unreadable=_unreadable(exc)) from exc
         yield batch
         del batch  # not kept while the next one is made
 

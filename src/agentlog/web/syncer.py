@@ -10,7 +10,6 @@ requests see the new rows when the write commits.
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -53,17 +52,22 @@ class Syncer(threading.Thread):
 
     def run(self) -> None:
         while not self._stop.wait(self.interval):
-            try:
-                self.sync_once()
-                self.error = None
-            except Exception as exc:  # a bad round must not end the viewer
-                problem = db.explain(exc, self.path) if isinstance(exc, sqlite3.Error) else None
-                self.error = (
-                    str(problem or exc)
-                    if problem or isinstance(exc, AgentlogError)
-                    else f"{type(exc).__name__}: {exc}"
-                )
-                log.warning("background sync failed: %s", self.error)
+            self.sync_round()
+
+    def sync_round(self) -> None:
+        """One sync; a failure only sets :attr:`error` (a damaged index: the one
+        line that says to delete it) and waits for the next round."""
+        try:
+            self.sync_once()
+            self.error = None
+        except Exception as exc:  # a bad round must not end the viewer
+            problem = db.explain(exc, self.path)
+            self.error = (
+                str(problem or exc)
+                if problem or isinstance(exc, AgentlogError)
+                else f"{type(exc).__name__}: {exc}"
+            )
+            log.warning("background sync failed: %s", self.error)
 
     def stop(self) -> None:
         self._stop.set()
