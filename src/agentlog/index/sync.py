@@ -422,7 +422,7 @@ def _record_error(
         store.refresh_sessions(())  # copies of its calls elsewhere are counted instead
         conn.execute(
             """UPDATE sources SET error = ?, size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, sidecar_sig = ?,
-                   parser_version = ?, parsed_offset = 0, parser_state = NULL, headers = NULL,
+                   parser_version = ?, parsed_offset = 0, parser_state = NULL, headers = NULL, archived_at = NULL,
                    synced_at = datetime('now') WHERE id = ?""",
             (error, size, mtime, ctime, inode, sig, adapter.parser_version, source_id),
         )
