@@ -257,6 +257,11 @@ def test_an_index_on_read_only_storage_is_read_with_no_sync(built_index, read_on
     assert run("sessions", "--json", "--no-sync", index=target / "index.sqlite", home=home) == expected
     usage = run("usage", "--json", "--no-sync", index=target / "index.sqlite", home=home)
     assert usage == run("usage", "--json", "--no-sync", index=index, home=home)
+    from agentlog.web.app import create_app
+
+    page = create_app(target / "index.sqlite").test_client().get("/")  # the viewer of `serve --no-sync`
+    assert page.status_code == 200 and "v1.0.98-session" in page.get_data(as_text=True)
+    gc.collect()
     assert snapshot(source) == before  # nothing made beside it
     code, _, err = run("sessions", index=target / "index.sqlite", home=home)  # a sync must write
     assert code == 1 and err.endswith("(--no-sync reads it as it is)\n"), err

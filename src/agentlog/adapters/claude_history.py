@@ -10,15 +10,16 @@ of the prompt box)::
      "project": "/home/me/repo", "sessionId": "0fd6a5d1-c1e4-494f-82d6-9391ccc1797d"}
 
 ``display`` is the prompt as shown (a paste appears as ``[Pasted text #1 +12
-lines]``, its text in ``pastedContents["1"]["content"]`` when it was small enough
-to keep inline: ``{"id": 1, "type": "text", "content": "…"}``; larger ones are
-kept by hash elsewhere and not read here), ``timestamp`` is Unix epoch
-milliseconds, ``project`` the working folder.  ``sessionId`` is written by newer
-versions only; a record without one cannot be tied to a session and is counted
-(``no_session_id``), not guessed into one.  Format read from real homes and
-peers that read it (e.g. letta-ai/letta-code's
-``references/claude-format.md``, denisraison/claude-plugins'
-``history-analysis/references/data-formats.md``).
+lines]``, its text in ``pastedContents["1"]["content"]`` when it is kept inline:
+``{"id": 1, "type": "text", "content": "…"}``; a paste not kept inline is not
+read here), ``timestamp`` is Unix epoch milliseconds, ``project`` the working
+folder.  ``sessionId`` is written by newer versions only; a record without one
+cannot be tied to a session and is counted (``no_session_id``), not guessed into
+one.  Format as peers that read the file document it: letta-ai/letta-code
+``src/skills/builtin/migrating-from-codex-and-claude-code/references/claude-format.md``
+(with ``sessionId``), denisraison/claude-plugins
+``plugins/history-analyser/skills/history-analysis/references/data-formats.md``
+(without it).
 
 :func:`parse_history` is pure: bytes in, one prompt-only :class:`Session` per
 ``sessionId`` out (``prompt_only``: the user's prompts only, no reply, no usage).
