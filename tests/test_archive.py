@@ -136,10 +136,10 @@ def test_prune_text_and_one_agent(tmp_path):
     code, out, err = run(home, "prune", "--dry-run", "--agent", "codex")
     assert (code, out, err) == (0, "", "nothing archived\n")
     code, out, err = run(home, "prune", "-n", "--agent", "claude")
-    assert code == 0 and out.startswith(f"would remove {project / MINIMAL}: 1 sessions, archived ")
-    assert err == "would remove 1 archived sources, 1 sessions\n"
+    assert code == 0 and out.startswith(f"would remove {project / MINIMAL}: 1 session, archived ")
+    assert err == "would remove 1 archived source, 1 session\n"
     code, out, err = run(home, "prune")
-    assert code == 0 and out.startswith(f"removed {project / MINIMAL}: 1 sessions")
+    assert code == 0 and out.startswith(f"removed {project / MINIMAL}: 1 session,")
     assert set(session_usage(home)) == {"claude_code:v1.0.98-session"}
 
 

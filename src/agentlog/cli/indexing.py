@@ -14,7 +14,7 @@ import msgspec
 
 from agentlog.adapters import all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.render import clean, local, print_json
+from agentlog.cli.render import clean, local, plural, print_json
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import archive, db
 from agentlog.index.search import MARK_END, MARK_START, Hit, search
@@ -177,13 +177,16 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     for source in pruned:
         why = f" ({clean(source.error)})" if source.error else ""
         app.console.print(
-            f"{verb} {clean(source.path)}{why}: {len(source.sessions)} sessions, archived {local(source.archived_at)}",
+            f"{verb} {clean(source.path)}{why}: {plural(len(source.sessions), 'session')}, "
+            f"archived {local(source.archived_at)}",
             highlight=False,
             soft_wrap=True,
         )
     sessions = sum(len(p.sessions) for p in pruned)
     app.err.print(
-        f"{verb} {len(pruned)} archived sources, {sessions} sessions" if pruned else "nothing archived"
+        f"{verb} {plural(len(pruned), 'archived source')}, {plural(sessions, 'session')}"
+        if pruned
+        else "nothing archived"
     )
 
 
