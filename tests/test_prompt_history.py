@@ -26,23 +26,23 @@ def record(sid: str | None, display: str, ms: int, project: str = "/path/to/Demo
 
 
 def test_parse_history_gives_one_prompt_only_session_per_session_id():
-    data = "\n".join(
-        [
-            record("s1", "fix the flaky retry test", 1_759_105_062_139, "/home/me/repo"),
-            record(None, "an old prompt, before sessionId was written", 1_700_000_000_000),
-            "{not json",
-            record(
-                "s1",
-                "and this one [Pasted text #1 +2 lines]",
-                1_759_105_100_000,
-                "/home/me/repo",
-                pastedContents={"1": {"id": 1, "type": "text", "content": "a\nb"}},
-            ),
-            record("s2", "   ", 1_759_105_200_000),
-            record("s2", "/init", 1_759_105_300_000),
-            '{"display": "half a line',
-        ]
-    ).encode()
+    lines = [
+        record("s1", "fix the flaky retry test", 1_759_105_062_139, "/home/me/repo"),
+        record(None, "an old prompt, before sessionId was written", 1_700_000_000_000),
+        "{not json",
+        record(
+            "s1",
+            "and this one [Pasted text #1 +2 lines]",
+            1_759_105_100_000,
+            "/home/me/repo",
+            pastedContents={"1": {"id": 1, "type": "text", "content": "a\nb"}},
+        ),
+        record("s2", "   ", 1_759_105_200_000),
+        record("s2", "/init", 1_759_105_300_000),
+        '{"display": "half a line',
+    ]
+    data = "\n".join(lines).encode()
+    starts = [sum(len(line.encode()) + 1 for line in lines[:n]) for n in range(len(lines))]
     sessions, diagnostics = parse_history(data)
     first = datetime(2025, 9, 29, 0, 17, 42, 139000, tzinfo=UTC)
     second = datetime.fromtimestamp(1_759_105_100, UTC)
@@ -60,13 +60,13 @@ def test_parse_history_gives_one_prompt_only_session_per_session_id():
             prompt_only=True,
             messages=[
                 Message(
-                    id="history-1759105062139-0",
+                    id="history-0",
                     role="user",
                     timestamp=first,
                     parts=[TextPart(text="fix the flaky retry test")],
                 ),
                 Message(
-                    id="history-1759105100000-1",
+                    id=f"history-{starts[3]}",
                     role="user",
                     timestamp=second,
                     parts=[TextPart(text="and this one [Pasted text #1 +2 lines]"), TextPart(text="a\nb")],
@@ -85,11 +85,13 @@ def test_parse_history_gives_one_prompt_only_session_per_session_id():
             prompt_only=True,
             messages=[
                 Message(
-                    id="history-1759105300000-0", role="user", timestamp=third, parts=[TextPart(text="/init")]
+                    id=f"history-{starts[5]}", role="user", timestamp=third, parts=[TextPart(text="/init")]
                 )
             ],
         ),
     ]
+    later, _ = parse_history(data[starts[3] :], starts[3])  # read from a line start: the same ids
+    assert [[m.id for m in s.messages] for s in later] == [[f"history-{starts[3]}"], [f"history-{starts[5]}"]]
     assert diagnostics == Diagnostics(
         records_total=6,
         records_used=3,
@@ -222,3 +224,43 @@ def test_the_viewer_marks_archived_and_prompt_only_sessions(tmp_path):
         in prompts
     )
     assert "now run the zebra tests" in prompts
+
+
+def test_an_appended_history_costs_its_new_lines_and_equals_a_fresh_read(tmp_path):
+    home, _ = make_home(tmp_path, HISTORY)
+    cli(home, "index")
+    history = home / ".claude/history.jsonl"
+    new = [
+        record("gone-1", "third prompt", 1_754_000_120_000),
+        record("gone-2", "a new session whose transcript is gone", 1_754_100_000_000),
+        record(TRANSCRIPT, "another prompt of the transcript", 1_756_860_500_000),
+    ]
+    with open(history, "a") as fh:
+        fh.write("".join(line + "\n" for line in new))
+        fh.write('{"display": "half')  # written as the prompt is sent: read once complete
+    synced = cli(home, "index")
+    assert isinstance(synced, dict)
+    assert (synced["appended"], synced["reparsed"], synced["bytes_parsed"]) == (
+        1,
+        0,
+        sum(len(n) + 1 for n in new),
+    )
+    grown = rows(home)
+    assert grown == {
+        f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init"),
+        "claude_code:gone-1": (True, False, 3, "rename the weather module"),
+        "claude_code:gone-2": (True, False, 1, "a new session whose transcript is gone"),
+    }
+    shown = cli(home, "show", "gone-1")
+    assert isinstance(shown, dict)
+    fresh_home = tmp_path / "fresh"
+    shutil.copytree(home, fresh_home / "home")
+    assert rows(fresh_home / "home") == grown
+    fresh = cli(fresh_home / "home", "show", "gone-1")
+    assert isinstance(fresh, dict) and fresh.pop("sources") == [str(fresh_home / "home/.claude/history.jsonl")]
+    assert shown.pop("sources") == [str(history)]
+    assert fresh == shown  # the same message ids whether read whole or appended
+    history.write_text(HISTORY[0] + "\n")  # rewritten shorter: read whole again
+    synced = cli(home, "index")
+    assert isinstance(synced, dict) and synced["reparsed"] == 1
+    assert rows(home) == {f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init")}

@@ -39,18 +39,22 @@ TITLE_CHARS = 200
 _DECODE = msgspec.json.Decoder()
 
 
-def parse_history(data: bytes) -> tuple[list[Session], Diagnostics]:
-    """The prompt-only sessions ``history.jsonl`` bytes hold, in order of their
-    first prompt, and what was used or skipped (a half-written last line is not
-    read).  Each session: key ``claude_code:<sessionId>``, ``cwd`` its project,
-    ``title`` its first prompt, one visible user message per prompt (id
-    ``history-<timestamp ms>-<n>``, its pasted texts appended)."""
+def parse_history(data: bytes, offset: int = 0) -> tuple[list[Session], Diagnostics]:
+    """The prompt-only sessions ``history.jsonl`` bytes hold (``data`` read from
+    byte ``offset`` of the file, at a line start), in order of their first prompt,
+    and what was used or skipped (a half-written last line is not read).  Each
+    session: key ``claude_code:<sessionId>``, ``cwd`` its project, ``title`` its
+    first prompt, one visible user message per prompt (id ``history-<byte offset
+    of its line>``: the same whether the file is read whole or from ``offset``;
+    its pasted texts appended)."""
     diagnostics = Diagnostics()
     sessions: dict[str, Session] = {}
     lines = data.split(b"\n")
     if lines and lines[-1].strip():
         diagnostics.incomplete_tail_bytes = len(lines[-1])
+    at = offset
     for line in lines[:-1]:
+        start, at = at, at + len(line) + 1
         if not line.strip():
             continue
         try:
@@ -58,7 +62,7 @@ def parse_history(data: bytes) -> tuple[list[Session], Diagnostics]:
         except (msgspec.DecodeError, RecursionError):
             diagnostics.skip("invalid_json")
             continue
-        reason = _add(sessions, record)
+        reason = _add(sessions, record, start)
         if reason:
             diagnostics.skip(reason)
         else:
@@ -70,8 +74,8 @@ def parse_history(data: bytes) -> tuple[list[Session], Diagnostics]:
     return list(sessions.values()), diagnostics
 
 
-def _add(sessions: dict[str, Session], record: Any) -> str | None:
-    """Add one record's prompt; the reason it was skipped, else ``None``."""
+def _add(sessions: dict[str, Session], record: Any, offset: int) -> str | None:
+    """Add the prompt of the record at byte ``offset``; the reason it was skipped, else ``None``."""
     if not isinstance(record, dict):
         return "not_an_object"
     sid, display, stamp = record.get("sessionId"), record.get("display"), record.get("timestamp")
@@ -96,7 +100,7 @@ def _add(sessions: dict[str, Session], record: Any) -> str | None:
     texts = [display, *_pasted(record.get("pastedContents"))]
     session.messages.append(
         Message(
-            id=f"history-{stamp}-{len(session.messages)}",
+            id=f"history-{offset}",
             role="user",
             timestamp=when,
             parts=[TextPart(text=t) for t in texts],

@@ -3,13 +3,14 @@ gone, from ``history.jsonl`` (:mod:`agentlog.adapters.claude_history`).
 
 Claude Code deletes transcripts after ``cleanupPeriodDays`` (30 by default) but
 keeps every prompt typed in ``<config folder>/history.jsonl``.  After each sync,
-a changed history file is read whole and its sessions are matched by key
+a changed history file is read and its sessions are matched by key
 (``claude_code:<sessionId>``) against the index: a session the index holds from
 any other source (a transcript, archived or not) is left out — never counted
 twice — and every other one is stored as a prompt-only session
 (``sessions.prompt_only = 1``, :attr:`agentlog.model.Session.prompt_only`): listed
 and searchable, with no reply and no usage.  A transcript stored later for the
-same key takes the session over (:func:`yield_prompt_only`); ``agentlog prune``
+same key takes the session over (:func:`yield_prompt_only`).  The file is
+append-only: an append costs only its new lines (:func:`add_prompts`).  ``agentlog prune``
 has the history read again, so the prompts of a pruned transcript reappear.  A
 history file that disappears keeps its sessions, archived, like any source.
 
@@ -31,7 +32,7 @@ from agentlog.index import archive
 from agentlog.index.db import transaction
 from agentlog.index.store import Store, iso
 from agentlog.model import Session
-from agentlog.readers import DOCUMENT_LIMIT, describe_error, read_small
+from agentlog.readers import DOCUMENT_LIMIT, describe_error
 from agentlog.retention import claude_config_dirs
 
 if TYPE_CHECKING:
@@ -64,6 +65,10 @@ def sync_history(
 
 
 def _sync_file(conn: sqlite3.Connection, path: Path, report: SyncReport, full: bool) -> None:
+    """Sync one history file: unchanged → a ``stat``; appended (the bytes read
+    before still end with the stored tail) → only the new lines; else read whole."""
+    from agentlog.index.sync import tail_hash  # it calls this module
+
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -73,35 +78,83 @@ def _sync_file(conn: sqlite3.Connection, path: Path, report: SyncReport, full: b
         return
     report.sources += 1
     row = conn.execute(
-        "SELECT id, size, mtime_ns, ctime_ns, inode, parser_version FROM sources WHERE path = ?", (str(path),)
+        """SELECT id, size, mtime_ns, ctime_ns, inode, parser_version, parsed_offset, tail_hash
+           FROM sources WHERE path = ?""",
+        (str(path),),
     ).fetchone()
     seen = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, HISTORY_VERSION)
-    if not full and row is not None and tuple(row[1:]) == seen:
+    if not full and row is not None and tuple(row[1:6]) == seen:
         report.unchanged += 1
         return
     try:
         if not stat.S_ISREG(st.st_mode):  # a FIFO would block
             raise OSError(22, "not a regular file")
-        sessions, diagnostics = parse_history(read_small(path, limit=DOCUMENT_LIMIT))
+        append = (
+            not full
+            and row is not None
+            and (row[4], row[5]) == (st.st_ino, HISTORY_VERSION)
+            and 0 < row[6] <= st.st_size
+            and tail_hash(str(path), row[6]) == row[7]
+        )
+        start = row[6] if append else 0
+        data = _read_from(path, start)
+        sessions, diagnostics = parse_history(data, start)
+        consumed = start + data.rfind(b"\n") + 1
+        tail = tail_hash(str(path), consumed)
     except (OSError, ValueError) as exc:
         report.failed.append((str(path), describe_error(exc)))
         if row is not None:
             archive.keep_unreadable(conn, row[0], describe_error(exc))
         return
-    if sessions:
-        sessions[0].diagnostics = diagnostics
     with transaction(conn):
         conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (str(path), HISTORY_AGENT))
         (source_id,) = conn.execute("SELECT id FROM sources WHERE path = ?", (str(path),)).fetchone()
-        store_prompt_only(conn, source_id, sessions)
+        if append:
+            add_prompts(conn, source_id, sessions)
+        else:
+            if sessions:
+                sessions[0].diagnostics = diagnostics
+            store_prompt_only(conn, source_id, sessions)
         conn.execute(
             """UPDATE sources SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, parser_version = ?,
-                   parsed_offset = ?, error = NULL, archived_at = NULL, synced_at = datetime('now')
+                   parsed_offset = ?, tail_hash = ?, error = NULL, archived_at = NULL, synced_at = datetime('now')
                WHERE id = ?""",
-            (*seen, st.st_size, source_id),
+            (*seen, consumed, tail, source_id),
         )
-    report.reparsed += 1
-    report.bytes_parsed += st.st_size
+    if append:
+        report.appended += 1
+    else:
+        report.reparsed += 1
+    report.bytes_parsed += consumed - start
+
+
+def _read_from(path: Path, start: int) -> bytes:
+    """The bytes of ``path`` from ``start`` (at most :data:`~agentlog.readers.DOCUMENT_LIMIT`)."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(DOCUMENT_LIMIT + 1)
+    if len(data) > DOCUMENT_LIMIT:
+        raise ValueError(f"{path}: larger than {DOCUMENT_LIMIT} bytes")
+    return data
+
+
+def add_prompts(conn: sqlite3.Connection, source_id: int, sessions: Sequence[Session]) -> None:
+    """Add the prompts of ``sessions`` (read from the appended part of history
+    source ``source_id``) to its prompt-only sessions, making new ones for the
+    sessions the index holds from no source yet.  The caller owns the transaction."""
+    held = _held_elsewhere(conn, source_id, [s.key for s in sessions])
+    store = Store(conn)
+    touched: set[str] = set()
+    for session in sessions:
+        if session.key in held:
+            continue
+        if store.owner_of(session.key) is None:
+            store.put_headers(source_id, [session])
+            conn.execute("UPDATE sessions SET prompt_only = 1 WHERE key = ?", (session.key,))
+        store.put_fragments(source_id, SLUG, [(session.id, m) for m in session.messages])
+        touched.add(session.key)
+    store.refresh_sessions(touched)
+    store.settle()
 
 
 def store_prompt_only(conn: sqlite3.Connection, source_id: int, sessions: Sequence[Session]) -> None:
@@ -148,7 +201,7 @@ def yield_prompt_only(conn: sqlite3.Connection, key: str, owner: int) -> bool:
 def read_again(conn: sqlite3.Connection) -> None:
     """Have the next sync read every history file again (after a prune: the
     prompts of a transcript removed from the index become a prompt-only session)."""
-    conn.execute("UPDATE sources SET size = -1 WHERE agent = ?", (HISTORY_AGENT,))
+    conn.execute("UPDATE sources SET size = -1, parsed_offset = 0 WHERE agent = ?", (HISTORY_AGENT,))
 
 
 def _held_elsewhere(conn: sqlite3.Connection, source_id: int, keys: list[str]) -> set[str]:

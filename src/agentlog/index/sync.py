@@ -236,7 +236,8 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
     )
 
 
-def _tail_hash(path: str, offset: int) -> bytes:
+def tail_hash(path: str, offset: int) -> bytes:
+    """SHA-1 of the :data:`TAIL` bytes before ``offset``: an appended file still ends with them there."""
     import hashlib  # OpenSSL: only when a source changed
 
     with open(path, "rb") as fh:
@@ -306,13 +307,13 @@ def _sync_one(
             conn.execute("ROLLBACK")  # another agentlog synced this source meanwhile
             return 0
         try:
-            if append and row is not None and _tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
+            if append and row is not None and tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
                 append = False  # as large or larger, but the old bytes changed: rewritten
             start = row.parsed_offset if append and row else 0
             state = row.parser_state if append and row else None
             parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN)
             duplicate_of = _store(conn, adapter, ref, parse, append)
-            tail = _tail_hash(ref.path, parse.consumed)
+            tail = tail_hash(ref.path, parse.consumed)
         except OSError as exc:
             raise SourceError(describe_error(exc), unreadable=True) from exc
         conn.execute(
