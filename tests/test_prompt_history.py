@@ -257,7 +257,9 @@ def test_an_appended_history_costs_its_new_lines_and_equals_a_fresh_read(tmp_pat
     shutil.copytree(home, fresh_home / "home")
     assert rows(fresh_home / "home") == grown
     fresh = cli(fresh_home / "home", "show", "gone-1")
-    assert isinstance(fresh, dict) and fresh.pop("sources") == [str(fresh_home / "home/.claude/history.jsonl")]
+    assert isinstance(fresh, dict) and fresh.pop("sources") == [
+        str(fresh_home / "home/.claude/history.jsonl")
+    ]
     assert shown.pop("sources") == [str(history)]
     assert fresh == shown  # the same message ids whether read whole or appended
     history.write_text(HISTORY[0] + "\n")  # rewritten shorter: read whole again
