@@ -124,6 +124,20 @@ def test_a_file_that_is_not_an_index_is_refused_unchanged(tmp_path, content, why
     assert snapshot(tmp_path) == before
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_fifo_or_a_device_is_refused_without_being_opened(tmp_path, kind):
+    import os
+
+    path = tmp_path / "index.sqlite"
+    if kind == "fifo":
+        os.mkfifo(path)  # opening it to read would block until a writer comes
+    else:
+        path = Path("/dev/null")
+    code, out, err = run("sessions", "--no-sync", index=path, home=tmp_path / "home")
+    assert (code, out) == (1, "")
+    assert err.startswith(f"agentlog: {path} is not an agentlog index (not a regular file); nothing was written")
+
+
 @pytest.mark.parametrize("kind", ["missing", "empty file", "empty SQLite database"])
 def test_a_missing_or_empty_file_becomes_a_new_index(tmp_path, kind):
     path = tmp_path / "index.sqlite"

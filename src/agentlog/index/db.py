@@ -11,6 +11,7 @@ other file) is refused before a byte is written to it: it is identified from its
 from __future__ import annotations
 
 import sqlite3
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,16 +72,17 @@ def check_index(path: Path) -> bool:
     Raises :class:`~agentlog.errors.IndexProblem` for anything else: not a regular
     file, not an SQLite database, another application's database."""
     try:
-        if path.stat().st_size == 0 and path.is_file():
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block, a device is no index
+            raise not_an_index(path, "not a regular file")
+        if st.st_size == 0:
             return False
-        with open(path, "rb") as fh:  # a FIFO or a device is refused before this
-            head = fh.read(100) if path.is_file() else b""
+        with open(path, "rb") as fh:
+            head = fh.read(100)
     except FileNotFoundError:
         return False
     except OSError as exc:
         raise IndexProblem(f"cannot read the index {path}: {exc.strerror or exc}") from None
-    if not path.is_file():
-        raise not_an_index(path, "not a regular file")
     if not head.startswith(SQLITE_MAGIC):
         raise not_an_index(path, "not an SQLite database")
     if len(head) < 100:
