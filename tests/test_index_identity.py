@@ -135,7 +135,9 @@ def test_a_fifo_or_a_device_is_refused_without_being_opened(tmp_path, kind):
         path = Path("/dev/null")
     code, out, err = run("sessions", "--no-sync", index=path, home=tmp_path / "home")
     assert (code, out) == (1, "")
-    assert err.startswith(f"agentlog: {path} is not an agentlog index (not a regular file); nothing was written")
+    assert err.startswith(
+        f"agentlog: {path} is not an agentlog index (not a regular file); nothing was written"
+    )
 
 
 @pytest.mark.parametrize("kind", ["missing", "empty file", "empty SQLite database"])

@@ -266,3 +266,27 @@ def test_an_appended_history_costs_its_new_lines_and_equals_a_fresh_read(tmp_pat
     synced = cli(home, "index")
     assert isinstance(synced, dict) and synced["reparsed"] == 1
     assert rows(home) == {f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init")}
+
+
+def test_reading_the_history_leaves_the_claude_folder_untouched(tmp_path):
+    import hashlib
+    import os
+
+    home, project = make_home(tmp_path, HISTORY)
+
+    def tree() -> dict[str, tuple[str, int, int]]:
+        return {
+            str(p): (hashlib.sha1(p.read_bytes()).hexdigest(), p.stat().st_mtime_ns, p.stat().st_mode)
+            for p in sorted((home / ".claude").rglob("*"))
+            if p.is_file()
+        }
+
+    before = tree()
+    cli(home, "index")
+    cli(home, "index", "--full")
+    (project / f"{TRANSCRIPT}.jsonl").unlink()
+    del before[str(project / f"{TRANSCRIPT}.jsonl")]
+    cli(home, "prune")
+    cli(home, "index")
+    assert tree() == before
+    assert sorted(os.listdir(home / ".claude")) == ["history.jsonl", "projects"]
