@@ -304,7 +304,7 @@ def test_no_sync_reads_the_index_without_writing(tmp_path):
 
 
 def test_tilde_shows_home_itself_as_tilde():
-    from agentlog.cli.render import tilde
+    from agentlog.present import tilde
 
     assert (
         tilde("/home/me", "/home/me/"),

@@ -37,28 +37,25 @@ def sessions(
     roots: Iterable[str | Path] = (),
     subagents: bool = True,
     demo: bool = False,
+    until: str | None = None,
 ) -> list[Session]:
-    """Every session agentlog finds, newest first.
+    """Every session agentlog finds in the logs, newest first.
 
-    ``agent`` is an adapter slug (``claude_code``, ``codex`` …); ``project`` a text
-    the session's folder must contain; ``since`` a date (``YYYY-MM-DD``) or a span
-    (``7d``, ``12h``); ``roots`` extra folders to search; ``demo`` reads the bundled
-    sample corpus instead of your home.  Raises :class:`agentlog.errors.UsageError`
-    for a bad ``since`` or an unknown ``agent``.
+    ``agent`` is an adapter slug or a unique prefix of one, any case (``claude``
+    → ``claude_code``); ``project`` a text the session's folder must contain (any
+    case); ``since``/``until`` the time span the session was active in, by the
+    rule of the command line (:mod:`agentlog.query`: an ISO time, a date —
+    ``until`` a date counts through its end — or a span back from now: ``30m``,
+    ``12h``, ``7d``, ``2w``; ``until`` exclusive); ``roots`` extra folders to
+    search; ``demo`` reads the bundled sample corpus instead of your home.
+    Raises :class:`agentlog.errors.UsageError` for a bad time, an unknown or
+    ambiguous ``agent``.
     """
-    from agentlog.adapters import get_adapter
-    from agentlog.demo import demo_env
-    from agentlog.errors import UsageError
-    from agentlog.load import load_sessions
-    from agentlog.query import filter_sessions, parse_since
+    from agentlog.query import SessionFilter, parse_span, resolve_agent
+    from agentlog.service.home import Home
+    from agentlog.service.sessions import logged_sessions
 
-    if agent:
-        try:
-            get_adapter(agent)
-        except KeyError as exc:
-            raise UsageError(exc.args[0]) from None
-    env = demo_env(os.environ) if demo else dict(os.environ)
-    home = Path(env.get("HOME") or Path.home())
-    found = load_sessions([agent] if agent else None, env, home, [Path(r) for r in roots])
-    since_at = parse_since(since) if since is not None else None
-    return filter_sessions(found, agent, project, since_at, include_children=subagents)
+    where = SessionFilter(
+        agent=resolve_agent(agent), project=project, span=parse_span(since, until), include_children=subagents
+    )
+    return logged_sessions(Home.of(os.environ, roots, demo), where)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -19,6 +20,8 @@ import click
 
 from agentlog.errors import AgentlogError
 from agentlog.index.db import default_path, explain
+from agentlog.present import clean
+from agentlog.service.home import Home
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,10 +71,17 @@ class AgentlogGroup(click.Group):
                 raise
             raise problem from exc
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         debug = "--debug" in sys.argv
         try:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
@@ -81,7 +91,7 @@ class AgentlogGroup(click.Group):
             click.echo("aborted", err=True)
             sys.exit(130)
         except AgentlogError as exc:
-            click.echo(f"agentlog: {exc}", err=True)
+            click.echo(f"agentlog: {clean(str(exc), markup=False)}", err=True)
             sys.exit(exc.exit_code)
         except BrokenPipeError:
             sys.stderr.close()
@@ -89,7 +99,8 @@ class AgentlogGroup(click.Group):
         except Exception as exc:
             if debug:
                 raise
-            click.echo(f"agentlog: internal error: {type(exc).__name__}: {exc} (run with --debug)", err=True)
+            message = clean(f"{type(exc).__name__}: {exc}", markup=False)
+            click.echo(f"agentlog: internal error: {message} (run with --debug)", err=True)
             sys.exit(70)
 
 
@@ -119,21 +130,17 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | 
 
     With no command: find every agent's logs and print an overview.
     """
-    if demo:
-        from agentlog.demo import demo_env
-
-        env = demo_env(os.environ)
-    else:
-        env = dict(os.environ)
-    home = Path(env.get("HOME") or Path.home())
-    index_path = index if index and not demo else default_path(env, demo=demo)
-    ctx.obj = App(env=env, home=home, index_path=index_path, roots=list(roots), debug=debug, demo=demo)
+    where = Home.of(os.environ, roots, demo)
+    index_path = index if index and not demo else default_path(where.env, demo=demo)
+    ctx.obj = App(
+        env=where.env, home=where.home, index_path=index_path, roots=where.roots, debug=debug, demo=demo
+    )
     if ctx.invoked_subcommand is None:
         from agentlog.cli.commands import overview
 
         ctx.invoke(overview)
 
 
-from agentlog.cli import commands, indexing, serve, usage  # noqa: E402  (registers the commands)
+from agentlog.cli import commands, indexing, options, serve, usage  # noqa: E402  (registers the commands)
 
-__all__ = ["App", "commands", "indexing", "main", "serve", "usage"]
+__all__ = ["App", "commands", "indexing", "main", "options", "serve", "usage"]

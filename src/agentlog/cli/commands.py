@@ -6,34 +6,24 @@ from pathlib import Path
 from typing import Any
 
 import click
-import msgspec
 
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.indexing import no_sync_option, open_index, resolve_agent
-from agentlog.cli.render import (
-    clean,
-    compact,
-    local,
-    plain_table,
-    plural,
-    print_json,
-    render_transcript,
-    session_row,
-    sessions_table,
-    tilde,
-)
+from agentlog.cli.indexing import open_index
+from agentlog.cli.options import agent_option, filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.render import plain_table, print_json, render_transcript, session_row, sessions_table
 from agentlog.errors import NotFound, UsageError
-from agentlog.index import db, queries
+from agentlog.index import db
 from agentlog.load import LoadReport, discover_sources, sniff
-from agentlog.model import Diagnostics, Usage, json_schema
-from agentlog.query import parse_since
+from agentlog.model import json_schema
+from agentlog.present import clean, compact, local, plural, tilde
+from agentlog.query import SessionFilter, parse_span, resolve_agent
 from agentlog.readers import read_head
-from agentlog.retention import claude_cleanup_warnings
+from agentlog.service import doctor as doctor_service
+from agentlog.service import sessions as session_service
+from agentlog.service.home import Home
 
-pass_app = click.make_pass_decorator(App)
-json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
-agent_option = click.option("--agent", "-a", help="Only this agent (see `agentlog agents`).")
+UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
 
 
 @main.command()
@@ -50,51 +40,35 @@ agent_option = click.option("--agent", "-a", help="Only this agent (see `agentlo
 def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     """Agents found, session counts, recent sessions, tokens per agent."""
     conn, report = open_index(app, no_sync)
-    sessions = queries.list_sessions(conn)
-    errors, _ = queries.source_problems(conn)
-    per_agent: dict[str, dict[str, Any]] = {}
-    for adapter in all_adapters():
-        mine = [s for s in sessions if s.agent == adapter.slug]
-        total = sum((s.usage for s in mine), Usage())
-        per_agent[adapter.slug] = {
-            "agent": adapter.slug,
-            "name": adapter.display_name,
-            "roots": [str(r) for r, ok in report.roots.roots.get(adapter.slug, []) if ok],
-            "sessions": sum(1 for s in mine if not s.parent_key),
-            "subagents": sum(1 for s in mine if s.parent_key),
-            "total_tokens": total.total_tokens,
-            "last_active": max((s.ended_at for s in mine if s.ended_at), default=None),
-        }
-    mains = [s for s in sessions if not s.parent_key]
-    children = queries.child_counts(conn)
+    found = {slug: [str(r) for r, ok in roots if ok] for slug, roots in report.roots.roots.items()}
+    view = session_service.overview(conn, found, recent)
     if as_json:
         print_json(
             {
-                "agents": [row for row in per_agent.values() if row["sessions"] or row["roots"]],
-                "recent": [session_row(s, children.get(s.key, 0)) for s in mains[:recent]],
-                "errors": [{"path": p, "error": e} for p, e in errors],
+                "agents": [a for a in view.agents if a.sessions or a.roots],
+                "recent": [session_row(s, view.children.get(s.key, 0)) for s in view.recent],
+                "errors": [{"path": p, "error": e} for p, e in view.unreadable],
             }
         )
         return
     console = app.console
     where = " (demo corpus)" if app.demo else ""
-    subs = len(sessions) - len(mains)
     console.print(
-        f"[bold]agentlog[/bold]{where}: {plural(len(mains), 'session')}, {plural(subs, 'subagent')}"
+        f"[bold]agentlog[/bold]{where}: {plural(view.mains, 'session')}, {plural(view.subagents, 'subagent')}"
     )
     table = plain_table()
     for col in ("agent", "sessions", "subagents", "tokens", "last active", "found in"):
         table.add_column(col, justify="right" if col in ("sessions", "subagents", "tokens") else "left")
-    for row in per_agent.values():
-        if not row["sessions"] and not row["subagents"]:
+    for row in view.agents:
+        if not row.sessions and not row.subagents:
             continue
         table.add_row(
-            row["name"],
-            str(row["sessions"]),
-            str(row["subagents"]),
-            compact(row["total_tokens"]),
-            local(row["last_active"]),
-            "\n".join(tilde(r, str(app.home)) for r in row["roots"]),
+            row.name,
+            str(row.sessions),
+            str(row.subagents),
+            compact(row.total_tokens),
+            local(row.last_active),
+            "\n".join(clean(tilde(r, str(app.home)), one_line=True) for r in row.roots),
         )
     if table.row_count:
         console.print(table)
@@ -104,15 +78,13 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
         )
         return
     console.print("\n[bold]recent sessions[/bold]")
-    console.print(sessions_table(mains[:recent], children, console.width))
-    if errors:
-        console.print(f"\n[red]{plural(len(errors), 'log')} could not be read[/red] (see `agentlog doctor`)")
+    console.print(sessions_table(view.recent, view.children, console.width))
+    if view.unreadable:
+        console.print(f"\n[red]{plural(len(view.unreadable), 'log')} {UNREADABLE_HINT}")
 
 
 @main.command()
-@agent_option
-@click.option("--project", "-p", help="Only sessions whose folder contains this text.")
-@click.option("--since", "-s", help="Only sessions active since a date (YYYY-MM-DD) or span (7d, 12h).")
+@filter_options("sessions")
 @click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="At most this many sessions.")
 @json_option
@@ -123,27 +95,27 @@ def sessions(
     agent: str | None,
     project: str | None,
     since: str | None,
+    until: str | None,
     subagents: bool,
     limit: int | None,
     as_json: bool,
     no_sync: bool,
 ) -> None:
-    """List sessions, newest first."""
-    agent = resolve_agent(agent)
-    since_at = parse_since(since) if since is not None else None
+    """List sessions active in the time span, newest first."""
+    where = SessionFilter(
+        agent=resolve_agent(agent), project=project, span=parse_span(since, until), include_children=subagents
+    )
     conn, _ = open_index(app, no_sync)
-    selected = queries.list_sessions(conn, agent, project, since_at, include_children=subagents, limit=limit)
-    children = queries.child_counts(conn)
+    found = session_service.list_sessions(conn, where, limit)
     if as_json:
-        print_json([session_row(s, children.get(s.key, 0)) for s in selected])
+        print_json([session_row(s, found.children.get(s.key, 0)) for s in found.sessions])
         return
-    errors, _ = queries.source_problems(conn)
-    if errors:
-        app.err.print(f"[red]{plural(len(errors), 'log')} could not be read[/red] (see `agentlog doctor`)")
-    if not selected:
-        app.err.print("no sessions match" if queries.list_sessions(conn, limit=1) else "no sessions found")
+    if found.unreadable:
+        app.err.print(f"[red]{plural(len(found.unreadable), 'log')} {UNREADABLE_HINT}")
+    if not found.sessions:
+        app.err.print("no sessions match" if found.indexed else "no sessions found")
         return
-    app.console.print(sessions_table(selected, children, app.console.width))
+    app.console.print(sessions_table(found.sessions, found.children, app.console.width))
 
 
 @main.command()
@@ -161,16 +133,16 @@ def show(
     if not session.strip():
         raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
     conn, _ = open_index(app, no_sync)
-    found = queries.get_session(conn, session)
+    view = session_service.session(conn, session)
     if as_json:
-        print_json(found)
+        print_json(view.session)
         return
-    render_transcript(app.console, found, show_all=show_all, reasoning=reasoning, full=full)
-    subs = queries.children(conn, found.key)
-    if subs:
+    render_transcript(app.console, view.session, show_all=show_all, reasoning=reasoning, full=full)
+    if view.children:
         app.console.print("\n[bold]subagents[/bold]")
-        for sub in subs:
-            app.console.print(clean(f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160]))
+        for sub in view.children:
+            line = f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160]
+            app.console.print(clean(line, one_line=True))
 
 
 def agents_markdown() -> str:
@@ -195,7 +167,7 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
         return
     report = LoadReport()
     discover_sources(all_adapters(), app.env, app.home, app.roots, report)
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "agent": a.slug,
             "name": a.display_name,
@@ -216,7 +188,9 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
             row["roots"] if show_all or len(missing) == 1 else [r for r in row["roots"] if r["exists"]]
         ):
             mark = "[green]✓[/green]" if root["exists"] else "[dim]✗[/dim]"
-            app.console.print(f"  {mark} {clean(tilde(root['path'], str(app.home)))}", soft_wrap=True)
+            app.console.print(
+                f"  {mark} {clean(tilde(root['path'], str(app.home)), one_line=True)}", soft_wrap=True
+            )
         if len(missing) > 1 and not show_all:
             what = (
                 f"none of {len(missing)} places present"
@@ -227,7 +201,7 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
         if row["env"]:
             app.console.print(f"  [dim]set by {', '.join(row['env'])}[/dim]")
     for error in LOAD_ERRORS:
-        app.err.print(f"[red]plugin failed to load:[/red] {error}")
+        app.err.print(f"[red]plugin failed to load:[/red] {clean(error, one_line=True)}")
 
 
 @main.command()
@@ -242,58 +216,43 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
     if problem is not None:
         raise problem
-    unreadable, duplicates = queries.source_problems(conn, agent)
-    unreadable += synced.roots.errors  # found but never stored (e.g. a name that is not UTF-8)
-    rows: dict[str, dict[str, Any]] = {}
-    for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
-        total = Diagnostics()
-        for d in diagnostics:
-            total.merge(d)
-        rows[slug] = {
-            "agent": slug,
-            "sessions": len(diagnostics),
-            "records_total": total.records_total,
-            "records_used": total.records_used,
-            "skipped": total.skipped,
-            "unknown_types": total.unknown_types,
-            "incomplete_tail_bytes": total.incomplete_tail_bytes,
-            "errors": total.errors,
-        }
-    retention = claude_cleanup_warnings(app.env, app.home) if agent in (None, "claude_code") else []
-    result = {
-        "agents": list(rows.values()),
-        "unreadable": [{"path": p, "error": e} for p, e in unreadable],
-        "duplicates": [{"path": p, "copy_of": c} for p, c in duplicates],
-        "retention": [msgspec.to_builtins(w) for w in retention],
-    }
+    # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
+    result = doctor_service.doctor(conn, agent, synced.roots.errors, Home(app.env, app.home, app.roots))
     if as_json:
-        print_json(result)
+        print_json(result.as_json())
         return
+    print_doctor(app, result)
+
+
+def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
+    """``doctor``'s report on the terminal (log text escaped)."""
     console = app.console
-    for r in result["agents"]:
+    for row in result.agents:
+        r = row.total
         console.print(
-            f"[bold]{r['agent']}[/bold]: {r['sessions']} sessions, {r['records_total']:,} records, "
-            f"{r['records_used']:,} used"
+            f"[bold]{row.agent}[/bold]: {row.sessions} sessions, {r.records_total:,} records, "
+            f"{r.records_used:,} used"
         )
-        for reason, n in sorted(r["skipped"].items(), key=lambda kv: -kv[1]):
-            console.print(f"  skipped {n:>7,}  {reason}")
-        for kind, n in sorted(r["unknown_types"].items(), key=lambda kv: -kv[1]):
-            console.print(f"  kept raw {n:>6,}  unknown type {kind}")
-        if r["incomplete_tail_bytes"]:
+        for reason, n in sorted(r.skipped.items(), key=lambda kv: -kv[1]):
+            console.print(f"  skipped {n:>7,}  {clean(reason, one_line=True)}")
+        for kind, n in sorted(r.unknown_types.items(), key=lambda kv: -kv[1]):
+            console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
+        if r.incomplete_tail_bytes:
             console.print(
-                f"  {r['incomplete_tail_bytes']:,} bytes of half-written last lines (read once complete)"
+                f"  {r.incomplete_tail_bytes:,} bytes of half-written last lines (read once complete)"
             )
-        for error in r["errors"]:
-            console.print(f"  [yellow]{error}[/yellow]")
-    for item in result["unreadable"]:
-        console.print(f"[red]unreadable[/red] {item['path']}: {item['error']}")
-    for item in result["duplicates"]:
+        for error in r.errors:
+            console.print(f"  [yellow]{clean(error, one_line=True)}[/yellow]")
+    for item in result.unreadable:
         console.print(
-            f"[dim]duplicate copy ignored: {item['path']} (same session as {item['copy_of']})[/dim]"
+            f"[red]unreadable[/red] {clean(item.path, one_line=True)}: {clean(item.error, one_line=True)}"
         )
-    for warning in retention:
-        console.print(f"[yellow]warning:[/yellow] {clean(warning.message)}")
-    if not result["agents"] and not result["unreadable"]:
+    for copy in result.duplicates:
+        path, original = clean(copy.path, one_line=True), clean(copy.copy_of, one_line=True)
+        console.print(f"[dim]duplicate copy ignored: {path} (same session as {original})[/dim]")
+    for warning in result.retention:
+        console.print(f"[yellow]warning:[/yellow] {clean(warning.message, one_line=True)}")
+    if not result.agents and not result.unreadable:
         console.print("No agent logs found.")
 
 
@@ -326,9 +285,11 @@ def detect(app: App, file: Path, as_json: bool) -> None:
         )
         return
     if best_score <= 0:
-        click.echo(f"{file}: not a format agentlog knows")
+        click.echo(f"{clean(str(file), markup=False)}: not a format agentlog knows")
         raise SystemExit(1)
-    click.echo(f"{file}: {best.display_name} ({best.slug}), confidence {best_score:.2f}")
+    click.echo(
+        f"{clean(str(file), markup=False)}: {best.display_name} ({best.slug}), confidence {best_score:.2f}"
+    )
 
 
 @main.command()

@@ -5,46 +5,24 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 import msgspec
 
-from agentlog.adapters import all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.render import clean, local, plural, print_json
-from agentlog.errors import AgentlogError, UsageError
-from agentlog.index import archive, db
-from agentlog.index.search import MARK_END, MARK_START, Hit, search
-from agentlog.index.sync import SyncReport, sync
-from agentlog.query import parse_since
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def no_sync_option(f: F) -> F:
-    """``--no-sync``: read the index as it is."""
-    return click.option("--no-sync", is_flag=True, help="Read the index as it is; do not look for new logs.")(
-        f
-    )
-
-
-def resolve_agent(agent: str | None) -> str | None:
-    """The adapter slug for ``agent``: a slug or a unique prefix of one
-    (``claude`` → ``claude_code``).  Raises :class:`UsageError` otherwise."""
-    if agent is None:
-        return None
-    slugs = [a.slug for a in all_adapters()]
-    if agent in slugs:
-        return agent
-    matches = [s for s in slugs if s.startswith(agent)] if agent else []
-    if len(matches) == 1:
-        return matches[0]
-    if matches:
-        raise UsageError(f"ambiguous agent {agent!r}: {', '.join(matches)}")
-    raise UsageError(f"unknown agent {agent!r} (known: {', '.join(slugs)})")
+from agentlog.cli.options import filter_options, no_sync_option
+from agentlog.cli.render import print_json
+from agentlog.errors import AgentlogError
+from agentlog.index import db
+from agentlog.index.search import MARK_END, MARK_START, Hit
+from agentlog.index.sync import SyncReport
+from agentlog.present import clean, local, plural
+from agentlog.query import parse_span, resolve_agent
+from agentlog.service.home import Home
+from agentlog.service.index import prune, update_index
+from agentlog.service.search import SearchFilter, search
 
 
 def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sqlite3.Connection, SyncReport]:
@@ -72,9 +50,9 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
 
 def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
     """Sync, with a progress bar on a terminal (quiet when piped)."""
-    adapters = all_adapters()
+    home = Home(app.env, app.home, app.roots)
     if not sys.stderr.isatty() or not app.err.is_terminal:
-        return sync(conn, adapters, app.env, app.home, app.roots, full=full)
+        return update_index(conn, home, full)
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -102,10 +80,10 @@ def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
                 completed=done,
                 total=total,
                 visible=total > 1 << 20,
-                description=clean(Path(path).name[:32]),
+                description=clean(Path(path).name[:32], one_line=True),
             )
 
-        return sync(conn, adapters, app.env, app.home, app.roots, full=full, progress=progress)
+        return update_index(conn, home, full, progress)
 
 
 @main.command("index")
@@ -138,7 +116,10 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
         f"{report.reparsed} read whole, {report.duplicates} duplicates, {len(report.failed)} failed; "
         f"{report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
-        *(f"  failed: {clean(path)}: {clean(error)}" for path, error in report.failed),
+        *(
+            f"  failed: {clean(path, one_line=True)}: {clean(error, one_line=True)}"
+            for path, error in report.failed
+        ),
         *(
             [
                 f"  {report.archived} gone since the last sync: their sessions are kept (agentlog prune removes them)"
@@ -169,15 +150,15 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     """
     agent = resolve_agent(agent)
     conn, _ = open_index(app, no_sync)
-    pruned = archive.prune(conn, agent, dry_run=dry_run)
+    pruned = prune(conn, agent, dry_run=dry_run)
     if as_json:
         print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
         return
     verb = "would remove" if dry_run else "removed"
     for source in pruned:
-        why = f" ({clean(source.error)})" if source.error else ""
+        why = f" ({clean(source.error, one_line=True)})" if source.error else ""
         app.console.print(
-            f"{verb} {clean(source.path)}{why}: {plural(len(source.sessions), 'session')}, "
+            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}, "
             f"archived {local(source.archived_at)}",
             highlight=False,
             soft_wrap=True,
@@ -192,10 +173,7 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
 
 @main.command("search")
 @click.argument("query")
-@click.option("--agent", "-a", help="Only this agent.")
-@click.option("--project", "-p", help="Only sessions whose folder contains this text.")
-@click.option("--since", "-s", help="Only messages since a date (YYYY-MM-DD) or span (7d).")
-@click.option("--until", "-u", help="Only messages before a date (YYYY-MM-DD) or span.")
+@filter_options("messages")
 @click.option("--role", type=click.Choice(["user", "assistant", "system", "tool"]), help="Only this role.")
 @click.option("--tool", help="Only calls of this tool (normalised name: bash, read, edit …).")
 @click.option("--reasoning", is_flag=True, help="Also search reasoning.")
@@ -224,22 +202,16 @@ def search_command(
     Ranked by relevance (bm25); each hit names its session (open it with
     `agentlog show KEY`).
     """
-    agent = resolve_agent(agent)
-    since_at = parse_since(since) if since is not None else None
-    until_at = parse_since(until) if until is not None else None
-    conn, _ = open_index(app, no_sync)
-    hits = search(
-        conn,
-        query,
-        agent=agent,
+    where = SearchFilter(
+        agent=resolve_agent(agent),
         project=project,
-        since=since_at,
-        until=until_at,
+        span=parse_span(since, until),
         role=role,
         tool=tool,
         reasoning=reasoning,
-        limit=limit,
     )
+    conn, _ = open_index(app, no_sync)
+    hits = search(conn, query, where, limit)
     if as_json:
         print_json([{**_plain(h), "show": f"agentlog show {h.session_key}"} for h in hits])
         return
@@ -247,10 +219,10 @@ def search_command(
         app.err.print("no matches")
         return
     for h in hits:
-        where = f"{h.role}" + (f" · {h.tool}" if h.tool else "")
+        role = h.role + (f" · {h.tool}" if h.tool else "")
         app.console.print(
-            f"[cyan]{clean(h.session_key)}[/cyan] [dim]{local(h.timestamp)} · {where}[/dim]"
-            f"  {clean((h.session_title or '')[:60])}"
+            f"[cyan]{clean(h.session_key, one_line=True)}[/cyan] [dim]{local(h.timestamp)} · "
+            f"{clean(role, one_line=True)}[/dim]  {clean((h.session_title or '')[:60], one_line=True)}"
         )
         app.console.print("  " + highlight(h.snippet))
     app.err.print(f"[dim]{len(hits)} hits · open one with: agentlog show <key>[/dim]")

@@ -3,10 +3,7 @@ the JSON outputs never load it).  No I/O besides the console."""
 
 from __future__ import annotations
 
-import json
-import shlex
 import sys
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -23,6 +20,7 @@ from agentlog.model import (
     Usage,
     short_id,
 )
+from agentlog.present import clean, compact, local, output_text, project_name, short_time, tool_summary
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -32,55 +30,12 @@ OUTPUT_LINES = 6
 TEXT_LINES = 300
 """A prompt or reply longer than this many lines is cut in the transcript (``--full`` shows all)."""
 LINE_CHARS = 2000
-SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt")
-INPUT_CHARS = 160
-
-
-# Control characters from a log would drive the terminal (clear it, retitle it,
-# hide text); bidi overrides can disguise text.  Show them as visible symbols.
-_VISIBLE = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
-_VISIBLE.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
-_VISIBLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
-
-
-def clean(text: str) -> str:
-    """``text`` safe for a terminal and for rich markup: control characters shown
-    as symbols (ESC → ␛), bidi overrides as �, ``[`` escaped."""
-    from rich.markup import escape
-
-    return escape(text.translate(_VISIBLE))
 
 
 def print_json(data: Any) -> None:
     """Indented JSON on stdout (msgspec encodes the model's structs directly)."""
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
     sys.stdout.flush()
-
-
-def plural(n: int, word: str) -> str:
-    """``1 session``, ``2 sessions``."""
-    return f"{n:,} {word}" + ("" if n == 1 else "s")
-
-
-def compact(n: int) -> str:
-    """``1234567`` → ``1.2M``; ``5300`` → ``5.3k``; small numbers as they are."""
-    for size, suffix in ((1_000_000_000, "B"), (1_000_000, "M"), (1_000, "k")):
-        if n >= size:
-            return f"{n / size:.1f}{suffix}"
-    return str(n)
-
-
-def local(stamp: datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
-    """An aware UTC time shown in the local zone (blank when unknown)."""
-    return stamp.astimezone().strftime(fmt) if stamp else ""
-
-
-def short_time(stamp: datetime | None) -> str:
-    """``Nov 29 19:54`` this year, ``2025 Dec 16`` before (local zone)."""
-    if stamp is None:
-        return ""
-    here = stamp.astimezone()
-    return here.strftime("%b %d %H:%M" if here.year == datetime.now().year else "%Y %b %d")
 
 
 def usage_line(usage: Usage) -> str:
@@ -95,19 +50,6 @@ def usage_line(usage: Usage) -> str:
     if usage.cost_usd is not None:
         parts.append(f"${usage.cost_usd:,.2f} {usage.cost_source or ''}".rstrip())
     return " · ".join(parts)
-
-
-def tilde(path: str, home: str) -> str:
-    """``/home/me/.claude/projects`` → ``~/.claude/projects`` when under ``home``
-    (``home`` itself → ``~``)."""
-    base = home.rstrip("/")
-    if home and (path == base or path.startswith(base + "/")):
-        return "~" + path[len(base) :]
-    return path
-
-
-def project_name(cwd: str | None) -> str:
-    return cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
 
 
 def plain_table() -> Table:
@@ -140,9 +82,9 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
     table.add_column("msgs", justify="right", no_wrap=True, min_width=4)
     table.add_column("tokens", justify="right", no_wrap=True, min_width=6)
     for n, s in enumerate(sessions):
-        title = ("↳ " if s.parent_key else "") + (s.title or "").replace("\n", " ")[:300]
+        title = clean(("↳ " if s.parent_key else "") + (s.title or "")[:300], one_line=True)
         subs = children.get(s.key, 0)
-        title = f"[dim]+{subs}[/dim] " + clean(title) if subs else clean(title)
+        title = f"[dim]+{subs}[/dim] " + title if subs else title
         if s.prompt_only:
             title = "[yellow]prompts only[/yellow] " + title
         elif s.archived:
@@ -150,8 +92,8 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
         table.add_row(
             short_time(s.started_at),
             agents[n],
-            short_id(s.id),
-            clean(projects[n]),
+            clean(short_id(s.id), one_line=True),
+            clean(projects[n], one_line=True),
             title,
             str(s.message_count),
             compact(s.usage.total_tokens),
@@ -190,45 +132,21 @@ def session_row(s: Session, children: int) -> dict[str, Any]:
     }
 
 
-def _short(value: Any, limit: int = INPUT_CHARS) -> str:
-    """One line that says what a tool call did: its command, path, pattern, URL…"""
-    if isinstance(value, dict):
-        for key in SUMMARY_KEYS:
-            field = value.get(key)
-            if isinstance(field, list) and field and all(isinstance(x, str) for x in field):
-                # Codex shell calls: ["bash", "-lc", "<script>"] shows the script.
-                field = field[2] if len(field) == 3 and field[1] in ("-lc", "-c") else shlex.join(field)
-            if isinstance(field, str):
-                value = field
-                break
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _output_text(output: Any) -> str:
-    if isinstance(output, str):
-        return output
-    if isinstance(output, list):
-        return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in output)
-    return "" if output is None else json.dumps(output, ensure_ascii=False)
-
-
 def render_transcript(
     console: Console, session: Session, show_all: bool = False, reasoning: bool = False, full: bool = False
 ) -> None:
     """Print ``session`` as a readable transcript."""
     console.print(f"[bold]{clean(_cut_title(session.title or session.id))}[/bold]")
     facts = [session.key, session.cwd or "", ", ".join(session.models)]
-    console.print("[dim]" + clean(" · ".join(f for f in facts if f)) + "[/dim]")
+    console.print("[dim]" + clean(" · ".join(f for f in facts if f), one_line=True) + "[/dim]")
     if session.parent_key:
         via = f" via {session.parent_tool_call_id}" if session.parent_tool_call_id else ""
-        console.print(f"[dim]{session.kind} of {clean(session.parent_key)}{clean(via)}[/dim]")
+        console.print(f"[dim]{session.kind} of {clean(session.parent_key + via, one_line=True)}[/dim]")
     console.print(
         f"[dim]{local(session.started_at)} → {local(session.ended_at)} · {usage_line(session.usage)}[/dim]"
     )
     if session.resume_command:
-        console.print(f"[dim]resume: {clean(session.resume_command)}[/dim]")
+        console.print(f"[dim]resume: {clean(session.resume_command, one_line=True)}[/dim]")
     if session.prompt_only:
         console.print(f"[yellow]{PROMPT_ONLY_NOTE}[/yellow]")
     elif session.archived:
@@ -287,25 +205,28 @@ def _render_message(console: Console, message: Message, reasoning: bool, full: b
             _render_tool(console, part)
         elif isinstance(part, CompactionPart):
             before = f", {part.tokens_before:,} tokens before" if part.tokens_before else ""
-            console.print(f"[magenta]— context compacted ({part.trigger or 'unknown'}{before}) —[/]")
+            trigger = clean(part.trigger or "unknown", one_line=True)
+            console.print(f"[magenta]— context compacted ({trigger}{before}) —[/]")
         elif isinstance(part, FilePart):
-            console.print(f"[dim]📎 {clean(part.name or part.media_type)} {clean(part.ref)}[/dim]")
+            console.print(
+                f"[dim]📎 {clean(f'{part.name or part.media_type} {part.ref}', one_line=True)}[/dim]"
+            )
         elif isinstance(part, UnknownPart):
-            console.print(f"[dim]{clean(_short(part.raw))}[/dim]")
+            console.print(f"[dim]{clean(tool_summary(part.raw))}[/dim]")
 
 
 def _render_tool(console: Console, call: ToolCallPart) -> None:
-    console.print(f"[blue]⚙ {clean(call.tool)}[/blue] {clean(_short(call.input))}")
+    console.print(f"[blue]⚙ {clean(call.tool, one_line=True)}[/blue] {clean(tool_summary(call.input))}")
     result = call.result
     if result is None:
         console.print("  [dim]→ (no result recorded)[/dim]")
         return
-    lines = _output_text(result.output).strip("\n").splitlines()
+    lines = output_text(result.output).strip("\n").splitlines()
     colour = "red" if result.is_error else "dim"
-    status = f" [{result.status}]" if result.status != "completed" else ""
+    status = clean(f" [{result.status}]") if result.status != "completed" else ""
     for line in lines[:OUTPUT_LINES]:
         console.print(f"  [{colour}]│ {clean(line[:200])}[/]")
     if len(lines) > OUTPUT_LINES:
         console.print(f"  [dim]│ … {len(lines) - OUTPUT_LINES} more lines{status}[/dim]")
     elif status or not lines:
-        console.print(f"  [{colour}]→ {clean(status.strip() or '(empty)')}[/]")
+        console.print(f"  [{colour}]→ {status.strip() or '(empty)'}[/]")

@@ -7,8 +7,8 @@ import ipaddress
 import click
 
 from agentlog.cli import App, main
-from agentlog.cli.commands import pass_app
-from agentlog.cli.indexing import no_sync_option, open_index
+from agentlog.cli.indexing import open_index
+from agentlog.cli.options import no_sync_option, pass_app
 from agentlog.errors import UsageError
 from agentlog.index import db
 

@@ -2,68 +2,30 @@
 
 from __future__ import annotations
 
-import re
-import sqlite3
-from datetime import UTC, date, datetime
-from functools import partial
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 import click
 import msgspec
 
-from agentlog.adapters.codex import SLUG as CODEX
 from agentlog.cli import App, main
-from agentlog.cli.commands import agent_option, json_option, pass_app
-from agentlog.cli.indexing import no_sync_option, open_index, resolve_agent
-from agentlog.cli.render import compact, plain_table, print_json, project_name
-from agentlog.errors import NotFound, UsageError
-from agentlog.index import queries
-from agentlog.index.prices import kept_pricer, save_prices
-from agentlog.index.usage import members, usage_records
-from agentlog.load import LoadReport
-from agentlog.query import parse_since
-from agentlog.usage.pricing import CostMode, PricedCall, Pricer, cached_prices_path, default_overrides_path
-from agentlog.usage.report import (
-    GROUPS,
-    Block,
-    Group,
-    Row,
-    Totals,
-    build_blocks,
-    build_rows,
-    in_range,
-    row_dict,
-    zone,
-)
+from agentlog.cli.indexing import open_index
+from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.render import plain_table, print_json
+from agentlog.errors import NotFound
+from agentlog.present import clean, compact, project_name
+from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
+from agentlog.service.home import Home
+from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, codex_limits, index_usage, log_usage, pricer
+from agentlog.usage.pricing import CostMode, PricedCall, cached_prices_path, default_overrides_path
+from agentlog.usage.report import GROUPS, Block, Group, Row, Totals, build_blocks, build_rows, row_dict
 
 if TYPE_CHECKING:
     from rich.table import Table
 
 REPORTS = (*GROUPS, "blocks", "limits")
-_COMPACT_DATE = re.compile(r"^(\d{4})(\d{2})(\d{2})$")
-
-
-def parse_day(text: str | None, tz: ZoneInfo | None) -> date | None:
-    """``YYYY-MM-DD``, ``YYYYMMDD`` or a span back from now (``7d``) as a day in ``tz``."""
-    if not text:
-        return None
-    text = text.strip()
-    match = _COMPACT_DATE.match(text)
-    if match:
-        text = "-".join(match.groups())
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        return parse_since(text).astimezone(tz).date()
-
-
-def _zone(name: str | None) -> ZoneInfo | None:
-    try:
-        return zone(name)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise UsageError(f"unknown time zone {name!r} (use an IANA name like Europe/Berlin)") from None
 
 
 def _money(cost: float | None) -> str:
@@ -111,30 +73,24 @@ def _table(
         table.add_row(*cells, style=style)
 
     for row in rows:
-        line(_label(row, group)[:32], row.totals)
+        line(clean(_label(row, group)[:32], one_line=True), row.totals)
         if breakdown:
             for model, t in sorted(row.by_model.items()):
-                line(f"  {model}"[:32], t, "dim")
+                line(clean(f"  {model}"[:32], one_line=True), t, "dim")
     table.add_section()
     line("total", total, "bold")
     return table
 
 
-def _pricer(prices_file: Path | None, conn: sqlite3.Connection | None = None) -> Pricer:
-    """A pricer with the user's overrides (or ``prices_file``), the price table in
-    use, and the tables the index kept from earlier runs."""
-    if prices_file is not None and not prices_file.is_file():
-        raise NotFound(f"{prices_file}: no such price file")
-    return kept_pricer(conn, prices_file)
-
-
 @main.command("usage")
 @click.argument("report", type=click.Choice(REPORTS), default="daily")
-@click.option("--since", "-s", help="From this day (YYYY-MM-DD, YYYYMMDD, or a span like 7d).")
-@click.option("--until", "-u", help="Up to and including this day.")
-@click.option("--timezone", "-z", "tz_name", help="IANA zone for days and times (default: local).")
-@agent_option
-@click.option("--project", "-p", help="Only calls whose folder contains this text.")
+@filter_options("calls")
+@click.option(
+    "--timezone",
+    "-z",
+    "tz_name",
+    help="IANA zone for days, and for times written without an offset (default: local).",
+)
 @click.option("--breakdown", "-b", is_flag=True, help="Per-model rows under each row.")
 @click.option("--no-cost", is_flag=True, help="Tokens only.")
 @click.option(
@@ -173,44 +129,22 @@ def usage(
 ) -> None:
     """Tokens and cost: REPORT is daily (default), weekly, monthly, session,
     model, project, agent, blocks (Claude's 5-hour windows) or limits (Codex)."""
-    tz = _zone(tz_name)
+    tz = parse_zone(tz_name)
     if report == "limits":
         _limits(app, tz, as_json, no_sync)
         return
-    agent = resolve_agent(agent)
-    first, last = parse_day(since, tz), parse_day(until, tz)
-    if first and last and first > last:
-        raise UsageError(f"--since {first} is after --until {last}")
-    if report == "blocks" and agent is None:
-        agent = "claude_code"
-    load = LoadReport()
-    conn = None
+    query = UsageQuery(
+        agent=resolve_agent(agent) or (BLOCKS_AGENT if report == "blocks" else None),
+        project=project,
+        span=parse_span(since, until, tz),
+        cost_mode=cost_mode,
+        prices_file=prices_file,
+    )
     if no_index:
-        from agentlog.usage.source import collect_calls
-
-        calls = collect_calls(app.env, app.home, app.roots, [agent] if agent else None, report=load)
+        found = log_usage(Home(app.env, app.home, app.roots), query)
     else:
-        conn, _ = open_index(app, no_sync)
-        calls = usage_records(conn, agent)
-        load.errors.extend(queries.source_problems(conn)[0])
-    needle = project.lower() if project else None
-    calls = [
-        c
-        for c in calls
-        if (needle is None or needle in (c.project or "").lower()) and in_range(c, first, last, tz)
-    ]
-    pricer = _pricer(prices_file, conn)
-    expand = partial(members, conn) if conn is not None else None
-    priced = list(pricer.price_all(calls, cost_mode, expand))
-    if conn is not None:
-        save_prices(conn, pricer.fingerprint, pricer.resolved)
-    warnings = [
-        f"no price for model {model!r}: {tokens:,} tokens shown without cost"
-        if model != "<none>"
-        else f"calls with no model recorded: {tokens:,} tokens shown without cost"
-        for model, tokens in sorted(pricer.unpriced.items())
-    ]
-    warnings += [f"unreadable: {path}: {error}" for path, error in load.errors]
+        found = index_usage(open_index(app, no_sync)[0], query)
+    priced, warnings = found.calls, found.warnings
     with_cost = not no_cost
     if report == "blocks":
         _blocks(app, priced, tz, with_cost, as_json, warnings)
@@ -229,7 +163,7 @@ def usage(
         )
         return
     for warning in warnings:
-        app.err.print(f"[yellow]warning:[/yellow] {warning}")
+        app.err.print(f"[yellow]warning:[/yellow] {clean(warning, one_line=True)}")
     if not rows:
         app.err.print("no usage found")
         return
@@ -268,7 +202,7 @@ def _blocks(
         ]
         if with_cost:
             cells.append(_money(block.totals.cost_usd if block.totals.priced else None))
-        cells.append(", ".join(sorted(block.totals.models))[:30])
+        cells.append(clean(", ".join(sorted(block.totals.models))[:30], one_line=True))
         table.add_row(*cells, style="bold" if block.active else None)
     app.console.print(table)
     active = blocks[-1] if blocks[-1].active else None
@@ -293,21 +227,17 @@ def _burn(app: App, block: Block, now: datetime, tz: ZoneInfo | None, with_cost:
 
 
 def _limits(app: App, tz: ZoneInfo | None, as_json: bool, no_sync: bool) -> None:
-    conn, _ = open_index(app, no_sync)
-    found = queries.list_sessions(conn, CODEX, include_empty=True)
-    sessions = [s for s in found if s.rate_limits is not None]
-    sessions.sort(key=lambda s: s.rate_limits.observed_at or datetime.min.replace(tzinfo=UTC), reverse=True)  # type: ignore[union-attr]
-    rows: list[dict[str, Any]] = [{"session": s.key, **msgspec.to_builtins(s.rate_limits)} for s in sessions]
+    limits = codex_limits(open_index(app, no_sync)[0])
+    rows: list[dict[str, Any]] = [{"session": key, **msgspec.to_builtins(found)} for key, found in limits]
     if as_json:
         print_json({"latest": rows[0] if rows else None, "sessions": rows})
         return
-    if not sessions:
+    if not limits:
         app.err.print("no Codex rate limits recorded")
         return
-    latest = sessions[0].rate_limits
-    assert latest is not None
+    key, latest = limits[0]
     seen = latest.observed_at.astimezone(tz).strftime("%Y-%m-%d %H:%M") if latest.observed_at else "?"
-    app.console.print(f"Codex rate limits as of {seen} ({sessions[0].key})")
+    app.console.print(f"Codex rate limits as of {seen} ({clean(key, one_line=True)})")
     for name, window in (("primary", latest.primary), ("secondary", latest.secondary)):
         if window is None:
             continue
@@ -333,7 +263,11 @@ def prices_update(app: App) -> None:
 
 @prices.command("show")
 @click.argument("model")
-@click.option("--at", "at", help="Prices in force on this day (YYYY-MM-DD; default today).")
+@click.option(
+    "--at",
+    "at",
+    help="Prices in force on this day (YYYY-MM-DD, or any time the --since rule takes; default today).",
+)
 @click.option("--tier", "service_tier", help="Service tier (priority, fast, flex …).")
 @click.option("--prices", "prices_file", type=click.Path(path_type=Path), help="Price overrides (TOML).")
 @json_option
@@ -344,7 +278,7 @@ def prices_show(
     """The rates agentlog uses for MODEL (USD per million tokens)."""
     day = parse_day(at, UTC) if at else None
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
-    table = _pricer(prices_file).table(model, when, service_tier.lower() if service_tier else None)
+    table = pricer(None, prices_file).table(model, when, service_tier.lower() if service_tier else None)
     if table is None:
         raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
     tiers = [
@@ -362,7 +296,8 @@ def prices_show(
     if as_json:
         print_json({"model": model, "priced_as": table.model, "provider": table.provider, "tiers": tiers})
         return
-    app.console.print(f"{model} → {table.provider}/{table.model} (USD per million tokens)")
+    priced_as = clean(f"{model} → {table.provider}/{table.model}", one_line=True)
+    app.console.print(f"{priced_as} (USD per million tokens)")
     for tier in tiers:
         above = tier["above_prompt_tokens"]
         label = "base" if above is None else f"prompt > {above:,}"

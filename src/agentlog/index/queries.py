@@ -1,13 +1,13 @@
 """Reading the index: sessions, one session in full, facts for ``agents``/``doctor``.
 
-The CLI (and later the web viewer) read through these functions only.
+The service layer (:mod:`agentlog.service`) reads the index through these
+functions; the surfaces call the service layer.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -15,6 +15,7 @@ import msgspec
 from agentlog.errors import NotFound
 from agentlog.index.store import Store, iso, session_from_row, usage_from
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
+from agentlog.query import TEXT_CONTAINS_SQL, SessionFilter, sql_functions
 from agentlog.readers import LineReader
 
 ARCHIVED = "src.archived_at IS NOT NULL AS archived"
@@ -33,67 +34,60 @@ USAGE_SUM = """
 has no service tier, as with :meth:`Usage.__add__`)."""
 
 
+EVERY_SESSION = SessionFilter(include_children=True)
+"""The filter that keeps every (non-empty) session, subagents and forks too."""
+
+
 def _session_filters(
-    agent: str | None = None,
-    project: str | None = None,
-    since: datetime | None = None,
-    until: datetime | None = None,
-    status: str | None = None,
-    has_children: bool = False,
-    text: str | None = None,
-    include_children: bool = True,
-    include_empty: bool = False,
+    conn: sqlite3.Connection, where: SessionFilter, include_empty: bool = False
 ) -> tuple[list[str], list[Any]]:
-    """SQL conditions on ``sessions s`` (joined to ``sources src``) and their parameters."""
-    where, params = ["src.duplicate_of IS NULL"], []
+    """SQL conditions on ``sessions s`` (joined to ``sources src``) for ``where``
+    and their parameters; the text matches call :func:`agentlog.query.text_contains`
+    (registered on ``conn``), as the in-memory filter does."""
+    sql_functions(conn)
+    clauses, params = ["src.duplicate_of IS NULL"], []
     if not include_empty:
-        where.append(
+        clauses.append(
             "(s.message_count > 0 OR EXISTS (SELECT 1 FROM messages m JOIN usage u ON u.message_rowid = m.rowid"
             " WHERE m.session_key = s.key))"
         )
+    span = where.span
     for clause, value in (
-        ("s.agent = ?", agent),
-        ("instr(lower(COALESCE(s.cwd, '')), ?) > 0", project.lower() if project else None),
-        ("COALESCE(s.ended_at, s.started_at) >= ?", iso(since) if since else None),
-        ("COALESCE(s.started_at, s.ended_at) < ?", iso(until) if until else None),
-        ("s.status = ?", status),
+        ("s.agent = ?", where.agent),
+        (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", where.project),
+        ("COALESCE(s.ended_at, s.started_at) >= ?", iso(span.since) if span.since else None),
+        ("COALESCE(s.started_at, s.ended_at) < ?", iso(span.until) if span.until else None),
+        ("s.status = ?", where.status),
         (
-            "instr(lower(COALESCE(s.title, '') || ' ' || s.id || ' ' || COALESCE(s.cwd, '')), ?) > 0",
-            text.lower() if text else None,
+            f"{TEXT_CONTAINS_SQL}(COALESCE(s.title, '') || ' ' || s.id || ' ' || COALESCE(s.cwd, ''), ?)",
+            where.text,
         ),
     ):
         if value:
-            where.append(clause)
+            clauses.append(clause)
             params.append(value)
-    if has_children:
-        where.append("EXISTS (SELECT 1 FROM sessions c WHERE c.parent_key = s.key)")
-    if not include_children:
-        where.append("s.parent_key IS NULL")
-    return where, params
+    if where.has_children:
+        clauses.append("EXISTS (SELECT 1 FROM sessions c WHERE c.parent_key = s.key)")
+    if not where.include_children:
+        clauses.append("s.parent_key IS NULL")
+    return clauses, params
 
 
 def list_sessions(
     conn: sqlite3.Connection,
-    agent: str | None = None,
-    project: str | None = None,
-    since: datetime | None = None,
-    include_children: bool = True,
+    where: SessionFilter = EVERY_SESSION,
     limit: int | None = None,
     include_empty: bool = False,
 ) -> list[Session]:
-    """Session headers (no messages) with usage totals, newest first.
-
-    ``project`` matches text in ``cwd`` (case-insensitive); ``since`` keeps
-    sessions active at or after that time (aware datetime).  Sessions with no
+    """Session headers (no messages) with usage totals, newest first, that
+    ``where`` keeps (:class:`agentlog.query.SessionFilter`).  Sessions with no
     visible message and no usage (an empty or damaged file, a title-only file)
     are left out unless ``include_empty``."""
-    where, params = _session_filters(
-        agent, project, since, include_children=include_children, include_empty=include_empty
-    )
+    clauses, params = _session_filters(conn, where, include_empty)
     return _headers(
         conn,
         f"""SELECT s.*, {ARCHIVED} FROM sessions s JOIN sources src ON src.id = s.source_id
-            WHERE {" AND ".join(where)}
+            WHERE {" AND ".join(clauses)}
             ORDER BY COALESCE(s.started_at, '') DESC, s.key LIMIT ?""",
         (*params, -1 if limit is None else limit),
     )
@@ -129,23 +123,6 @@ SESSION_SORTS = {
 }
 
 
-class SessionFilter(msgspec.Struct, kw_only=True):
-    """What :func:`page_sessions` keeps: ``project`` and ``text`` match
-    case-insensitively inside cwd (text: also title and id); ``since``/``until``
-    are aware datetimes (active at or after / started before); ``has_children``
-    keeps sessions with subagents or forks; ``include_children`` lists subagents
-    and forks as rows of their own."""
-
-    agent: str | None = None
-    project: str | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    status: str | None = None
-    has_children: bool = False
-    text: str | None = None
-    include_children: bool = False
-
-
 def page_sessions(
     conn: sqlite3.Connection,
     where: SessionFilter,
@@ -159,16 +136,7 @@ def page_sessions(
     match in all.  ``sort`` is a key of :data:`SESSION_SORTS`; ``first_by`` (keys too)
     order before it, ascending (to group rows, e.g. by project).  Raises
     ``KeyError`` for an unknown sort."""
-    clauses, params = _session_filters(
-        where.agent,
-        where.project,
-        where.since,
-        where.until,
-        where.status,
-        where.has_children,
-        where.text,
-        where.include_children,
-    )
+    clauses, params = _session_filters(conn, where)
     condition = " AND ".join(clauses)
     order = f"{SESSION_SORTS[sort]} {'DESC' if descending else 'ASC'}, s.key"
     order = ", ".join([*(SESSION_SORTS[k] for k in first_by), order])

@@ -17,6 +17,7 @@ import msgspec
 from agentlog.errors import UsageError
 from agentlog.index.db import conn_path, schema_matches
 from agentlog.index.store import iso
+from agentlog.query import TEXT_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
 """Snippet highlight markers (control characters never found in logs)."""
@@ -49,17 +50,21 @@ def search(
     reasoning: bool = False,
     limit: int = 20,
 ) -> list[Hit]:
-    """Best matches first (equal ranks: newest first, then by session, message
-    and part, so every index of the same logs gives the same order).  Raises :class:`~agentlog.errors.UsageError` for a
-    query FTS5 cannot parse."""
+    """Hits among messages at or after ``since`` and before ``until`` (aware
+    datetimes) in sessions whose folder contains ``project``
+    (:func:`agentlog.query.text_contains`).  Best matches first (equal ranks:
+    newest first, then by session, message and part, so every index of the same
+    logs gives the same order).  Raises :class:`~agentlog.errors.UsageError` for
+    a query FTS5 cannot parse."""
     if not query.strip():
         raise UsageError("empty search query")
+    sql_functions(conn)
     where, params = ["parts_fts MATCH ?", "m.hidden = 0", "m.replayed = 0"], [query]
     if not reasoning:
         where.append("p.type != 'reasoning'")
     for clause, value in (
         ("s.agent = ?", agent),
-        ("instr(lower(COALESCE(s.cwd, '')), ?) > 0", project.lower() if project else None),
+        (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", project or None),
         ("m.timestamp >= ?", iso(since)),
         ("m.timestamp < ?", iso(until)),
         ("m.role = ?", role),

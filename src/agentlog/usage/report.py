@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
 if TYPE_CHECKING:
-    from agentlog.usage.calls import Call
     from agentlog.usage.pricing import PricedCall
 
 Group = Literal["daily", "weekly", "monthly", "session", "model", "project", "agent"]
@@ -143,16 +142,6 @@ def group_key(pc: PricedCall, group: Group, tz: ZoneInfo | None, rollup: bool = 
     return value or "unknown"
 
 
-def in_range(call: Call, since: date | None, until: date | None, tz: ZoneInfo | None) -> bool:
-    """Whether the call's local day lies in ``[since, until]`` (either open)."""
-    if since is None and until is None:
-        return True
-    if call.timestamp is None:
-        return False
-    day = local_day(call.timestamp, tz)
-    return (since is None or day >= since) and (until is None or day <= until)
-
-
 @dataclass
 class Row:
     """One report row: its ``key``, totals, per-model totals and, for session
@@ -272,11 +261,12 @@ def build_blocks(priced: Iterable[PricedCall], now: datetime) -> list[Block]:
     """Claude's 5-hour windows (ccusage ``blocks``): a window opens at the hour of
     its first call and takes every call until 5 h after that hour; a call after
     that, or after 5 h without calls, opens the next one."""
-    timed = sorted((pc for pc in priced if pc.call.timestamp is not None), key=lambda p: p.call.timestamp)
+    timed = sorted(
+        ((pc.call.timestamp, n, pc) for n, pc in enumerate(priced) if pc.call.timestamp is not None),
+        key=lambda t: (t[0], t[1]),
+    )
     blocks: list[Block] = []
-    for pc in timed:
-        stamp = pc.call.timestamp
-        assert stamp is not None
+    for stamp, _, pc in timed:
         current = blocks[-1] if blocks else None
         if (
             current is None

@@ -23,9 +23,9 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, abort, current_app, g, request
 from markupsafe import escape
 
-from agentlog.cli.render import compact, local, project_name
 from agentlog.errors import IndexProblem
 from agentlog.index import db
+from agentlog.present import compact, local, project_name, tool_summary
 from agentlog.web import content
 
 CSP = (
@@ -65,7 +65,7 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None) ->
         local=local,
         project=project_name,
         markdown=content.markdown,
-        summary=content.summary,
+        summary=tool_summary,
         kind=content.kind,
         pretty=content.pretty,
     )

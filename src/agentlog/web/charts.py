@@ -69,7 +69,7 @@ def stacked_bars(
     every = max(1, round(len(categories) / 16))
     for i, category in enumerate(categories):
         x = LEFT + slot * i + (slot - bar) / 2
-        base = TOP + plot_h
+        base: float = TOP + plot_h
         for n, (name, values) in enumerate(series.items()):
             h = plot_h * values[i] / top
             if h <= 0:

@@ -13,8 +13,8 @@ import nh3
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 
-from agentlog.cli.render import _output_text, _short
 from agentlog.index.search import MARK_END, MARK_START
+from agentlog.present import output_text
 
 #: Lines and characters of a tool output shown before "show all".
 PREVIEW_LINES = 12
@@ -39,11 +39,6 @@ def snippet(text: str) -> Markup:
     return Markup(escaped.replace(MARK_START, "<mark>").replace(MARK_END, "</mark>"))
 
 
-def summary(value: Any, limit: int = 160) -> str:
-    """One line saying what a tool call did (its command, path, pattern, URL …)."""
-    return _short(value, limit)
-
-
 class Output:
     """A tool output split into a preview and (when longer) the full text.
 
@@ -52,7 +47,7 @@ class Output:
     number of lines, ``cut`` whether even ``text`` was shortened."""
 
     def __init__(self, output: Any) -> None:
-        text = _output_text(output).strip("\n")
+        text = output_text(output).strip("\n")
         self.lines = text.count("\n") + 1 if text else 0
         self.cut = len(text) > FULL_CHARS
         self.text = text[:FULL_CHARS]

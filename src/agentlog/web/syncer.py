@@ -1,7 +1,7 @@
 """Keeping the index current while the viewer runs.
 
-A daemon thread runs the same sync as the CLI (:func:`agentlog.index.sync.sync`
-over every registered adapter) on its own read-write connection, every
+A daemon thread runs the same sync as the CLI
+(:func:`agentlog.service.index.update_index`) on its own read-write connection, every
 ``interval`` seconds, and rebuilds the usage roll-ups of the sessions it touched
 (the requests' read-only connections could only sum them per request); the web
 requests see the new rows when the write commits.
@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agentlog.adapters import all_adapters
 from agentlog.errors import AgentlogError
 from agentlog.index import db
-from agentlog.index.sync import sync
 from agentlog.index.usage import refresh_rollups
+from agentlog.service.home import Home
+from agentlog.service.index import update_index
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ class Syncer(threading.Thread):
         """One sync on a fresh read-write connection."""
         conn = db.connect(self.path)
         try:
-            sync(conn, all_adapters(), self.env, self.home, self.roots)
+            update_index(conn, Home(dict(self.env), self.home, self.roots))
             refresh_rollups(conn)
         finally:
             conn.close()

@@ -1,0 +1,106 @@
+"""Presentation helpers every surface shares (the CLI and the web viewer):
+numbers, times, folder names, tool-call summaries, tool output as text, and
+:func:`clean`, the one escape for log text printed to a terminal.
+
+Pure string functions; nothing here draws or imports a surface.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from datetime import datetime
+from typing import Any
+
+# Control characters from a log would drive the terminal (clear it, retitle it,
+# hide text); bidi overrides can disguise text.  Shown as visible symbols.
+_VISIBLE: dict[int, int | str] = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
+_VISIBLE.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
+_VISIBLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+_ONE_LINE = {**_VISIBLE, 0x09: " ", 0x0A: " "}
+
+SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt")
+INPUT_CHARS = 160
+
+
+def clean(text: str, one_line: bool = False, markup: bool = True) -> str:
+    """Log text (a title, folder, model or tool name, a snippet, a path, an
+    error) made safe to print on a terminal: C0 and C1 control characters shown
+    as symbols (ESC → ``␛``, CR → ``␍``; newline and tab kept, or turned into
+    spaces with ``one_line``, for a table cell or a one-line entry), bidi
+    overrides as ``�``, and rich markup escaped (``[bold]`` prints as written;
+    ``markup=False`` for text printed without rich).  Every piece of log text
+    the CLI prints goes through here."""
+    safe = text.translate(_ONE_LINE if one_line else _VISIBLE)
+    if not markup:
+        return safe
+    from rich.markup import escape
+
+    return escape(safe)
+
+
+def plural(n: int, word: str) -> str:
+    """``1 session``, ``2 sessions``."""
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def compact(n: int) -> str:
+    """``1234567`` → ``1.2M``; ``5300`` → ``5.3k``; small numbers as they are."""
+    for size, suffix in ((1_000_000_000, "B"), (1_000_000, "M"), (1_000, "k")):
+        if n >= size:
+            return f"{n / size:.1f}{suffix}"
+    return str(n)
+
+
+def local(stamp: datetime | None, fmt: str = "%Y-%m-%d %H:%M") -> str:
+    """An aware UTC time shown in the local zone (blank when unknown)."""
+    return stamp.astimezone().strftime(fmt) if stamp else ""
+
+
+def short_time(stamp: datetime | None) -> str:
+    """``Nov 29 19:54`` this year, ``2025 Dec 16`` before (local zone)."""
+    if stamp is None:
+        return ""
+    here = stamp.astimezone()
+    return here.strftime("%b %d %H:%M" if here.year == datetime.now().year else "%Y %b %d")
+
+
+def tilde(path: str, home: str) -> str:
+    """``/home/me/.claude/projects`` → ``~/.claude/projects`` when under ``home``
+    (``home`` itself → ``~``)."""
+    base = home.rstrip("/")
+    if home and (path == base or path.startswith(base + "/")):
+        return "~" + path[len(base) :]
+    return path
+
+
+def project_name(cwd: str | None) -> str:
+    """A folder's last name (``/home/me/src/weather`` → ``weather``; blank when unknown)."""
+    return cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
+
+
+def tool_summary(value: Any, limit: int = INPUT_CHARS) -> str:
+    """One line of at most ``limit`` characters that says what a tool call did:
+    its command, path, pattern, URL… (a Codex ``["bash", "-lc", script]`` shows
+    the script); other inputs as compact JSON."""
+    if isinstance(value, dict):
+        for key in SUMMARY_KEYS:
+            field = value.get(key)
+            if isinstance(field, list) and field and all(isinstance(x, str) for x in field):
+                field = field[2] if len(field) == 3 and field[1] in ("-lc", "-c") else shlex.join(field)
+            if isinstance(field, str):
+                value = field
+                break
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def output_text(output: Any) -> str:
+    """A tool result's output as text: a string as it is, content blocks' texts
+    one per line, anything else as JSON (``None`` → empty)."""
+    if isinstance(output, str):
+        return output
+    if isinstance(output, list):
+        return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in output)
+    return "" if output is None else json.dumps(output, ensure_ascii=False)

@@ -1,0 +1,88 @@
+"""The ``doctor`` query: parse anomalies per agent, unreadable and duplicate sources."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from agentlog.index import queries
+from agentlog.model import Diagnostics
+from agentlog.retention import RetentionWarning, claude_cleanup_warnings
+from agentlog.service.home import Home
+
+
+class AgentDiagnostics(msgspec.Struct, kw_only=True):
+    """One agent's parse diagnostics summed over its ``sessions`` (``total``:
+    records read and used, skipped by reason, unknown types kept raw, …)."""
+
+    agent: str
+    sessions: int
+    total: Diagnostics
+
+    def as_json(self) -> dict[str, Any]:
+        """``{"agent", "sessions", <every Diagnostics field>}``, defaults included."""
+        fields = {name: getattr(self.total, name) for name in self.total.__struct_fields__}
+        return {"agent": self.agent, "sessions": self.sessions, **fields}
+
+
+class UnreadableSource(msgspec.Struct):
+    """A source that could not be read and why."""
+
+    path: str
+    error: str
+
+
+class DuplicateCopy(msgspec.Struct):
+    """A source ignored as a copy of another (``copy_of``)."""
+
+    path: str
+    copy_of: str
+
+
+class DoctorReport(msgspec.Struct, kw_only=True):
+    """What ``agentlog doctor`` reports."""
+
+    agents: list[AgentDiagnostics]
+    unreadable: list[UnreadableSource]
+    duplicates: list[DuplicateCopy]
+    retention: list[RetentionWarning] = msgspec.field(default_factory=list)
+    """Agent settings that delete logs (Claude Code's ``cleanupPeriodDays``)."""
+
+    def as_json(self) -> dict[str, Any]:
+        """The ``doctor --json`` shape."""
+        return {
+            "agents": [a.as_json() for a in self.agents],
+            "unreadable": self.unreadable,
+            "duplicates": self.duplicates,
+            "retention": self.retention,
+        }
+
+
+def doctor(
+    conn: sqlite3.Connection,
+    agent: str | None = None,
+    unstored: Iterable[tuple[str, str]] = (),
+    home: Home | None = None,
+) -> DoctorReport:
+    """The diagnostics of ``agent`` (every agent when ``None``) in the index;
+    ``unstored`` are ``(path, error)`` problems a sync met but could not store
+    (e.g. a file name that is not UTF-8); with ``home``, the agents' settings
+    there that delete logs (:func:`agentlog.retention.claude_cleanup_warnings`)."""
+    unreadable, duplicates = queries.source_problems(conn, agent)
+    rows = []
+    for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
+        total = Diagnostics()
+        for d in diagnostics:
+            total.merge(d)
+        rows.append(AgentDiagnostics(agent=slug, sessions=len(diagnostics), total=total))
+    return DoctorReport(
+        agents=rows,
+        unreadable=[UnreadableSource(p, e) for p, e in [*unreadable, *unstored]],
+        duplicates=[DuplicateCopy(p, c) for p, c in duplicates],
+        retention=claude_cleanup_warnings(home.env, home.home)
+        if home and agent in (None, "claude_code")
+        else [],
+    )
