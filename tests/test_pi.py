@@ -120,7 +120,7 @@ def test_openclaw_small_and_drift():
     assert roles(small) == {"user": 1, "assistant": 1}
     assert calls(small) == (1, 1)
     call = small.tool_calls()[0]
-    assert (call.tool, call.raw_name) == ("shell_exec", "shell_exec")
+    assert (call.tool, call.raw_name) == ("bash", "shell_exec")
     assert small.models == ["openclaw-small"]
     drift = parse_one("openclaw", fixture("openclaw/schema_drift.jsonl"))
     assert roles(drift) == {"user": 1, "assistant": 1, "system*": 2}

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
-from agentlog.adapters.base import Fragment, reads_lines
+from agentlog.adapters.base import Fragment, ParserError, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
@@ -57,22 +57,33 @@ def jsonl_batches(
     """Parse a JSONL source from byte ``start`` in batches of up to ``lines`` lines
     (the first ones smaller, from 2,000 lines doubling, so a consumer in another
     process starts early and never waits long for the next one)."""
-    parser = adapter.new_parser(ref, sidecars)
-    if state is not None:
-        parser.resume(state)
-    reader = LineReader(ref.path, start)
+    try:
+        parser = adapter.new_parser(ref, sidecars)
+        if state is not None:
+            parser.resume(state)
+    except Exception as exc:  # the parser's bug or blind spot: this source's error
+        raise ParserError(exc) from exc
+    reader = LineReader(ref.path, start)  # its OSError / ValueError are the file's own
     out: list[Fragment] = []
     count = 0
     limit = min(lines, 2_000)
     for offset, line in reader:
-        parser.feed(line, offset)
-        out.extend(parser.drain())
+        try:
+            parser.feed(line, offset)
+            out.extend(parser.drain())
+            headers = parser.headers() if count + 1 >= limit else None
+        except Exception as exc:
+            raise ParserError(exc) from exc
         count += 1
-        if count >= limit:
-            yield out, parser.headers(), None
+        if headers is not None:
+            yield out, headers, None
             out, count, limit = [], 0, min(lines, 2 * limit)
-    parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
-    yield out, parser.headers(), (reader.consumed, parser.snapshot())
+    try:
+        parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+        end = parser.headers(), (reader.consumed, parser.snapshot())
+    except Exception as exc:
+        raise ParserError(exc) from exc
+    yield out, *end
 
 
 class SourceParse:
@@ -138,7 +149,10 @@ class SourceParse:
         else:
             stream = jsonl_batches(adapter, *args)
         for fragments, headers, end in stream:
-            self.headers = self._finish(headers)
+            try:
+                self.headers = self._finish(headers)
+            except Exception as exc:  # a third-party resume_command's bug
+                raise ParserError(exc) from exc
             if end is not None:
                 self.consumed, self.state = end
             yield fragments
@@ -146,12 +160,18 @@ class SourceParse:
 
     def _document(self, adapter: DocumentAdapter, sidecars: dict[str, bytes]) -> list[Fragment]:
         if adapter.format_of(self.ref) == "sqlite":
-            tables = read_sqlite_tables(self.ref.path, adapter.sqlite_tables, adapter.sqlite_queries)
-            doc = Document(tables=tables, sidecars=sidecars)
+            notes: list[str] = []
+            tables = read_sqlite_tables(self.ref.path, adapter.sqlite_tables, adapter.sqlite_queries, notes)
+            doc = Document(tables=tables, sidecars=sidecars, notes=notes)
         else:
             doc = Document(data=read_small(self.ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
-        result = adapter.parse_document(self.ref, doc)
-        self.headers = self._finish(result.headers)
+        try:
+            result = adapter.parse_document(self.ref, doc)
+            self.headers = self._finish(result.headers)
+        except Exception as exc:  # the parser's bug or blind spot: this source's error
+            raise ParserError(exc) from exc
+        if doc.notes and self.headers:  # what the reader layer repaired
+            self.headers[0].diagnostics.errors.extend(doc.notes)
         self.consumed = os.stat(self.ref.path).st_size
         return list(result.fragments)
 
@@ -275,8 +295,8 @@ def _utf8(path: str) -> bool:
 def _best_claim(path: str, candidates: list[tuple[Adapter, SourceRef]]) -> tuple[Adapter, SourceRef] | None:
     try:
         head = read_head(path)
-    except OSError:
-        return candidates[0]  # unreadable: let parsing report the error
+    except (OSError, ValueError):  # unreadable, corrupt compression: let parsing report it
+        return candidates[0]
     name = os.path.basename(path)
     score, best = max(((sniff(a, name, head), (a, ref)) for a, ref in candidates), key=lambda t: t[0])
     return best if score > 0 else None

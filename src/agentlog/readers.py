@@ -234,11 +234,17 @@ def read_sqlite_tables(
     path: str | Path,
     tables: Iterable[str],
     queries: Mapping[str, tuple[str, Sequence[Any]]] | None = None,
+    notes: list[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Every row of each of ``tables`` that exists in the SQLite database ``path``,
     plus the rows of each named read-only ``queries`` entry (``name → (sql, params)``,
     for sources where only some rows may be read, e.g. a few keys of a table that
     also holds secrets).  A query on a table the database lacks has no key.
+
+    A ``TEXT`` cell that is not valid UTF-8 (SQLite does not check what its
+    writers store; Python would fail the whole query on it) is read with U+FFFD
+    in place of the bad bytes, and said so in ``notes`` — the row keeps its other
+    cells, and a session row its messages.
 
     Never writes to the agent's folder: a database without a ``-wal`` file is
     opened ``mode=ro&immutable=1`` (no locks, no ``-shm``); one with a write-ahead
@@ -262,24 +268,47 @@ def read_sqlite_tables(
             uri = f"file:{urllib.parse.quote(str(path))}?mode=ro&immutable=1"
         conn = sqlite3.connect(uri, uri=True)
         try:
+            text = _Text()
+            conn.text_factory = text
             conn.row_factory = sqlite3.Row
             present = {
                 r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")
             }
             out = {
-                table: [dict(row) for row in conn.execute(f'SELECT * FROM "{table}"')]
+                table: text.rows(conn.execute(f'SELECT * FROM "{table}"'))
                 for table in tables
                 if table in present
             }
             for name, (sql, params) in (queries or {}).items():
                 try:
-                    out[name] = [dict(row) for row in conn.execute(sql, tuple(params))]
+                    out[name] = text.rows(conn.execute(sql, tuple(params)))
                 except sqlite3.OperationalError as exc:
                     if "no such table" not in str(exc):
                         raise
+            if text.bad_cells and notes is not None:
+                notes.append(f"{text.bad_cells} TEXT cell(s) not valid UTF-8, read with U+FFFD")
             return out
         finally:
             conn.close()
+
+
+class _Text:
+    """A ``text_factory`` that decodes UTF-8 and, instead of failing the query on a
+    cell that is not UTF-8, reads it with U+FFFD and counts it."""
+
+    def __init__(self) -> None:
+        self.bad_cells = 0
+
+    def __call__(self, data: bytes) -> str:
+        try:
+            return data.decode()
+        except UnicodeDecodeError:
+            self.bad_cells += 1
+            return data.decode("utf-8", "replace")
+
+    @staticmethod
+    def rows(cursor: sqlite3.Cursor) -> list[dict[str, Any]]:
+        return [dict(row) for row in cursor]
 
 
 def walk_files(root: Path, suffix: str) -> Iterator[Path]:

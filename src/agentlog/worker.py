@@ -4,9 +4,11 @@ both), or scanning half of the usage logs (:mod:`agentlog.usage.scan`).
 
 :func:`run_in_worker` forks a child and streams back the bytes it produces over
 a pipe; an error in the child is raised again in the caller as the same kind of
-exception (``OSError`` with its errno, ``RecursionError``, else ``ValueError``).
+exception (``OSError`` with its errno, ``RecursionError``, a
+:class:`~agentlog.adapters.base.ParserError` for any other failure of the parser,
+else ``ValueError``).
 :func:`parse_in_worker` runs :func:`agentlog.load.jsonl_batches` for a
-registered adapter that way, its batches sent as msgpack.
+registered adapter that way, its batches sent packed (:mod:`agentlog.packing`).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from multiprocessing.connection import Connection
 import msgspec
 
 from agentlog.adapters import SourceRef, ToolOutput, get_adapter
-from agentlog.adapters.base import JsonlAdapter
+from agentlog.adapters.base import JsonlAdapter, ParserError
 from agentlog.collector import gc_paused
 from agentlog.model import Message, Session
+from agentlog.packing import pack, unpack
 
 
 class _Batch(msgspec.Struct, array_like=True, gc=False):
@@ -43,7 +46,6 @@ class _Error(msgspec.Struct, array_like=True):
     message: str
 
 
-_BATCH = msgspec.msgpack.Decoder(_Batch)
 _ERROR = msgspec.msgpack.Decoder(_Error)
 
 
@@ -75,7 +77,7 @@ def _decoded(
     data: memoryview,
 ) -> tuple[list[tuple[str, Message | ToolOutput]], list[Session], tuple[int, bytes] | None]:
     """A batch message back as ``(fragments, headers, (consumed, state) on the last)``."""
-    batch = _BATCH.decode(data)
+    batch = unpack(data, _Batch)
     messages, outputs = iter(batch.messages), iter(batch.outputs)
     fragments: list[tuple[str, Message | ToolOutput]] = [
         (sid, next(outputs) if kind else next(messages))
@@ -92,8 +94,8 @@ def run_in_worker(
     iterator over the messages it yields, in order, as they arrive.
 
     An error in the child is raised again by that iterator as the same kind of exception
-    (``OSError`` with its errno and ``filename``, ``RecursionError``, else
-    ``ValueError``); a child that ends without finishing (killed) raises
+    (``OSError`` with its errno and ``filename``, ``RecursionError``,
+    :class:`~agentlog.adapters.base.ParserError`, else ``ValueError``); a child that ends without finishing (killed) raises
     ``OSError`` saying ``name`` ended unexpectedly.  The child dies with this
     process (see :func:`_serve`) and is reaped when the context ends.
     """
@@ -135,6 +137,8 @@ def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[
             error = _ERROR.decode(data[1:])
             if error.kind == "OSError":
                 raise OSError(error.errno, error.message, filename)
+            if error.kind == "ParserError":
+                raise ParserError(error.message)
             raise (
                 RecursionError(error.message) if error.kind == "RecursionError" else ValueError(error.message)
             )
@@ -152,10 +156,12 @@ def _serve(receive: Connection, send: Connection, produce: Callable[[], Iterable
         for data in produce():
             send.send_bytes(b"B" + data)
         send.send_bytes(b"D")
-    except (OSError, ValueError, RecursionError) as exc:
+    except Exception as exc:  # any failure is the source's error, raised again in the parent
         kind = "OSError" if isinstance(exc, OSError) else type(exc).__name__
         errno = exc.errno if isinstance(exc, OSError) else None
         message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        if kind not in ("OSError", "RecursionError", "ValueError", "ParserError"):
+            kind, message = "ParserError", f"{kind}: {message}"
         with contextlib.suppress(OSError):  # the parent may be gone
             send.send_bytes(b"E" + msgspec.msgpack.encode(_Error(kind=kind, errno=errno, message=message)))
     finally:
@@ -173,7 +179,6 @@ def _batches(
     """The child's side of :func:`parse_in_worker`: each batch as msgpack."""
     from agentlog.load import jsonl_batches
 
-    encode = msgspec.msgpack.Encoder().encode
     adapter = get_adapter(slug)
     assert isinstance(adapter, JsonlAdapter)
     with gc_paused():
@@ -187,4 +192,4 @@ def _batches(
             )
             if end is not None:
                 batch.consumed, batch.state = end
-            yield encode(batch)
+            yield pack(batch)

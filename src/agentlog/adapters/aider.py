@@ -57,8 +57,8 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from agentlog.adapters._common import project_files, project_roots
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
-from agentlog.model import Diagnostics, Message, Session, TextPart, Usage
+from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
+from agentlog.model import Message, Session, TextPart, Usage
 
 SLUG = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
@@ -160,29 +160,39 @@ class _Run:
         self.messages.insert(self.messages.index(block), carrier)
 
 
-def _local_to_utc(stamp: str) -> datetime:
-    return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").astimezone(UTC)
+def _local_to_utc(stamp: str) -> datetime | None:
+    """A run header's local time in UTC; ``None`` for a date that does not exist
+    (``2024-13-45 99:00:00``): the run keeps its messages, only its start is unknown."""
+    try:
+        return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").astimezone(UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
-class _HistoryParse:
-    """Splits one history file into runs."""
+class _HistoryParse(DocumentParser):
+    """Splits one history file into runs (a Markdown transcript: its records are
+    the messages, cut by the line that starts the next one)."""
 
-    def __init__(self, ref: SourceRef, data: bytes) -> None:
-        self.ref = ref
-        self.text = data.decode("utf-8", errors="replace")
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.text = doc.data.decode("utf-8", errors="replace")
         import hashlib  # OpenSSL: only when a history is parsed
 
         self.digest = hashlib.sha1(ref.path.encode()).hexdigest()[:8]
         self.runs: list[_Run] = []
-        self.preamble = Diagnostics()
+        self.preamble = self.diagnostics
 
-    def result(self) -> DocumentResult:
+    def parse(self) -> None:
         offset = 0
         for raw in self.text.splitlines(keepends=True):
             self._line(raw.rstrip("\r\n"), offset)
             offset += len(raw.encode("utf-8", errors="replace"))
         if self.runs:
             self.runs[-1].close()
+        for run in self.runs:
+            self.fragments.extend((run.session.id, m) for m in run.messages)
+
+    def headers(self) -> list[Session]:
         empty = [run for run in self.runs if not run.messages]
         if empty:
             self.preamble.skip("empty_run", len(empty))
@@ -190,8 +200,7 @@ class _HistoryParse:
             Session(key=f"{SLUG}:{self.digest}", agent=SLUG, id=self.digest, sources=[self.ref.path])
         ]
         headers[0].diagnostics.merge(self.preamble)
-        fragments = [(run.session.id, m) for run in self.runs for m in run.messages]
-        return DocumentResult(headers=headers, fragments=fragments)
+        return headers
 
     def _new_run(self, stamp: str) -> None:
         base = f"{self.digest}-{stamp.replace('-', '').replace(':', '').replace(' ', 'T')}"
@@ -256,7 +265,7 @@ class AiderAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Aider"
-    parser_version = 1
+    parser_version = 2
     project_files = (HISTORY_FILE,)
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
     """Read whole as bytes by the reader layer; parsed as Markdown text."""
@@ -274,4 +283,4 @@ class AiderAdapter(DocumentAdapter):
         return 0.9 if b"\n# aider chat started at " in b"\n" + head else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        return _HistoryParse(ref, doc.data).result()
+        return _HistoryParse(ref, doc).result()

@@ -41,18 +41,19 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    content_parts,
-    decode_json,
-    parse_time,
-    snake,
-    tool_output,
-    unknown_message,
+from agentlog.adapters._content import content_parts, tool_output, unknown_message
+from agentlog.adapters._json import read_document
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_list, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
+    ToolOutput,
 )
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
-from agentlog.model import Diagnostics, Message, Session, TextPart, ToolResult, Usage
+from agentlog.model import Message, Session, TextPart, ToolResult, Usage
 from agentlog.readers import walk_files
 
 SLUG = "amp"
@@ -78,7 +79,7 @@ _RUN_STATUS = {"done": "completed", "error": "error", "cancelled": "interrupted"
 
 def tool_name(raw: str, tool_input: Any = None) -> str:
     """Normalised name of Amp tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: dict[str, Any]) -> Usage:
@@ -96,9 +97,9 @@ def usage_of(usage: dict[str, Any]) -> Usage:
 
 def _amp_output(block: dict[str, Any]) -> ToolOutput:
     """An Amp ``{toolUseID, run{status, result, error}}`` block as a tool output."""
-    run = block.get("run") if isinstance(block.get("run"), dict) else {}
+    run = as_dict(block.get("run"))
     status = _RUN_STATUS.get(str(run.get("status")), "pending")
-    error = run.get("error") if isinstance(run.get("error"), dict) else {}
+    error = as_dict(run.get("error"))
     output = run.get("result") if "result" in run else error.get("message")
     return ToolOutput(
         call_id=str(block.get("toolUseID") or ""),
@@ -106,44 +107,47 @@ def _amp_output(block: dict[str, Any]) -> ToolOutput:
     )
 
 
-class _ThreadParse:
-    def __init__(self, ref: SourceRef, data: bytes) -> None:
-        self.ref = ref
-        self.data = data
+class _ThreadParse(DocumentParser):
+    """One thread file; each message and each ledger event is one record."""
+
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.data = doc.data
         sid = PurePath(ref.path).stem
         self.header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
-        self.diagnostics = Diagnostics()
-        self.fragments: list[tuple[str, Any]] = []
 
-    def result(self) -> DocumentResult:
-        thread = decode_json(self.data)
-        if not isinstance(thread, dict):
-            self.diagnostics.skip("not_a_thread")
-        else:
+    def parse(self) -> None:
+        thread = read_document(self.data, self.diagnostics)
+        if isinstance(thread, dict):
             self._thread(thread)
+        elif thread is not None:
+            self.diagnostics.skip("not_a_thread")
+
+    def headers(self) -> list[Session]:
         self.header.diagnostics = self.diagnostics
-        return DocumentResult(headers=[self.header], fragments=self.fragments)
+        return [self.header]
 
     def _thread(self, thread: dict[str, Any]) -> None:
         header = self.header
         header.title = as_str(thread.get("title"))
         header.started_at = parse_time(thread.get("created"))
-        meta = thread.get("meta") if isinstance(thread.get("meta"), dict) else {}
-        traces = meta.get("traces") if isinstance(meta.get("traces"), list) else []
+        meta = as_dict(thread.get("meta"))
+        traces = as_list(meta.get("traces"))
         ends = [parse_time(t.get("endTime")) for t in traces if isinstance(t, dict)]
         header.ended_at = next((t for t in reversed(ends) if t is not None), None)
-        env = thread.get("env") if isinstance(thread.get("env"), dict) else {}
-        initial = env.get("initial") if isinstance(env.get("initial"), dict) else {}
-        trees = initial.get("trees") if isinstance(initial.get("trees"), list) else []
+        env = as_dict(thread.get("env"))
+        initial = as_dict(env.get("initial"))
+        trees = as_list(initial.get("trees"))
         uri = as_str(trees[0].get("uri")) if trees and isinstance(trees[0], dict) else None
         if uri and uri.startswith("file://"):
             header.cwd = urllib.parse.unquote(urllib.parse.urlparse(uri).path)
-        messages = thread.get("messages") if isinstance(thread.get("messages"), list) else []
+        messages = as_list(thread.get("messages"))
         by_number: dict[int, Message] = {}
         for index, entry in enumerate(messages):
-            message = self._message(entry, index)
-            if message is not None and isinstance(entry.get("messageId"), int):
-                by_number[entry["messageId"]] = message
+            with self.guard():
+                message = self._message(entry, index)
+                if message is not None and isinstance(entry.get("messageId"), int):
+                    by_number[entry["messageId"]] = message
         if not any(isinstance(m, dict) and isinstance(m.get("usage"), dict) for m in messages):
             self._ledger(thread.get("usageLedger"), by_number)
 
@@ -158,8 +162,8 @@ class _ThreadParse:
         mid = f"{self.header.id}:{number}" if isinstance(number, int | str) else f"{self.header.id}@{index}"
         parts, results = content_parts(entry.get("content"), tool_name)
         for block in results:
-            self.fragments.append(
-                (self.header.id, _amp_output(block) if "toolUseID" in block else tool_output(block, None))
+            self.emit(
+                self.header.id, _amp_output(block) if "toolUseID" in block else tool_output(block, None)
             )
         self.diagnostics.use()
         usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else None
@@ -178,33 +182,35 @@ class _ThreadParse:
     def _ledger(self, ledger: Any, by_number: dict[int, Message]) -> None:
         events = ledger.get("events") if isinstance(ledger, dict) else None
         for n, event in enumerate(events if isinstance(events, list) else []):
-            tokens = event.get("tokens") if isinstance(event, dict) else None
-            if not isinstance(tokens, dict):
-                self.diagnostics.skip("malformed:ledger_event")
-                continue
-            self.diagnostics.use()
-            usage = Usage(
-                input_tokens=as_int(tokens.get("input")), output_tokens=as_int(tokens.get("output"))
+            with self.guard():
+                self._event(n, event, by_number)
+
+    def _event(self, n: int, event: Any, by_number: dict[int, Message]) -> None:
+        tokens = event.get("tokens") if isinstance(event, dict) else None
+        if not isinstance(tokens, dict):
+            self.diagnostics.skip("malformed:ledger_event")
+            return
+        self.diagnostics.use()
+        usage = Usage(input_tokens=as_int(tokens.get("input")), output_tokens=as_int(tokens.get("output")))
+        target = by_number.get(event.get("toMessageId"))  # type: ignore[arg-type]
+        if target is not None and target.usage is None:
+            target.usage, target.model = usage, as_str(event.get("model"))
+            target.timestamp = target.timestamp or parse_time(event.get("timestamp"))
+            return
+        self._emit(
+            Message(
+                id=f"{self.header.id}@ledger{n}",
+                role="system",
+                timestamp=parse_time(event.get("timestamp")),
+                model=as_str(event.get("model")),
+                parts=[TextPart(text="usage of an inference with no recorded message")],
+                usage=usage,
+                flags=["meta", "synthetic"],
             )
-            target = by_number.get(event.get("toMessageId"))  # type: ignore[arg-type]
-            if target is not None and target.usage is None:
-                target.usage, target.model = usage, as_str(event.get("model"))
-                target.timestamp = target.timestamp or parse_time(event.get("timestamp"))
-                continue
-            self._emit(
-                Message(
-                    id=f"{self.header.id}@ledger{n}",
-                    role="system",
-                    timestamp=parse_time(event.get("timestamp")),
-                    model=as_str(event.get("model")),
-                    parts=[TextPart(text="usage of an inference with no recorded message")],
-                    usage=usage,
-                    flags=["meta", "synthetic"],
-                )
-            )
+        )
 
     def _emit(self, message: Message) -> None:
-        self.fragments.append((self.header.id, message))
+        self.emit(self.header.id, message)
 
 
 class AmpAdapter(DocumentAdapter):
@@ -212,7 +218,7 @@ class AmpAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Amp"
-    parser_version = 1
+    parser_version = 2
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
     env_vars = ("AMP_DATA_DIR",)
 
@@ -231,7 +237,7 @@ class AmpAdapter(DocumentAdapter):
         return 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        return _ThreadParse(ref, doc.data).result()
+        return _ThreadParse(ref, doc).result()
 
     def resume_command(self, session: Session) -> str | None:
         """``amp threads continue <threadId>`` (Amp's CLI; documented by its runners)."""

@@ -59,7 +59,9 @@ from typing import Any, ClassVar, Literal
 
 import msgspec
 
-from agentlog.adapters._common import as_str, json_or_text, parse_time, snake
+from agentlog.adapters._json import json_or_text
+from agentlog.adapters._tools import normalise_tool, snake
+from agentlog.adapters._values import as_str, parse_time
 from agentlog.adapters.base import (
     Document,
     DocumentAdapter,
@@ -106,8 +108,7 @@ _STATUS = {"ERROR": "error", "FAILED": "error", "CANCELED": "interrupted", "CANC
 
 def tool_name(raw: str) -> str:
     """Normalised name of an Antigravity tool (or step type such as ``RUN_COMMAND``)."""
-    name = snake(raw).lower()
-    return TOOL_NAMES.get(name, name)
+    return normalise_tool(snake(raw).lower(), TOOL_NAMES)
 
 
 class AntigravityState(msgspec.Struct, kw_only=True):
@@ -263,7 +264,7 @@ class AntigravityAdapter(JsonlAdapter, DocumentAdapter):
 
     slug = SLUG
     display_name = "Antigravity"
-    parser_version = 2
+    parser_version = 3
     source_format = "sqlite"
     sqlite_tables = ("trajectory_meta",)
     sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {

@@ -5,7 +5,14 @@ to list its sources under a root (:meth:`Adapter.discover`, which may list
 folders but never parses), how to recognise its files by content
 (:meth:`Adapter.sniff`), and how to parse them: append-only JSONL through a
 resumable :class:`LineParser` (:class:`JsonlAdapter`), documents rewritten in
-place — JSON files, SQLite databases — whole (:class:`DocumentAdapter`).
+place — JSON files, SQLite databases — whole (:class:`DocumentAdapter`, most
+through a :class:`DocumentParser`).
+
+A bad record costs only itself: :meth:`LineParser.feed` and
+:meth:`DocumentParser.guard` (a :class:`RecordGuard`) undo and count a record
+whose shape defies the adapter, under the decoder's reason codes
+(:mod:`agentlog.adapters._json`) or ``malformed:<exception>``.  Anything that
+still escapes a parser is a :class:`ParserError`: the error of that one source.
 
 Parsing is pure: a :class:`LineParser` is fed complete lines (bytes) and never
 opens a file; the reader layer (:mod:`agentlog.readers`) does all I/O.  A parser
@@ -28,7 +35,9 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
 
+from agentlog.adapters._json import JsonError, parse_object
 from agentlog.model import Diagnostics, Message, Session, ToolResult
+from agentlog.packing import pack, unpack
 
 
 class SourceRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -59,6 +68,44 @@ Fragment = tuple[str, Message | ToolOutput]
 
 StateT = TypeVar("StateT", bound=msgspec.Struct)
 
+MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError, ArithmeticError)
+"""What converting a record whose shape defies its format raises (a ``say`` that is
+an object where a string was expected, ``float()`` of an integer too large…).  The
+per-record guards (:meth:`LineParser.feed`, :meth:`DocumentParser.guard`) count it
+as skipped ``malformed:<exception>``; a :class:`~agentlog.adapters._json.JsonError`
+raised for a record counts under its own reason."""
+
+
+class ParserError(ValueError):
+    """An exception that escaped an adapter's parser (``parse_document``, a SQL
+    mapping, a :class:`LineParser`): the error of that one source, recorded as its
+    diagnostic like an unreadable file — never the run's.  The message names the
+    original exception: ``TypeError: unhashable type: 'dict'`` (``exc`` itself when
+    it is that message already, as a parse worker sends it back)."""
+
+    def __init__(self, exc: BaseException | str) -> None:
+        super().__init__(exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}")
+
+
+Mark = tuple[int, int, int]
+"""Where a record began: ``(fragments emitted, records_total, records_used)``."""
+
+
+def reject(diagnostics: Diagnostics, out: list[Fragment], mark: Mark, reason: str) -> None:
+    """Undo what one record did since ``mark`` — its fragments and its count — and
+    count it as skipped ``reason``.  A record that had already counted itself as
+    skipped under another reason (``skip`` before failing) stays counted there, so
+    ``records_total == records_used + sum(skipped)`` always holds."""
+    emitted, total, used = mark
+    del out[emitted:]
+    already = (diagnostics.records_total - total) - (diagnostics.records_used - used)
+    diagnostics.records_used = used
+    if already > 0:
+        diagnostics.records_total = total + already
+        return
+    diagnostics.records_total = total
+    diagnostics.skip(reason)
+
 
 class LineParser(ABC, Generic[StateT]):
     """Incremental parser of one append-only source (JSONL).
@@ -71,7 +118,6 @@ class LineParser(ABC, Generic[StateT]):
     """
 
     state_type: ClassVar[type[msgspec.Struct]]
-    _decoder: ClassVar[msgspec.json.Decoder[Any]] = msgspec.json.Decoder()
 
     def __init__(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> None:
         self.ref = ref
@@ -103,25 +149,25 @@ class LineParser(ABC, Generic[StateT]):
 
     def feed(self, line: bytes, offset: int) -> None:
         """Decode one complete line (without its newline) and hand it to :meth:`handle`.
-        Blank lines are ignored; corrupt ones are counted by reason, never raised."""
+        Blank lines are ignored; a corrupt line, or one :meth:`handle` fails on, is
+        counted by reason (:mod:`agentlog.adapters._json`, ``malformed:<exception>``)
+        and costs only itself, never raised."""
         if not line.strip():
             return
+        diagnostics = self.diagnostics
         try:
-            record = self._decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            self.diagnostics.skip("invalid_utf8" if "UTF-8" in str(exc) else "invalid_json")
+            record = parse_object(line)
+        except JsonError as exc:
+            diagnostics.skip(exc.reason)
             return
-        except RecursionError:
-            self.diagnostics.skip("nested_too_deep")
-            return
-        if not isinstance(record, dict):
-            self.diagnostics.skip("not_an_object")
-            return
+        out = self._out
+        mark, total, used = len(out), diagnostics.records_total, diagnostics.records_used
         try:
             self.handle(record, offset)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        except MALFORMED as exc:
             # A record whose shape defies the adapter costs only itself.
-            self.diagnostics.skip(f"malformed:{type(exc).__name__}")
+            reject(diagnostics, out, (mark, total, used), f"malformed:{type(exc).__name__}")
+            return
 
     def emit(self, session_id: str, item: Message | ToolOutput) -> None:
         self._out.append((session_id, item))
@@ -132,12 +178,13 @@ class LineParser(ABC, Generic[StateT]):
         return out
 
     def snapshot(self) -> bytes:
-        """The parser state, serialised (msgpack)."""
-        return msgspec.msgpack.encode(self.state)
+        """The parser state, serialised (:func:`agentlog.packing.pack`: msgpack, or
+        JSON when it kept an integer msgpack cannot hold)."""
+        return pack(self.state)
 
     def resume(self, blob: bytes) -> None:
         """Continue from a :meth:`snapshot` of a parser for the same source."""
-        self.state = msgspec.msgpack.decode(blob, type=self.state_type)  # type: ignore[assignment]
+        self.state = unpack(blob, self.state_type)  # type: ignore[assignment]
 
 
 class Document(msgspec.Struct, kw_only=True):
@@ -145,11 +192,14 @@ class Document(msgspec.Struct, kw_only=True):
     ``data`` (the file's bytes, for ``json`` sources), ``tables`` (for ``sqlite``
     sources: every row of each table named in ``sqlite_tables`` that exists, and
     the rows of each ``sqlite_queries`` entry, as ``{column: value}``; a missing
-    table has no key) and ``sidecars`` (path → bytes)."""
+    table has no key), ``sidecars`` (path → bytes) and ``notes`` (what the reader
+    layer had to repair — cells that are not UTF-8 —, which the loader adds to the
+    source's diagnostics ``errors``)."""
 
     data: bytes = b""
     tables: dict[str, list[dict[str, Any]]] = msgspec.field(default_factory=dict)
     sidecars: dict[str, bytes] = msgspec.field(default_factory=dict)
+    notes: list[str] = msgspec.field(default_factory=list)
 
 
 class DocumentResult(msgspec.Struct, kw_only=True):
@@ -158,6 +208,83 @@ class DocumentResult(msgspec.Struct, kw_only=True):
 
     headers: list[Session]
     fragments: list[tuple[str, Message | ToolOutput]]
+
+
+class RecordGuard:
+    """The per-record guard of :meth:`DocumentParser.guard`, for one record whose
+    fragments go to ``out`` and whose count to ``diagnostics`` (usable on its own
+    by a converter that keeps its own fragment list): a record that raises a
+    :data:`MALFORMED` exception or a :class:`~agentlog.adapters._json.JsonError`
+    is undone and counted as skipped (:func:`reject`); other exceptions pass."""
+
+    __slots__ = ("diagnostics", "mark", "out", "rejected")
+
+    def __init__(self, out: list[Fragment], diagnostics: Diagnostics) -> None:
+        self.out = out
+        self.diagnostics = diagnostics
+        self.mark: Mark = (0, 0, 0)
+        self.rejected = False
+        """Whether the record was undone (after the ``with`` block)."""
+
+    def __enter__(self) -> None:
+        self.mark = (len(self.out), self.diagnostics.records_total, self.diagnostics.records_used)
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> bool:
+        if exc is None:
+            return False
+        if isinstance(exc, JsonError):
+            reason = exc.reason
+        elif isinstance(exc, MALFORMED):
+            reason = f"malformed:{type(exc).__name__}"
+        else:
+            return False
+        reject(self.diagnostics, self.out, self.mark, reason)
+        self.rejected = True
+        return True
+
+
+class DocumentParser(ABC):
+    """Parser of one whole source (a JSON document, a SQLite database), the
+    counterpart of :class:`LineParser` for :class:`DocumentAdapter`.
+
+    Subclasses implement :meth:`parse` (read ``self.doc``, :meth:`emit` fragments,
+    count records in a :class:`~agentlog.model.Diagnostics`) and :meth:`headers`.
+    Each record — an entry of a message list, a database row — is handled inside
+    ``with self.guard():`` so that one whose shape defies the adapter (any
+    :data:`MALFORMED` exception, a :class:`~agentlog.adapters._json.JsonError`)
+    costs only itself: its fragments are dropped and it is counted as skipped, as
+    :meth:`LineParser.feed` does for a line.  :meth:`result` runs the parse; what still escapes it is the source's
+    error (the reader layer records it).
+    """
+
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        self.ref = ref
+        self.doc = doc
+        self.diagnostics = Diagnostics()
+        """The source's own counts (the first header's, unless a subclass says otherwise)."""
+        self.fragments: list[Fragment] = []
+
+    @abstractmethod
+    def parse(self) -> None:
+        """Read ``self.doc`` whole, emitting fragments."""
+
+    @abstractmethod
+    def headers(self) -> list[Session]:
+        """The sessions of this source, without messages; the first one owns the
+        source-wide diagnostics."""
+
+    def emit(self, session_id: str, item: Message | ToolOutput) -> None:
+        self.fragments.append((session_id, item))
+
+    def guard(self, diagnostics: Diagnostics | None = None) -> RecordGuard:
+        """A context for one record, counted in ``diagnostics`` (default: the
+        source's): a record that fails costs only itself (see the class docstring)."""
+        return RecordGuard(self.fragments, self.diagnostics if diagnostics is None else diagnostics)
+
+    def result(self) -> DocumentResult:
+        """:meth:`parse`, then the headers and fragments it produced."""
+        self.parse()
+        return DocumentResult(headers=self.headers(), fragments=self.fragments)
 
 
 class Adapter(ABC):

@@ -67,7 +67,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, parse_time, service_tier, snake
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import JsonError, parse_object
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -81,6 +84,7 @@ from agentlog.model import (
     TextPart,
     ToolCallPart,
     ToolResult,
+    ToolStatus,
     UnknownPart,
     Usage,
 )
@@ -163,9 +167,7 @@ _RANK_PROMPT, _RANK_SUMMARY, _RANK_AI, _RANK_CUSTOM = 0, 1, 2, 3
 
 def tool_name(raw: str) -> str:
     """Normalised tool name for a Claude Code tool called ``raw``."""
-    if raw.startswith("mcp__"):
-        return raw
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
@@ -220,7 +222,7 @@ def usage_of(record: dict[str, Any], usage: Any) -> Usage | None:
         cache_write_1h_tokens=w1h,
         output_tokens=as_int(usage.get("output_tokens")),
         web_search_requests=as_int(server.get("web_search_requests")) if isinstance(server, dict) else 0,
-        cost_usd=float(cost) if recorded else None,
+        cost_usd=float(cost) if recorded and cost is not None else None,
         cost_source="recorded" if recorded else None,
         service_tier=service_tier(usage.get("service_tier"), usage.get("speed")),
     )
@@ -251,7 +253,7 @@ class ClaudeParser(LineParser[ClaudeState]):
             key="", agent=SLUG, id=sid, kind=kind, parent_key=parent_key, sources=[self.ref.path]
         )
         if kind == "subagent":
-            meta = self._meta()
+            meta = self._meta(state.diagnostics)
             header.subagent_type = as_str(meta.get("agentType"))
             header.description = as_str(meta.get("description"))
             header.parent_tool_call_id = as_str(meta.get("toolUseId"))
@@ -259,14 +261,15 @@ class ClaudeParser(LineParser[ClaudeState]):
         state.sessions[header.id] = header
         return state
 
-    def _meta(self) -> dict[str, Any]:
+    def _meta(self, diagnostics: Diagnostics) -> dict[str, Any]:
+        """The subagent's ``agent-<id>.meta.json``; ``{}`` when absent, and when it is
+        no JSON object (its reason noted in ``diagnostics.errors``)."""
         for data in self.sidecars.values():
             try:
-                meta = msgspec.json.decode(data)
-            except msgspec.DecodeError:
-                self.diagnostics.errors.append("meta.json: invalid JSON")
+                return parse_object(data)
+            except JsonError as exc:
+                diagnostics.errors.append(f"meta.json: {exc.reason}")
                 return {}
-            return meta if isinstance(meta, dict) else {}
         return {}
 
     @property
@@ -422,7 +425,7 @@ class ClaudeParser(LineParser[ClaudeState]):
                 text = str(block.get("text") or "")
                 out.parts.append(TextPart(text=prompt_title(text) if _COMMAND.search(text) else text))
             elif block.get("type") in ("image", "document"):
-                source = block.get("source") if isinstance(block.get("source"), dict) else {}
+                source = as_dict(block.get("source"))
                 out.parts.append(
                     FilePart(
                         media_type=str(source.get("media_type") or block["type"]),
@@ -461,7 +464,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         block: dict[str, Any], structured: Any, when: datetime | None, offset: int
     ) -> ToolOutput:
         is_error = block.get("is_error") is True
-        status = "error" if is_error else "completed"
+        status: ToolStatus = "error" if is_error else "completed"
         if isinstance(structured, dict) and structured.get("interrupted") is True:
             status = "interrupted"
         output = block.get("content")
@@ -577,7 +580,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Claude Code"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

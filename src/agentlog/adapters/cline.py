@@ -72,22 +72,14 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    block_text,
-    content_parts,
-    decode_json,
-    parse_time,
-    snake,
-    tool_output,
-    unknown_message,
-    vscode_global_storage,
-)
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
+from agentlog.adapters._common import vscode_global_storage
+from agentlog.adapters._content import block_text, content_parts, tool_output, unknown_message
+from agentlog.adapters._json import json_object, json_value, read_document
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
 from agentlog.model import (
     CompactionPart,
-    Diagnostics,
     Message,
     Part,
     ReasoningPart,
@@ -139,7 +131,7 @@ def tool_name(raw: str, tool_input: Any) -> str:
         server, tool = as_str(tool_input.get("server_name")), as_str(tool_input.get("tool_name"))
         if server and tool:
             return f"mcp__{server}__{tool}"
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def _usage(info: dict[str, Any], inclusive: bool) -> Usage:
@@ -160,7 +152,7 @@ def _usage(info: dict[str, Any], inclusive: bool) -> Usage:
         cache_read_tokens=read,
         cache_write_5m_tokens=write,
         output_tokens=tokens_out,
-        cost_usd=float(cost) if recorded else None,
+        cost_usd=float(cost) if recorded and cost is not None else None,
         cost_source="recorded" if recorded else None,
     )
 
@@ -185,16 +177,21 @@ class _UsageRow:
         self.kind = str(row.get("say"))
 
 
-class _TaskParse:
-    """Parses one task folder or SDK session into a header and fragments."""
+def _is_request(entry: Any) -> bool:
+    """Whether an API history entry is an assistant turn, which has its
+    ``api_req_started`` row (a condensed summary has none)."""
+    return isinstance(entry, dict) and entry.get("role") == "assistant" and entry.get("isSummary") is not True
+
+
+class _TaskParse(DocumentParser):
+    """Parses one task folder or SDK session into a header and fragments; each API
+    history entry and each ``ui_messages.json`` row is one record."""
 
     def __init__(self, slug: str, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
         self.slug = slug
-        self.ref = ref
         self.sidecars = {PurePath(path).name: data for path, data in doc.sidecars.items()}
         self.data = doc.data
-        self.diagnostics = Diagnostics()
-        self.fragments: list[tuple[str, Any]] = []
         name = PurePath(ref.path).name
         self.sdk = name.endswith(SDK_SUFFIX)
         sid = name[: -len(SDK_SUFFIX)] if self.sdk else PurePath(ref.path).parent.name
@@ -202,8 +199,10 @@ class _TaskParse:
         self.models: list[tuple[datetime | None, str]] = []
         self.title: str | None = None
 
-    def result(self) -> DocumentResult:
-        history = decode_json(self.data)
+    def parse(self) -> None:
+        history = read_document(self.data, self.diagnostics)
+        if history is None:
+            return
         if isinstance(history, dict) and self.sdk:
             self._manifest()
             history = history.get("messages")
@@ -213,9 +212,11 @@ class _TaskParse:
             self._sdk(history)
         else:
             self._task(history)
+
+    def headers(self) -> list[Session]:
         self.header.title = self.header.title or self.title
         self.header.diagnostics = self.diagnostics
-        return DocumentResult(headers=[self.header], fragments=self.fragments)
+        return [self.header]
 
     # -- sidecars -----------------------------------------------------------
 
@@ -223,7 +224,7 @@ class _TaskParse:
         data = self.sidecars.get(name)
         if data is None:
             return None
-        value = decode_json(data)
+        value = json_value(data)
         if value is None:
             self.diagnostics.errors.append(f"{name}: invalid JSON")
         return value
@@ -232,7 +233,7 @@ class _TaskParse:
         manifest = self._sidecar(f"{self.header.id}.json")
         if not isinstance(manifest, dict):
             return
-        meta = manifest.get("metadata") if isinstance(manifest.get("metadata"), dict) else {}
+        meta = as_dict(manifest.get("metadata"))
         header = self.header
         header.cwd = as_str(manifest.get("cwd")) or as_str(manifest.get("workspace_root"))
         header.started_at = parse_time(manifest.get("started_at"))
@@ -240,7 +241,7 @@ class _TaskParse:
         header.title = as_str(meta.get("title"))
         if manifest.get("status") == "completed":
             header.status, header.status_evidence = "done", "manifest status: completed"
-        fork = meta.get("fork") if isinstance(meta.get("fork"), dict) else {}
+        fork = as_dict(meta.get("fork"))
         parent = as_str(fork.get("forkedFromSessionId"))
         if parent:
             header.kind, header.parent_key = "fork", f"{self.slug}:{parent}"
@@ -267,16 +268,18 @@ class _TaskParse:
         ui = self._sidecar(UI_MESSAGES)
         last = None
         for row in ui if isinstance(ui, list) else []:
-            if not isinstance(row, dict) or row.get("say") not in USAGE_ROWS:
-                self.diagnostics.skip("ignored:ui_message")
-                last = row.get("say") or row.get("ask") if isinstance(row, dict) else None
-                continue
-            info = decode_json(str(row.get("text") or "").encode())
-            if not isinstance(info, dict):
-                self.diagnostics.skip("malformed:api_req_info")
-                continue
-            self.diagnostics.use()
-            rows.append(_UsageRow(row, info))
+            with self.guard():
+                if not isinstance(row, dict) or row.get("say") not in USAGE_ROWS:
+                    self.diagnostics.skip("ignored:ui_message")
+                    last = row.get("say") or row.get("ask") if isinstance(row, dict) else None
+                    continue
+                text = row.get("text")
+                info = json_object(text) if isinstance(text, str) else None
+                if info is None:
+                    self.diagnostics.skip("malformed:api_req_info")
+                    continue
+                rows.append(_UsageRow(row, info))
+                self.diagnostics.use()
         if last == "completion_result" and self.header.status_evidence is None:
             self.header.status = "done"
             self.header.status_evidence = "ui_messages.json ends with completion_result"
@@ -295,20 +298,30 @@ class _TaskParse:
 
     def _task(self, history: list[Any]) -> None:
         rows = self._task_sidecars()
-        live = iter([r for r in rows if r.kind == "api_req_started"])
+        requests = [r for r in rows if r.kind == "api_req_started"]
+        at = 0  # the next request's usage row
+        lost: list[_UsageRow] = []  # rows of entries that cost themselves: kept as carriers
         for index, entry in enumerate(history):
-            message = self._entry(entry, index)
-            if message is None or message.role != "assistant" or "compaction_summary" in message.flags:
-                continue  # a condensed summary is not an ``api_req_started`` request
-            row = next(live, None)
-            if row is not None:
-                message.usage = row.usage
-                message.timestamp = message.timestamp or row.timestamp
-                if row.interrupted:
-                    message.flags.append("interrupted")
-            info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
-            message.model = as_str(info.get("modelId")) or self._model_at(message.timestamp)
-        leftovers = [*live, *(r for r in rows if r.kind != "api_req_started")]
+            first = at
+            guard = self.guard()
+            with guard:
+                message = self._entry(entry, index)
+                if message is None or message.role != "assistant" or "compaction_summary" in message.flags:
+                    continue  # a condensed summary is not an ``api_req_started`` request
+                row = requests[at] if at < len(requests) else None
+                at += 1
+                if row is not None:
+                    message.usage = row.usage
+                    message.timestamp = message.timestamp or row.timestamp
+                    if row.interrupted:
+                        message.flags.append("interrupted")
+                info = as_dict(entry.get("modelInfo"))
+                message.model = as_str(info.get("modelId")) or self._model_at(message.timestamp)
+            if guard.rejected:  # keep the pairing of the entries after it
+                if at == first and _is_request(entry):
+                    at += 1
+                lost.extend(requests[first:at])
+        leftovers = [*requests[at:], *lost, *(r for r in rows if r.kind != "api_req_started")]
         for n, row in enumerate(leftovers):
             self._emit(
                 Message(
@@ -323,14 +336,15 @@ class _TaskParse:
 
     def _sdk(self, history: list[Any]) -> None:
         for index, entry in enumerate(history):
-            message = self._entry(entry, index)
-            if message is None or message.role != "assistant":
-                continue
-            info = entry.get("modelInfo") if isinstance(entry.get("modelInfo"), dict) else {}
-            message.model = as_str(info.get("id"))
-            metrics = entry.get("metrics")
-            if isinstance(metrics, dict):
-                message.usage = _usage(metrics, inclusive=True)
+            with self.guard():
+                message = self._entry(entry, index)
+                if message is None or message.role != "assistant":
+                    continue
+                info = as_dict(entry.get("modelInfo"))
+                message.model = as_str(info.get("id"))
+                metrics = entry.get("metrics")
+                if isinstance(metrics, dict):
+                    message.usage = _usage(metrics, inclusive=True)
 
     def _entry(self, entry: Any, index: int) -> Message | None:
         """Emit one API-history entry; returns the emitted user/assistant message."""
@@ -346,9 +360,9 @@ class _TaskParse:
         when = parse_time(entry.get("ts"))
         parts, results = content_parts(entry.get("content"), tool_name)
         for block in results:
-            self.fragments.append((self.header.id, tool_output(block, when)))
+            self.emit(self.header.id, tool_output(block, when))
         self.diagnostics.use()
-        meta = entry.get("metadata") if isinstance(entry.get("metadata"), dict) else {}
+        meta = as_dict(entry.get("metadata"))
         if meta.get("kind") == "compaction":
             self._compaction(mid, when, parts, meta)
         visible = [p for p in parts if not (isinstance(p, TextPart) and _WRAPPER.match(p.text))]
@@ -401,16 +415,16 @@ class _TaskParse:
         self._emit(unknown_message(f"{self.header.id}@{index}", entry))
 
     def _emit(self, message: Message) -> None:
-        self.fragments.append((self.header.id, message))
+        self.emit(self.header.id, message)
 
 
 class ClineFamilyAdapter(DocumentAdapter):
     """Cline-style task folders of one VS Code extension (subclasses set the slug and id)."""
 
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
-    parser_version = 1
+    parser_version = 3
     extension_id: ClassVar[str]
-    env_vars = ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE")
+    env_vars: ClassVar[tuple[str, ...]] = ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [storage / self.extension_id / "tasks" for storage in vscode_global_storage(env, home)]

@@ -43,8 +43,17 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from agentlog.adapters._common import as_int, as_str, decode_record, json_or_text, mapped_tool, parse_time
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters._json import json_or_text, read_document
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
+    ToolOutput,
+)
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -80,12 +89,12 @@ def tool_name(raw: str) -> str:
     """Normalised name of a CodeWhale tool (``exec_shell*`` → ``bash``, ``agents/*`` → ``task``)."""
     if raw.startswith("exec_shell"):
         return "bash"
-    return "task" if raw.startswith("agents/") else mapped_tool(raw, TOOL_NAMES)
+    return "task" if raw.startswith("agents/") else normalise_tool(raw, TOOL_NAMES)
 
 
 def recorded_cost(metadata: dict[str, Any]) -> float | None:
     """``session_cost_usd + subagent_cost_usd`` from ``metadata.cost`` or (legacy) flat fields."""
-    cost = metadata.get("cost") if isinstance(metadata.get("cost"), dict) else metadata
+    cost = metadata["cost"] if isinstance(metadata.get("cost"), dict) else metadata
     values = [cost.get(k) for k in ("session_cost_usd", "subagent_cost_usd")]
     numbers = [float(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     return sum(numbers) if numbers else None
@@ -96,7 +105,7 @@ class CodeWhaleAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "CodeWhale / DeepSeek-TUI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("CODEWHALE_HOME", "DEEPSEEK_TUI_SESSIONS_DIR")
     source_format = "json"
 
@@ -117,35 +126,43 @@ class CodeWhaleAdapter(DocumentAdapter):
         return 0.9 if sum(key in head for key in keys) >= 2 else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        diagnostics = Diagnostics()
-        data = decode_record(doc.data, diagnostics)
-        if data is None:
-            sid = PurePath(ref.path).stem
-            header = Session(
-                key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=diagnostics
-            )
-            return DocumentResult(headers=[header] if diagnostics.records_total else [], fragments=[])
-        metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-        sid = as_str(metadata.get("id")) or PurePath(ref.path).stem
-        header = Session(
-            key=f"{SLUG}:{sid}",
-            agent=SLUG,
-            id=sid,
-            title=as_str(metadata.get("title")),
-            cwd=as_str(metadata.get("workspace")),
-            started_at=parse_time(metadata.get("created_at")),
-            ended_at=parse_time(metadata.get("updated_at")),
-            sources=[ref.path],
-            diagnostics=diagnostics,
+        return _SessionParse(ref, doc).result()
+
+
+class _SessionParse(DocumentParser):
+    """One session file; each entry of ``messages`` is one record."""
+
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        sid = PurePath(ref.path).stem
+        self.header = Session(
+            key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
         )
+        self.empty = False
+
+    def parse(self) -> None:
+        data = read_document(self.doc.data, self.diagnostics, as_object=True)
+        if data is None:
+            self.empty = not self.diagnostics.records_total
+            return
+        metadata = as_dict(data.get("metadata"))
+        header = self.header
+        sid = header.id = as_str(metadata.get("id")) or header.id
+        header.key = f"{SLUG}:{sid}"
+        header.title = as_str(metadata.get("title"))
+        header.cwd = as_str(metadata.get("workspace"))
+        header.started_at = parse_time(metadata.get("created_at"))
+        header.ended_at = parse_time(metadata.get("updated_at"))
         model = as_str(metadata.get("model"))
         if model:
             header.models.append(model)
-        fragments: list[tuple[str, Message | ToolOutput]] = []
-        for index, message in enumerate(data.get("messages") or []):
-            fragments.extend(
-                (sid, item) for item in self._message(message, f"{sid}@{index}", model, diagnostics)
-            )
+        messages = data.get("messages")
+        if messages is not None and not isinstance(messages, list):
+            self.diagnostics.skip("not_a_message_list")
+        for index, message in enumerate(messages if isinstance(messages, list) else []):
+            with self.guard():
+                for item in _message(message, f"{sid}@{index}", model, self.diagnostics):
+                    self.emit(sid, item)
         total, cost = as_int(metadata.get("total_tokens")), recorded_cost(metadata)
         if total or cost is not None:
             usage = Usage(
@@ -159,69 +176,68 @@ class CodeWhaleAdapter(DocumentAdapter):
                 usage=usage,
                 flags=["synthetic", "meta"],
             )
-            fragments.append((sid, note))
+            self.emit(sid, note)
+
+    def headers(self) -> list[Session]:
+        header = self.header
         if header.title is None:
             header.title = next(
                 (
                     m.text.strip()
-                    for _, m in fragments
+                    for _, m in self.fragments
                     if isinstance(m, Message) and m.role == "user" and m.text.strip()
                 ),
                 None,
             )
-        return DocumentResult(headers=[header], fragments=fragments)
+        return [] if self.empty else [header]
 
-    @staticmethod
-    def _message(
-        message: Any, mid: str, model: str | None, diagnostics: Diagnostics
-    ) -> list[Message | ToolOutput]:
-        if not isinstance(message, dict):
-            diagnostics.skip("not_an_object")
-            return []
-        role = message.get("role")
-        content = message.get("content")
-        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        parts: list[Part] = []
-        outputs: list[Message | ToolOutput] = []
-        for index, block in enumerate(blocks if isinstance(blocks, list) else []):
-            kind = block.get("type") if isinstance(block, dict) else None
-            if kind == "text":
-                if block.get("text"):
-                    parts.append(TextPart(text=str(block["text"])))
-            elif kind == "thinking":
-                parts.append(ReasoningPart(text=str(block.get("thinking") or "")))
-            elif kind in ("tool_use", "server_tool_use"):
-                raw = str(block.get("name") or "")
-                call_id = as_str(block.get("id")) or f"{mid}#{index}"
-                parts.append(
-                    ToolCallPart(call_id=call_id, tool=tool_name(raw), raw_name=raw, input=block.get("input"))
-                )
-            elif kind == "tool_result":
-                failed = block.get("is_error") is True
-                result = ToolResult(
-                    output=block.get("content"), is_error=failed, status="error" if failed else "completed"
-                )
-                outputs.append(ToolOutput(call_id=str(block.get("tool_use_id") or ""), result=result))
-            else:
-                parts.append(UnknownPart(raw=block))
-        for index, call in enumerate(message.get("tool_calls") or []):
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict):
-                raw = str(function.get("name") or "")
-                call_id = as_str(call.get("id")) or f"{mid}#call{index}"
-                args = json_or_text(function.get("arguments"))
-                parts.append(ToolCallPart(call_id=call_id, tool=tool_name(raw), raw_name=raw, input=args))
-        if role in ("system", "developer"):
-            diagnostics.use()
-            return (
-                [*outputs, Message(id=mid, role="system", parts=parts, flags=["meta"])] if parts else outputs
+
+def _message(
+    message: Any, mid: str, model: str | None, diagnostics: Diagnostics
+) -> list[Message | ToolOutput]:
+    if not isinstance(message, dict):
+        diagnostics.skip("not_an_object")
+        return []
+    role = message.get("role")
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+    parts: list[Part] = []
+    outputs: list[Message | ToolOutput] = []
+    for index, block in enumerate(blocks if isinstance(blocks, list) else []):
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            if block.get("text"):
+                parts.append(TextPart(text=str(block["text"])))
+        elif kind == "thinking":
+            parts.append(ReasoningPart(text=str(block.get("thinking") or "")))
+        elif kind in ("tool_use", "server_tool_use"):
+            raw = str(block.get("name") or "")
+            call_id = as_str(block.get("id")) or f"{mid}#{index}"
+            parts.append(
+                ToolCallPart(call_id=call_id, tool=tool_name(raw), raw_name=raw, input=block.get("input"))
             )
-        if role not in ("user", "assistant"):
-            diagnostics.unknown(f"role/{role}")
-            return [Message(id=mid, role="system", parts=[UnknownPart(raw=message)], flags=["unknown"])]
+        elif kind == "tool_result":
+            failed = block.get("is_error") is True
+            result = ToolResult(
+                output=block.get("content"), is_error=failed, status="error" if failed else "completed"
+            )
+            outputs.append(ToolOutput(call_id=str(block.get("tool_use_id") or ""), result=result))
+        else:
+            parts.append(UnknownPart(raw=block))
+    for index, call in enumerate(message.get("tool_calls") or []):
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            raw = str(function.get("name") or "")
+            call_id = as_str(call.get("id")) or f"{mid}#call{index}"
+            args = json_or_text(function.get("arguments"))
+            parts.append(ToolCallPart(call_id=call_id, tool=tool_name(raw), raw_name=raw, input=args))
+    if role in ("system", "developer"):
         diagnostics.use()
-        if parts:
-            outputs.append(
-                Message(id=mid, role=role, model=model if role == "assistant" else None, parts=parts)
-            )
-        return outputs
+        return [*outputs, Message(id=mid, role="system", parts=parts, flags=["meta"])] if parts else outputs
+    if role not in ("user", "assistant"):
+        diagnostics.unknown(f"role/{role}")
+        return [Message(id=mid, role="system", parts=[UnknownPart(raw=message)], flags=["unknown"])]
+    diagnostics.use()
+    if parts:
+        outputs.append(Message(id=mid, role=role, model=model if role == "assistant" else None, parts=parts))
+    return outputs

@@ -134,7 +134,10 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, json_or_text, parse_time, service_tier
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_or_text, json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -248,7 +251,7 @@ def tool_name(name: str, namespace: str | None = None) -> str:
         return name
     if name in _TOOL_NAMES:
         return _TOOL_NAMES[name]
-    return f"mcp__{name}" if "__" in name.strip("_") else name
+    return f"mcp__{name}" if "__" in name.strip("_") else normalise_tool(name)
 
 
 def is_context(text: str) -> bool:
@@ -322,9 +325,7 @@ def _rate_window(window: Any, when: datetime | None) -> RateWindow | None:
     minutes = window.get("window_minutes")
     return RateWindow(
         used_percent=float(used),
-        window_minutes=minutes
-        if isinstance(minutes, int) and not isinstance(minutes, bool) and minutes
-        else None,
+        window_minutes=(as_int(minutes) or None) if isinstance(minutes, int) else None,  # as_int: 0..2**53
         resets_at=resets,
     )
 
@@ -1064,8 +1065,8 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 2
-    env_vars = ("CODEX_HOME",)
+    parser_version = 3
+    env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         homes = [Path(p.strip()) for p in env.get("CODEX_HOME", "").split(",") if p.strip()]
@@ -1085,10 +1086,7 @@ class CodexAdapter(JsonlAdapter):
         rollout = name.startswith("rollout-") and name.endswith(".jsonl")
         best = 0.0
         for line in head.split(b"\n")[:8]:
-            try:
-                record = msgspec.json.decode(line)
-            except msgspec.DecodeError:
-                continue
+            record = json_value(line)
             if isinstance(record, dict):
                 best = max(best, self._sniff_record(record))
         return min(1.0, best + 0.05) if rollout and best else (0.3 if rollout else best)

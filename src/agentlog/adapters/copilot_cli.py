@@ -64,14 +64,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    json_value,
-    normalise_tool,
-    parse_time,
-    snapshot_header,
-)
+from agentlog.adapters._headers import snapshot_header
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -270,7 +266,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
             text = as_str(data.get("message")) or as_str(data.get("reason")) or kind
             flag, status = (
                 ("api_error", "errored") if kind == "session.error" else ("interrupted", "interrupted")
-            )
+            )  # type: tuple[str, SessionStatus]
             self._system(record, offset, when, TextPart(text=text), flag)
             self._status(status, kind)
         elif kind == "session.shutdown":
@@ -411,7 +407,7 @@ class CopilotCliAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "GitHub Copilot CLI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("COPILOT_HOME", "COPILOT_OTEL_FILE_EXPORTER_PATH")
 
     def __init__(self) -> None:

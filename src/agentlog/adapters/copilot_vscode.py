@@ -63,19 +63,18 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    file_url_path,
-    json_value,
-    normalise_tool,
-    parse_time,
-    vscode_user_dirs,
-    workspace_folder,
+from agentlog.adapters._common import file_url_path, vscode_user_dirs, workspace_folder
+from agentlog.adapters._json import JsonError, json_value, parse_json, read_document
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    MALFORMED,
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
 )
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -117,7 +116,7 @@ _TOOL_NAMES = {
     "apply_patch": "edit",
     "grep_search": "grep",
     "file_search": "glob",
-    "list_dir": "ls",
+    "list_dir": "list",
     "fetch_webpage": "web_fetch",
     "manage_todo_list": "todo",
     "run_subagent": "task",
@@ -141,12 +140,9 @@ class MutationLog:
     def apply(self, line: bytes) -> None:
         """Apply one log line; a bad line is counted and skipped."""
         try:
-            entry = msgspec.json.decode(line)
-        except msgspec.DecodeError:
-            self.diagnostics.skip("invalid_json")
-            return
-        except RecursionError:
-            self.diagnostics.skip("nested_too_deep")
+            entry = parse_json(line)
+        except JsonError as exc:
+            self.diagnostics.skip(exc.reason)
             return
         kind = entry.get("kind") if isinstance(entry, dict) else None
         if kind == 0:
@@ -161,7 +157,7 @@ class MutationLog:
             path = entry.get("k")
             try:
                 self._mutate(kind, path if isinstance(path, list) else [], entry)
-            except (KeyError, IndexError, TypeError):
+            except MALFORMED:
                 self.diagnostics.skip("malformed:path")
                 return
         self.diagnostics.use()
@@ -241,41 +237,80 @@ def _message_text(value: Any) -> str | None:
     return as_str(value)
 
 
-class _Chat:
-    """One chat state (v3 shape) turned into a header and messages."""
+class _Chat(DocumentParser):
+    """One chat (v3 shape) turned into a header and messages; each request is one
+    record (counted as such for a ``.json`` snapshot, whose lines are not records)."""
 
-    def __init__(self, ref: SourceRef, doc: Document, diagnostics: Diagnostics) -> None:
-        self.ref = ref
-        self.diagnostics = diagnostics
-        self.cwd = next(
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        cwd = next(
             (workspace_folder(d) for p, d in doc.sidecars.items() if p.endswith("workspace.json")), None
         )
-
-    def build(self, state: Any, count_requests: bool) -> DocumentResult:
-        sid = Path(self.ref.path).stem
-        header = Session(
-            key="", agent=SLUG, id=sid, cwd=self.cwd, sources=[self.ref.path], diagnostics=self.diagnostics
+        sid = Path(ref.path).stem
+        self.header = Session(
+            key="", agent=SLUG, id=sid, cwd=cwd, sources=[ref.path], diagnostics=self.diagnostics
         )
-        messages: list[Message] = []
-        if isinstance(state, dict):
-            header.id = as_str(state.get("sessionId")) or sid
-            header.title = as_str(state.get("customTitle"))
-            header.started_at = parse_time(state.get("creationDate"))
-            header.ended_at = parse_time(state.get("lastMessageDate"))
-            requests = state.get("requests")
-            for n, request in enumerate(requests if isinstance(requests, list) else []):
+        self.empty = False
+
+    def parse(self) -> None:
+        doc = self.doc
+        if self.ref.path.endswith(".jsonl"):
+            log = MutationLog(self.diagnostics)
+            for line in doc.data.splitlines():
+                if line.strip():
+                    log.apply(line)
+            if log.started:
+                return self.build(log.state, count_requests=False)
+            snapshot = next(
+                (
+                    d
+                    for p, d in doc.sidecars.items()
+                    if p.endswith(".json") and not p.endswith("workspace.json")
+                ),
+                None,
+            )
+            if snapshot is not None:
+                self.diagnostics.errors.append(
+                    f"{self.ref.path}: no initial entry; read the .json snapshot instead"
+                )
+                return self.build(json_value(snapshot), count_requests=True)
+            self.empty = not self.diagnostics.records_total
+            return self.build(None, count_requests=False)
+        if not doc.data.strip():
+            self.empty = True
+            return None
+        return self.build(read_document(doc.data, self.diagnostics), count_requests=True)
+
+    def headers(self) -> list[Session]:
+        header = self.header
+        header.key = f"{SLUG}:{header.id}"
+        if header.title is None:
+            header.title = next(
+                (m.text for _, m in self.fragments if isinstance(m, Message) and m.role == "user" and m.text),
+                None,
+            )
+        return [] if self.empty else [header]
+
+    def build(self, state: Any, count_requests: bool) -> None:
+        header = self.header
+        if not isinstance(state, dict):
+            return
+        header.id = as_str(state.get("sessionId")) or header.id
+        header.title = as_str(state.get("customTitle"))
+        header.started_at = parse_time(state.get("creationDate"))
+        header.ended_at = parse_time(state.get("lastMessageDate"))
+        requests = state.get("requests")
+        for n, request in enumerate(requests if isinstance(requests, list) else []):
+            with self.guard():
                 if not isinstance(request, dict):
                     self.diagnostics.skip("not_an_object")
                     continue
+                for message in self.request(request, f"{header.id}@{n}"):
+                    self.emit(header.id, message)
                 if count_requests:
                     self.diagnostics.use()
-                messages.extend(self.request(request, f"{header.id}@{n}"))
-            if not isinstance(requests, list):
-                self.diagnostics.skip("malformed:no_requests")
-        header.key = f"{SLUG}:{header.id}"
-        if header.title is None:
-            header.title = next((m.text for m in messages if m.role == "user" and m.text), None)
-        return DocumentResult(headers=[header], fragments=[(header.id, m) for m in messages])
+        if not isinstance(requests, list):
+            self.diagnostics.skip("malformed:no_requests")
 
     def request(self, request: dict[str, Any], fallback: str) -> list[Message]:
         rid = as_str(request.get("requestId")) or fallback
@@ -328,9 +363,11 @@ class _Chat:
                     parts.append(TextPart(text=text))
             elif kind == "thinking":
                 value = item.get("value")
-                text = "".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else value
-                if isinstance(text, str) and text:
-                    parts.append(ReasoningPart(text=text))
+                thought = (
+                    "".join(v for v in value if isinstance(v, str)) if isinstance(value, list) else value
+                )
+                if isinstance(thought, str) and thought:
+                    parts.append(ReasoningPart(text=thought))
             elif kind == "toolInvocationSerialized":
                 parts.append(_tool_call(item, cancelled, f"{rid}#tool{n}"))
             else:  # textEditGroup
@@ -353,7 +390,7 @@ class CopilotVscodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "GitHub Copilot (VS Code)"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("VSCODE_USER_DIR", "XDG_CONFIG_HOME", "APPDATA")
     source_format = "json"
 
@@ -406,34 +443,4 @@ class CopilotVscodeAdapter(DocumentAdapter):
         return 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        diagnostics = Diagnostics()
-        chat = _Chat(ref, doc, diagnostics)
-        if ref.path.endswith(".jsonl"):
-            log = MutationLog(diagnostics)
-            for line in doc.data.splitlines():
-                if line.strip():
-                    log.apply(line)
-            if log.started:
-                return chat.build(log.state, count_requests=False)
-            snapshot = next(
-                (
-                    d
-                    for p, d in doc.sidecars.items()
-                    if p.endswith(".json") and not p.endswith("workspace.json")
-                ),
-                None,
-            )
-            if snapshot is not None:
-                diagnostics.errors.append(f"{ref.path}: no initial entry; read the .json snapshot instead")
-                return chat.build(json_value(snapshot), count_requests=True)
-            return (
-                chat.build(None, count_requests=False)
-                if diagnostics.records_total
-                else DocumentResult(headers=[], fragments=[])
-            )
-        state = json_value(doc.data)
-        if state is None:
-            if not doc.data.strip():
-                return DocumentResult(headers=[], fragments=[])
-            diagnostics.skip("invalid_json")
-        return chat.build(state, count_requests=True)
+        return _Chat(ref, doc).result()

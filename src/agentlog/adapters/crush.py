@@ -47,19 +47,20 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    database_headers,
-    decode_json,
-    parse_time,
-    project_files,
-    project_roots,
-    snake,
+from agentlog.adapters._common import project_files, project_roots
+from agentlog.adapters._headers import database_headers
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
+    ToolOutput,
 )
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
-    Diagnostics,
     FilePart,
     Message,
     Part,
@@ -96,38 +97,44 @@ _FINISH_FLAGS = {"canceled": "interrupted", "error": "api_error"}
 
 def tool_name(raw: str) -> str:
     """Normalised name of Crush tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
-class _DatabaseParse:
+class _DatabaseParse(DocumentParser):
+    """One ``crush.db``; each ``sessions`` and ``messages`` row is one record, counted
+    in its session's diagnostics (rows no session owns in ``self.diagnostics``)."""
+
     def __init__(self, ref: SourceRef, doc: Document) -> None:
-        self.ref = ref
+        super().__init__(ref, doc)
         self.tables = doc.tables
         self.project = str(PurePath(ref.path).parent.parent)
-        self.headers: dict[str, Session] = {}
+        self.sessions: dict[str, Session] = {}
         self.summaries: set[str] = set()
-        self.fragments: list[tuple[str, Any]] = []
-        self.orphans = Diagnostics()
 
-    def result(self) -> DocumentResult:
+    def parse(self) -> None:
         for row in self.tables.get("sessions", []):
-            self._header(row)
+            with self.guard():
+                self._header(row)
         rows = sorted(
             self.tables.get("messages", []), key=lambda r: (as_int(r.get("created_at")), str(r.get("id")))
         )
         for row in rows:
-            self._message(row)
+            header = self.sessions.get(str(row.get("session_id") or ""))
+            with self.guard(header.diagnostics if header else None):
+                self._message(row)
         for row in self.tables.get("sessions", []):
-            self._cost(row)
-        headers = database_headers(
-            SLUG, list(self.headers.values()), PurePath(self.project).name, self.orphans, self.ref.path
+            with self.guard():
+                self._cost(row)
+
+    def headers(self) -> list[Session]:
+        return database_headers(
+            SLUG, list(self.sessions.values()), PurePath(self.project).name, self.diagnostics, self.ref.path
         )
-        return DocumentResult(headers=headers, fragments=self.fragments)
 
     def _header(self, row: dict[str, Any]) -> None:
         sid = as_str(row.get("id"))
         if sid is None:
-            self.orphans.skip("malformed:session_row")
+            self.diagnostics.skip("malformed:session_row")
             return
         header = Session(
             key=f"{SLUG}:{sid}",
@@ -145,16 +152,15 @@ class _DatabaseParse:
         if summary:
             self.summaries.add(summary)
         header.diagnostics.use()
-        self.headers[sid] = header
+        self.sessions[sid] = header
 
     def _message(self, row: dict[str, Any]) -> None:
         sid = str(row.get("session_id") or "")
-        header = self.headers.get(sid)
+        header = self.sessions.get(sid)
         if header is None:
-            self.orphans.skip("no_session_row")
+            self.diagnostics.skip("no_session_row")
             return
-        raw_parts = row.get("parts")
-        parts = decode_json(raw_parts.encode() if isinstance(raw_parts, str) else bytes(raw_parts or b""))
+        parts = json_value(row.get("parts"))  # TEXT or BLOB; another type is no JSON
         role = row.get("role")
         if role not in ("user", "assistant", "tool", "system") or not isinstance(parts, list):
             header.diagnostics.skip("malformed:message_row")
@@ -172,13 +178,11 @@ class _DatabaseParse:
         if out.id in self.summaries:
             out.flags.append("compaction_summary")
         if out.parts:
-            self.fragments.append((sid, out))
+            self.emit(sid, out)
 
     def _part(self, sid: str, out: Message, wrapper: Any, when: datetime | None) -> None:
         kind = wrapper.get("type") if isinstance(wrapper, dict) else None
-        data = (
-            wrapper.get("data") if isinstance(wrapper, dict) and isinstance(wrapper.get("data"), dict) else {}
-        )
+        data = as_dict(wrapper.get("data")) if isinstance(wrapper, dict) else {}
         part: Part | None = None
         if kind == "text":
             part = TextPart(text=str(data.get("text") or ""))
@@ -192,7 +196,7 @@ class _DatabaseParse:
         elif kind == "tool_call":
             raw = str(data.get("name") or "")
             arguments = data.get("input")
-            decoded = decode_json(arguments.encode()) if isinstance(arguments, str) else arguments
+            decoded = json_value(arguments.encode()) if isinstance(arguments, str) else arguments
             part = ToolCallPart(
                 call_id=str(data.get("id") or ""),
                 tool=tool_name(raw),
@@ -207,9 +211,7 @@ class _DatabaseParse:
                 status="error" if error else "completed",
                 ended_at=when,
             )
-            self.fragments.append(
-                (sid, ToolOutput(call_id=str(data.get("tool_call_id") or ""), result=result))
-            )
+            self.emit(sid, ToolOutput(call_id=str(data.get("tool_call_id") or ""), result=result))
         elif kind == "finish":
             flag = _FINISH_FLAGS.get(str(data.get("reason")))
             if flag:
@@ -235,17 +237,15 @@ class _DatabaseParse:
         if sid is None or not isinstance(cost, int | float) or isinstance(cost, bool) or cost <= 0:
             return
         usage = Usage(cost_usd=float(cost), cost_source="estimated")
-        self.fragments.append(
-            (
-                sid,
-                Message(
-                    id=f"{sid}@session-cost",
-                    role="system",
-                    parts=[TextPart(text="session cost (Crush's estimate)")],
-                    usage=usage,
-                    flags=["meta", "synthetic"],
-                ),
-            )
+        self.emit(
+            sid,
+            Message(
+                id=f"{sid}@session-cost",
+                role="system",
+                parts=[TextPart(text="session cost (Crush's estimate)")],
+                usage=usage,
+                flags=["meta", "synthetic"],
+            ),
         )
 
 
@@ -254,7 +254,7 @@ class CrushAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Crush"
-    parser_version = 1
+    parser_version = 2
     project_files = (DATABASE,)
     source_format: ClassVar[Literal["json", "sqlite"]] = "sqlite"
     sqlite_tables = ("sessions", "messages")

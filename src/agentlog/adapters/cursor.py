@@ -73,18 +73,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlog.adapters._common import (
-    as_int,
-    as_str,
-    file_url_path,
-    json_value,
-    normalise_tool,
-    parse_time,
-    vscode_state_dbs,
-    vscode_user_dirs,
-    workspace_folder,
-)
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
+from agentlog.adapters._common import file_url_path, vscode_state_dbs, vscode_user_dirs, workspace_folder
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, Fragment, RecordGuard, SourceRef
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -118,7 +111,7 @@ _TOOL_NAMES = {
     "ripgrep_search": "grep",
     "file_search": "glob",
     "glob_file_search": "glob",
-    "list_dir": "ls",
+    "list_dir": "list",
     "fetch": "web_fetch",
     "todo_write": "todo",
 }
@@ -191,7 +184,7 @@ class _Composer:
     """One composer being built: its header, messages, and the workspace hints."""
 
     header: Session
-    messages: list[Message] = field(default_factory=list)
+    fragments: list[Fragment] = field(default_factory=list)
     folder_hint: str | None = None
 
 
@@ -241,7 +234,8 @@ class _Parse:
             if not isinstance(data, dict):
                 self.spare.skip("invalid_json")
                 continue
-            self.composer(cid, data, bubbles.pop(cid, {}))
+            with RecordGuard([], self.spare):
+                self.composer(cid, data, bubbles.pop(cid, {}))
         items = {str(r.get("key")): r.get("value") for r in self.doc.tables.get("items", [])}
         if COMPOSER_INDEX_KEY in items:
             self.composer_index(items[COMPOSER_INDEX_KEY], bubbles)
@@ -263,7 +257,8 @@ class _Parse:
             if cid is None or not isinstance(entry, dict):
                 self.spare.skip("malformed:composer_index_entry")
             elif isinstance(entry.get("conversation") or entry.get("bubbles"), list):
-                self.composer(cid, entry, bubbles.pop(cid, {}))
+                with RecordGuard([], self.spare):
+                    self.composer(cid, entry, bubbles.pop(cid, {}))
             else:
                 self.spare.skip("ignored:composer_index_entry")
 
@@ -301,7 +296,8 @@ class _Parse:
         if rows:
             header.diagnostics.skip("orphan_bubble", len(rows))
         for n, (bubble, bid) in enumerate(ordered):
-            build.messages.append(self.message(build, bubble, bid or f"{cid}@{n}", default_model))
+            with RecordGuard(build.fragments, header.diagnostics):
+                build.fragments.append((cid, self.message(build, bubble, bid or f"{cid}@{n}", default_model)))
         identifier = data.get("workspaceIdentifier")
         if isinstance(identifier, dict):
             uri = identifier.get("uri")
@@ -321,7 +317,7 @@ class _Parse:
         kind = bubble.get("type")
         if kind not in (1, 2):
             build.header.diagnostics.unknown(f"bubble_type:{kind}")
-            raw = [UnknownPart(raw=bubble)]
+            raw: list[Part] = [UnknownPart(raw=bubble)]
             return Message(id=bid, role="system", timestamp=when, parts=raw, flags=["unknown"])
         build.header.diagnostics.use()
         parts: list[Part] = []
@@ -363,18 +359,22 @@ class _Parse:
             )
             header.diagnostics.use()
             build = _Composer(header)
-            for n, bubble in enumerate(tab.get("bubbles") or []):
+            bubbles = tab.get("bubbles")
+            for n, bubble in enumerate(bubbles if isinstance(bubbles, list) else []):
                 if not isinstance(bubble, dict) or bubble.get("type") not in ("user", "ai"):
                     header.diagnostics.skip("malformed:chat_bubble")
                     continue
                 header.diagnostics.use()
-                build.messages.append(
-                    Message(
-                        id=as_str(bubble.get("id")) or f"{tid}@{n}",
-                        role="user" if bubble["type"] == "user" else "assistant",
-                        model=as_str(bubble.get("modelType")) if bubble["type"] == "ai" else None,
-                        parts=[TextPart(text=bubble_text(bubble))] if bubble_text(bubble) else [],
-                    )
+                build.fragments.append(
+                    (
+                        tid,
+                        Message(
+                            id=as_str(bubble.get("id")) or f"{tid}@{n}",
+                            role="user" if bubble["type"] == "user" else "assistant",
+                            model=as_str(bubble.get("modelType")) if bubble["type"] == "ai" else None,
+                            parts=[TextPart(text=bubble_text(bubble))] if bubble_text(bubble) else [],
+                        ),
+                    ),
                 )
             header.ended_at = parse_time(tab.get("lastSendTime"))
             self.composers[tid] = build
@@ -383,17 +383,17 @@ class _Parse:
 
     def result(self) -> DocumentResult:
         headers: list[Session] = []
-        fragments: list[tuple[str, Message]] = []
+        fragments: list[Fragment] = []
         for cid, build in self.composers.items():
             parent = self.parents.get(cid)
             if parent is not None:
                 build.header.parent_key = f"{SLUG}:{parent}"
                 build.header.kind = "subagent"
             headers.append(build.header)
-            fragments.extend((cid, m) for m in build.messages)
+            fragments.extend(build.fragments)
         if headers:
             headers[0].diagnostics.merge(self.spare)
-        return DocumentResult(headers=headers, fragments=list(fragments))
+        return DocumentResult(headers=headers, fragments=fragments)
 
 
 class CursorAdapter(DocumentAdapter):
@@ -401,7 +401,7 @@ class CursorAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Cursor"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("CURSOR_USER_DIR", "XDG_CONFIG_HOME", "APPDATA")
     source_format = "sqlite"
     sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {

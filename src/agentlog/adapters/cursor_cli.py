@@ -40,13 +40,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import (
-    as_str,
-    json_value,
-    normalise_tool,
-    parse_time,
-    snapshot_header,
-)
+from agentlog.adapters._headers import snapshot_header
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -141,7 +138,7 @@ class CursorCliParser(LineParser[CursorCliState]):
             return
         if role not in ("user", "assistant") or not isinstance(message, dict):
             self.diagnostics.unknown(str(record.get("type") or role or "record"))
-            raw = [UnknownPart(raw=record)]
+            raw: list[Part] = [UnknownPart(raw=record)]
             self.emit(
                 sid, Message(id=f"{sid}@{offset}", role="system", offset=offset, parts=raw, flags=["unknown"])
             )
@@ -178,11 +175,12 @@ class CursorCliParser(LineParser[CursorCliState]):
                 ToolCallPart(call_id=call_id, tool=tool_name(raw), raw_name=raw, input=block.get("input"))
             )
         elif kind == "tool_result":
-            call_id = as_str(block.get("tool_use_id"))
-            if call_id in self.state.pending:
-                self.state.pending.remove(call_id)
-            elif call_id is None and self.state.pending:
-                call_id = self.state.pending.pop(0)
+            recorded = as_str(block.get("tool_use_id"))
+            if recorded in self.state.pending:
+                self.state.pending.remove(recorded)
+            elif recorded is None and self.state.pending:
+                recorded = self.state.pending.pop(0)
+            call_id = recorded or ""
             output = ToolResult(output=block.get("content"), is_error=bool(block.get("is_error")))
             if block.get("is_error"):
                 output.status = "error"
@@ -206,7 +204,7 @@ class CursorCliAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Cursor CLI"
-    parser_version = 1
+    parser_version = 2
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [home / ".cursor" / "projects"]

@@ -56,7 +56,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, json_or_text, mapped_tool, parse_time, snapshot_header
+from agentlog.adapters._headers import snapshot_header
+from agentlog.adapters._json import json_or_text
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
@@ -116,7 +119,7 @@ _TURN_END: dict[str, SessionStatus] = {
 
 def tool_name(raw: str) -> str:
     """Normalised name of a DeepSeek Harness tool (MCP tools keep ``mcp__server__tool``)."""
-    return mapped_tool(raw, TOOL_NAMES)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -170,7 +173,7 @@ class HarnessParser(LineParser[HarnessState]):
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
         kind = record.get("type")
-        data = record.get("data") if isinstance(record.get("data"), dict) else {}
+        data = as_dict(record.get("data"))
         when = parse_time(record.get("time"))
         if kind == "session" and self.state.header is None:
             self._header(record)
@@ -185,12 +188,12 @@ class HarnessParser(LineParser[HarnessState]):
             self.state.title = as_str(data.get("title")) or self.state.title
         elif kind in ("request/header", "request/context"):
             self.diagnostics.use()
-            header = data.get("header") if isinstance(data.get("header"), dict) else {}
-            config = header.get("config") if isinstance(header.get("config"), dict) else data
+            header = as_dict(data.get("header"))
+            config = header["config"] if isinstance(header.get("config"), dict) else data
             self.state.model = as_str(config.get("model")) or self.state.model
         elif kind == "turn/end":
             self.diagnostics.use()
-            reason = data.get("reason") if isinstance(data.get("reason"), dict) else {}
+            reason = as_dict(data.get("reason"))
             status = _TURN_END.get(str(reason.get("kind")))
             if status is not None:
                 session = self.session
@@ -221,7 +224,7 @@ class HarnessParser(LineParser[HarnessState]):
             session.kind = "subagent"
 
     def _user(self, data: dict[str, Any], offset: int, when: Any) -> None:
-        source = data.get("source") if isinstance(data.get("source"), dict) else {}
+        source = as_dict(data.get("source"))
         parts = text_of(data.get("content"))
         if not parts:
             self.diagnostics.skip("empty_message")
@@ -238,8 +241,8 @@ class HarnessParser(LineParser[HarnessState]):
         self.emit(self.session.id, message)
 
     def _assistant(self, data: dict[str, Any], offset: int, when: Any) -> None:
-        message = data.get("message") if isinstance(data.get("message"), dict) else {}
-        source = message.get("source") if isinstance(message.get("source"), dict) else {}
+        message = as_dict(data.get("message"))
+        source = as_dict(message.get("source"))
         parts: list[Part] = []
         for block in message.get("content") or []:
             kind = block.get("type") if isinstance(block, dict) else None
@@ -269,7 +272,7 @@ class HarnessParser(LineParser[HarnessState]):
         self.emit(self.session.id, out)
 
     def _tool_result(self, data: dict[str, Any], offset: int, when: Any) -> None:
-        message = data.get("message") if isinstance(data.get("message"), dict) else {}
+        message = as_dict(data.get("message"))
         results = [
             b for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "tool-result"
         ]
@@ -304,7 +307,7 @@ class DeepSeekHarnessAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "DeepSeek Harness"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("DSH_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

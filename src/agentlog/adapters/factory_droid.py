@@ -37,18 +37,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from agentlog.adapters._common import (
-    OneSessionState,
-    as_int,
-    as_str,
-    content_parts,
-    decode_json,
-    one_header,
-    parse_time,
-    snake,
-    tool_output,
-    unknown_message,
-)
+from agentlog.adapters._content import content_parts, tool_output, unknown_message
+from agentlog.adapters._headers import OneSessionState, one_header
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef
 from agentlog.model import Message, Session, Usage
 from agentlog.readers import walk_files
@@ -76,7 +69,7 @@ TOOL_NAMES = {
 
 def tool_name(raw: str, tool_input: Any = None) -> str:
     """Normalised name of Droid tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 class DroidParser(LineParser[OneSessionState]):
@@ -142,7 +135,7 @@ class DroidParser(LineParser[OneSessionState]):
 
     def _session_totals(self) -> None:
         for path, data in self.sidecars.items():
-            settings = decode_json(data)
+            settings = json_value(data)
             if not isinstance(settings, dict):
                 self.diagnostics.errors.append(f"{PurePath(path).name}: invalid JSON")
                 return
@@ -179,7 +172,7 @@ class FactoryDroidAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Factory Droid"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("DROID_SESSIONS_DIR",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -59,8 +59,17 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
-from agentlog.adapters._common import as_int, as_str, decode_record, mapped_tool, parse_time
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
+from agentlog.adapters._json import parse_object, read_document
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    RecordGuard,
+    SourceRef,
+)
 from agentlog.model import (
     Diagnostics,
     FilePart,
@@ -102,9 +111,8 @@ _TOOL_STATUS = {"success": "completed", "error": "error", "cancelled": "interrup
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Gemini (or Qwen) tool ``raw``."""
-    name = mapped_tool(raw, TOOL_NAMES)
-    if name != raw or raw.startswith("mcp__") or "__" not in raw.strip("_"):
-        return name
+    if raw.startswith("mcp__") or raw in TOOL_NAMES or "__" not in raw.strip("_"):
+        return normalise_tool(raw, TOOL_NAMES)
     return f"mcp__{raw}"
 
 
@@ -138,7 +146,7 @@ def gemini_parts(content: Any) -> list[Part]:
             text = block["text"]
             parts.append(ReasoningPart(text=text) if block.get("thought") is True else TextPart(text=text))
         elif isinstance(block.get("inlineData"), dict) or isinstance(block.get("fileData"), dict):
-            data = block.get("inlineData") or block.get("fileData")
+            data = as_dict(block.get("inlineData") or block.get("fileData"))
             parts.append(
                 FilePart(media_type=str(data.get("mimeType") or ""), ref=str(data.get("fileUri") or ""))
             )
@@ -219,7 +227,7 @@ def fold_document(data: bytes, log: bool) -> _Chat:
     docstring); bad records are counted in the chat's diagnostics."""
     chat = _Chat()
     if not log:
-        whole = decode_record(data, chat.diagnostics)
+        whole = read_document(data, chat.diagnostics, as_object=True)
         if whole is None:
             return chat
         chat.diagnostics.use()
@@ -238,9 +246,9 @@ def fold_document(data: bytes, log: bool) -> _Chat:
                 chat.diagnostics.skip("not_an_object")
         return chat
     for line in data.split(b"\n"):
-        record = decode_record(line, chat.diagnostics) if line.strip() else None
-        if record is not None:
-            chat.feed(record)
+        if line.strip():
+            with RecordGuard([], chat.diagnostics):
+                chat.feed(parse_object(line))
     return chat
 
 
@@ -257,7 +265,7 @@ class GeminiCliAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Gemini CLI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("GEMINI_CLI_HOME",)
     source_format = "json"
     assistant_types: ClassVar[tuple[str, ...]] = ("gemini", "model")
@@ -283,39 +291,9 @@ class GeminiCliAdapter(DocumentAdapter):
         return 0.6 if b'"lastUpdated"' in head and (b'"messages"' in head or b'"history"' in head) else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        chat = fold_document(doc.data, log=ref.path.endswith(".jsonl"))
-        meta = chat.meta
-        path = PurePath(ref.path)
-        sid = as_str(meta.get("sessionId")) or path.stem
-        header = Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[ref.path])
-        header.title = as_str(meta.get("summary"))
-        header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
-        header.ended_at = parse_time(meta.get("lastUpdated"))
-        if path.parent.name != "chats" and path.parent.parent.name == "chats":
-            header.kind = "subagent"
-            header.parent_key = f"{self.slug}:{path.parent.name}"
-        elif meta.get("kind") == "subagent":
-            header.kind = "subagent"
-        fragments: list[tuple[str, Message]] = []
-        for n, (key, record) in enumerate(chat.messages.items()):
-            message = self._message(
-                record, f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}", chat.diagnostics
-            )
-            if message is not None:
-                fragments.append((sid, message))
-                if (
-                    header.title is None
-                    and message.role == "user"
-                    and not message.flags
-                    and message.text.strip()
-                ):
-                    header.title = message.text.strip()
-        if not chat.messages and chat.diagnostics.records_total == 0:
-            return DocumentResult(headers=[], fragments=[])
-        header.diagnostics = chat.diagnostics
-        return DocumentResult(headers=[header], fragments=list(fragments))
+        return _ChatParse(self, ref, doc).result()
 
-    def _message(self, record: dict[str, Any], mid: str, diagnostics: Diagnostics) -> Message | None:
+    def _message(self, record: dict[str, Any], mid: str, diagnostics: Diagnostics) -> Message:
         kind = record.get("type")
         when = parse_time(record.get("timestamp"))
         content = record.get("content", record.get("parts"))
@@ -373,3 +351,47 @@ class GeminiCliAdapter(DocumentAdapter):
 
     def resume_command(self, session: Session) -> str | None:
         return f"gemini --resume {session.id}" if session.kind == "main" else None
+
+
+class _ChatParse(DocumentParser):
+    """One chat (a ``.jsonl`` log folded, or a legacy ``.json`` document); each folded
+    message is one record."""
+
+    def __init__(self, adapter: GeminiCliAdapter, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.adapter = adapter
+        self.header: Session | None = None
+
+    def parse(self) -> None:
+        slug, path = self.adapter.slug, PurePath(self.ref.path)
+        chat = fold_document(self.doc.data, log=self.ref.path.endswith(".jsonl"))
+        self.diagnostics = chat.diagnostics
+        meta = chat.meta
+        sid = as_str(meta.get("sessionId")) or path.stem
+        header = Session(key=f"{slug}:{sid}", agent=slug, id=sid, sources=[self.ref.path])
+        header.title = as_str(meta.get("summary"))
+        header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
+        header.ended_at = parse_time(meta.get("lastUpdated"))
+        if path.parent.name != "chats" and path.parent.parent.name == "chats":
+            header.kind = "subagent"
+            header.parent_key = f"{slug}:{path.parent.name}"
+        elif meta.get("kind") == "subagent":
+            header.kind = "subagent"
+        for n, (key, record) in enumerate(chat.messages.items()):
+            with self.guard():
+                mid = f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}"
+                message = self.adapter._message(record, mid, self.diagnostics)
+                self.emit(sid, message)
+                if (
+                    header.title is None
+                    and message.role == "user"
+                    and not message.flags
+                    and message.text.strip()
+                ):
+                    header.title = message.text.strip()
+        if chat.messages or self.diagnostics.records_total:
+            header.diagnostics = self.diagnostics
+            self.header = header
+
+    def headers(self) -> list[Session]:
+        return [self.header] if self.header is not None else []

@@ -72,8 +72,18 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import as_int, as_str, database_headers, decode_json, parse_time
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters._headers import database_headers
+from agentlog.adapters._json import json_value, parse_object
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
+    ToolOutput,
+)
 from agentlog.model import (
     Diagnostics,
     FilePart,
@@ -104,7 +114,7 @@ def tool_name(raw: str) -> str:
     """Normalised name of a Goose ``<extension>__<tool>`` tool."""
     if raw in TOOL_NAMES:
         return TOOL_NAMES[raw]
-    return f"mcp__{raw}" if "__" in raw else raw
+    return f"mcp__{raw}" if "__" in raw else normalise_tool(raw)
 
 
 def _time(value: Any) -> datetime | None:
@@ -114,14 +124,14 @@ def _time(value: Any) -> datetime | None:
     return parse_time(value)
 
 
-class _Parse:
+class _Parse(DocumentParser):
     """What the database and the legacy JSONL files share: Goose messages, content
-    blocks and session totals."""
+    blocks and session totals.  Each row or line is one record, counted in its
+    session's diagnostics (rows no session owns in ``self.diagnostics``)."""
 
-    def __init__(self, ref: SourceRef) -> None:
-        self.ref = ref
-        self.fragments: list[tuple[str, Any]] = []
-        self.headers: dict[str, Session] = {}
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.sessions: dict[str, Session] = {}
 
     def _add(
         self, header: Session, role: Any, content: Any, when: datetime | None, meta: Any, mid: str
@@ -137,18 +147,16 @@ class _Parse:
         if not parts:
             return
         hidden = isinstance(meta, dict) and meta.get("userVisible") is False
-        self.fragments.append(
-            (
-                sid,
-                Message(
-                    id=f"{sid}:{mid}",
-                    role=role,
-                    timestamp=when,
-                    model=header.models[0] if role == "assistant" and header.models else None,
-                    parts=parts,
-                    flags=["meta"] if hidden else [],
-                ),
-            )
+        self.emit(
+            sid,
+            Message(
+                id=f"{sid}:{mid}",
+                role=role,
+                timestamp=when,
+                model=header.models[0] if role == "assistant" and header.models else None,
+                parts=parts,
+                flags=["meta"] if hidden else [],
+            ),
         )
 
     def _block(self, sid: str, block: Any, when: datetime | None) -> Part | None:
@@ -162,8 +170,8 @@ class _Parse:
         if kind == "image":
             return FilePart(media_type=str(block.get("mimeType") or "image"))
         if kind in ("toolRequest", "frontendToolRequest"):
-            call = block.get("toolCall") if isinstance(block.get("toolCall"), dict) else {}
-            value = call.get("value") if isinstance(call.get("value"), dict) else {}
+            call = as_dict(block.get("toolCall"))
+            value = as_dict(call.get("value"))
             raw = str(value.get("name") or "")
             return ToolCallPart(
                 call_id=str(block.get("id") or ""),
@@ -172,7 +180,7 @@ class _Parse:
                 input=value.get("arguments") if call.get("status") == "success" else call,
             )
         if kind == "toolResponse":
-            self.fragments.append((sid, self._response(block, when)))
+            self.emit(sid, self._response(block, when))
             return None
         if kind in _NOTICES:
             text = next(
@@ -183,7 +191,7 @@ class _Parse:
 
     @staticmethod
     def _response(block: dict[str, Any], when: datetime | None) -> ToolOutput:
-        result = block.get("toolResult") if isinstance(block.get("toolResult"), dict) else {}
+        result = as_dict(block.get("toolResult"))
         error = result.get("status") == "error"
         value = result.get("value")
         output = (
@@ -217,7 +225,7 @@ class _Parse:
     def _carrier(
         self, sid: str, mid: str, text: str, usage: Usage, when: datetime | None, model: str | None
     ) -> None:
-        header = self.headers[sid]
+        header = self.sessions[sid]
         message = Message(
             id=mid,
             role="system",
@@ -227,45 +235,53 @@ class _Parse:
             usage=usage,
             flags=["meta", "synthetic"],
         )
-        self.fragments.append((sid, message))
+        self.emit(sid, message)
 
 
 class _DatabaseParse(_Parse):
     """``sessions.db``: every session of its ``sessions`` table."""
 
     def __init__(self, ref: SourceRef, doc: Document) -> None:
-        super().__init__(ref)
+        super().__init__(ref, doc)
         self.tables = doc.tables
-        self.orphans = Diagnostics()
 
-    def result(self) -> DocumentResult:
+    def parse(self) -> None:
         for row in self.tables.get("sessions", []):
-            sid = as_str(str(row.get("id") or ""))
-            if sid is None:
-                self.orphans.skip("malformed:session_row")
-                continue
-            self.headers[sid] = self._header(sid, row)
+            with self.guard():
+                sid = as_str(str(row.get("id") or ""))
+                if sid is None:
+                    self.diagnostics.skip("malformed:session_row")
+                    continue
+                self.sessions[sid] = self._header(sid, row)
         messages = sorted(
             self.tables.get("messages", []),
             key=lambda r: (as_int(r.get("created_timestamp")), as_int(r.get("id"))),
         )
         for row in messages:
-            self._message(row)
+            with self.guard(self._diagnostics_of(row)):
+                self._message(row)
         ledgered = set()
         for n, row in enumerate(self.tables.get("usage_ledger", [])):
-            sid = str(row.get("session_id") or "")
-            if self._owner(sid) is not None:
-                ledgered.add(sid)
-                self._ledger(sid, n, row)
+            with self.guard(self._diagnostics_of(row)):
+                sid = str(row.get("session_id") or "")
+                if self._owner(sid) is not None:
+                    ledgered.add(sid)
+                    self._ledger(sid, n, row)
         for sid, row in ((r.get("id"), r) for r in self.tables.get("sessions", [])):
-            if isinstance(sid, str) and sid not in ledgered:
-                self._totals(sid, row)
+            with self.guard():
+                if isinstance(sid, str) and sid in self.sessions and sid not in ledgered:
+                    self._totals(sid, row)
+
+    def headers(self) -> list[Session]:
         folder = Path(self.ref.path).parent.name
-        headers = database_headers(SLUG, list(self.headers.values()), folder, self.orphans, self.ref.path)
-        return DocumentResult(headers=headers, fragments=self.fragments)
+        return database_headers(SLUG, list(self.sessions.values()), folder, self.diagnostics, self.ref.path)
+
+    def _diagnostics_of(self, row: dict[str, Any]) -> Diagnostics | None:
+        header = self.sessions.get(str(row.get("session_id") or ""))
+        return header.diagnostics if header else None
 
     def _header(self, sid: str, row: dict[str, Any]) -> Session:
-        config = decode_json(str(row.get("model_config_json") or "").encode())
+        config = json_value(row.get("model_config_json"))
         config = config if isinstance(config, dict) else {}
         model = as_str(config.get("model_name")) or as_str(config.get("model"))
         header = Session(
@@ -285,9 +301,9 @@ class _DatabaseParse(_Parse):
         return header
 
     def _owner(self, sid: str) -> Session | None:
-        header = self.headers.get(sid)
+        header = self.sessions.get(sid)
         if header is None:
-            self.orphans.skip("no_session_row")
+            self.diagnostics.skip("no_session_row")
         return header
 
     def _message(self, row: dict[str, Any]) -> None:
@@ -297,14 +313,14 @@ class _DatabaseParse(_Parse):
         self._add(
             header,
             row.get("role"),
-            decode_json(str(row.get("content_json") or "").encode()),
+            json_value(row.get("content_json")),
             _time(row.get("created_timestamp")) or _time(row.get("timestamp")),
-            decode_json(str(row.get("metadata_json") or "").encode()),
+            json_value(row.get("metadata_json")),
             as_str(str(row.get("message_id") or "")) or str(row.get("id")),
         )
 
     def _ledger(self, sid: str, n: int, row: dict[str, Any]) -> None:
-        self.headers[sid].diagnostics.use()
+        self.sessions[sid].diagnostics.use()
         cost, source = row.get("cost"), _COST_SOURCES.get(str(row.get("cost_source")))
         kept = source is not None and isinstance(cost, int | float)
         usage = Usage(
@@ -324,27 +340,40 @@ class _DatabaseParse(_Parse):
 class _LegacyParse(_Parse):
     """``<id>.jsonl`` (Goose before 1.10): one session, rewritten whole on each save."""
 
-    def result(self, data: bytes) -> DocumentResult:
-        sid = PurePath(self.ref.path).stem
-        header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
-        self.headers[sid] = header
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        sid = PurePath(ref.path).stem
+        self.header = Session(
+            key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
+        )
+        self.sessions[sid] = self.header
+
+    def parse(self) -> None:
+        header = self.header
         metadata: dict[str, Any] = {}
-        for n, line in enumerate(data.splitlines()):
+        for n, line in enumerate(self.doc.data.splitlines()):
             if not line.strip():
                 continue
-            record = decode_json(line)
-            if not isinstance(record, dict):
-                header.diagnostics.skip("invalid_json" if record is None else "not_an_object")
-            elif n == 0 and "role" not in record:
-                metadata = record
-                self._metadata(header, record)
-            else:
-                created, mid = _time(record.get("created")), as_str(record.get("id")) or str(n)
-                self._add(
-                    header, record.get("role"), record.get("content"), created, record.get("metadata"), mid
-                )
-        self._totals(sid, metadata)
-        return DocumentResult(headers=[header], fragments=self.fragments)
+            with self.guard():
+                record = parse_object(line)
+                if n == 0 and "role" not in record:
+                    metadata = record
+                    self._metadata(header, record)
+                else:
+                    created, mid = _time(record.get("created")), as_str(record.get("id")) or str(n)
+                    self._add(
+                        header,
+                        record.get("role"),
+                        record.get("content"),
+                        created,
+                        record.get("metadata"),
+                        mid,
+                    )
+        with self.guard():
+            self._totals(header.id, metadata)
+
+    def headers(self) -> list[Session]:
+        return [self.header]
 
     @staticmethod
     def _metadata(header: Session, record: dict[str, Any]) -> None:
@@ -359,7 +388,7 @@ class GooseAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Goose"
-    parser_version = 1
+    parser_version = 2
     source_format: ClassVar[Literal["json", "sqlite"]] = "sqlite"
     sqlite_tables = ("sessions", "messages", "usage_ledger")
     env_vars = ("GOOSE_PATH_ROOT",)
@@ -398,7 +427,7 @@ class GooseAdapter(DocumentAdapter):
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         if self.format_of(ref) == "json":
-            return _LegacyParse(ref).result(doc.data)
+            return _LegacyParse(ref, doc).result()
         return _DatabaseParse(ref, doc).result()
 
     def resume_command(self, session: Session) -> str | None:

@@ -39,16 +39,11 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
-from agentlog.adapters._common import (
-    OneSessionState,
-    as_str,
-    block_text,
-    decode_json,
-    one_header,
-    parse_time,
-    snake,
-    unknown_message,
-)
+from agentlog.adapters._content import block_text, unknown_message
+from agentlog.adapters._headers import OneSessionState, one_header
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     FilePart,
@@ -59,6 +54,7 @@ from agentlog.model import (
     TextPart,
     ToolCallPart,
     ToolResult,
+    ToolStatus,
     UnknownPart,
 )
 from agentlog.readers import walk_files
@@ -87,7 +83,7 @@ TOOL_NAMES = {
 
 def tool_name(raw: str) -> str:
     """Normalised name of Grok tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 class GrokParser(LineParser[OneSessionState]):
@@ -106,7 +102,7 @@ class GrokParser(LineParser[OneSessionState]):
         )
         state = OneSessionState(header=header)
         for path, data in self.sidecars.items():
-            summary = decode_json(data)
+            summary = json_value(data)
             if isinstance(summary, dict):
                 self._summary(header, summary)
             else:
@@ -115,7 +111,7 @@ class GrokParser(LineParser[OneSessionState]):
 
     @staticmethod
     def _summary(header: Session, summary: dict[str, Any]) -> None:
-        info = summary.get("info") if isinstance(summary.get("info"), dict) else {}
+        info = as_dict(summary.get("info"))
         header.cwd = as_str(info.get("cwd")) or header.cwd
         header.title = as_str(summary.get("generated_title")) or as_str(summary.get("session_summary"))
         header.started_at = parse_time(summary.get("created_at"))
@@ -187,7 +183,7 @@ class GrokParser(LineParser[OneSessionState]):
         for call in record.get("tool_calls") or []:
             raw = str(call.get("name") or "")
             arguments = call.get("arguments")
-            decoded = decode_json(arguments.encode()) if isinstance(arguments, str) else arguments
+            decoded = json_value(arguments.encode()) if isinstance(arguments, str) else arguments
             parts.append(
                 ToolCallPart(
                     call_id=str(call.get("id") or ""),
@@ -208,7 +204,7 @@ class GrokParser(LineParser[OneSessionState]):
     def _backend_tool(self, record: dict[str, Any], offset: int) -> None:
         kind = record["kind"]
         raw = str(kind.get("tool_type") or "")
-        status = "completed" if kind.get("status") == "completed" else "pending"
+        status: ToolStatus = "completed" if kind.get("status") == "completed" else "pending"
         action = kind.get("action")
         call = ToolCallPart(
             call_id=str(kind.get("id") or f"{self.sid}@{offset}"),
@@ -229,7 +225,7 @@ class GrokAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Grok CLI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("GROK_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -69,19 +69,18 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import msgspec
-
-from agentlog.adapters._common import (
-    MALFORMED,
-    as_int,
-    as_str,
-    block_text,
-    decode_object,
-    function_call,
-    parse_time,
-    snake,
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_object, parse_json, read_document
+from agentlog.adapters._tools import function_call, normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentResult,
+    RecordGuard,
+    SourceRef,
+    ToolOutput,
 )
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     CostSource,
     Diagnostics,
@@ -119,7 +118,7 @@ Fragment = tuple[str, Message | ToolOutput]
 
 def tool_name(raw: str) -> str:
     """Normalised name of the Hermes tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def session_files(folder: Path) -> list[Path]:
@@ -176,10 +175,8 @@ class _Messages:
 
     def add(self, record: dict[str, Any], mid: str, model: str | None) -> None:
         """Convert one message dict; a dict whose shape defies the format costs only itself."""
-        try:
+        with RecordGuard(self.out, self.diagnostics):
             self._add(record, mid, model)
-        except MALFORMED as exc:
-            self.diagnostics.skip(f"malformed:{type(exc).__name__}")
 
     def _add(self, record: dict[str, Any], mid: str, model: str | None) -> None:
         role = record.get("role")
@@ -243,12 +240,10 @@ def _seconds(value: Any) -> float:
 
 
 def _tool_calls(value: Any) -> list[dict[str, Any]]:
-    """``tool_calls`` as a list of objects (the database stores it as JSON text)."""
+    """``tool_calls`` as a list of objects (the database stores it as JSON text; text
+    that is not JSON raises :class:`~agentlog.adapters._json.JsonError`)."""
     if isinstance(value, str):
-        try:
-            value = msgspec.json.decode(value)
-        except msgspec.DecodeError:
-            return []
+        value = parse_json(value) if value.strip() else None  # JsonError: the row's problem
     return [c for c in value if isinstance(c, dict)] if isinstance(value, list) else []
 
 
@@ -261,15 +256,14 @@ def _decode_file(
         for line in data.splitlines():
             if not line.strip():
                 continue
-            record = decode_object(line)
+            record = json_object(line)
             if record is None:
                 diagnostics.skip("invalid_json")
             else:
                 records.append(record)
         return {}, records
-    snapshot = decode_object(data)
+    snapshot = read_document(data, diagnostics, as_object=True)
     if snapshot is None:
-        diagnostics.skip("invalid_json")
         return {}, []
     messages = snapshot.get("messages")
     return snapshot, [m for m in messages if isinstance(m, dict)] if isinstance(messages, list) else []
@@ -279,7 +273,7 @@ def _kind(
     row: Mapping[str, Any], parent: Mapping[str, Any] | None
 ) -> SessionKind | Literal["compression"] | None:
     """How a session row relates to its parent row: ``None`` for a root."""
-    config = decode_object(row.get("model_config")) or {}
+    config = json_object(row.get("model_config")) or {}
     if parent is None or "_reset_from" in config:
         return None
     if "_branched_from" in config or parent.get("end_reason") == "branched":
@@ -294,7 +288,7 @@ class HermesAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Hermes Agent"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("HERMES_HOME",)
     source_format = "json"
     sqlite_tables = ("sessions", "messages")
@@ -453,7 +447,7 @@ class HermesAdapter(DocumentAdapter):
             stray.merge(diagnostics)
             return None
         sid = as_str(snapshot.get("session_id")) or sid
-        config = snapshot.get("model_config") if isinstance(snapshot.get("model_config"), dict) else {}
+        config = as_dict(snapshot.get("model_config"))
         header = Session(
             key=f"{SLUG}:{sid}",
             agent=SLUG,

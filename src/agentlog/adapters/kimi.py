@@ -63,16 +63,17 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import (
-    MALFORMED,
-    as_int,
-    as_str,
-    decode_object,
-    function_call,
-    parse_time,
-    snake,
+from agentlog.adapters._json import json_object, parse_object
+from agentlog.adapters._tools import function_call, normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
+    ToolOutput,
 )
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
 from agentlog.model import (
     Diagnostics,
     FilePart,
@@ -119,7 +120,7 @@ _ERROR_MARK = "<system>ERROR</system>"
 
 def tool_name(raw: str) -> str:
     """Normalised name of the Kimi CLI tool ``raw``."""
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def work_dir_key(path: str, kaos: str = "local") -> str:
@@ -175,65 +176,104 @@ class _Wire(msgspec.Struct, kw_only=True):
     status_evidence: str | None = None
 
 
-def _read_wire(data: bytes, diagnostics: Diagnostics) -> _Wire:
-    wire = _Wire()
+def _read_wire(data: bytes, parser: _Session) -> None:
+    """Read ``wire.jsonl`` into ``parser.wire``, one guarded record per line."""
+    wire, diagnostics = parser.wire, parser.diagnostics
     seen: set[tuple[str, tuple[tuple[str, Any], ...]]] = set()
     for line in _lines(data):
-        record = decode_object(line)
-        if record is None:
-            diagnostics.skip("invalid_json")
-            continue
-        message = record.get("message")
-        when = record.get("timestamp") if isinstance(record.get("timestamp"), int | float) else None
-        if when is not None:
-            wire.first = when if wire.first is None else min(wire.first, when)
-            wire.last = when if wire.last is None else max(wire.last, when)
-        if not isinstance(message, dict):
-            if record.get("type") == "metadata":
-                diagnostics.use()
-            else:
-                diagnostics.skip("not_a_wire_message")
-            continue
-        kind = str(message.get("type"))
-        payload = message.get("payload") if isinstance(message.get("payload"), dict) else {}
-        if kind == "StatusUpdate" and isinstance(payload.get("token_usage"), dict):
-            usage = _usage(payload["token_usage"])
-            key = (str(payload.get("message_id")), tuple(sorted(payload["token_usage"].items())))
-            if key in seen:
-                diagnostics.skip("duplicate:StatusUpdate")
-                continue
-            seen.add(key)
+        with parser.guard():
+            _wire_record(parse_object(line), wire, diagnostics, seen)
+
+
+def _wire_record(
+    record: dict[str, Any],
+    wire: _Wire,
+    diagnostics: Diagnostics,
+    seen: set[tuple[str, tuple[tuple[str, Any], ...]]],
+) -> None:
+    message = record.get("message")
+    when = record.get("timestamp") if isinstance(record.get("timestamp"), int | float) else None
+    if when is not None:
+        wire.first = when if wire.first is None else min(wire.first, when)
+        wire.last = when if wire.last is None else max(wire.last, when)
+    if not isinstance(message, dict):
+        if record.get("type") == "metadata":
             diagnostics.use()
-            wire.usages.append((when, usage))
-        elif kind == "TurnBegin":
-            diagnostics.use()
-            wire.status, wire.status_evidence = "working", "TurnBegin without TurnEnd"
-            user_input = payload.get("user_input")
-            text = "".join(p.text for p in _content(user_input) if isinstance(p, TextPart))
-            wire.prompts.append((when, text))
-        elif kind in ("TurnEnd", "StepInterrupted"):
-            diagnostics.use()
-            wire.status = "waiting_for_user" if kind == "TurnEnd" else "interrupted"
-            wire.status_evidence = kind
-        elif kind == "SubagentEvent":
-            call = payload.get("parent_tool_call_id") or payload.get("task_tool_call_id")
-            if isinstance(call, str) and isinstance(payload.get("agent_id"), str):
-                wire.spawned[call] = payload["agent_id"]
-            diagnostics.skip("subagent_copy:SubagentEvent")
         else:
-            diagnostics.skip(f"ignored:wire:{kind}")
-    return wire
+            diagnostics.skip("not_a_wire_message")
+        return
+    kind = str(message.get("type"))
+    payload = as_dict(message.get("payload"))
+    if kind == "StatusUpdate" and isinstance(payload.get("token_usage"), dict):
+        usage = _usage(payload["token_usage"])
+        key = (str(payload.get("message_id")), tuple(sorted(payload["token_usage"].items())))
+        if key in seen:
+            diagnostics.skip("duplicate:StatusUpdate")
+            return
+        seen.add(key)
+        diagnostics.use()
+        wire.usages.append((when, usage))
+    elif kind == "TurnBegin":
+        diagnostics.use()
+        wire.status, wire.status_evidence = "working", "TurnBegin without TurnEnd"
+        user_input = payload.get("user_input")
+        text = "".join(p.text for p in _content(user_input) if isinstance(p, TextPart))
+        wire.prompts.append((when, text))
+    elif kind in ("TurnEnd", "StepInterrupted"):
+        diagnostics.use()
+        wire.status = "waiting_for_user" if kind == "TurnEnd" else "interrupted"
+        wire.status_evidence = kind
+    elif kind == "SubagentEvent":
+        call = payload.get("parent_tool_call_id") or payload.get("task_tool_call_id")
+        if isinstance(call, str) and isinstance(payload.get("agent_id"), str):
+            wire.spawned[call] = payload["agent_id"]
+        diagnostics.skip("subagent_copy:SubagentEvent")
+    else:
+        diagnostics.skip(f"ignored:wire:{kind}")
 
 
-class _Session:
-    """Builds one session from its context lines and its wire."""
+class _Session(DocumentParser):
+    """Builds one session from its context lines and its wire; each line of either is
+    one record."""
 
-    def __init__(self, sid: str, wire: _Wire, diagnostics: Diagnostics) -> None:
-        self.sid = sid
-        self.wire = wire
-        self.diagnostics = diagnostics
-        self.items: list[Message | ToolOutput] = []
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.session_id, self.agent_id = _identity(ref)
+        self.sid = self.session_id if self.agent_id is None else f"{self.session_id}/{self.agent_id}"
+        self.wire = _Wire()
         self.n = 0
+
+    def parse(self) -> None:
+        wire_data = next((d for p, d in self.doc.sidecars.items() if Path(p).name == "wire.jsonl"), b"")
+        _read_wire(wire_data, self)
+        diagnostics = self.diagnostics
+        previous: list[bytes] = []
+        for data in _ordered_contexts(self.doc):
+            lines = _lines(data)
+            shared = 0
+            while shared < min(len(lines), len(previous)) and lines[shared] == previous[shared]:
+                shared += 1
+            # revert_to copies the history up to (not including) a `_checkpoint` line.
+            while (
+                0 < shared < len(previous)
+                and (json_object(previous[shared]) or {}).get("role") != "_checkpoint"
+            ):
+                shared -= 1
+            if shared:
+                diagnostics.skip("duplicate:rotation", shared)
+            for line in lines[shared:]:
+                with self.guard():
+                    self.feed(parse_object(line))
+            previous = lines
+        self.finish()
+
+    def headers(self) -> list[Session]:
+        if self.diagnostics.records_total == 0:
+            self.fragments.clear()
+            return []
+        header = _header(self.ref, self.doc, self.session_id, self.agent_id, self.wire)
+        header.diagnostics = self.diagnostics
+        return [header]
 
     def feed(self, record: dict[str, Any]) -> None:
         """Convert one context line (bookkeeping lines are counted and skipped)."""
@@ -248,19 +288,20 @@ class _Session:
             parts = _content(record.get("content"))
             texts = [p.text for p in parts if isinstance(p, TextPart)]
             failed = bool(texts) and texts[0] == _ERROR_MARK
-            self.items.append(
+            self.emit(
+                self.sid,
                 ToolOutput(
                     call_id=record["tool_call_id"],
                     result=ToolResult(
                         output="\n".join(texts), is_error=failed, status="error" if failed else "completed"
                     ),
-                )
+                ),
             )
             return
         if role not in ("user", "assistant", "system"):
             self.diagnostics.unknown(f"role:{role}")
-            self.items.append(
-                Message(id=mid, role="system", parts=[UnknownPart(raw=record)], flags=["unknown"])
+            self.emit(
+                self.sid, Message(id=mid, role="system", parts=[UnknownPart(raw=record)], flags=["unknown"])
             )
             return
         self.diagnostics.use()
@@ -269,28 +310,30 @@ class _Session:
             message.parts.append(function_call(call, tool_name))
         if role == "user" and message.text.lstrip().startswith("<system>"):
             message.flags.append("meta")
-        self.items.append(message)
+        self.emit(self.sid, message)
 
-    def finish(self) -> list[tuple[str, Message | ToolOutput]]:
+    def finish(self) -> None:
         """Pair wire usage with assistant messages and prompt times with user messages."""
-        for output in self.items:
+        items = [item for _, item in self.fragments]
+        for output in items:
             if isinstance(output, ToolOutput) and output.call_id in self.wire.spawned:
                 output.result.structured = {"agent_id": f"{self.sid}/{self.wire.spawned[output.call_id]}"}
-        messages = [m for m in self.items if isinstance(m, Message)]
+        messages = [m for m in items if isinstance(m, Message)]
         assistants = [m for m in messages if m.role == "assistant"]
         for i, (when, usage) in enumerate(self.wire.usages):
             if i < len(assistants):
                 assistants[i].usage = usage
                 assistants[i].timestamp = parse_time(when)
             else:
-                self.items.append(
+                self.emit(
+                    self.sid,
                     Message(
                         id=f"{self.sid}@usage{i}",
                         role="system",
                         timestamp=parse_time(when),
                         usage=usage,
                         flags=["meta"],
-                    )
+                    ),
                 )
         prompts = iter(self.wire.prompts)
         pending = next(prompts, None)
@@ -299,7 +342,6 @@ class _Session:
             if pending is not None and user and message.text.strip() == pending[1].strip():
                 message.timestamp = parse_time(pending[0])
                 pending = next(prompts, None)
-        return [(self.sid, item) for item in self.items]
 
 
 def _ordered_contexts(doc: Document) -> list[bytes]:
@@ -324,8 +366,9 @@ def _identity(ref: SourceRef) -> tuple[str, str | None]:
 
 def _cwd(doc: Document, session_dir: Path) -> str | None:
     """The work dir whose key names ``session_dir``'s parent folder (from ``kimi.json``)."""
-    kimi = next((decode_object(d) for p, d in doc.sidecars.items() if Path(p).name == "kimi.json"), None)
-    for entry in (kimi or {}).get("work_dirs") or []:
+    kimi = next((json_object(d) for p, d in doc.sidecars.items() if Path(p).name == "kimi.json"), None)
+    work_dirs = (kimi or {}).get("work_dirs")
+    for entry in work_dirs if isinstance(work_dirs, list) else []:  # a kimi.json of another shape: no cwd
         path = entry.get("path") if isinstance(entry, dict) else None
         if (
             isinstance(path, str)
@@ -340,7 +383,7 @@ class KimiAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Kimi CLI"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("KIMI_SHARE_DIR",)
     source_format = "json"
 
@@ -372,76 +415,40 @@ class KimiAdapter(DocumentAdapter):
         return 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        session_id, agent_id = _identity(ref)
-        sid = session_id if agent_id is None else f"{session_id}/{agent_id}"
-        diagnostics = Diagnostics()
-        wire_data = next((d for p, d in doc.sidecars.items() if Path(p).name == "wire.jsonl"), b"")
-        wire = _read_wire(wire_data, diagnostics)
-        builder = _Session(sid, wire, diagnostics)
-        previous: list[bytes] = []
-        for data in _ordered_contexts(doc):
-            lines = _lines(data)
-            shared = 0
-            while shared < min(len(lines), len(previous)) and lines[shared] == previous[shared]:
-                shared += 1
-            # revert_to copies the history up to (not including) a `_checkpoint` line.
-            while (
-                0 < shared < len(previous)
-                and (decode_object(previous[shared]) or {}).get("role") != "_checkpoint"
-            ):
-                shared -= 1
-            if shared:
-                diagnostics.skip("duplicate:rotation", shared)
-            for line in lines[shared:]:
-                record = decode_object(line)
-                if record is None:
-                    diagnostics.skip("invalid_json")
-                    continue
-                try:
-                    builder.feed(record)
-                except MALFORMED as exc:
-                    diagnostics.skip(f"malformed:{type(exc).__name__}")
-            previous = lines
-        fragments = builder.finish()
-        if diagnostics.records_total == 0:
-            return DocumentResult(headers=[], fragments=[])
-        header = self._header(ref, doc, session_id, agent_id, wire)
-        header.diagnostics = diagnostics
-        return DocumentResult(headers=[header], fragments=fragments)
-
-    def _header(
-        self, ref: SourceRef, doc: Document, session_id: str, agent_id: str | None, wire: _Wire
-    ) -> Session:
-        sid = session_id if agent_id is None else f"{session_id}/{agent_id}"
-        p = Path(ref.path)
-        session_dir = p.parent.parent.parent if agent_id else p.parent
-        sidecar = {Path(k).name: decode_object(v) for k, v in doc.sidecars.items() if k.endswith(".json")}
-        state = sidecar.get("state.json") or {}
-        meta = sidecar.get("meta.json") or {}
-        title = as_str(state.get("custom_title")) or as_str(state.get("title"))
-        if title is None and wire.prompts:
-            title = wire.prompts[0][1][:50] or None
-        header = Session(
-            key=f"{SLUG}:{sid}",
-            agent=SLUG,
-            id=sid,
-            title=title,
-            cwd=_cwd(doc, session_dir if p.name == "context.jsonl" else p),
-            started_at=parse_time(wire.first),
-            ended_at=parse_time(wire.last),
-            status=wire.status,
-            status_evidence=wire.status_evidence,
-            sources=[ref.path],
-        )
-        if agent_id is not None:
-            header.kind = "subagent"
-            header.parent_key = f"{SLUG}:{session_id}"
-            header.subagent_type = as_str(meta.get("subagent_type"))
-            header.description = as_str(meta.get("description"))
-            if meta.get("status") in _SUBAGENT_STATUS:
-                header.status = _SUBAGENT_STATUS[meta["status"]]
-                header.status_evidence = f"meta.json:{meta['status']}"
-        return header
+        return _Session(ref, doc).result()
 
     def resume_command(self, session: Session) -> str | None:
         return f"kimi --session {session.id}" if session.kind == "main" else None
+
+
+def _header(ref: SourceRef, doc: Document, session_id: str, agent_id: str | None, wire: _Wire) -> Session:
+    sid = session_id if agent_id is None else f"{session_id}/{agent_id}"
+    p = Path(ref.path)
+    session_dir = p.parent.parent.parent if agent_id else p.parent
+    sidecar = {Path(k).name: json_object(v) for k, v in doc.sidecars.items() if k.endswith(".json")}
+    state = sidecar.get("state.json") or {}
+    meta = sidecar.get("meta.json") or {}
+    title = as_str(state.get("custom_title")) or as_str(state.get("title"))
+    if title is None and wire.prompts:
+        title = wire.prompts[0][1][:50] or None
+    header = Session(
+        key=f"{SLUG}:{sid}",
+        agent=SLUG,
+        id=sid,
+        title=title,
+        cwd=_cwd(doc, session_dir if p.name == "context.jsonl" else p),
+        started_at=parse_time(wire.first),
+        ended_at=parse_time(wire.last),
+        status=wire.status,
+        status_evidence=wire.status_evidence,
+        sources=[ref.path],
+    )
+    if agent_id is not None:
+        header.kind = "subagent"
+        header.parent_key = f"{SLUG}:{session_id}"
+        header.subagent_type = as_str(meta.get("subagent_type"))
+        header.description = as_str(meta.get("description"))
+        if meta.get("status") in _SUBAGENT_STATUS:
+            header.status = _SUBAGENT_STATUS[meta["status"]]
+            header.status_evidence = f"meta.json:{meta['status']}"
+    return header

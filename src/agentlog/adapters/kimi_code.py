@@ -53,7 +53,10 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, decode_object, parse_time, snake
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_object
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -111,9 +114,7 @@ _AGENT_ID = re.compile(r"^agent_id:\s*(\S+)", re.MULTILINE)
 
 def tool_name(raw: str) -> str:
     """Normalised name of the Kimi Code tool ``raw``."""
-    if raw.startswith("mcp__"):
-        return raw
-    return TOOL_NAMES.get(raw) or snake(raw)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -165,7 +166,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         super().__init__(ref, sidecars)
         self.session_id, self.agent_id = location(ref.path)
         self.sid = self.session_id if self.agent_id == "main" else f"{self.session_id}/{self.agent_id}"
-        meta = next((decode_object(data) for data in sidecars.values()), None)
+        meta = next((json_object(data) for data in sidecars.values()), None)
         self.meta: dict[str, Any] = meta or {}
 
     def initial_state(self) -> KimiCodeState:
@@ -254,7 +255,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         self.diagnostics.use()
         text = block_text(message.get("content"))
         out = self._message(offset, role, when, [TextPart(text=text)] if text else [])
-        origin = message.get("origin") if isinstance(message.get("origin"), dict) else {}
+        origin = as_dict(message.get("origin"))
         if role == "user" and origin.get("kind") not in (None, "user") and origin.get("name") != "subagent":
             out.flags.append("meta")
         elif role == "user" and self.state.first_prompt is None and text:
@@ -274,7 +275,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             d.use()
         elif kind == "content.part":
             d.use()
-            part = event.get("part") if isinstance(event.get("part"), dict) else {}
+            part = as_dict(event.get("part"))
             converted: Part
             if part.get("type") == "text":
                 converted = TextPart(text=str(part.get("text") or ""))
@@ -307,7 +308,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         self.emit(self.sid, self._message(offset, "assistant", when, [part], step))
 
     def _tool_output(self, event: dict[str, Any], offset: int, when: Any) -> ToolOutput:
-        result = event.get("result") if isinstance(event.get("result"), dict) else {}
+        result = as_dict(event.get("result"))
         output = result.get("output")
         call_id = str(event["toolCallId"])
         structured = None
@@ -354,8 +355,8 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         if self.diagnostics.records_total == 0:
             return []
         main = self.agent_id == "main"
-        agents = self.meta.get("agents") if isinstance(self.meta.get("agents"), dict) else {}
-        info = agents.get(self.agent_id) if isinstance(agents.get(self.agent_id), dict) else {}
+        agents = as_dict(self.meta.get("agents"))
+        info = as_dict(agents.get(self.agent_id))
         parent = info.get("parentAgentId") or "main"
         header = Session(
             key=f"{SLUG}:{self.sid}",
@@ -382,7 +383,7 @@ class KimiCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Kimi Code"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("KIMI_CODE_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

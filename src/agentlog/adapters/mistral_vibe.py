@@ -91,8 +91,24 @@ from typing import Any
 
 import msgspec
 
-from agentlog.adapters._common import as_int, as_str, block_text, decode_record, json_or_text, parse_time
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import (
+    JsonError,
+    json_or_text,
+    parse_json,
+    parse_object,
+    read_document,
+)
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_list, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
+    ToolOutput,
+)
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -148,8 +164,7 @@ USAGE_NOTE = "Session-level cumulative tokens (Mistral Vibe records no per-call 
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Vibe tool (MCP tools keep ``mcp__server__tool``)."""
-    base = raw.rsplit(".", 1)[-1]
-    return TOOL_NAMES[base] if base in TOOL_NAMES and not raw.startswith("mcp__") else raw
+    return raw if raw.startswith("mcp__") else normalise_tool(raw.rsplit(".", 1)[-1], TOOL_NAMES)
 
 
 def session_usage(prompt: int, cached: int, completion: int, cost: Any = None) -> Usage:
@@ -177,16 +192,16 @@ def usage_message(sid: str, usage: Usage, when: datetime | None) -> Message:
 
 
 def decode(data: bytes | None, diagnostics: Diagnostics, what: str) -> dict[str, Any]:
-    """A JSON object from ``data``; ``{}`` (with an error noted) when missing or bad."""
+    """A JSON object from ``data``; ``{}`` (with an error noted: ``missing``, a
+    reason of :mod:`agentlog.adapters._json`) when missing, bad or another value."""
     if data is None:
         diagnostics.errors.append(f"{what}: missing")
         return {}
     try:
-        value = _DECODER.decode(data)
-    except msgspec.DecodeError:
-        diagnostics.errors.append(f"{what}: invalid JSON")
+        return parse_object(data)
+    except JsonError as exc:
+        diagnostics.errors.append(f"{what}: {exc.reason}")
         return {}
-    return value if isinstance(value, dict) else {}
 
 
 def spread(start: datetime | None, end: datetime | None, index: int, count: int) -> datetime | None:
@@ -198,48 +213,48 @@ def spread(start: datetime | None, end: datetime | None, index: int, count: int)
     return start + (end - start) * index / (count - 1)
 
 
-class _Legacy:
-    """Parses one legacy session: a 2.x folder (``messages.jsonl`` + ``meta.json``)
-    or a pre-2.0 ``<prefix>_<date>_<time>_<id8>.json`` document."""
+class _Legacy(DocumentParser):
+    """Parses one legacy session: a 2.x folder (``doc.data`` is ``messages.jsonl``;
+    ``meta.json`` and, for a subagent, the enclosing session's are sidecars) or a
+    pre-2.0 ``<prefix>_<date>_<time>_<id8>.json`` document ``{metadata, messages[]}``.
+    Each line or message is one record."""
 
-    def __init__(self, ref: SourceRef, meta: dict[str, Any], diagnostics: Diagnostics) -> None:
-        self.ref = ref
-        self.diagnostics = diagnostics
-        self.meta = meta
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
         path = PurePath(ref.path)
-        fallback = path.stem if path.suffix == ".json" else path.parent.name
-        sid = as_str(meta.get("session_id")) or fallback
-        self.session = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
-        self.fragments: list[tuple[str, Message | ToolOutput]] = []
         self.parent_meta: dict[str, Any] | None = None
+        self.records: list[Any]
+        if path.suffix == ".json":
+            whole = read_document(doc.data, self.diagnostics, as_object=True) or {}
+            self.meta = as_dict(whole.get("metadata"))
+            self.records = as_list(whole.get("messages"))
+        else:
+            meta_path = str(path.with_name("meta.json"))
+            self.meta = decode(doc.sidecars.get(meta_path), self.diagnostics, "meta.json")
+            self.parent_meta = next(
+                (
+                    decode(data, Diagnostics(), "parent meta.json")
+                    for p, data in doc.sidecars.items()
+                    if p != meta_path
+                ),
+                None,
+            )
+            self.records = [line for line in doc.data.split(b"\n") if line.strip()]
+        fallback = path.stem if path.suffix == ".json" else path.parent.name
+        sid = as_str(self.meta.get("session_id")) or fallback
+        self.session = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
 
-    @classmethod
-    def folder(cls, ref: SourceRef, doc: Document) -> _Legacy:
-        """A 2.x session folder: ``doc.data`` is ``messages.jsonl``, ``meta.json`` (and
-        the enclosing session's, for a subagent) are sidecars."""
-        diagnostics = Diagnostics()
-        meta_path = str(PurePath(ref.path).with_name("meta.json"))
-        legacy = cls(ref, decode(doc.sidecars.get(meta_path), diagnostics, "meta.json"), diagnostics)
-        legacy.parent_meta = next(
-            (
-                decode(data, Diagnostics(), "parent meta.json")
-                for p, data in doc.sidecars.items()
-                if p != meta_path
-            ),
-            None,
-        )
-        return legacy
+    def headers(self) -> list[Session]:
+        self.session.diagnostics = self.diagnostics
+        return [self.session]
 
-    def parse_lines(self, data: bytes) -> DocumentResult:
-        """Parse the folder's ``messages.jsonl``."""
-        lines = [line for line in data.split(b"\n") if line.strip()]
-        return self.parse([decode_record(line, self.diagnostics) for line in lines])
-
-    def parse(self, records: list[dict[str, Any] | None]) -> DocumentResult:
-        """Parse the session's records (``None``: a bad one, already counted)."""
+    def parse(self) -> None:
+        records = self.records
         meta, session = self.meta, self.session
-        env = meta.get("environment") if isinstance(meta.get("environment"), dict) else {}
-        config = next((meta[k] for k in ("config", "agent_config") if isinstance(meta.get(k), dict)), {})
+        env = as_dict(meta.get("environment"))
+        config: dict[str, Any] = next(
+            (meta[k] for k in ("config", "agent_config") if isinstance(meta.get(k), dict)), {}
+        )
         session.title = as_str(meta.get("title")) or as_str(meta.get("name"))
         session.cwd = as_str(env.get("working_directory"))
         session.git_branch = as_str(meta.get("git_branch"))
@@ -256,7 +271,12 @@ class _Legacy:
             session.kind = "fork"
             session.parent_key = f"{SLUG}:{meta['parent_session_id']}"
         for index, record in enumerate(records):
-            if record is not None:
+            with self.guard():
+                if isinstance(record, bytes):
+                    record = parse_object(record)
+                elif not isinstance(record, dict):
+                    self.diagnostics.skip("not_an_object")
+                    continue
                 self._record(record, index, spread(start, end, index, len(records)), model)
         stats = meta.get("stats")
         if isinstance(stats, dict):
@@ -269,8 +289,6 @@ class _Legacy:
             self.fragments.append((session.id, usage_message(session.id, usage, end)))
         if model and model not in session.models:
             session.models.append(model)
-        session.diagnostics = self.diagnostics
-        return DocumentResult(headers=[session], fragments=self.fragments)
 
     def _record(self, record: dict[str, Any], index: int, when: datetime | None, model: str | None) -> None:
         sid = self.session.id
@@ -332,36 +350,27 @@ class _Legacy:
         self.fragments.append((sid, message))
 
 
-def parse_pre2(ref: SourceRef, data: bytes) -> DocumentResult:
-    """A pre-2.0 session document ``{metadata, messages[]}``."""
-    diagnostics = Diagnostics()
-    whole = decode_record(data, diagnostics) or {}
-    meta = whole.get("metadata") if isinstance(whole.get("metadata"), dict) else {}
-    messages = whole.get("messages") if isinstance(whole.get("messages"), list) else []
-    records: list[dict[str, Any] | None] = []
-    for item in messages:
-        if not isinstance(item, dict):
-            diagnostics.skip("not_an_object")
-        records.append(item if isinstance(item, dict) else None)
-    return _Legacy(ref, meta, diagnostics).parse(records)
-
-
-class _Unified:
-    """Reads one unified-store session (``CURRENT`` and its sidecars)."""
+class _Unified(DocumentParser):
+    """Reads one unified-store session (``CURRENT`` and its sidecars); each history
+    entry and journal line is one record."""
 
     def __init__(self, ref: SourceRef, doc: Document) -> None:
-        self.ref = ref
-        self.doc = doc
+        super().__init__(ref, doc)
         self.folder = PurePath(ref.path).parent
-        self.diagnostics = Diagnostics()
+        self.session = Session(key="", agent=SLUG, id=self.folder.name, sources=[ref.path])
 
     def sidecar(self, rel: str) -> bytes | None:
         return self.doc.sidecars.get(str(self.folder / rel))
 
-    def parse(self, data: bytes) -> DocumentResult:
-        current = decode(data, self.diagnostics, "CURRENT")
-        sid = as_str(current.get("session_id")) or self.folder.name
-        session = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+    def headers(self) -> list[Session]:
+        self.session.diagnostics = self.diagnostics
+        return [self.session]
+
+    def parse(self) -> None:
+        current = decode(self.doc.data, self.diagnostics, "CURRENT")
+        session = self.session
+        sid = session.id = as_str(current.get("session_id")) or session.id
+        session.key = f"{SLUG}:{sid}"
         generation = as_str(current.get("generation"))
         manifest = decode(
             self.sidecar(f"generations/{generation}/manifest.json"), self.diagnostics, "manifest"
@@ -372,9 +381,10 @@ class _Unified:
         segment = manifest.get("recovery_journal_segment")
         if isinstance(segment, dict) and as_str(segment.get("path")):
             self._fold_journal(state, self.sidecar(segment["path"]))
-        entries = state.get("history", {}).get("entries", [])
-        fragments = self._entries(sid, entries if isinstance(entries, list) else [])
-        self._header(session, state.get("session") if isinstance(state.get("session"), dict) else {})
+        history = state.get("history")
+        entries = history.get("entries") if isinstance(history, dict) else None
+        self._entries(sid, entries if isinstance(entries, list) else [])
+        self._header(session, as_dict(state.get("session")))
         token_usage = (
             state.get("session", {}).get("tokenUsage") if isinstance(state.get("session"), dict) else None
         )
@@ -384,9 +394,7 @@ class _Unified:
                 as_int(token_usage.get("cachedInputTokens")),
                 as_int(token_usage.get("outputTokens")),
             )
-            fragments.append((sid, usage_message(sid, usage, session.ended_at)))
-        session.diagnostics = self.diagnostics
-        return DocumentResult(headers=[session], fragments=fragments)
+            self.emit(sid, usage_message(sid, usage, session.ended_at))
 
     def _projection(self, generation: str | None, manifest: dict[str, Any]) -> dict[str, Any]:
         """The generation's ``PublicSessionState`` with its chunks attached."""
@@ -399,16 +407,13 @@ class _Unified:
         )
         if envelope:
             self.diagnostics.use()
-        state = envelope.get("snapshot") if isinstance(envelope.get("snapshot"), dict) else {}
+        state = as_dict(envelope.get("snapshot"))
         chunks = ref.get("chunks")
         if isinstance(chunks, list) and chunks:
             entries: list[Any] = []
             for sha in chunks:
-                data = self.sidecar(f"chunks/{sha}.json")
-                try:
-                    chunk = _DECODER.decode(data) if data is not None else None
-                except msgspec.DecodeError:
-                    chunk = None
+                data = self.sidecar(f"chunks/{sha}.json") if isinstance(sha, str) else None
+                chunk = read_document(data, self.diagnostics) if data is not None else None
                 if isinstance(chunk, list):
                     self.diagnostics.use()
                     entries.extend(chunk)
@@ -423,36 +428,39 @@ class _Unified:
         if data is None:
             self.diagnostics.errors.append("journal: missing")
             return
-        history = state.setdefault("history", {})
-        entries: list[Any] = history.setdefault("entries", [])
+        history = state["history"] = as_dict(state.get("history"))
+        entries: list[Any] = as_list(history.get("entries"))
         for line in data.split(b"\n"):
             if not line.strip():
                 continue
-            try:
-                record = _DECODER.decode(line)
-            except msgspec.DecodeError:
-                self.diagnostics.skip("invalid_json")
-                continue
-            kind = record.get("type") if isinstance(record, dict) else None
-            payload = record.get("payload") if isinstance(record, dict) else None
-            if kind == "projection_delta" and isinstance(payload, dict):
-                self.diagnostics.use()
-                for op in payload.get("delta") or []:
-                    entries = self._apply(state, entries, op)
-            elif (
-                kind == "projection_advanced"
-                and isinstance(payload, dict)
-                and isinstance(payload.get("snapshot"), dict)
-            ):
-                self.diagnostics.use()
-                state.clear()
-                state.update(payload["snapshot"])
-                entries = state.setdefault("history", {}).setdefault("entries", [])
-            elif isinstance(kind, str):
-                self.diagnostics.skip(f"ignored:{kind}")
-            else:
-                self.diagnostics.skip("not_an_object")
-        state.setdefault("history", {})["entries"] = entries
+            with self.guard():
+                entries = self._journal_line(state, entries, parse_json(line))
+        history = state.setdefault("history", {})
+        if isinstance(history, dict):
+            history["entries"] = entries
+
+    def _journal_line(self, state: dict[str, Any], entries: list[Any], record: Any) -> list[Any]:
+        """Apply one journal record; returns the entries list now in use."""
+        kind = record.get("type") if isinstance(record, dict) else None
+        payload = record.get("payload") if isinstance(record, dict) else None
+        if kind == "projection_delta" and isinstance(payload, dict):
+            self.diagnostics.use()
+            for op in payload.get("delta") or []:
+                entries = self._apply(state, entries, op)
+        elif (
+            kind == "projection_advanced"
+            and isinstance(payload, dict)
+            and isinstance(payload.get("snapshot"), dict)
+        ):
+            self.diagnostics.use()
+            state.clear()
+            state.update(payload["snapshot"])
+            entries = state.setdefault("history", {}).setdefault("entries", [])
+        elif isinstance(kind, str):
+            self.diagnostics.skip(f"ignored:{kind}")
+        else:
+            self.diagnostics.skip("not_an_object")
+        return entries
 
     def _apply(self, state: dict[str, Any], entries: list[Any], op: Any) -> list[Any]:
         kind = op.get("op") if isinstance(op, dict) else None
@@ -495,15 +503,13 @@ class _Unified:
             )
             session.status_evidence = f"session.status={kind}"
 
-    def _entries(self, sid: str, entries: list[Any]) -> list[tuple[str, Message | ToolOutput]]:
-        out: list[tuple[str, Message | ToolOutput]] = []
+    def _entries(self, sid: str, entries: list[Any]) -> None:
         for n, entry in enumerate(entries):
-            if not isinstance(entry, dict):
-                self.diagnostics.skip("not_an_object")
-                continue
-            message = self._entry(entry, as_str(entry.get("id")) or f"{sid}@{n}")
-            out.append((sid, message))
-        return out
+            with self.guard():
+                if not isinstance(entry, dict):
+                    self.diagnostics.skip("not_an_object")
+                    continue
+                self.emit(sid, self._entry(entry, as_str(entry.get("id")) or f"{sid}@{n}"))
 
     def _entry(self, entry: dict[str, Any], mid: str) -> Message:
         when = parse_time(entry.get("createdAt"))
@@ -527,7 +533,7 @@ class _Unified:
             return [ReasoningPart(text=str(entry.get("text") or ""), summary=summary)], "assistant", []
         if kind == "effect":
             return [self._effect(entry, mid)], "assistant", []
-        details = entry.get("details") if isinstance(entry.get("details"), dict) else {}
+        details = as_dict(entry.get("details"))
         if kind == "checkpoint" and entry.get("kind") == "compaction":
             return (
                 [CompactionPart(trigger=str(details.get("trigger") or ""))],
@@ -551,17 +557,17 @@ class _Unified:
         if kind == "text":
             return TextPart(text=str(block.get("text") or ""))
         if kind == "image":
-            attachment = block.get("attachment") if isinstance(block.get("attachment"), dict) else {}
+            attachment = as_dict(block.get("attachment"))
             return FilePart(media_type=str(attachment.get("mimeType") or "image"))
         if kind == "resource":
-            resource = block.get("resource") if isinstance(block.get("resource"), dict) else {}
+            resource = as_dict(block.get("resource"))
             return FilePart(ref=str(resource.get("uri") or ""))
         return UnknownPart(raw=block)
 
     @staticmethod
     def _effect(entry: dict[str, Any], mid: str) -> ToolCallPart:
-        detail = entry.get("detail") if isinstance(entry.get("detail"), dict) else {}
-        state = entry.get("state") if isinstance(entry.get("state"), dict) else {}
+        detail = as_dict(entry.get("detail"))
+        state = as_dict(entry.get("state"))
         raw = as_str(detail.get("toolName")) or str(entry.get("title") or "")
         status = _EFFECT_STATUS.get(str(state.get("status")))
         result = None
@@ -593,7 +599,7 @@ class MistralVibeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Mistral Vibe"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("VIBE_HOME",)
     source_format = "json"
 
@@ -636,10 +642,8 @@ class MistralVibeAdapter(DocumentAdapter):
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         if PurePath(ref.path).name == "CURRENT":
-            return _Unified(ref, doc).parse(doc.data)
-        if PurePath(ref.path).suffix == ".json":
-            return parse_pre2(ref, doc.data)
-        return _Legacy.folder(ref, doc).parse_lines(doc.data)
+            return _Unified(ref, doc).result()
+        return _Legacy(ref, doc).result()
 
     def resume_command(self, session: Session) -> str | None:
         return f"vibe --resume {session.id}" if session.kind != "subagent" else None

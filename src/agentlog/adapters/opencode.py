@@ -71,8 +71,17 @@ from typing import Any, Literal
 
 import msgspec
 
-from agentlog.adapters._common import MALFORMED, as_int, as_str, decode_object, parse_time, snake
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
+from agentlog.adapters._json import JsonError, parse_object
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentResult,
+    Fragment,
+    RecordGuard,
+    SourceRef,
+)
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -120,7 +129,7 @@ _OPENAI_MODELS = ("gpt-", "o1", "o3", "o4", "codex")
 
 def tool_name(raw: str) -> str:
     """Normalised name of the OpenCode tool ``raw``."""
-    return TOOL_NAMES.get(raw.lower()) or snake(raw)
+    return TOOL_NAMES.get(raw.lower()) or normalise_tool(raw)
 
 
 class _Rows(msgspec.Struct, kw_only=True):
@@ -141,14 +150,12 @@ def _json_rows(files: Mapping[str, bytes], rows: _Rows) -> None:
         kind = kind or ("part" if p.parent.name == "part" else None)
         if kind is None or p.suffix != ".json":
             continue
-        record = decode_object(files[path])
-        if record is None or not isinstance(record.get("id"), str):
-            rows.diagnostics.skip("invalid_json" if record is None else "no_id")
-            continue
-        try:
+        with RecordGuard([], rows.diagnostics):
+            record = parse_object(files[path])
+            if not isinstance(record.get("id"), str):
+                rows.diagnostics.skip("no_id")
+                continue
             _json_row(kind, p, record, rows)
-        except MALFORMED as exc:
-            rows.diagnostics.skip(f"malformed:{type(exc).__name__}")
 
 
 def _json_row(kind: str, p: Path, record: dict[str, Any], rows: _Rows) -> None:
@@ -189,9 +196,10 @@ def _db_rows(tables: Mapping[str, list[dict[str, Any]]], rows: _Rows) -> None:
                 rows.diagnostics.skip("no_id")
                 continue
             if name != "session":
-                data = decode_object(row.get("data"))
-                if data is None:
-                    rows.diagnostics.skip("invalid_json")
+                try:
+                    data = parse_object(row.get("data"))
+                except JsonError as exc:
+                    rows.diagnostics.skip(exc.reason)
                     continue
                 row = {**row, "data": data, "order": row["id"]}
             target[f"{row.get('message_id')}/{row['id']}" if name == "part" else row["id"]] = row
@@ -211,7 +219,7 @@ def usage_of(data: Mapping[str, Any], cost: Any = None) -> Usage | None:
     tokens = data.get("tokens")
     if not isinstance(tokens, dict):
         return None
-    cache = tokens.get("cache") if isinstance(tokens.get("cache"), dict) else {}
+    cache = as_dict(tokens.get("cache"))
     reasoning = as_int(tokens.get("reasoning"))
     output = as_int(tokens.get("output"))
     if not openai_counts(data):
@@ -229,10 +237,10 @@ def usage_of(data: Mapping[str, Any], cost: Any = None) -> Usage | None:
 
 
 def _tool_part(part: dict[str, Any], aborted: bool) -> ToolCallPart:
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_dict(part.get("state"))
     raw = str(part.get("tool") or "unknown")
     status = state.get("status")
-    times = state.get("time") if isinstance(state.get("time"), dict) else {}
+    times = as_dict(state.get("time"))
     metadata = state.get("metadata")
     result = None
     if status in ("completed", "success", "error"):
@@ -261,7 +269,7 @@ class _Converter:
         self.ref = ref
         self.rows = rows
         self.headers: dict[str, Session] = {}
-        self.fragments: list[tuple[str, Message]] = []
+        self.fragments: list[Fragment] = []
         self.spawned: dict[str, str] = {}
 
     def run(self) -> DocumentResult:
@@ -279,10 +287,8 @@ class _Converter:
             messages = sorted(by_session.get(sid, []), key=lambda m: (as_int(m.get("time_created")), m["id"]))
             for row in messages:
                 parts = sorted(by_message.get(row["id"], []), key=lambda p: p["order"])
-                try:
+                with RecordGuard(self.fragments, header.diagnostics):
                     self.fragments.append((sid, self._message(header, row, parts)))
-                except MALFORMED as exc:
-                    header.diagnostics.skip(f"malformed:{type(exc).__name__}")
         for child in self.headers.values():
             child.parent_tool_call_id = self.spawned.get(child.id)
         headers = list(self.headers.values())
@@ -323,7 +329,7 @@ class _Converter:
         error = data.get("error") if isinstance(data.get("error"), dict) else None
         aborted = bool(error and error.get("name") == _ABORTED)
         model = data.get("modelID") or (data.get("model") or {}).get("modelID")
-        time = data.get("time") if isinstance(data.get("time"), dict) else {}
+        time = as_dict(data.get("time"))
         message = Message(
             id=row["id"],
             role=role,
@@ -395,7 +401,7 @@ class OpenCodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "OpenCode"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("OPENCODE_DATA_DIR", "XDG_DATA_HOME")
     source_format = "json"
     sqlite_tables = ("session", "message", "part")
@@ -430,9 +436,9 @@ class OpenCodeAdapter(DocumentAdapter):
             tree = tuple(trees.pop(folder / "storage", []))
             for i, db in enumerate(found):
                 yield SourceRef(agent=SLUG, path=str(db), sidecars=tree if i == 0 else ())
-        for tree in trees.values():
+        for files in trees.values():
             # Session files sort first: the source's path names one when there is one.
-            ordered = sorted(tree, key=lambda p: (Path(p).parent.parent.name != "session", p))
+            ordered = sorted(files, key=lambda p: (Path(p).parent.parent.name != "session", p))
             yield SourceRef(agent=SLUG, path=ordered[0], sidecars=tuple(ordered[1:]))
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -67,11 +67,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, ClassVar
 
-import msgspec
-
-from agentlog.adapters._common import TreeParser, TreeState, as_int, as_str, mapped_tool, parse_time, snake
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._tree import TreeParser, TreeState
+from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
@@ -99,7 +100,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 
 def tool_name(raw: str) -> str:
     """Normalised name of a Pi tool ``raw`` (MCP tools keep ``mcp__server__tool``)."""
-    return mapped_tool(raw if raw.startswith("mcp__") else snake(raw), TOOL_NAMES)
+    return normalise_tool(raw, TOOL_NAMES)
 
 
 def usage_of(usage: Any) -> Usage | None:
@@ -114,7 +115,7 @@ def usage_of(usage: Any) -> Usage | None:
         cache_read_tokens=as_int(usage.get("cacheRead")),
         cache_write_5m_tokens=as_int(usage.get("cacheWrite")),
         output_tokens=as_int(usage.get("output")),
-        cost_usd=float(total) if recorded else None,
+        cost_usd=float(total) if recorded and total is not None else None,
         cost_source="recorded" if recorded else None,
     )
 
@@ -328,10 +329,7 @@ def _count(value: Any) -> int | None:
 def sniff_pi_family(head: bytes, header_keys: tuple[bytes, ...]) -> float:
     """Confidence that ``head`` is a Pi-family session file (header line + entries)."""
     first = head.split(b"\n", 1)[0]
-    try:
-        record = msgspec.json.decode(first)
-    except msgspec.DecodeError:
-        return 0.0
+    record = json_value(first)
     if not isinstance(record, dict) or record.get("type") != "session":
         return 0.0
     score = 0.6 if "cwd" in record and "timestamp" in record else 0.3
@@ -345,8 +343,8 @@ class PiAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Pi"
-    parser_version = 1
-    env_vars = ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR")
+    parser_version = 2
+    env_vars: ClassVar[tuple[str, ...]] = ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         if env.get("PI_CODING_AGENT_SESSION_DIR"):

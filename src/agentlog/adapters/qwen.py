@@ -67,7 +67,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
-from agentlog.adapters._common import TreeParser, TreeState, as_int, as_str, parse_time
+from agentlog.adapters._tree import TreeParser, TreeState
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.adapters.gemini_cli import (
     GeminiCliAdapter,
@@ -121,7 +122,7 @@ def compaction(payload: dict[str, Any]) -> CompactionPart:
         for part in content.get("parts") or []
         if isinstance(part, dict) and isinstance(part.get("text"), str)
     ]
-    info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+    info = as_dict(payload.get("info"))
     before = info.get("originalTokenCount")
     return CompactionPart(
         summary="\n\n".join(texts),
@@ -182,15 +183,15 @@ class QwenParser(TreeParser[TreeState]):
         session.cwd = as_str(record.get("cwd")) or session.cwd
         session.git_branch = as_str(record.get("gitBranch")) or session.git_branch
         session.agent_version = as_str(record.get("version")) or session.agent_version
-        payload = record.get("systemPayload") if isinstance(record.get("systemPayload"), dict) else {}
+        payload = as_dict(record.get("systemPayload"))
         if kind == "user" and subtype in (None, "mid_turn_user_message"):
             self._prompt(record, payload, offset)
         elif kind == "user" and subtype in ("notification", "agent_message"):
             typed = as_str(payload.get("displayText"))
-            parts = [TextPart(text=typed)] if typed else self._parts(record)
+            parts: list[Part] = [TextPart(text=typed)] if typed else self._parts(record)
             self._emit(record, offset, "user", parts, ["meta"])
         elif kind == "assistant":
-            message = record.get("message") if isinstance(record.get("message"), dict) else {}
+            message = as_dict(record.get("message"))
             parts = self._assistant_parts(message.get("parts"), record, offset)
             usage = usage_of(record.get("usageMetadata"))
             self._emit(record, offset, "assistant", parts, [], as_str(record.get("model")), usage)
@@ -259,8 +260,8 @@ class QwenParser(TreeParser[TreeState]):
 
     def _tool_result(self, record: dict[str, Any], offset: int) -> None:
         self._tree(record, None)
-        message = record.get("message") if isinstance(record.get("message"), dict) else {}
-        outcome = record.get("toolCallResult") if isinstance(record.get("toolCallResult"), dict) else {}
+        message = as_dict(record.get("message"))
+        outcome = as_dict(record.get("toolCallResult"))
         status = _TOOL_STATUS.get(str(outcome.get("status")), "completed")
         when = parse_time(record.get("timestamp"))
         responses = [
@@ -295,7 +296,7 @@ class QwenAdapter(JsonlAdapter, GeminiCliAdapter):
 
     slug = SLUG
     display_name = "Qwen Code"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("QWEN_CODE_HOME",)
     assistant_types: ClassVar[tuple[str, ...]] = ("qwen", "gemini", "model")
 

@@ -43,16 +43,18 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentlog.adapters._common import (
-    as_str,
-    json_value,
-    normalise_tool,
-    parse_time,
-    vscode_state_dbs,
-    vscode_user_dirs,
-    workspace_folder,
+from agentlog.adapters._common import vscode_state_dbs, vscode_user_dirs, workspace_folder
+from agentlog.adapters._json import json_value
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    Fragment,
+    SourceRef,
 )
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef
 from agentlog.model import Message, Part, ReasoningPart, Session, TextPart, ToolCallPart
 
 SLUG = "trae"
@@ -119,7 +121,7 @@ class TraeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Trae"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("TRAE_USER_DIR", "XDG_CONFIG_HOME", "APPDATA")
     source_format = "sqlite"
     sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {
@@ -141,10 +143,24 @@ class TraeAdapter(DocumentAdapter):
         return 0.3 if name == "state.vscdb" and b"cursorDiskKV" not in head else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        cwd = next((workspace_folder(d) for d in doc.sidecars.values()), None)
-        headers: list[Session] = []
-        fragments: list[tuple[str, Message]] = []
-        for row in doc.tables.get("memento", []):
+        return _MementoParse(ref, doc).result()
+
+
+class _MementoParse(DocumentParser):
+    """One ``state.vscdb``'s ``icube-ai-agent-storage`` memento: its sessions, each
+    message one record."""
+
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.sessions: list[Session] = []
+
+    def headers(self) -> list[Session]:
+        return self.sessions
+
+    def parse(self) -> None:
+        ref, headers = self.ref, self.sessions
+        cwd = next((workspace_folder(d) for d in self.doc.sidecars.values()), None)
+        for row in self.doc.tables.get("memento", []):
             store = json_value(row.get("value"))
             sessions = store.get("list") if isinstance(store, dict) else None
             if not isinstance(sessions, list):
@@ -157,16 +173,15 @@ class TraeAdapter(DocumentAdapter):
                 continue
             for entry in sessions:
                 if isinstance(entry, dict) and as_str(entry.get("sessionId")):
-                    header, messages = self._session(entry, cwd, ref)
-                    headers.append(header)
-                    fragments.extend((header.id, m) for m in messages)
+                    headers.append(self._session(entry, cwd, ref, self.fragments))
                 elif headers:
                     headers[0].diagnostics.skip("malformed:session")
-        return DocumentResult(headers=headers, fragments=list(fragments))
 
     def _session(
-        self, entry: dict[str, Any], cwd: str | None, ref: SourceRef
-    ) -> tuple[Session, list[Message]]:
+        self, entry: dict[str, Any], cwd: str | None, ref: SourceRef, out: list[Fragment]
+    ) -> Session:
+        """The header of one session entry; its messages go to ``out``, one guarded
+        record each."""
         sid = entry["sessionId"]
         header = Session(
             key=f"{SLUG}:{sid}",
@@ -184,28 +199,42 @@ class TraeAdapter(DocumentAdapter):
             header.diagnostics.skip("not_an_object", len(raw) - len(indexed))
         indexed.sort(key=lambda t: t[1]["turnIndex"] if isinstance(t[1].get("turnIndex"), int) else t[0])
         default_model = as_str(entry.get("model"))
-        messages: list[Message] = []
         last: datetime | None = None
         for n, item in indexed:
-            role = _ROLES.get(str(item.get("role")))
-            if role is None:
-                header.diagnostics.skip(f"ignored:role:{item.get('role')}")
-                continue
-            header.diagnostics.use()
-            mid = f"{sid}@{n}"
-            when = parse_time(item.get("timestamp"))
-            if when is not None and last is not None and when < last:
-                when = last
-            last = when or last
-            text = as_str(item.get("content"))
-            parts: list[Part] = [TextPart(text=text)] if text else []
-            message = Message(id=mid, role=role, timestamp=when, parts=parts)  # type: ignore[arg-type]
-            if role == "assistant":
-                if not text:
-                    message.parts = task_parts(item.get("agentTaskContent"), mid)
-                message.model = _model(item) or default_model
-                message.flags.append("timestamp_unreliable")
-            elif header.title is None and text and role == "user":
-                header.title = text
-            messages.append(message)
-        return header, messages
+            with self.guard(header.diagnostics):
+                last = self._message(header, item, n, last, default_model, out)
+        return header
+
+    @staticmethod
+    def _message(
+        header: Session,
+        item: dict[str, Any],
+        n: int,
+        last: datetime | None,
+        default_model: str | None,
+        out: list[Fragment],
+    ) -> datetime | None:
+        """Emit one message of a session entry; returns the latest time seen."""
+        sid = header.id
+        role = _ROLES.get(str(item.get("role")))
+        if role is None:
+            header.diagnostics.skip(f"ignored:role:{item.get('role')}")
+            return last
+        header.diagnostics.use()
+        mid = f"{sid}@{n}"
+        when = parse_time(item.get("timestamp"))
+        if when is not None and last is not None and when < last:
+            when = last
+        last = when or last
+        text = as_str(item.get("content"))
+        parts: list[Part] = [TextPart(text=text)] if text else []
+        message = Message(id=mid, role=role, timestamp=when, parts=parts)  # type: ignore[arg-type]
+        if role == "assistant":
+            if not text:
+                message.parts = task_parts(item.get("agentTaskContent"), mid)
+            message.model = _model(item) or default_model
+            message.flags.append("timestamp_unreliable")
+        elif header.title is None and text and role == "user":
+            header.title = text
+        out.append((sid, message))
+        return last

@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-import msgspec
-
+from agentlog.adapters._json import json_value
 from agentlog.adapters.base import SourceRef
 from agentlog.adapters.codex import CodexAdapter, CodexParser
 from agentlog.model import Session
@@ -39,7 +37,7 @@ class TraeCliAdapter(CodexAdapter):
 
     slug = SLUG
     display_name = "TRAE CLI"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("TRAEX_HOME", "TRAEX_SESSIONS_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -50,10 +48,7 @@ class TraeCliAdapter(CodexAdapter):
     def sniff(self, name: str, head: bytes) -> float:
         score = super().sniff(name, head)
         first = head.split(b"\n", 1)[0]
-        try:
-            record: Any = msgspec.json.decode(first)
-        except msgspec.DecodeError:
-            return 0.0
+        record = json_value(first)
         payload = record.get("payload") if isinstance(record, dict) else None
         is_trae = isinstance(payload, dict) and payload.get("model_provider") == "trae"
         return min(1.0, score + 0.02) if is_trae else 0.0

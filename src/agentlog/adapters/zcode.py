@@ -46,8 +46,18 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from agentlog.adapters._common import MALFORMED, as_int, as_str, block_text, decode_object, parse_time, snake
-from agentlog.adapters.base import Document, DocumentAdapter, DocumentResult, SourceRef, ToolOutput
+from agentlog.adapters._content import block_text
+from agentlog.adapters._json import json_object
+from agentlog.adapters._tools import normalise_tool
+from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
+from agentlog.adapters.base import (
+    Document,
+    DocumentAdapter,
+    DocumentParser,
+    DocumentResult,
+    SourceRef,
+    ToolOutput,
+)
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -94,7 +104,7 @@ def _model(data: Mapping[str, Any]) -> str | None:
 
 
 def _tool_call(part: dict[str, Any]) -> ToolCallPart:
-    state = part.get("state") if isinstance(part.get("state"), dict) else {}
+    state = as_dict(part.get("state"))
     raw = str(_first(part, "tool", "name") or "unknown")
     result = None
     if state.get("status") in ("completed", "error"):
@@ -106,7 +116,7 @@ def _tool_call(part: dict[str, Any]) -> ToolCallPart:
         )
     return ToolCallPart(
         call_id=str(_first(part, "callID", "id", "toolCallId", "tool_use_id") or ""),
-        tool=snake(raw),
+        tool=normalise_tool(raw),
         raw_name=raw,
         input=_first(state, "input") if state else _first(part, "input", "args", "arguments"),
         result=result,
@@ -146,12 +156,72 @@ def _order(row: Mapping[str, Any], *keys: str) -> tuple[Any, ...]:
     return (*(as_int(row.get(k)) for k in keys), str(row.get("id")))
 
 
+class _DatabaseParse(DocumentParser):
+    """One ``db.sqlite``: each session and message row is one record, counted in its
+    session's diagnostics (rows no session owns in ``self.diagnostics``, merged into
+    the first header)."""
+
+    def __init__(self, ref: SourceRef, doc: Document) -> None:
+        super().__init__(ref, doc)
+        self.sessions: dict[str, Session] = {}
+
+    def header(self, sid: str) -> Session:
+        if sid not in self.sessions:
+            self.sessions[sid] = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        return self.sessions[sid]
+
+    def headers(self) -> list[Session]:
+        out = list(self.sessions.values())
+        if out:
+            out[0].diagnostics.merge(self.diagnostics)
+        return out
+
+    def parse(self) -> None:
+        tables = self.doc.tables
+        stray, fragments, header = self.diagnostics, self.fragments, self.header
+        for row in tables.get("session", []):
+            if not isinstance(row.get("id"), str):
+                stray.skip("no_id")
+                continue
+            session = header(row["id"])
+            session.diagnostics.use()
+            session.title = as_str(row.get("title"))
+            session.cwd = as_str(row.get("directory"))
+            session.agent_version = as_str(row.get("version"))
+            session.started_at = parse_time(row.get("time_created"))
+            if as_str(row.get("parent_id")):
+                session.parent_key = f"{SLUG}:{row['parent_id']}"
+                session.kind = "subagent"
+        parts: dict[str, list[dict[str, Any]]] = {}
+        for row in sorted(tables.get("part", []), key=lambda r: _order(r, "sequence", "time_created")):
+            parts.setdefault(str(row.get("message_id")), []).append(row)
+        assistants: dict[str, list[Message]] = {}
+        for row in sorted(tables.get("message", []), key=lambda r: _order(r, "time_created", "sequence")):
+            data = json_object(row.get("data"))
+            sid = as_str(row.get("session_id"))
+            if data is None or sid is None or not isinstance(row.get("id"), str):
+                stray.skip("invalid_message_row")
+                continue
+            session = header(sid)
+            with self.guard(session.diagnostics):
+                message = ZcodeAdapter._message(
+                    row, data, parts.pop(row["id"], []), session.diagnostics, fragments, sid
+                )
+                fragments.append((sid, message))
+                if message.role == "assistant":
+                    assistants.setdefault(sid, []).append(message)
+        orphans = sum(len(v) for v in parts.values())
+        if orphans:
+            stray.skip("orphan_part", orphans)
+        ZcodeAdapter._usage(tables.get("model_usage", []), assistants, header, fragments, stray)
+
+
 class ZcodeAdapter(DocumentAdapter):
     """zcode: ``~/.zcode/cli/db/db.sqlite`` (sessions, messages, parts, model usage)."""
 
     slug = SLUG
     display_name = "zcode"
-    parser_version = 1
+    parser_version = 2
     env_vars = ("ZCODE_HOME", "ZCODE_DIR")
     source_format = "sqlite"
     sqlite_tables = ("session", "message", "part", "model_usage")
@@ -171,58 +241,7 @@ class ZcodeAdapter(DocumentAdapter):
         return 0.8 if name == "db.sqlite" and head.startswith(b"SQLite format 3\x00") else 0.0
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
-        tables = doc.tables
-        headers: dict[str, Session] = {}
-        fragments: list[tuple[str, Message | ToolOutput]] = []
-        stray = Diagnostics()
-
-        def header(sid: str) -> Session:
-            if sid not in headers:
-                headers[sid] = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
-            return headers[sid]
-
-        for row in tables.get("session", []):
-            if not isinstance(row.get("id"), str):
-                stray.skip("no_id")
-                continue
-            session = header(row["id"])
-            session.diagnostics.use()
-            session.title = as_str(row.get("title"))
-            session.cwd = as_str(row.get("directory"))
-            session.agent_version = as_str(row.get("version"))
-            session.started_at = parse_time(row.get("time_created"))
-            if as_str(row.get("parent_id")):
-                session.parent_key = f"{SLUG}:{row['parent_id']}"
-                session.kind = "subagent"
-        parts: dict[str, list[dict[str, Any]]] = {}
-        for row in sorted(tables.get("part", []), key=lambda r: _order(r, "sequence", "time_created")):
-            parts.setdefault(str(row.get("message_id")), []).append(row)
-        assistants: dict[str, list[Message]] = {}
-        for row in sorted(tables.get("message", []), key=lambda r: _order(r, "time_created", "sequence")):
-            data = decode_object(row.get("data"))
-            sid = as_str(row.get("session_id"))
-            if data is None or sid is None or not isinstance(row.get("id"), str):
-                stray.skip("invalid_message_row")
-                continue
-            session = header(sid)
-            try:
-                message = self._message(
-                    row, data, parts.pop(row["id"], []), session.diagnostics, fragments, sid
-                )
-            except MALFORMED as exc:
-                session.diagnostics.skip(f"malformed:{type(exc).__name__}")
-                continue
-            fragments.append((sid, message))
-            if message.role == "assistant":
-                assistants.setdefault(sid, []).append(message)
-        orphans = sum(len(v) for v in parts.values())
-        if orphans:
-            stray.skip("orphan_part", orphans)
-        self._usage(tables.get("model_usage", []), assistants, header, fragments, stray)
-        out = list(headers.values())
-        if out:
-            out[0].diagnostics.merge(stray)
-        return DocumentResult(headers=out, fragments=fragments)
+        return _DatabaseParse(ref, doc).result()
 
     @staticmethod
     def _message(
@@ -247,7 +266,7 @@ class ZcodeAdapter(DocumentAdapter):
         else:
             diagnostics.use()
         for part_row in parts:
-            part = decode_object(part_row.get("data"))
+            part = json_object(part_row.get("data"))
             if part is None:
                 diagnostics.skip("invalid_json")
                 continue

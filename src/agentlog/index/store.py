@@ -31,10 +31,9 @@ from agentlog.model import (
     ToolCallPart,
     Usage,
 )
+from agentlog.packing import pack, unpack
 
-_ENCODE = msgspec.msgpack.Encoder()
 _JSON = msgspec.json.Encoder().encode
-_PART = msgspec.msgpack.Decoder(Part)
 _CHUNK = 500
 HEADER_COLUMNS = (
     "title", "cwd", "git_branch", "agent_version", "kind", "parent_key", "parent_tool_call_id",
@@ -77,7 +76,7 @@ def _flat(value: Any) -> str:
 
 
 def encode_headers(headers: list[Session]) -> bytes:
-    return _ENCODE.encode(headers)
+    return pack(headers)
 
 
 class Store:
@@ -334,7 +333,7 @@ class Store:
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(TextPart(text=text) if data is None else _PART.decode(data))
+                out[rowid].parts.append(TextPart(text=text) if data is None else unpack(data, Part))  # type: ignore[arg-type]
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
@@ -541,7 +540,7 @@ def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | Non
         call.tool if call else None,
         call.call_id if call else None,
         search_text(part),
-        None if type(part) is TextPart else _ENCODE.encode(part),
+        None if type(part) is TextPart else pack(part),
     )
 
 

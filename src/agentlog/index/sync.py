@@ -314,8 +314,9 @@ def _sync_one(
             parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN)
             duplicate_of = _store(conn, adapter, ref, parse, append)
             tail = tail_hash(ref.path, parse.consumed)
-        except OSError as exc:
-            raise SourceError(describe_error(exc), unreadable=True) from exc
+            headers = encode_headers(parse.headers)
+        except (OSError, OverflowError, RecursionError) as exc:  # the file, or values the index cannot hold
+            raise SourceError(describe_error(exc), unreadable=_unreadable(exc)) from exc
         conn.execute(
             """UPDATE sources SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
                    parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?,
@@ -330,7 +331,7 @@ def _sync_one(
                 tail,
                 adapter.parser_version,
                 parse.state or None,
-                encode_headers(parse.headers),
+                headers,
                 json.dumps(list(ref.sidecars)),
                 sig,
                 duplicate_of,

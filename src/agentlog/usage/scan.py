@@ -41,7 +41,7 @@ import msgspec
 
 from agentlog import worker
 from agentlog.adapters import SourceRef
-from agentlog.adapters._common import parse_time, service_tier
+from agentlog.adapters._values import parse_time, service_tier
 from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.collector import gc_paused
 from agentlog.model import Usage
