@@ -7,7 +7,8 @@
 * full sync of generated Claude Code files of 50/150/300 MB (MB/s, peak RSS);
 * no-change resync of 5,000 small Codex rollouts;
 * appending one line to the 300 MB file, then resyncing;
-* search latency (p50/p95 over 40 queries) on an index of >= 1 M messages;
+* search latency (p50/p95 over 40 queries, hit lists and ``--sessions``) on an index of
+  >= 1 M messages, and the time a 300-term prefix query takes to be answered or refused;
 * optionally ``agentsview sync`` (PyPI ``agentsview==0.46.1``, run with
   ``HOME=<tmp> AGENTSVIEW_NO_DAEMON=1``) on the same 300 MB file.
 
@@ -104,6 +105,7 @@ def bench_resync(tmp: Path, files: int) -> None:
 
 
 def bench_search(tmp: Path, messages: int) -> None:
+    from agentlog.errors import AgentlogError
     from agentlog.index.db import connect
     from agentlog.index.search import search
 
@@ -126,18 +128,26 @@ def bench_search(tmp: Path, messages: int) -> None:
     phrases = [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(8)]
     prefixes = [rng.choice(WORDS[100:])[:4] + "*" for _ in range(4)]
     queries = rare + common + phrases + prefixes
-    times = []
-    for q in queries:
-        start = time.perf_counter()
-        search(conn, q, limit=20)
-        times.append((time.perf_counter() - start) * 1000)
-    times.sort()
-    p95 = times[int(len(times) * 0.95) - 1]
-    print(
-        f"search on {count:,} messages ({n * 100} MB, synced in {seconds:.0f} s): "
-        f"p50 {statistics.median(times):.1f} ms, "
-        f"p95 {p95:.1f} ms over {len(times)} queries"
-    )
+    for grouped in (False, True):
+        times = []
+        for q in queries:
+            start = time.perf_counter()
+            search(conn, q, limit=20, by_session=grouped)
+            times.append((time.perf_counter() - start) * 1000)
+        times.sort()
+        p95 = times[int(len(times) * 0.95) - 1]
+        print(
+            f"search{' --sessions' if grouped else ''} on {count:,} messages ({n * 100} MB, synced in "
+            f"{seconds:.0f} s): p50 {statistics.median(times):.1f} ms, p95 {p95:.1f} ms over {len(times)} queries"
+        )
+    hostile = " ".join(f"{WORDS[i][:2]}*" for i in range(300))
+    start = time.perf_counter()
+    try:
+        search(conn, hostile)
+        answer = "answered"
+    except AgentlogError as exc:
+        answer = f"refused ({exc})"
+    print(f"300-term prefix query: {answer} in {(time.perf_counter() - start) * 1000:.1f} ms")
 
 
 def bench_agentsview(tmp: Path, exe: str, home: Path) -> None:

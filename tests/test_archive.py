@@ -95,8 +95,10 @@ def test_a_deleted_log_stays_listed_searchable_and_costed_until_prune(tmp_path):
     assert session_usage(home) == costs  # still costed, to the cent
     shown = as_json(home, "show", "v1.0.98-session")
     assert isinstance(shown, dict) and shown["archived"] is True and shown["title"] == "/init"
-    hits = as_json(home, "search", '"CLAUDE.md"')
-    assert isinstance(hits, list) and {h["session_key"] for h in hits} == {"claude_code:v1.0.98-session"}
+    found = as_json(home, "search", "CLAUDE.md")
+    assert isinstance(found, dict) and {h["session_key"] for h in found["hits"]} == {
+        "claude_code:v1.0.98-session"
+    }
     code, out, _ = run(home, "sessions")
     assert code == 0 and out.count("archived") == 2
     code, out, _ = run(home, "show", "v1.0.98-session")

@@ -121,6 +121,13 @@ def cli(home: Path, *args: str) -> object:
     return json.loads(result.stdout)
 
 
+def hits(home: Path, words: str) -> list[dict]:
+    """``search WORDS``: its hits."""
+    found = cli(home, "search", words)
+    assert isinstance(found, dict)
+    return list(found["hits"])
+
+
 def rows(home: Path) -> dict[str, tuple[bool, bool, int, str | None]]:
     """``sessions``: key → (prompt_only, archived, messages, title)."""
     listed = cli(home, "sessions")
@@ -141,14 +148,9 @@ def test_a_session_whose_transcript_is_gone_is_listed_with_its_prompts_only(tmp_
         f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init"),
         "claude_code:gone-1": (True, False, 2, "rename the weather module"),
     }
-    hits = cli(home, "search", "zebra")
-    assert isinstance(hits, list) and [(h["session_key"], h["role"]) for h in hits] == [
-        ("claude_code:gone-1", "user")
-    ]
-    assert cli(home, "search", "analyze") and {
-        h["session_key"]
-        for h in cli(home, "search", "analyze")  # type: ignore[union-attr]
-    } == {f"claude_code:{TRANSCRIPT}"}  # the transcript's prompt, not also the history's copy
+    assert [(h["session_key"], h["role"]) for h in hits(home, "zebra")] == [("claude_code:gone-1", "user")]
+    # the transcript's prompt, not also the history's copy
+    assert {h["session_key"] for h in hits(home, "analyze")} == {f"claude_code:{TRANSCRIPT}"}
     shown = cli(home, "show", "gone-1")
     assert isinstance(shown, dict)
     assert (shown["prompt_only"], shown["cwd"], shown["resume_command"]) == (True, "/path/to/Demo", None)
@@ -173,7 +175,7 @@ def test_new_prompts_are_added_and_a_transcript_that_appears_takes_over(tmp_path
         f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init"),
         "claude_code:gone-1": (False, False, 3, None),  # the transcript's three calls, no prompt added
     }
-    assert cli(home, "search", "zebra") == []
+    assert hits(home, "zebra") == []
 
 
 def test_a_pruned_transcript_comes_back_as_its_prompts(tmp_path):

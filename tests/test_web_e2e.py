@@ -132,6 +132,8 @@ def test_browse_demo(page, demo_url, shoot):
     page.wait_for_url("**/session?key=**#m*")
     anchor = page.url.rsplit("#", 1)[1]
     assert page.locator(f"li#{anchor}").is_visible()
+    marked = page.locator(f"li#{anchor} mark").all_text_contents()  # the searched words, marked by app.js
+    assert marked and {m.lower() for m in marked} <= {"daily", "mean"}
 
     page.goto(demo_url + "/usage?tz=UTC")
     chart = page.locator("svg.chart").first

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from agentlog.index.search import HitPage
     from agentlog.model import Message, Session, Usage
 
-__all__ = ["Message", "Session", "Usage", "sessions"]
+__all__ = ["Message", "Session", "Usage", "search", "sessions"]
 
 
 def __getattr__(name: str) -> Any:
@@ -59,3 +60,64 @@ def sessions(
         agent=resolve_agent(agent), project=project, span=parse_span(since, until), include_children=subagents
     )
     return logged_sessions(Home.of(os.environ, roots, demo), where)
+
+
+def search(
+    query: str,
+    agent: str | None = None,
+    project: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    role: str | None = None,
+    tool: str | None = None,
+    reasoning: bool = False,
+    limit: int = 20,
+    offset: int = 0,
+    by_session: bool = False,
+    sort: str = "rank",
+    fts: bool = False,
+    index: str | Path | None = None,
+    roots: Iterable[str | Path] = (),
+    demo: bool = False,
+    sync: bool = True,
+) -> HitPage:
+    """One page of search hits, as ``agentlog search`` finds them: ``query``'s
+    words as written (punctuation and all; operators only when written
+    explicitly, ``fts`` for FTS5 syntax), filtered like :func:`sessions` plus
+    ``role`` and ``tool`` (any case); ``limit`` hits from ``offset``
+    (``page.next_offset`` is the next page's, ``None`` on the last),
+    ``by_session`` for each session's best hit, ``sort`` ``rank``, ``newest`` or
+    ``oldest``.  Reads the index (``index``, default ``$AGENTLOG_INDEX`` or the
+    user cache's), brought up to date first unless ``sync`` is false.  Returns an
+    :class:`agentlog.index.search.HitPage` (``hits``, ``total``, ``note``).
+    Raises :class:`agentlog.errors.UsageError` for a bad filter or query,
+    :class:`agentlog.index.search.SearchStopped` for a search past its time limit.
+    """
+    from agentlog.errors import UsageError
+    from agentlog.index import db
+    from agentlog.index.search import SORTS
+    from agentlog.query import parse_span, resolve_agent
+    from agentlog.service.home import Home
+    from agentlog.service.index import update_index
+    from agentlog.service.search import SearchFilter, SearchPaging
+    from agentlog.service.search import search as search_index
+
+    if sort not in SORTS:
+        raise UsageError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
+    where = SearchFilter(
+        agent=resolve_agent(agent),
+        project=project,
+        span=parse_span(since, until),
+        role=role,
+        tool=tool,
+        reasoning=reasoning,
+    )
+    paging = SearchPaging(limit=limit, offset=offset, sort=sort, by_session=by_session, raw=fts)  # type: ignore[arg-type]
+    path = Path(index) if index is not None else db.default_path(os.environ, demo)
+    conn = db.connect(path)
+    try:
+        if sync:
+            update_index(conn, Home.of(os.environ, roots, demo))
+        return search_index(conn, query, where, paging)
+    finally:
+        conn.close()

@@ -21,18 +21,16 @@ from collections.abc import Iterable
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.model import Message, Session, ToolCallPart, Usage
+from agentlog.rules import counts_model, keeps_new_copy, session_key
 
 
 def merge_message(existing: Message, new: Message) -> None:
     """Merge fragment ``new`` into ``existing`` (same id), in place."""
     existing.parts.extend(new.parts)
-    if new.usage is not None and (
-        existing.usage is None or new.usage.total_tokens >= existing.usage.total_tokens
-    ):
+    if keeps_new_copy(existing.usage, new.usage):
         existing.usage = new.usage
     for flag in new.flags:
-        if flag not in existing.flags:
-            existing.flags.append(flag)
+        existing.flag(flag)
     if existing.model is None:
         existing.model = new.model
     if existing.timestamp is None:
@@ -43,6 +41,12 @@ def orphan_id(call_id: str, n: int = 0) -> str:
     """Id of the ``n``-th ``tool`` message holding a result whose call is not (yet)
     known.  A call that appears later claims the latest one; earlier ones stay."""
     return f"tool-result:{call_id}" + (f"#{n}" if n else "")
+
+
+def role_id(message_id: str, role: str) -> str:
+    """The id a message takes when another message of its session with another
+    role has its id: ``{id}#{role}``."""
+    return f"{message_id}#{role}"
 
 
 class SessionBuilder:
@@ -117,7 +121,7 @@ class SessionBuilder:
         known = self.by_id.get(item.id)
         if known is not None and known.role != item.role:
             # Same id, different role: never one message (seen only in damaged logs).
-            item.id = f"{item.id}#{item.role}"
+            item.id = role_id(item.id, item.role)
             known = self.by_id.get(item.id)
         if known is None:
             self.by_id[item.id] = item
@@ -130,15 +134,15 @@ class SessionBuilder:
             if isinstance(part, ToolCallPart):
                 self.calls[part.call_id] = part
                 self.call_owner[part.call_id] = known
-                orphan = self.orphans.pop(part.call_id, None)
-                if orphan is not None:
-                    orphan_call = orphan.parts[0]
+                claimed = self.orphans.pop(part.call_id, None)
+                if claimed is not None:
+                    orphan_call = claimed.parts[0]
                     assert isinstance(orphan_call, ToolCallPart)
                     part.result = part.result or orphan_call.result
-                    self.messages.remove(orphan)
-                    del self.by_id[orphan.id]
-                    self.touched.pop(orphan.id, None)
-                    self.removed.add(orphan.id)
+                    self.messages.remove(claimed)
+                    del self.by_id[claimed.id]
+                    self.touched.pop(claimed.id, None)
+                    self.removed.add(claimed.id)
 
 
 class Assembler:
@@ -157,7 +161,7 @@ class Assembler:
 
     def add_fragments(self, agent: str, fragments: Iterable[Fragment]) -> None:
         for session_id, item in fragments:
-            key = f"{agent}:{session_id}"
+            key = session_key(agent, session_id)
             build = self._builds.get(key)
             if build is None:
                 build = self._builds[key] = SessionBuilder(Session(key=key, agent=agent, id=session_id))
@@ -201,12 +205,8 @@ def finalize(session: Session) -> None:
     for message in session.messages:
         if message.usage is not None:
             total = total + message.usage
-        if (
-            message.model
-            and message.model not in models
-            and not {"synthetic", "replayed"} & set(message.flags)
-        ):
-            models.append(message.model)
+        if counts_model(message) and message.model not in models:
+            models.append(message.model)  # type: ignore[arg-type]  # counts_model: not None
     session.usage = total
     session.models = models
     session.message_count = sum(1 for m in session.messages if not m.hidden)

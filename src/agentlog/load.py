@@ -14,12 +14,25 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
 from agentlog.adapters.base import Fragment, ParserError, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
 from agentlog.link import link_sessions
-from agentlog.model import Session
+from agentlog.model import Diagnostics, Message, Session
+from agentlog.probe import (
+    PathProblem,
+    Problems,
+    collecting,
+    identity,
+    is_dir,
+    is_file,
+    problem,
+    regular_stat,
+    stat_of,
+)
 from agentlog.readers import (
     DOCUMENT_LIMIT,
     LineReader,
@@ -27,6 +40,15 @@ from agentlog.readers import (
     read_head,
     read_small,
     read_sqlite_tables,
+)
+from agentlog.rules import (
+    TOKENS_OUT_OF_RANGE,
+    Signature,
+    bounded_usage,
+    distinct_id,
+    same_session,
+    session_key,
+    signature,
 )
 
 
@@ -76,14 +98,27 @@ def jsonl_batches(
             raise ParserError(exc) from exc
         count += 1
         if headers is not None:
-            yield out, headers, None
+            yield bound_usage(out, parser.diagnostics), headers, None
             out, count, limit = [], 0, min(lines, 2 * limit)
     try:
         parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+        out = bound_usage(out, parser.diagnostics)  # counted before the state is saved
         end = parser.headers(), (reader.consumed, parser.snapshot())
     except Exception as exc:
         raise ParserError(exc) from exc
     yield out, *end
+
+
+def bound_usage(fragments: list[Fragment], diagnostics: Diagnostics) -> list[Fragment]:
+    """``fragments`` with every token count out of range set to 0
+    (:func:`agentlog.rules.bounded_usage`), each counted in ``diagnostics``
+    (``invalid_values["tokens_out_of_range"]``); changed in place, returned."""
+    for _, item in fragments:
+        if isinstance(item, Message) and item.usage is not None:
+            item.usage, bad = bounded_usage(item.usage)
+            if bad:
+                diagnostics.invalid(TOKENS_OUT_OF_RANGE, bad)
+    return fragments
 
 
 class SourceParse:
@@ -122,8 +157,8 @@ class SourceParse:
         for path in self.ref.sidecars:
             try:
                 sidecars[path] = read_small(path)
-            except (OSError, ValueError) as exc:
-                errors.append(f"{path}: {exc}")
+            except (OSError, ValueError) as exc:  # e.g. a FIFO: never opened
+                errors.append(f"{path}: {describe_error(exc)}")
         with gc_paused():
             if reads_lines(self.adapter, self.ref):
                 assert isinstance(self.adapter, JsonlAdapter)
@@ -173,7 +208,8 @@ class SourceParse:
         if doc.notes and self.headers:  # what the reader layer repaired
             self.headers[0].diagnostics.errors.extend(doc.notes)
         self.consumed = os.stat(self.ref.path).st_size
-        return list(result.fragments)
+        diagnostics = result.headers[0].diagnostics if result.headers else Diagnostics()
+        return bound_usage(list(result.fragments), diagnostics)
 
     def _finish(self, headers: list[Session]) -> list[Session]:
         for header in headers:
@@ -193,12 +229,39 @@ def parse_source(
 @dataclass
 class LoadReport:
     """Per-run facts for ``agentlog agents``/``doctor``: roots searched per agent
-    (with whether they exist), sources found, and sources that failed."""
+    (with whether they exist), sources found, sources that failed, and the paths
+    discovery could not look at.
+
+    ``problems`` lists every path met while discovering (a root, a folder in one,
+    a log, a sidecar, a project file under a recorded ``cwd``) that could not be
+    looked at or is not what it must be — ``EACCES``, ``ENAMETOOLONG``, ``ELOOP``,
+    a FIFO where a file is expected — as :class:`~agentlog.probe.PathProblem`
+    ``(agent, path, error)``, once each.  Discovery never raises for them; the
+    path is skipped and everything else is found as usual.  Whatever lies at or
+    below such a path may still exist (:meth:`hides`): an index must keep the
+    sessions it read from there, not take them as deleted.
+    """
 
     roots: dict[str, list[tuple[Path, bool]]] = field(default_factory=dict)
     sources: dict[str, int] = field(default_factory=dict)
     errors: list[tuple[str, str]] = field(default_factory=list)
     duplicates: list[str] = field(default_factory=list)
+    problems: Problems = field(default_factory=Problems)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.problems, Problems):  # a plain list given
+            self.problems = Problems(self.problems)
+
+    def hides(self, path: str, agent: str | None = None) -> PathProblem | None:
+        """The problem that hides ``path`` (a source found before) from this run,
+        if any: one in :attr:`problems` whose path is ``path`` or a folder above
+        it — so the source may still exist and its error says why it was not seen
+        (e.g. to keep, or archive with that reason, its sessions).  With ``agent``,
+        only problems met by that agent's discovery or under a ``--root`` count
+        (another agent's FIFO says nothing of this one's files)."""
+        return next(
+            (p for p in self.problems if p.covers(path) and (agent is None or p.agent in (agent, None))), None
+        )
 
 
 def discover_sources(
@@ -210,15 +273,23 @@ def discover_sources(
 ) -> list[tuple[Adapter, SourceRef]]:
     """Every source of ``adapters`` under their default roots and ``extra_roots``.
 
-    A file reached twice (overlapping roots, symlinks) is listed once.  Under a
+    A file reached twice (overlapping roots, symlinks, hard links: the same
+    :func:`~agentlog.probe.identity`) is listed once.  Under a
     user-given root any adapter may claim a file, so each file there goes to
     the adapter whose :meth:`~agentlog.adapters.Adapter.sniff` is most confident
     about its first bytes (none, if all say 0).
+
+    Never raises for the file system: a path that cannot be looked at
+    (``OSError``), a FIFO or device where a file is expected, and any exception
+    escaping an adapter's ``discover`` (a third-party bug) are recorded in
+    ``report.problems`` (see :class:`LoadReport`) — the adapter's default-root
+    problems under its slug, those under ``extra_roots`` with ``agent`` ``None``
+    — and cost only that path: the sources found elsewhere are returned.
     """
     report = report if report is not None else LoadReport()
     adapters = list(adapters)
     found: list[tuple[Adapter, SourceRef]] = []
-    seen: set[str] = set()
+    seen: set[tuple[int, int] | str] = set()
     counts = dict.fromkeys((a.slug for a in adapters), 0)
 
     def add(adapter: Adapter, ref: SourceRef) -> None:
@@ -227,36 +298,58 @@ def discover_sources(
             shown = ref.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             report.errors.append((shown, "skipped: the file name is not valid UTF-8"))
             return
-        real = os.path.realpath(ref.path)
-        if real not in seen:
-            seen.add(real)
+        st = stat_of(ref.path)  # gone since it was listed, or not to be looked at (recorded)
+        if st is not None and (key := identity(ref.path, st)) not in seen:
+            seen.add(key)
             found.append((adapter, ref))
             counts[adapter.slug] += 1
 
     for adapter in adapters:
-        roots = adapter.default_roots(env, home)
-        report.roots[adapter.slug] = [(r, r.exists()) for r in roots]
-        for root in roots:
-            if root.exists():
-                for ref in adapter.discover(root):
+        with collecting(adapter.slug, report.problems):
+            try:
+                roots = adapter.default_roots(env, home)
+            except Exception as exc:  # a plugin's bug: this agent's logs may be anywhere at home
+                problem(home, exc)
+                roots = []
+            report.roots[adapter.slug] = [(r, is_dir(r) or is_file(r)) for r in roots]
+            for root, present in report.roots[adapter.slug]:
+                for ref in _discovered(adapter, root) if present else ():
                     add(adapter, ref)
     for root in extra_roots:
         claims: dict[str, list[tuple[Adapter, SourceRef]]] = {}
-        for adapter in adapters:
-            report.roots[adapter.slug].append((root, root.exists()))
-            if root.exists():
-                for ref in adapter.discover(root):
+        with collecting(None, report.problems):
+            present = is_dir(root) or is_file(root)
+            for adapter in adapters:
+                report.roots[adapter.slug].append((root, present))
+                for ref in _discovered(adapter, root) if present else ():
                     claims.setdefault(ref.path, []).append((adapter, ref))
-        for path, candidates in claims.items():
-            best = _best_claim(path, candidates)
-            if best is not None:
-                add(*best)
+            for path, candidates in claims.items():
+                best = _best_claim(path, candidates)
+                if best is not None:
+                    add(*best)
     report.sources.update(counts)
     return found
 
 
+def _discovered(adapter: Adapter, root: Path) -> list[SourceRef]:
+    """``adapter.discover(root)``, listed inside a :func:`~agentlog.probe.collecting`
+    block: an exception escaping it (a probe an adapter makes itself, a plugin's
+    bug) is a problem of ``root`` (or of the path the ``OSError`` names), and the
+    sources listed before it are kept."""
+    refs: list[SourceRef] = []
+    try:
+        refs.extend(adapter.discover(root))
+    except Exception as exc:  # discovery of one agent must not stop the others
+        where = exc.filename if isinstance(exc, OSError) and isinstance(exc.filename, str) else root
+        problem(where, exc)
+    return refs
+
+
 def project_sources(
-    adapters: Iterable[Adapter], cwds: Iterable[str], known: Iterable[str] = ()
+    adapters: Iterable[Adapter],
+    cwds: Iterable[str],
+    known: Iterable[str] = (),
+    report: LoadReport | None = None,
 ) -> list[tuple[Adapter, SourceRef]]:
     """The sources agents keep inside projects (:attr:`~agentlog.adapters.Adapter.project_files`),
     looked for in each folder of ``cwds`` (the ``cwd`` other agents' sessions
@@ -264,24 +357,40 @@ def project_sources(
     root while a session may have started in a subfolder.
 
     Relative ``cwds`` are ignored; files in ``known`` (sources already found,
-    compared after resolving symlinks) are left out and each file is listed once.
-    Only ``stat`` calls: nothing is opened.
+    compared by :func:`~agentlog.probe.identity`, so a link or a second path to
+    one is no new file) are left out and each file is listed once.
+    Only ``stat`` calls: nothing is opened.  A ``cwd`` is text from a log: one
+    too long for the file system, inside a folder the user cannot enter, or
+    holding a NUL is recorded in ``report.problems`` as a problem of that
+    folder (the topmost one that fails covers those below it), never raised.
     """
+    report = report if report is not None else LoadReport()
     wanted = [a for a in adapters if a.project_files]
-    seen = {os.path.realpath(p) for p in known}
+    seen = {identity(p, st) for p in known if (st := stat_of(p)) is not None}
     folders: dict[Path, None] = {}
     for cwd in cwds if wanted else ():
-        if os.path.isabs(cwd):
+        if os.path.isabs(cwd) and _utf8(cwd):
             folders.update(dict.fromkeys((Path(cwd), *Path(cwd).parents)))
     found: list[tuple[Adapter, SourceRef]] = []
     for folder in folders:
         for adapter in wanted:
-            for relative in adapter.project_files:
-                path = folder / relative
-                if path.is_file() and (real := os.path.realpath(path)) not in seen:
-                    seen.add(real)
-                    found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
+            with collecting(adapter.slug, report.problems):
+                for relative in adapter.project_files:
+                    path = folder / relative
+                    st = regular_stat(path, blame=folder)  # EACCES, ENAMETOOLONG: the folder's
+                    if st is not None and (key := identity(path, st)) not in seen:
+                        seen.add(key)
+                        found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
     return found
+
+
+def still_there(agent: str, path: str, report: LoadReport) -> bool:
+    """Whether ``path``, a source of ``agent`` found by an earlier run (under a
+    ``--root``, in a project folder), is still a regular file.  When it cannot be
+    looked at, the problem is recorded in ``report.problems`` (so
+    ``report.hides(path)`` is then true): never raises."""
+    with collecting(agent, report.problems):
+        return is_file(path)
 
 
 def _utf8(path: str) -> bool:
@@ -310,6 +419,31 @@ def sniff(adapter: Adapter, name: str, head: bytes) -> float:
         return 0.0
 
 
+def signatures(fragments: Iterable[Fragment], session_id: str) -> list[Signature]:
+    """:func:`~agentlog.rules.signature` of each message of session ``session_id`` among ``fragments``."""
+    return [signature(item) for sid, item in fragments if sid == session_id and isinstance(item, Message)]
+
+
+def rename_source(
+    headers: list[Session], fragments: list[Fragment], path: str
+) -> tuple[list[Session], list[Fragment]]:
+    """The sessions of source ``path`` under :func:`~agentlog.rules.distinct_id`
+    ids (keys, and parent keys naming one of them, follow); new header objects,
+    the messages themselves shared."""
+    ids = {h.id: distinct_id(h.id, path) for h in headers}
+    keys = {h.key: session_key(h.agent, ids[h.id]) for h in headers}
+    renamed = [
+        msgspec.structs.replace(
+            h,
+            id=ids[h.id],
+            key=keys[h.key],
+            parent_key=keys.get(h.parent_key, h.parent_key) if h.parent_key else None,
+        )
+        for h in headers
+    ]
+    return renamed, [(ids.get(sid, sid), item) for sid, item in fragments]
+
+
 def load_sessions(
     agents: Iterable[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -317,10 +451,13 @@ def load_sessions(
     extra_roots: Iterable[Path] = (),
     report: LoadReport | None = None,
     progress: Callable[[SourceRef], None] | None = None,
+    cwds: Iterable[str] = (),
 ) -> list[Session]:
     """Discover, parse and assemble every session of the selected agents.
 
     ``env`` and ``home`` default to the process environment and home folder.
+    ``cwds`` are more folders sessions were recorded in (another agent's, read
+    apart: the usage scanner's Claude sessions) to look for project sources in.
     Sessions are returned newest first (by ``started_at``).  Project folders the
     parsed sessions recorded as ``cwd`` are then searched for the sources agents
     keep inside projects (:func:`project_sources`).
@@ -330,7 +467,7 @@ def load_sessions(
     wanted = set(agents) if agents else None
     adapters = [a for a in all_adapters() if wanted is None or a.slug in wanted]
     report = report if report is not None else LoadReport()
-    cwds: set[str] = set()
+    seen_cwds: set[str] = set(cwds)
 
     def parse_each(found: list[tuple[Adapter, SourceRef]]) -> Iterator[tuple[Adapter, ParsedSource]]:
         for adapter, ref in found:
@@ -341,13 +478,13 @@ def load_sessions(
             except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
                 report.errors.append((ref.path, describe_error(exc)))
                 continue
-            cwds.update(h.cwd for h in source.headers if h.cwd)
+            seen_cwds.update(h.cwd for h in source.headers if h.cwd)
             yield adapter, source
 
     def parsed() -> Iterator[tuple[Adapter, ParsedSource]]:
         found = discover_sources(adapters, env, home, extra_roots, report)
         yield from parse_each(found)
-        extra = project_sources(adapters, cwds, (ref.path for _, ref in found))
+        extra = project_sources(adapters, seen_cwds, (ref.path for _, ref in found), report)
         for adapter, _ in extra:
             report.sources[adapter.slug] = report.sources.get(adapter.slug, 0) + 1
         yield from parse_each(extra)
@@ -365,26 +502,39 @@ def build_sessions(
     The same session found in two files (e.g. Codex ``sessions/`` and
     ``archived_sessions/``; a Goose legacy file and the database it was imported
     into) is kept from the first file only — a later file whose first session an
-    earlier file holds is skipped whole; its path is listed in ``report.duplicates``.
+    earlier file holds, with a message in common (:func:`agentlog.rules.same_session`),
+    is skipped whole; its path is listed in ``report.duplicates``.  A later file
+    whose first session has the key of an earlier one but no message in common is
+    a different session: its sessions are kept under :func:`~agentlog.rules.distinct_id`
+    ids (:func:`rename_source`).
     """
     report = report if report is not None else LoadReport()
     owners: dict[str, str] = {}
     headers: dict[str, list[Session]] = {}
     fragments: dict[str, list[Fragment]] = {}
     agent_of: dict[str, str] = {}
+    renamed: set[str] = set()
     for adapter, source in parsed:
         path = source.ref.path
-        if source.headers:
-            owner = owners.setdefault(source.headers[0].key, path)
-            if owner != path:
-                report.duplicates.append(path)
-                continue
-            for header in source.headers[1:]:  # a database's other sessions (as the index does)
+        source_headers, source_fragments = source.headers, source.fragments
+        if source_headers:
+            first = source_headers[0]
+            owner = owners.setdefault(first.key, path)
+            if owner != path and path not in renamed:
+                held = signatures(fragments[owner], first.id)
+                if same_session(held, signatures(source_fragments, first.id)):
+                    report.duplicates.append(path)
+                    continue
+                renamed.add(path)
+            if path in renamed:
+                source_headers, source_fragments = rename_source(source_headers, source_fragments, path)
+                owners.setdefault(source_headers[0].key, path)
+            for header in source_headers[1:]:  # a database's other sessions (as the index does)
                 owners.setdefault(header.key, path)
         # A later read of the same source (resumed from its state) carries the
         # whole header state: it replaces the earlier headers; fragments add up.
-        headers[path] = source.headers
-        fragments.setdefault(path, []).extend(source.fragments)
+        headers[path] = source_headers
+        fragments.setdefault(path, []).extend(source_fragments)
         agent_of[path] = adapter.slug
     assembler = Assembler()
     for path, source_headers in headers.items():

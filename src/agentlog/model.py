@@ -21,7 +21,7 @@ log twice as slow.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import msgspec
 
@@ -45,8 +45,7 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: figures are rounded by the agent (Aider); ``usage_partial``: some buckets are
 #: unknown (Copilot CLI without OTel); ``usage_context_inclusive``: the figure is a
 #: per-turn context size that includes earlier turns (Cursor ``tokenCount``).
-HIDDEN_FLAGS = frozenset({"meta", "compaction_summary", "unknown", "replayed", "abandoned"})
-MESSAGE_FLAGS = (
+MessageFlag = Literal[
     "meta",
     "synthetic",
     "compaction_summary",
@@ -60,6 +59,11 @@ MESSAGE_FLAGS = (
     "approximate",
     "usage_partial",
     "usage_context_inclusive",
+]
+MESSAGE_FLAGS: tuple[MessageFlag, ...] = get_args(MessageFlag)
+"""The flag vocabulary, in documentation order."""
+HIDDEN_FLAGS: frozenset[MessageFlag] = frozenset(
+    {"meta", "compaction_summary", "unknown", "replayed", "abandoned"}
 )
 SHORT_ID_PREFIXES = ("sidechain-", "agent-")
 """Prefixes of subagent session ids that short ids leave out."""
@@ -220,8 +224,14 @@ class Message(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
     parts: list[Part] = msgspec.field(default_factory=list)
     usage: Usage | None = None
     is_sidechain: bool = False
-    flags: list[str] = msgspec.field(default_factory=list)
+    flags: list[MessageFlag] = msgspec.field(default_factory=list)
+    """A set of :data:`MessageFlag` values (each at most once), in the order first seen."""
     offset: int | None = None
+
+    def flag(self, flag: MessageFlag) -> None:
+        """Add ``flag`` to :attr:`flags` unless it is there (the flags are a set)."""
+        if flag not in self.flags:
+            self.flags.append(flag)
 
     @property
     def hidden(self) -> bool:
@@ -241,15 +251,18 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
     ``records_total == records_used + sum(skipped.values())``.  ``skipped`` maps a
     reason code (``invalid_json``, ``not_an_object``, ``ignored:<type>`` …) to a
     count; ``unknown_types`` counts records kept raw because their type is not
-    known (they are included in ``records_used``).  ``incomplete_tail_bytes`` is
-    a half-written last line left for the next read.  ``errors`` holds one line
-    per source that could not be read.
+    known (they are included in ``records_used``).  ``invalid_values`` maps a
+    reason (``tokens_out_of_range``, :mod:`agentlog.rules`) to how many values of
+    used records were not believed and counted as 0.  ``incomplete_tail_bytes``
+    is a half-written last line left for the next read.  ``errors`` holds one
+    line per source that could not be read.
     """
 
     records_total: int = 0
     records_used: int = 0
     skipped: dict[str, int] = msgspec.field(default_factory=dict)
     unknown_types: dict[str, int] = msgspec.field(default_factory=dict)
+    invalid_values: dict[str, int] = msgspec.field(default_factory=dict)
     incomplete_tail_bytes: int = 0
     errors: list[str] = msgspec.field(default_factory=list)
 
@@ -265,6 +278,10 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
         self.use()
         self.unknown_types[record_type] = self.unknown_types.get(record_type, 0) + 1
 
+    def invalid(self, reason: str, n: int = 1) -> None:
+        """Count ``n`` values of used records replaced by 0 for ``reason``."""
+        self.invalid_values[reason] = self.invalid_values.get(reason, 0) + n
+
     def merge(self, other: Diagnostics) -> None:
         self.records_total += other.records_total
         self.records_used += other.records_used
@@ -272,6 +289,8 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
             self.skipped[k] = self.skipped.get(k, 0) + v
         for k, v in other.unknown_types.items():
             self.unknown_types[k] = self.unknown_types.get(k, 0) + v
+        for k, v in other.invalid_values.items():
+            self.invalid_values[k] = self.invalid_values.get(k, 0) + v
         self.incomplete_tail_bytes += other.incomplete_tail_bytes
         self.errors.extend(other.errors)
 
@@ -298,7 +317,7 @@ class RateLimits(msgspec.Struct, kw_only=True, omit_defaults=True):
 class Session(msgspec.Struct, kw_only=True):
     """One conversation of one agent.
 
-    ``key`` is ``"{agent}:{id}"`` and globally unique.  ``parent_key`` and
+    ``key`` is ``"{agent}:{id}"`` (built by :func:`agentlog.rules.session_key`) and globally unique.  ``parent_key`` and
     ``parent_tool_call_id`` link subagents and forks to the session (and tool
     call) that spawned them.  ``usage`` (the sum of the messages' usage) and
     ``message_count`` (visible messages) are derived from the messages when the

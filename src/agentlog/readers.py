@@ -1,6 +1,8 @@
 """The reader layer: the only code that opens agent data, always read-only.
 
-Files are opened ``rb`` and never written, renamed, locked or touched.  JSONL is
+Files are opened ``rb`` and never written, renamed, locked or touched; only
+regular files are opened (:func:`open_regular`: a FIFO, socket or device where a
+log or sidecar is expected raises ``OSError`` instead of blocking).  JSONL is
 streamed in fixed-size chunks, so a 300 MB log never sits in memory whole.
 
 A Zstandard-compressed log (recognised by the frame magic ``28 B5 2F FD``, not by
@@ -24,9 +26,45 @@ from typing import IO, Any
 import msgspec
 import zstandard
 
+from agentlog.probe import describe_error as describe_error  # the reader layer's errors read the same
+from agentlog.probe import not_regular
+from agentlog.probe import walk_files as walk_files  # listing lives with the other probes
+
 CHUNK_SIZE = 1 << 20
 HEAD_SIZE = 64 * 1024
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:
+    """``path`` opened ``rb``, if it is a regular file (or a link to one).
+
+    It is opened ``O_NONBLOCK`` and checked with ``fstat`` on the open descriptor,
+    so a FIFO is never waited on and a file swapped for one after a ``stat`` is
+    caught too.  Raises ``IsADirectoryError`` for a folder, ``OSError`` ("not a
+    regular file (FIFO)", …) for anything else that is no regular file, and the
+    ``OSError`` of ``open`` itself (``EACCES``, ``ENOENT``…)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", os.fspath(path))
+        if not stat.S_ISREG(mode):
+            raise not_regular(path, mode)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def require_regular(path: str | os.PathLike[str]) -> None:
+    """Raise as :func:`open_regular` would unless ``path`` is a regular file (for
+    readers that cannot be handed an open file: SQLite, ``shutil.copyfile``)."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", os.fspath(path))
+    if not stat.S_ISREG(mode):
+        raise not_regular(path, mode)
 
 
 def decompressed(fh: IO[bytes]) -> IO[bytes] | _ZstdReader:
@@ -86,7 +124,7 @@ class LineReader:
         self.tail_bytes = 0
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
-        with open(self.path, "rb") as raw:
+        with open_regular(self.path) as raw:
             fh = decompressed(raw)
             fh.seek(self.start)
             pos = self.start
@@ -129,7 +167,7 @@ def read_blocks(
 
     Raises ``OSError`` if the file cannot be opened or read.
     """
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         pos = start
         fh.seek(pos)
         while True:
@@ -160,7 +198,7 @@ def line_start_after(path: str | Path, pos: int) -> int:
     """
     if pos <= 0:
         return 0
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(pos - 1)
         while chunk := fh.read(CHUNK_SIZE):
             newline = chunk.find(b"\n")
@@ -175,7 +213,7 @@ def read_lines_at(path: str | Path, offsets: Iterable[int]) -> Iterator[bytes]:
 
     Raises ``OSError`` if the file cannot be opened or read.
     """
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         for offset in offsets:
             fh.seek(offset)
             yield fh.readline().removesuffix(b"\n")
@@ -189,37 +227,22 @@ def _is_complete_json(data: bytes) -> bool:
     return True
 
 
-def describe_error(exc: BaseException) -> str:
-    """One line saying why a source could not be read: ``PermissionError: Permission
-    denied`` (an OS error's own message, without the path), else ``Type: message``."""
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-    return f"{type(exc).__name__}: {reason}"
-
-
 def read_head(path: str | Path, size: int = HEAD_SIZE) -> bytes:
     """The first ``size`` bytes of a regular file (for content sniffing), decompressed
     when it is Zstandard-compressed.
 
-    Raises ``IsADirectoryError`` for a folder and ``OSError`` for anything that
-    is not a regular file (a FIFO would block) or cannot be read, ``ValueError``
-    for corrupt compressed data."""
-    with open(path, "rb", opener=_nonblocking) as fh:
-        mode = os.fstat(fh.fileno()).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "Is a directory", str(path))
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, "not a regular file", str(path))
+    Raises as :func:`open_regular` does (``IsADirectoryError`` for a folder,
+    ``OSError`` for a FIFO or another file that is not regular or cannot be
+    read), ``ValueError`` for corrupt compressed data."""
+    with open_regular(path) as fh:
         return decompressed(fh).read(size)
 
 
-def _nonblocking(path: str, flags: int) -> int:
-    return os.open(path, flags | os.O_NONBLOCK)
-
-
 def read_small(path: str | Path, limit: int = 16 * 1024 * 1024) -> bytes:
-    """A small file's bytes (sidecars such as ``.meta.json``); raises ``OSError``
-    when unreadable and ``ValueError`` when larger than ``limit`` bytes."""
-    with open(path, "rb") as fh:
+    """A small regular file's bytes (sidecars such as ``.meta.json``); raises
+    ``OSError`` when unreadable or not a regular file (:func:`open_regular`) and
+    ``ValueError`` when larger than ``limit`` bytes."""
+    with open_regular(path) as fh:
         data = fh.read(limit + 1)
     if len(data) > limit:
         raise ValueError(f"{path}: larger than {limit} bytes")
@@ -250,7 +273,9 @@ def read_sqlite_tables(
     opened ``mode=ro&immutable=1`` (no locks, no ``-shm``); one with a write-ahead
     log (its owner may be running) is copied with its ``-wal`` to a private
     temporary folder and read there, so committed but un-checkpointed rows are
-    seen.  Raises ``OSError`` or ``sqlite3.Error`` when it cannot be read.
+    seen.  Raises ``OSError`` or ``sqlite3.Error`` when it cannot be read, and
+    ``OSError`` when it or its ``-wal`` is no regular file (SQLite would wait on
+    a FIFO).
     """
     import shutil  # these three only when a database is read
     import tempfile
@@ -258,8 +283,10 @@ def read_sqlite_tables(
 
     path = Path(path)
     wal = path.with_name(path.name + "-wal")
+    require_regular(path)
     with tempfile.TemporaryDirectory(prefix="agentlog-") as tmp:
-        if wal.exists():
+        if _present(wal):
+            require_regular(wal)
             copy = Path(tmp) / path.name
             shutil.copyfile(path, copy)
             shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
@@ -311,28 +338,14 @@ class _Text:
         return [dict(row) for row in cursor]
 
 
-def walk_files(root: Path, suffix: str) -> Iterator[Path]:
-    """Files under ``root`` whose name ends with ``suffix``, sorted per folder,
-    following folder symlinks once (a real path seen twice is not walked again)."""
-    seen: set[str] = set()
-    stack = [root]
-    while stack:
-        folder = stack.pop()
-        try:
-            real = os.path.realpath(folder)
-            if real in seen:
-                continue
-            seen.add(real)
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
-            continue
-        subdirs = []
-        for entry in entries:
-            try:
-                if entry.is_dir():
-                    subdirs.append(Path(entry.path))
-                elif entry.name.endswith(suffix) and entry.is_file():
-                    yield Path(entry.path)
-            except OSError:
-                continue
-        stack.extend(reversed(subdirs))
+def _present(path: Path) -> bool:
+    """Whether anything is at ``path``: not when it is not there or its name is
+    too long to exist (a ``-wal`` beside a database whose name is 252 bytes long:
+    ``ENAMETOOLONG``); raises any other ``OSError``."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG):
+            return False
+        raise
+    return True

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._json import json_value
 from agentlog.readers import walk_files
 
@@ -62,16 +63,16 @@ def vscode_state_dbs(root: Path) -> list[tuple[Path, Path | None]]:
     ``workspace.json`` (``None`` for ``globalStorage``): the global one first, then
     one per ``workspaceStorage/<id>/``.  A folder that is no user dir is searched
     whole for ``*.vscdb`` files (a user-given root)."""
-    workspaces = root / "workspaceStorage"
-    folders = sorted(workspaces.iterdir()) if workspaces.is_dir() else []
+    folders = probe.entries(root / "workspaceStorage")
     glob = root / "globalStorage" / "state.vscdb"
-    if not glob.is_file() and not folders:
+    global_db = probe.is_file(glob)
+    if not global_db and not folders:
         return [(path, None) for path in walk_files(root, ".vscdb")]
-    found: list[tuple[Path, Path | None]] = [(glob, None)] if glob.is_file() else []
+    found: list[tuple[Path, Path | None]] = [(glob, None)] if global_db else []
     for folder in folders:
-        if (folder / "state.vscdb").is_file():
+        if probe.is_file(folder / "state.vscdb"):
             meta = folder / "workspace.json"
-            found.append((folder / "state.vscdb", meta if meta.is_file() else None))
+            found.append((folder / "state.vscdb", meta if probe.is_file(meta) else None))
     return found
 
 
@@ -123,8 +124,12 @@ def project_files(root: Path, relative: str, depth: int = 2) -> Iterator[Path]:
     """Files ``<root>/[<dir>/…]<relative>`` with at most ``depth`` folders between,
     sorted; folders whose name starts with ``.`` are not entered (``relative`` itself
     may name one, e.g. ``.crush/crush.db``).  Bounded so a home folder is cheap to scan."""
+    folders = [root]
     for level in range(depth + 1):
-        for path in sorted(root.glob("/".join(["*"] * level + [relative]))):
-            between = path.relative_to(root).parts[:level]
-            if not any(part.startswith(".") for part in between) and path.is_file():
-                yield path
+        for folder in folders:
+            if probe.is_file(folder / relative):
+                yield folder / relative
+        if level < depth:
+            folders = [
+                p for folder in folders for p in probe.subfolders(folder) if not p.name.startswith(".")
+            ]

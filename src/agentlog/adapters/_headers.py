@@ -9,6 +9,7 @@ from agentlog.model import (
     Diagnostics,
     Session,
 )
+from agentlog.rules import session_key
 
 
 class OneSessionState(msgspec.Struct, kw_only=True):
@@ -33,7 +34,7 @@ def database_headers(
     its source; rows no session owns (``orphans``) are counted on the first one; a
     database without sessions still yields one empty header (id ``fallback_id``)
     carrying those diagnostics."""
-    headers = headers or [Session(key=f"{agent}:{fallback_id}", agent=agent, id=fallback_id)]
+    headers = headers or [Session(key=session_key(agent, fallback_id), agent=agent, id=fallback_id)]
     headers[0].diagnostics.merge(orphans)
     for header in headers:
         header.sources = [path]

@@ -14,6 +14,7 @@ from agentlog.adapters.base import LineParser
 from agentlog.model import (
     Diagnostics,
     Message,
+    MessageFlag,
     Part,
     Role,
     Session,
@@ -112,7 +113,7 @@ class TreeParser(LineParser[TreeStateT]):
         offset: int,
         role: Role,
         parts: list[Part],
-        flags: list[str],
+        flags: list[MessageFlag],
         model: str | None = None,
         usage: Usage | None = None,
         counted: bool = False,

@@ -25,17 +25,23 @@ def parse_time(value: Any) -> datetime | None:
     return None
 
 
-MAX_COUNT = 1 << 53
-"""Larger token counts are not real (and would not survive JSON or SQLite)."""
+BOUND = 1 << 53
+"""``as_int`` keeps values within ±2**53: the first count out of range
+(:data:`agentlog.rules.MAX_TOKENS`), small enough that sums of a few stay in
+SQLite's and msgpack's 64-bit integers."""
 
 
 def as_int(value: Any) -> int:
-    """A token count as ``int``: missing, ``null``, non-numeric, negative or
-    absurdly large (≥ 2**53) → 0."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    """A recorded number (a token count, a sort key) as ``int``: missing,
+    ``null``, non-numeric or NaN → 0; beyond ±2**53 (or infinite) → the bound, so
+    that a count out of range stays out of range and is zeroed and reported by
+    the one rule for token counts (:func:`agentlog.rules.bounded_usage`)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return 0
-    if value != value or not 0 <= value < MAX_COUNT:  # NaN, negative, huge
-        return 0
+    if value >= BOUND:
+        return BOUND
+    if value <= -BOUND:
+        return -BOUND
     return int(value)
 
 

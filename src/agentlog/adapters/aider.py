@@ -59,6 +59,7 @@ from typing import ClassVar, Literal
 from agentlog.adapters._common import project_files, project_roots
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
 from agentlog.model import Message, Session, TextPart, Usage
+from agentlog.rules import session_key
 
 SLUG = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
@@ -197,7 +198,7 @@ class _HistoryParse(DocumentParser):
         if empty:
             self.preamble.skip("empty_run", len(empty))
         headers = [run.session for run in self.runs if run.messages] or [
-            Session(key=f"{SLUG}:{self.digest}", agent=SLUG, id=self.digest, sources=[self.ref.path])
+            Session(key=session_key(SLUG, self.digest), agent=SLUG, id=self.digest, sources=[self.ref.path])
         ]
         headers[0].diagnostics.merge(self.preamble)
         return headers
@@ -212,7 +213,7 @@ class _HistoryParse(DocumentParser):
         self.runs.append(
             _Run(
                 Session(
-                    key=f"{SLUG}:{sid}",
+                    key=session_key(SLUG, sid),
                     agent=SLUG,
                     id=sid,
                     cwd=str(Path(self.ref.path).parent),

@@ -55,6 +55,7 @@ from agentlog.adapters.base import (
 )
 from agentlog.model import Message, Session, TextPart, ToolResult, Usage
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "amp"
 
@@ -114,7 +115,7 @@ class _ThreadParse(DocumentParser):
         super().__init__(ref, doc)
         self.data = doc.data
         sid = PurePath(ref.path).stem
-        self.header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
+        self.header = Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path])
 
     def parse(self) -> None:
         thread = read_document(self.data, self.diagnostics)

@@ -75,6 +75,7 @@ from agentlog.model import (
     CompactionPart,
     Diagnostics,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Role,
@@ -85,6 +86,7 @@ from agentlog.model import (
     UnknownPart,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "antigravity"
 
@@ -175,7 +177,7 @@ class AntigravityParser(LineParser[AntigravityState]):
         parts: list[Part],
         when: Any,
         offset: int,
-        flags: list[str] | None = None,
+        flags: list[MessageFlag] | None = None,
         raw: dict[str, Any] | None = None,
     ) -> None:
         if raw is None:
@@ -246,7 +248,7 @@ class AntigravityParser(LineParser[AntigravityState]):
         if self.diagnostics.records_total == 0:
             return []
         header = Session(
-            key=f"{SLUG}:{self.sid}",
+            key=session_key(SLUG, self.sid),
             agent=SLUG,
             id=self.sid,
             title=self.state.first_prompt,
@@ -298,7 +300,7 @@ class AntigravityAdapter(JsonlAdapter, DocumentAdapter):
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         cid = PurePath(ref.path).stem
         header = Session(
-            key=f"{SLUG}:{cid}:conversation-db",
+            key=session_key(SLUG, f"{cid}:conversation-db"),
             agent=SLUG,
             id=f"{cid}:conversation-db",
             description=f"Antigravity conversation database of {SLUG}:{cid} (undocumented format, not read)",

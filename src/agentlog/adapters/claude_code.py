@@ -67,6 +67,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
@@ -77,6 +78,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -89,6 +91,16 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import (
+    TITLE_AI,
+    TITLE_CUSTOM,
+    TITLE_PROMPT,
+    TITLE_SUMMARY,
+    first_cwd,
+    session_key,
+    session_title,
+    title_wins,
+)
 
 SLUG = "claude_code"
 
@@ -161,9 +173,6 @@ META_PREFIXES = (
 INTERRUPTED_PREFIX = "[Request interrupted by user"
 _AGENT_FILE = re.compile(r"^agent-(.+)\.jsonl$")
 
-# Title ranks: custom-title > ai-title > summary > first real prompt.
-_RANK_PROMPT, _RANK_SUMMARY, _RANK_AI, _RANK_CUSTOM = 0, 1, 2, 3
-
 
 def tool_name(raw: str) -> str:
     """Normalised tool name for a Claude Code tool called ``raw``."""
@@ -196,7 +205,7 @@ def file_session(path: PurePath) -> tuple[str, SessionKind, str | None]:
     parts = path.parts
     parent = None
     if "subagents" in parts:
-        parent = f"{SLUG}:{parts[len(parts) - 1 - parts[::-1].index('subagents') - 1]}"
+        parent = session_key(SLUG, parts[len(parts) - 1 - parts[::-1].index("subagents") - 1])
     return f"agent-{agent_file.group(1)}", "subagent", parent
 
 
@@ -257,7 +266,7 @@ class ClaudeParser(LineParser[ClaudeState]):
             header.subagent_type = as_str(meta.get("agentType"))
             header.description = as_str(meta.get("description"))
             header.parent_tool_call_id = as_str(meta.get("toolUseId"))
-        header.key = f"{SLUG}:{header.id}"
+        header.key = session_key(SLUG, header.id)
         state.sessions[header.id] = header
         return state
 
@@ -290,40 +299,62 @@ class ClaudeParser(LineParser[ClaudeState]):
         elif kind == "system":
             self._system(record, offset)
         elif kind in ("summary", "custom-title", "ai-title"):
+            self._envelope_only(record)
             self._title(record, kind)
         elif kind == "tool_use":
             self._drift_tool_use(record, offset)
         elif kind == "tool_result":
             self._drift_tool_result(record, offset)
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
+            self._envelope_only(record)
             self.diagnostics.skip(f"ignored:{kind}")
         else:
+            self._envelope_only(record)
             self._unknown(record, offset, kind if isinstance(kind, str) else "<none>")
+
+    def _envelope_only(self, record: dict[str, Any]) -> None:
+        """What a line that makes no message of a session still says, as every line
+        says it to the usage scanner: an inline-sidechain line links its chain; else
+        a line gives the main session its first cwd (the other lines' envelopes are
+        read by :meth:`_session_for`)."""
+        main = self.main
+        if record.get("isSidechain") is True and main.kind == "main":
+            self._sidechain_id(record)
+        elif main.cwd is None:
+            main.cwd = first_cwd((as_str(record.get("cwd")),))
 
     def _session_for(self, record: dict[str, Any]) -> Session:
         """The session a line belongs to, updating its header from the envelope."""
         main = self.main
         session = main
-        uuid = as_str(record.get("uuid"))
         if record.get("isSidechain") is True and main.kind == "main":
-            parent = as_str(record.get("parentUuid"))
-            sid = self.state.sidechains.get(parent or "") or f"sidechain-{uuid or parent}"
-            if uuid:
-                self.state.sidechains[uuid] = sid
+            sid = self._sidechain_id(record)
             session = self.state.sessions.get(sid) or self._new_sidechain(sid)
         elif main.kind == "subagent" and main.parent_key is None:
             parent_id = as_str(record.get("sessionId"))
             if parent_id and parent_id != main.id:
-                main.parent_key = f"{SLUG}:{parent_id}"
-        session.cwd = session.cwd or as_str(record.get("cwd"))
+                main.parent_key = session_key(SLUG, parent_id)
+        if session.cwd is None:
+            session.cwd = first_cwd((as_str(record.get("cwd")),))
         session.git_branch = session.git_branch or as_str(record.get("gitBranch"))
         session.agent_version = as_str(record.get("version")) or session.agent_version
         return session
 
+    def _sidechain_id(self, record: dict[str, Any]) -> str:
+        """The id of the inline sidechain (generation 1) a line belongs to: its
+        parent line's, else ``sidechain-<uuid>`` (a chain's first line); the line's
+        ``uuid`` is linked to it (idempotent: a line may be looked up twice)."""
+        uuid = as_str(record.get("uuid"))
+        parent = as_str(record.get("parentUuid"))
+        sid = self.state.sidechains.get(parent or "") or f"sidechain-{uuid or parent}"
+        if uuid:
+            self.state.sidechains[uuid] = sid
+        return sid
+
     def _new_sidechain(self, sid: str) -> Session:
         main = self.main
         session = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             kind="subagent",
@@ -441,13 +472,14 @@ class ClaudeParser(LineParser[ClaudeState]):
                 self.diagnostics.skip("empty_message")
             return
         out.flags.extend(self._user_flags(record, out.text))
-        if not out.flags and session.id not in self.state.titles and out.text.strip():
-            self.state.titles[session.id] = (_RANK_PROMPT, prompt_title(out.text))
+        held = self.state.titles.get(session.id)
+        if not out.flags and title_wins(TITLE_PROMPT, held[0] if held else None) and out.text.strip():
+            self.state.titles[session.id] = (TITLE_PROMPT, prompt_title(out.text))
         self.diagnostics.use()
         self.emit(session.id, out)
 
     @staticmethod
-    def _user_flags(record: dict[str, Any], text: str) -> list[str]:
+    def _user_flags(record: dict[str, Any], text: str) -> list[MessageFlag]:
         stripped = text.lstrip()
         if record.get("isCompactSummary") is True:
             return ["compaction_summary"]
@@ -516,16 +548,17 @@ class ClaudeParser(LineParser[ClaudeState]):
 
     def _title(self, record: dict[str, Any], kind: str) -> None:
         rank, field = {
-            "summary": (_RANK_SUMMARY, "summary"),
-            "ai-title": (_RANK_AI, "aiTitle"),
-            "custom-title": (_RANK_CUSTOM, "customTitle"),
+            "summary": (TITLE_SUMMARY, "summary"),
+            "ai-title": (TITLE_AI, "aiTitle"),
+            "custom-title": (TITLE_CUSTOM, "customTitle"),
         }[kind]
         text = as_str(record.get(field))
         if text is None:
             self.diagnostics.skip(f"empty:{kind}")
             return
         sid = self.main.id
-        if rank >= self.state.titles.get(sid, (-1, ""))[0]:
+        held = self.state.titles.get(sid)
+        if title_wins(rank, held[0] if held else None):
             self.state.titles[sid] = (rank, text)
         self.diagnostics.use()
 
@@ -565,9 +598,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         out = []
         for sid, header in self.state.sessions.items():
             copy = msgspec.structs.replace(header, diagnostics=Diagnostics(), sources=list(header.sources))
-            rank, text = self.state.titles.get(sid, (-1, None))
-            # A subagent's description names it better than its (long) prompt.
-            copy.title = text if rank > _RANK_PROMPT else header.description or text
+            copy.title = session_title(self.state.titles.get(sid), header.description)
             out.append(copy)
         out[0].diagnostics = msgspec.msgpack.decode(
             msgspec.msgpack.encode(self.diagnostics), type=Diagnostics
@@ -595,7 +626,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
             if path.name in ("journal.jsonl", "history.jsonl"):
                 continue
             meta = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
-            sidecars = (str(meta),) if _AGENT_FILE.match(path.name) and meta.exists() else ()
+            sidecars = probe.regular_files([meta]) if _AGENT_FILE.match(path.name) else ()
             yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

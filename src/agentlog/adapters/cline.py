@@ -36,7 +36,7 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     ``history_item.json`` (Roo, Kilo): ``HistoryItem{id, parentTaskId?, rootTaskId?,
     workspace?, task, ts, status?}`` → ``cwd``, title, ``status:"completed"`` → ``done``,
     and the parent task (``kind="subagent"``; the spawning ``new_task`` call is found
-    by :func:`agentlog.link.spawning_call`: its ``input.message`` is the child's first
+    by :func:`agentlog.rules.spawning_call`: its ``input.message`` is the child's first
     prompt inside ``<task>`` tags).
 
     Pairing (there are no ids linking the files): the *n*-th usage row belongs to the
@@ -72,6 +72,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
+from agentlog import probe
 from agentlog.adapters._common import vscode_global_storage
 from agentlog.adapters._content import block_text, content_parts, tool_output, unknown_message
 from agentlog.adapters._json import json_object, json_value, read_document
@@ -88,6 +89,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 API_HISTORY = "api_conversation_history.json"
 UI_MESSAGES = "ui_messages.json"
@@ -195,7 +197,7 @@ class _TaskParse(DocumentParser):
         name = PurePath(ref.path).name
         self.sdk = name.endswith(SDK_SUFFIX)
         sid = name[: -len(SDK_SUFFIX)] if self.sdk else PurePath(ref.path).parent.name
-        self.header = Session(key=f"{slug}:{sid}", agent=slug, id=sid, sources=[ref.path])
+        self.header = Session(key=session_key(slug, sid), agent=slug, id=sid, sources=[ref.path])
         self.models: list[tuple[datetime | None, str]] = []
         self.title: str | None = None
 
@@ -244,7 +246,7 @@ class _TaskParse(DocumentParser):
         fork = as_dict(meta.get("fork"))
         parent = as_str(fork.get("forkedFromSessionId"))
         if parent:
-            header.kind, header.parent_key = "fork", f"{self.slug}:{parent}"
+            header.kind, header.parent_key = "fork", session_key(self.slug, parent)
 
     def _task_sidecars(self) -> list[_UsageRow]:
         meta = self._sidecar(TASK_METADATA)
@@ -263,7 +265,7 @@ class _TaskParse(DocumentParser):
                 )
             parent = as_str(item.get("parentTaskId"))
             if parent:
-                self.header.kind, self.header.parent_key = "subagent", f"{self.slug}:{parent}"
+                self.header.kind, self.header.parent_key = "subagent", session_key(self.slug, parent)
         rows: list[_UsageRow] = []
         ui = self._sidecar(UI_MESSAGES)
         last = None
@@ -434,10 +436,8 @@ class ClineFamilyAdapter(DocumentAdapter):
         for path in walk_files(root, API_HISTORY):
             if path.name != API_HISTORY or others & set(path.parts):
                 continue  # another extension's task: its own adapter reads it
-            sidecars = tuple(
-                str(path.with_name(n))
-                for n in (UI_MESSAGES, TASK_METADATA, HISTORY_ITEM)
-                if path.with_name(n).exists()
+            sidecars = probe.regular_files(
+                path.with_name(n) for n in (UI_MESSAGES, TASK_METADATA, HISTORY_ITEM)
             )
             yield SourceRef(agent=self.slug, path=str(path), sidecars=sidecars)
 
@@ -466,7 +466,7 @@ class ClineAdapter(ClineFamilyAdapter):
         yield from super().discover(root)
         for path in walk_files(root, SDK_SUFFIX):
             manifest = path.with_name(path.name[: -len(SDK_SUFFIX)] + ".json")
-            sidecars = (str(manifest),) if manifest.exists() else ()
+            sidecars = probe.regular_files([manifest])
             yield SourceRef(agent=self.slug, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

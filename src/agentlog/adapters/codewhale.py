@@ -67,6 +67,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "codewhale"
 
@@ -136,7 +137,7 @@ class _SessionParse(DocumentParser):
         super().__init__(ref, doc)
         sid = PurePath(ref.path).stem
         self.header = Session(
-            key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
+            key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
         )
         self.empty = False
 
@@ -148,7 +149,7 @@ class _SessionParse(DocumentParser):
         metadata = as_dict(data.get("metadata"))
         header = self.header
         sid = header.id = as_str(metadata.get("id")) or header.id
-        header.key = f"{SLUG}:{sid}"
+        header.key = session_key(SLUG, sid)
         header.title = as_str(metadata.get("title"))
         header.cwd = as_str(metadata.get("workspace"))
         header.started_at = parse_time(metadata.get("created_at"))

@@ -134,6 +134,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_or_text, json_value
 from agentlog.adapters._tools import normalise_tool
@@ -144,6 +145,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     RateLimits,
     RateWindow,
@@ -159,6 +161,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "codex"
 
@@ -449,7 +452,7 @@ class CodexParser(LineParser[CodexState]):
             name = PurePath(self.ref.path).name
             found = _FILE_UUID.findall(name)
             sid = found[-1] if found else name.removesuffix(".jsonl")
-        return Session(key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[self.ref.path])
+        return Session(key=session_key(self.slug, sid), agent=self.slug, id=sid, sources=[self.ref.path])
 
     @property
     def session(self) -> Session:
@@ -472,11 +475,11 @@ class CodexParser(LineParser[CodexState]):
         role: Role,
         when: datetime | None,
         parts: list[Part],
-        flags: tuple[str, ...] = (),
+        flags: tuple[MessageFlag, ...] = (),
         model: str | None = None,
     ) -> Message:
         """A new message whose id is this record's offset (flagged ``replayed`` in a fork's copy)."""
-        all_flags = [*flags, "replayed"] if self.replaying else list(flags)
+        all_flags: list[MessageFlag] = [*flags, "replayed"] if self.replaying else list(flags)
         return Message(
             id=self._mid(offset),
             role=role,
@@ -595,7 +598,7 @@ class CodexParser(LineParser[CodexState]):
             kind = "fork"
         header.kind = kind
         parent = parent or as_str(meta.get("forked_from_id"))
-        header.parent_key = f"{cls.slug}:{parent}" if parent else None
+        header.parent_key = session_key(cls.slug, parent) if parent else None
 
     def _turn_boundary(self, payload: dict[str, Any]) -> None:
         """Close the assistant message; end (or detect) a fork's replayed copy by turn id."""
@@ -1075,7 +1078,7 @@ class CodexAdapter(JsonlAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         folders = [root / "sessions", root / "archived_sessions"]
-        if not any(f.is_dir() for f in folders):
+        if not any(probe.is_dir(f) for f in folders):
             folders = [root]
         for folder in folders:
             for path in walk_files(folder, ".jsonl"):

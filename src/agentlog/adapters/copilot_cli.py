@@ -64,6 +64,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
@@ -72,6 +73,7 @@ from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutp
 from agentlog.model import (
     Diagnostics,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -83,6 +85,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "copilot_cli"
 _IGNORED = frozenset(
@@ -212,7 +215,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         return path.parent.name if path.name == "events.jsonl" else path.stem
 
     def _new_header(self, sid: str) -> Session:
-        return Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+        return Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path])
 
     def _set_header(self, sid: str) -> None:
         self.state.header = self._new_header(sid)
@@ -266,7 +269,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
             text = as_str(data.get("message")) or as_str(data.get("reason")) or kind
             flag, status = (
                 ("api_error", "errored") if kind == "session.error" else ("interrupted", "interrupted")
-            )  # type: tuple[str, SessionStatus]
+            )  # type: tuple[MessageFlag, SessionStatus]
             self._system(record, offset, when, TextPart(text=text), flag)
             self._status(status, kind)
         elif kind == "session.shutdown":
@@ -285,7 +288,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         self.diagnostics.use()
 
     def _system(
-        self, record: dict[str, Any], offset: int, when: datetime | None, part: Part, flag: str
+        self, record: dict[str, Any], offset: int, when: datetime | None, part: Part, flag: MessageFlag
     ) -> None:
         """Emit a system message (an error, an abort, an unknown record) with one part."""
         mid = str(record.get("id", offset))
@@ -315,7 +318,7 @@ class CopilotCliParser(LineParser[CopilotCliState]):
         record: dict[str, Any],
         offset: int,
         when: datetime | None,
-        flags: list[str] | None = None,
+        flags: list[MessageFlag] | None = None,
     ) -> None:
         text = as_str(data.get("content")) or ""
         if role == "user" and text and self.state.first_prompt is None:
@@ -420,9 +423,9 @@ class CopilotCliAdapter(JsonlAdapter):
         return [base / "session-state"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        folder = root / "session-state" if (root / "session-state").is_dir() else root
+        folder = root / "session-state" if probe.is_dir(root / "session-state") else root
         exports = list(walk_files(folder.parent / "otel", ".jsonl"))
-        if self._exporter is not None and self._exporter.is_file():
+        if self._exporter is not None and probe.is_file(self._exporter):
             exports.append(self._exporter)
         sidecars = tuple(str(p) for p in exports)
         own = folder.name == "session-state"  # else a user-given root: sniffing decides

@@ -63,6 +63,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._common import file_url_path, vscode_user_dirs, workspace_folder
 from agentlog.adapters._json import JsonError, json_value, parse_json, read_document
 from agentlog.adapters._tools import normalise_tool
@@ -88,6 +89,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "copilot_vscode"
 _FOLDERS = ("chatSessions", "emptyWindowChatSessions")
@@ -283,7 +285,7 @@ class _Chat(DocumentParser):
 
     def headers(self) -> list[Session]:
         header = self.header
-        header.key = f"{SLUG}:{header.id}"
+        header.key = session_key(SLUG, header.id)
         if header.title is None:
             header.title = next(
                 (m.text for _, m in self.fragments if isinstance(m, Message) and m.role == "user" and m.text),
@@ -405,9 +407,9 @@ class CopilotVscodeAdapter(DocumentAdapter):
         ]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        if (root / "workspaceStorage").is_dir() or (root / "globalStorage").is_dir():
+        if probe.is_dir(root / "workspaceStorage") or probe.is_dir(root / "globalStorage"):
             # a user dir: only its chat folders (History/ and extension data can be huge)
-            folders = [*sorted((root / "workspaceStorage").glob("*/chatSessions"))]
+            folders = [p / "chatSessions" for p in probe.subfolders(root / "workspaceStorage")]
             folders.append(root / "globalStorage" / "emptyWindowChatSessions")
         else:
             folders = [root]
@@ -423,10 +425,10 @@ class CopilotVscodeAdapter(DocumentAdapter):
                 continue  # the sidecar of its .jsonl
             sidecars = []
             snapshot = path.with_suffix(".json")
-            if path.suffix == ".jsonl" and snapshot.is_file():
+            if path.suffix == ".jsonl" and probe.is_file(snapshot):
                 sidecars.append(str(snapshot))
             meta = path.parent.parent / "workspace.json"
-            if path.parent.name == "chatSessions" and meta.is_file():
+            if path.parent.name == "chatSessions" and probe.is_file(meta):
                 sidecars.append(str(meta))
             yield SourceRef(agent=SLUG, path=str(path), sidecars=tuple(sidecars))
 

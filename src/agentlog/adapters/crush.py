@@ -63,6 +63,7 @@ from agentlog.adapters.base import (
 from agentlog.model import (
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -72,6 +73,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
+from agentlog.rules import session_key
 
 SLUG = "crush"
 DATABASE = ".crush/crush.db"
@@ -92,7 +94,7 @@ TOOL_NAMES = {
 }
 """Crush tool names → agentlog's normalised names (MCP tools ``mcp_<server>_<tool>`` and
 others: snake_case)."""
-_FINISH_FLAGS = {"canceled": "interrupted", "error": "api_error"}
+_FINISH_FLAGS: dict[str, MessageFlag] = {"canceled": "interrupted", "error": "api_error"}
 
 
 def tool_name(raw: str) -> str:
@@ -137,7 +139,7 @@ class _DatabaseParse(DocumentParser):
             self.diagnostics.skip("malformed:session_row")
             return
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(row.get("title")),
@@ -147,7 +149,7 @@ class _DatabaseParse(DocumentParser):
         )
         parent = as_str(row.get("parent_session_id"))
         if parent:
-            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
+            header.kind, header.parent_key = "subagent", session_key(SLUG, parent)
         summary = as_str(row.get("summary_message_id"))
         if summary:
             self.summaries.add(summary)

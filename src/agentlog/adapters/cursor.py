@@ -90,6 +90,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
+from agentlog.rules import session_key
 
 SLUG = "cursor"
 COMPOSER_INDEX_KEY = "composer.composerData"
@@ -266,7 +267,7 @@ class _Parse:
 
     def composer(self, cid: str, data: dict[str, Any], rows: dict[str, dict[str, Any]]) -> None:
         header = Session(
-            key=f"{SLUG}:{cid}",
+            key=session_key(SLUG, cid),
             agent=SLUG,
             id=cid,
             title=as_str(data.get("name")),
@@ -350,7 +351,7 @@ class _Parse:
                 self.spare.skip("malformed:chat_tab")
                 continue
             header = Session(
-                key=f"{SLUG}:{tid}",
+                key=session_key(SLUG, tid),
                 agent=SLUG,
                 id=tid,
                 title=as_str(tab.get("chatTitle")),
@@ -387,7 +388,7 @@ class _Parse:
         for cid, build in self.composers.items():
             parent = self.parents.get(cid)
             if parent is not None:
-                build.header.parent_key = f"{SLUG}:{parent}"
+                build.header.parent_key = session_key(SLUG, parent)
                 build.header.kind = "subagent"
             headers.append(build.header)
             fragments.extend(build.fragments)

@@ -40,6 +40,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
@@ -56,6 +57,7 @@ from agentlog.model import (
     UnknownPart,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "cursor_cli"
 _QUERY = re.compile(r"^\s*<user_query>\s*(.*?)\s*</user_query>\s*$", re.S)
@@ -118,8 +120,8 @@ class CursorCliParser(LineParser[CursorCliState]):
             header = Session(key="", agent=SLUG, id=path.stem, sources=[self.ref.path])
             if path.parent.name == "subagents":
                 header.kind = "subagent"
-                header.parent_key = f"{SLUG}:{path.parent.parent.name}"
-            header.key = f"{SLUG}:{header.id}"
+                header.parent_key = session_key(SLUG, path.parent.parent.name)
+            header.key = session_key(SLUG, header.id)
             meta = next((store_meta(d) for d in self.sidecars.values()), {})
             header.title = as_str(meta.get("name"))
             header.started_at = parse_time(meta.get("createdAt"))
@@ -212,7 +214,7 @@ class CursorCliAdapter(JsonlAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         stores: dict[str, str] = {}
         chats = root.parent / "chats"
-        if chats.is_dir():
+        if probe.is_dir(chats):
             for db in walk_files(chats, "store.db"):
                 stores.setdefault(db.parent.name, str(db))
         for path in walk_files(root, ".jsonl"):

@@ -75,6 +75,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "deepseek_harness"
 
@@ -168,7 +169,9 @@ class HarnessParser(LineParser[HarnessState]):
     def session(self) -> Session:
         if self.state.header is None:
             sid = Path(self.ref.path).parent.name
-            self.state.header = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+            self.state.header = Session(
+                key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path]
+            )
         return self.state.header
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
@@ -217,7 +220,7 @@ class HarnessParser(LineParser[HarnessState]):
         session = self.session
         sid = as_str(record.get("id"))
         if sid:
-            session.id, session.key = sid, f"{SLUG}:{sid}"
+            session.id, session.key = sid, session_key(SLUG, sid)
         session.cwd = as_str(record.get("cwd"))
         session.started_at = parse_time(record.get("createdAt"))
         if as_int(record.get("delegationDepth")) > 0:

@@ -37,6 +37,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._content import content_parts, tool_output, unknown_message
 from agentlog.adapters._headers import OneSessionState, one_header
 from agentlog.adapters._json import json_value
@@ -45,6 +46,7 @@ from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef
 from agentlog.model import Message, Session, Usage
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "factory_droid"
 SETTINGS_SUFFIX = ".settings.json"
@@ -84,7 +86,7 @@ class DroidParser(LineParser[OneSessionState]):
     def initial_state(self) -> OneSessionState:
         sid = PurePath(self.ref.path).stem
         return OneSessionState(
-            header=Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+            header=Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path])
         )
 
     @property
@@ -181,7 +183,7 @@ class FactoryDroidAdapter(JsonlAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for path in walk_files(root, ".jsonl"):
             settings = path.with_name(path.stem + SETTINGS_SUFFIX)
-            sidecars = (str(settings),) if settings.exists() else ()
+            sidecars = probe.regular_files([settings])
             yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

@@ -59,6 +59,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
+from agentlog import probe
 from agentlog.adapters._json import parse_object, read_document
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
@@ -74,6 +75,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -84,6 +86,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "gemini_cli"
 
@@ -256,7 +259,7 @@ def legacy_chats(root: Path) -> Iterator[Path]:
     """The legacy ``session-*.json`` chats under ``root`` that were not migrated to a
     ``.jsonl`` of the same name (the CLI does so on resume; the ``.jsonl`` is read)."""
     for path in walk_files(root, ".json"):
-        if path.name.startswith("session-") and not path.with_name(path.name + "l").exists():
+        if path.name.startswith("session-") and not probe.exists(path.with_name(path.name + "l")):
             yield path
 
 
@@ -321,7 +324,7 @@ class GeminiCliAdapter(DocumentAdapter):
             )
         if kind in ("info", "warning", "error"):
             diagnostics.use()
-            flags = ["api_error"] if kind == "error" else ["meta"]
+            flags: list[MessageFlag] = ["api_error"] if kind == "error" else ["meta"]
             return Message(id=mid, role="system", timestamp=when, parts=gemini_parts(content), flags=flags)
         diagnostics.unknown(str(kind) if kind is not None else "<none>")
         return Message(
@@ -368,13 +371,13 @@ class _ChatParse(DocumentParser):
         self.diagnostics = chat.diagnostics
         meta = chat.meta
         sid = as_str(meta.get("sessionId")) or path.stem
-        header = Session(key=f"{slug}:{sid}", agent=slug, id=sid, sources=[self.ref.path])
+        header = Session(key=session_key(slug, sid), agent=slug, id=sid, sources=[self.ref.path])
         header.title = as_str(meta.get("summary"))
         header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
         header.ended_at = parse_time(meta.get("lastUpdated"))
         if path.parent.name != "chats" and path.parent.parent.name == "chats":
             header.kind = "subagent"
-            header.parent_key = f"{slug}:{path.parent.name}"
+            header.parent_key = session_key(slug, path.parent.name)
         elif meta.get("kind") == "subagent":
             header.kind = "subagent"
         for n, (key, record) in enumerate(chat.messages.items()):

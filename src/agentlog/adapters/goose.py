@@ -72,6 +72,7 @@ from datetime import datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal
 
+from agentlog import probe
 from agentlog.adapters._headers import database_headers
 from agentlog.adapters._json import json_value, parse_object
 from agentlog.adapters._tools import normalise_tool
@@ -98,6 +99,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "goose"
 DATABASE = "sessions.db"
@@ -285,7 +287,7 @@ class _DatabaseParse(_Parse):
         config = config if isinstance(config, dict) else {}
         model = as_str(config.get("model_name")) or as_str(config.get("model"))
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(row.get("name")) or as_str(row.get("description")),
@@ -296,7 +298,7 @@ class _DatabaseParse(_Parse):
         )
         parent = as_str(str(row.get("parent_session_id") or ""))
         if parent:
-            header.kind, header.parent_key = "subagent", f"{SLUG}:{parent}"
+            header.kind, header.parent_key = "subagent", session_key(SLUG, parent)
         header.diagnostics.use()
         return header
 
@@ -344,7 +346,7 @@ class _LegacyParse(_Parse):
         super().__init__(ref, doc)
         sid = PurePath(ref.path).stem
         self.header = Session(
-            key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
+            key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path], diagnostics=self.diagnostics
         )
         self.sessions[sid] = self.header
 
@@ -406,7 +408,7 @@ class GooseAdapter(DocumentAdapter):
         """``sessions.db`` first, then the legacy ``*.jsonl`` files beside it (a session
         Goose imported into the database is then a duplicate of the database's)."""
         databases = [p for p in walk_files(root, DATABASE) if p.name == DATABASE]
-        for path in [*databases, *sorted(root.glob(f"*{LEGACY_SUFFIX}"))]:
+        for path in [*databases, *probe.glob(root, f"*{LEGACY_SUFFIX}")]:
             yield SourceRef(agent=SLUG, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:

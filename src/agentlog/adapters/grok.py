@@ -39,6 +39,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._content import block_text, unknown_message
 from agentlog.adapters._headers import OneSessionState, one_header
 from agentlog.adapters._json import json_value
@@ -58,6 +59,7 @@ from agentlog.model import (
     UnknownPart,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "grok"
 HISTORY = "chat_history.jsonl"
@@ -94,7 +96,7 @@ class GrokParser(LineParser[OneSessionState]):
     def initial_state(self) -> OneSessionState:
         folder = PurePath(self.ref.path).parent
         header = Session(
-            key=f"{SLUG}:{folder.name}",
+            key=session_key(SLUG, folder.name),
             agent=SLUG,
             id=folder.name,
             cwd=urllib.parse.unquote(folder.parent.name) or None,
@@ -236,7 +238,7 @@ class GrokAdapter(JsonlAdapter):
             if path.name != HISTORY:
                 continue
             summary = path.with_name(SUMMARY)
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=(str(summary),) if summary.exists() else ())
+            yield SourceRef(agent=SLUG, path=str(path), sidecars=probe.regular_files([summary]))
 
     def sniff(self, name: str, head: bytes) -> float:
         markers = (b'"tool_call_id"', b'"model_id"', b'"prompt_index"', b'"backend_tool_call"')

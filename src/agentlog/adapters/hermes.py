@@ -69,6 +69,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object, parse_json, read_document
 from agentlog.adapters._tools import function_call, normalise_tool
@@ -94,6 +95,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "hermes"
 TOOL_NAMES = {
@@ -301,10 +303,12 @@ class HermesAdapter(DocumentAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         profiles = root / "profiles"
-        homes = [root] + (sorted(p for p in profiles.iterdir() if p.is_dir()) if profiles.is_dir() else [])
+        homes = [root, *probe.subfolders(profiles)]
         for home in homes:
-            files = [str(p) for p in session_files(home / "sessions")] if (home / "sessions").is_dir() else []
-            if (home / "state.db").is_file():
+            files = (
+                [str(p) for p in session_files(home / "sessions")] if probe.is_dir(home / "sessions") else []
+            )
+            if probe.is_file(home / "state.db"):
                 yield SourceRef(agent=SLUG, path=str(home / "state.db"), sidecars=tuple(files))
             else:
                 yield from (SourceRef(agent=SLUG, path=f) for f in files)
@@ -420,7 +424,7 @@ class HermesAdapter(DocumentAdapter):
         parent = rows.get(row.get("parent_session_id") or "")
         kind = _kind(row, parent)
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             title=as_str(row.get("title")),
@@ -432,7 +436,7 @@ class HermesAdapter(DocumentAdapter):
         )
         if parent is not None and kind in ("fork", "subagent"):
             header.kind = kind  # type: ignore[assignment]
-            header.parent_key = f"{SLUG}:{root_of(parent['id'])}"
+            header.parent_key = session_key(SLUG, root_of(parent["id"]))
         return header
 
     @staticmethod
@@ -449,7 +453,7 @@ class HermesAdapter(DocumentAdapter):
         sid = as_str(snapshot.get("session_id")) or sid
         config = as_dict(snapshot.get("model_config"))
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             cwd=as_str(snapshot.get("cwd")) or as_str(config.get("cwd")),

@@ -63,6 +63,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._json import json_object, parse_object
 from agentlog.adapters._tools import function_call, normalise_tool
 from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
@@ -88,6 +89,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "kimi"
 
@@ -391,7 +393,7 @@ class KimiAdapter(DocumentAdapter):
         return [Path(env["KIMI_SHARE_DIR"]) if env.get("KIMI_SHARE_DIR") else home / ".kimi"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        base = root / "sessions" if (root / "sessions").is_dir() else root
+        base = root / "sessions" if probe.is_dir(root / "sessions") else root
         for path in walk_files(base, ".jsonl"):
             folder = path.parent
             if path.name == "context.jsonl":
@@ -399,12 +401,12 @@ class KimiAdapter(DocumentAdapter):
                 session_dir = folder.parent.parent if subagent else folder
                 names = ["wire.jsonl", "meta.json" if subagent else "state.json"]
                 extra = [folder / n for n in names] + [session_dir.parent.parent.parent / "kimi.json"]
-                extra += sorted(p for p in folder.glob("context_*.jsonl") if _ROTATION.match(p.name))
+                extra += [p for p in probe.glob(folder, "context_*.jsonl") if _ROTATION.match(p.name)]
             elif not _ROTATION.match(path.name) and path.name != "wire.jsonl" and folder.parent == base:
                 extra = [folder.parent.parent / "kimi.json"]  # legacy sessions/<md5>/<id>.jsonl
             else:
                 continue
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=tuple(str(p) for p in extra if p.is_file()))
+            yield SourceRef(agent=SLUG, path=str(path), sidecars=probe.regular_files(extra))
 
     def sniff(self, name: str, head: bytes) -> float:
         first = head.split(b"\n", 1)[0]
@@ -432,7 +434,7 @@ def _header(ref: SourceRef, doc: Document, session_id: str, agent_id: str | None
     if title is None and wire.prompts:
         title = wire.prompts[0][1][:50] or None
     header = Session(
-        key=f"{SLUG}:{sid}",
+        key=session_key(SLUG, sid),
         agent=SLUG,
         id=sid,
         title=title,
@@ -445,7 +447,7 @@ def _header(ref: SourceRef, doc: Document, session_id: str, agent_id: str | None
     )
     if agent_id is not None:
         header.kind = "subagent"
-        header.parent_key = f"{SLUG}:{session_id}"
+        header.parent_key = session_key(SLUG, session_id)
         header.subagent_type = as_str(meta.get("subagent_type"))
         header.description = as_str(meta.get("description"))
         if meta.get("status") in _SUBAGENT_STATUS:

@@ -53,6 +53,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
 from agentlog.adapters._tools import normalise_tool
@@ -74,6 +75,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "kimi_code"
 
@@ -359,7 +361,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
         info = as_dict(agents.get(self.agent_id))
         parent = info.get("parentAgentId") or "main"
         header = Session(
-            key=f"{SLUG}:{self.sid}",
+            key=session_key(SLUG, self.sid),
             agent=SLUG,
             id=self.sid,
             title=(as_str(self.meta.get("title")) if main else None) or self.state.first_prompt,
@@ -369,7 +371,7 @@ class KimiCodeParser(LineParser[KimiCodeState]):
             kind="main" if main else "subagent",
             parent_key=None
             if main
-            else f"{SLUG}:{self.session_id}" + ("" if parent == "main" else f"/{parent}"),
+            else session_key(SLUG, self.session_id + ("" if parent == "main" else f"/{parent}")),
             status=self.state.status,
             status_evidence=self.state.status_evidence,
             sources=[self.ref.path],
@@ -395,7 +397,7 @@ class KimiCodeAdapter(JsonlAdapter):
             if path.name != "wire.jsonl" or path.parent.parent.name != "agents":
                 continue
             state = path.parent.parent.parent / "state.json"
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=(str(state),) if state.is_file() else ())
+            yield SourceRef(agent=SLUG, path=str(path), sidecars=probe.regular_files([state]))
 
     def sniff(self, name: str, head: bytes) -> float:
         first = head.split(b"\n", 1)[0]

@@ -91,6 +91,7 @@ from typing import Any
 
 import msgspec
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import (
     JsonError,
@@ -114,6 +115,7 @@ from agentlog.model import (
     Diagnostics,
     FilePart,
     Message,
+    MessageFlag,
     Part,
     ReasoningPart,
     Role,
@@ -126,6 +128,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "mistral_vibe"
 
@@ -242,7 +245,7 @@ class _Legacy(DocumentParser):
             self.records = [line for line in doc.data.split(b"\n") if line.strip()]
         fallback = path.stem if path.suffix == ".json" else path.parent.name
         sid = as_str(self.meta.get("session_id")) or fallback
-        self.session = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[ref.path])
+        self.session = Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[ref.path])
 
     def headers(self) -> list[Session]:
         self.session.diagnostics = self.diagnostics
@@ -266,10 +269,10 @@ class _Legacy(DocumentParser):
             parent = as_str((self.parent_meta or {}).get("session_id")) or as_str(
                 meta.get("parent_session_id")
             )
-            session.parent_key = f"{SLUG}:{parent}" if parent else None
+            session.parent_key = session_key(SLUG, parent) if parent else None
         elif as_str(meta.get("parent_session_id")):
             session.kind = "fork"
-            session.parent_key = f"{SLUG}:{meta['parent_session_id']}"
+            session.parent_key = session_key(SLUG, meta["parent_session_id"])
         for index, record in enumerate(records):
             with self.guard():
                 if isinstance(record, bytes):
@@ -294,7 +297,9 @@ class _Legacy(DocumentParser):
         sid = self.session.id
         mid = as_str(record.get("message_id")) or f"{sid}@{index + 1}"
         role = record.get("role")
-        flags = ["approximate_time"] + (["meta"] if record.get("injected") is True else [])
+        flags: list[MessageFlag] = ["approximate_time"]
+        if record.get("injected") is True:
+            flags.append("meta")
         if role == "tool":
             self.diagnostics.use()
             result = ToolResult(output=record.get("content"), ended_at=when)
@@ -370,7 +375,7 @@ class _Unified(DocumentParser):
         current = decode(self.doc.data, self.diagnostics, "CURRENT")
         session = self.session
         sid = session.id = as_str(current.get("session_id")) or session.id
-        session.key = f"{SLUG}:{sid}"
+        session.key = session_key(SLUG, sid)
         generation = as_str(current.get("generation"))
         manifest = decode(
             self.sidecar(f"generations/{generation}/manifest.json"), self.diagnostics, "manifest"
@@ -490,7 +495,7 @@ class _Unified(DocumentParser):
         session.ended_at = parse_time(info.get("updatedAt"))
         parent, root = as_str(info.get("parentSessionId")), as_str(info.get("rootSessionId"))
         if parent:
-            session.parent_key = f"{SLUG}:{parent}"
+            session.parent_key = session_key(SLUG, parent)
             session.kind = "subagent" if root and root != session.id else "fork"
         status = info.get("status")
         kind = status.get("type") if isinstance(status, dict) else status
@@ -523,7 +528,9 @@ class _Unified(DocumentParser):
         parts, role, flags = known
         return Message(id=mid, role=role, timestamp=when, parts=parts, flags=flags)
 
-    def _entry_parts(self, entry: dict[str, Any], mid: str) -> tuple[list[Part], Role, list[str]] | None:
+    def _entry_parts(
+        self, entry: dict[str, Any], mid: str
+    ) -> tuple[list[Part], Role, list[MessageFlag]] | None:
         """``(parts, role, flags)`` of a history entry; ``None`` for an unknown one."""
         kind = entry.get("type")
         if kind == "message" and entry.get("role") in ("user", "assistant"):
@@ -615,19 +622,15 @@ class MistralVibeAdapter(DocumentAdapter):
             if "agents" in parts[:-2]:
                 at = len(parts) - 1 - parts[::-1].index("agents")
                 sidecars.append(Path(*parts[:at]) / "meta.json")
-            yield SourceRef(
-                agent=SLUG, path=str(path), sidecars=tuple(str(p) for p in sidecars if p.exists())
-            )
-        for path in sorted(root.glob("*.json")):  # Vibe globs its folder, not below
-            if _PRE2_FILE.match(path.name) and path.is_file():
+            yield SourceRef(agent=SLUG, path=str(path), sidecars=probe.regular_files(sidecars))
+        for path in probe.glob(root, "*.json"):  # Vibe globs its folder, not below
+            if _PRE2_FILE.match(path.name):
                 yield SourceRef(agent=SLUG, path=str(path))
         for path in walk_files(root, "CURRENT"):
             if path.name == "CURRENT":
                 folder = path.parent
                 sidecars = [
-                    p
-                    for p in sorted(folder.rglob("*"))
-                    if p.is_file() and p != path and ".staging-" not in str(p)
+                    p for p in sorted(walk_files(folder, "")) if p != path and ".staging-" not in str(p)
                 ]
                 yield SourceRef(agent=SLUG, path=str(path), sidecars=tuple(str(p) for p in sidecars))
 

@@ -97,6 +97,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "opencode"
 
@@ -302,7 +303,7 @@ class _Converter:
     def _header(self, sid: str) -> Session:
         row = self.rows.sessions.get(sid, {})
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             agent_version=as_str(row.get("version")),
@@ -315,7 +316,7 @@ class _Converter:
             header.diagnostics.use()
         parent = as_str(row.get("parent_id"))
         if parent:
-            header.parent_key = f"{SLUG}:{parent}"
+            header.parent_key = session_key(SLUG, parent)
             header.kind = "subagent"
             header.subagent_type = as_str(row.get("agent"))
         self.headers[sid] = header

@@ -77,6 +77,7 @@ from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
 from agentlog.model import (
     CompactionPart,
     FilePart,
+    MessageFlag,
     Part,
     ReasoningPart,
     Session,
@@ -87,6 +88,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "pi"
 
@@ -169,7 +171,7 @@ class PiParser(TreeParser[PiState]):
         if self.state.header is None:
             sid = session_id_of(self.ref.path)
             self.state.header = Session(
-                key=f"{self.slug}:{sid}", agent=self.slug, id=sid, sources=[self.ref.path]
+                key=session_key(self.slug, sid), agent=self.slug, id=sid, sources=[self.ref.path]
             )
         return self.state.header
 
@@ -209,14 +211,14 @@ class PiParser(TreeParser[PiState]):
         session = self.session
         sid = as_str(record.get("id"))
         if sid:
-            session.id, session.key = sid, f"{self.slug}:{sid}"
+            session.id, session.key = sid, session_key(self.slug, sid)
         session.cwd = as_str(record.get("cwd"))
         session.started_at = parse_time(record.get("timestamp"))
         self.state.model = as_str(record.get("modelId"))
         parent = as_str(record.get("parentSession")) or as_str(record.get("branchedFrom"))
         if parent:
             session.kind = "fork"
-            session.parent_key = f"{self.slug}:{session_id_of(parent)}"
+            session.parent_key = session_key(self.slug, session_id_of(parent))
 
     def _message(self, record: dict[str, Any], offset: int) -> None:
         message = record["message"]
@@ -268,7 +270,7 @@ class PiParser(TreeParser[PiState]):
                 parts.append(UnknownPart(raw=block))
         if isinstance(content, str) and content:
             parts.append(TextPart(text=content))
-        flags = []
+        flags: list[MessageFlag] = []
         stop = message.get("stopReason")
         if stop == "aborted":
             flags.append("interrupted")

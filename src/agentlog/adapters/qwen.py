@@ -88,6 +88,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.readers import walk_files
+from agentlog.rules import session_key
 
 SLUG = "qwen"
 
@@ -159,7 +160,9 @@ class QwenParser(TreeParser[TreeState]):
 
     def initial_state(self) -> TreeState:
         sid = PurePath(self.ref.path).name.removesuffix(".jsonl")
-        return TreeState(header=Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path]))
+        return TreeState(
+            header=Session(key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path])
+        )
 
     @property
     def session(self) -> Session:

@@ -56,6 +56,7 @@ from agentlog.adapters.base import (
     SourceRef,
 )
 from agentlog.model import Message, Part, ReasoningPart, Session, TextPart, ToolCallPart
+from agentlog.rules import session_key
 
 SLUG = "trae"
 MEMENTO_KEY = "memento/icube-ai-agent-storage"
@@ -165,7 +166,9 @@ class _MementoParse(DocumentParser):
             sessions = store.get("list") if isinstance(store, dict) else None
             if not isinstance(sessions, list):
                 spare = Session(
-                    key=f"{SLUG}:{Path(ref.path).parent.name}", agent=SLUG, id=Path(ref.path).parent.name
+                    key=session_key(SLUG, Path(ref.path).parent.name),
+                    agent=SLUG,
+                    id=Path(ref.path).parent.name,
                 )
                 spare.diagnostics.skip("invalid_json" if store is None else "malformed:memento")
                 spare.sources = [ref.path]
@@ -184,7 +187,7 @@ class _MementoParse(DocumentParser):
         record each."""
         sid = entry["sessionId"]
         header = Session(
-            key=f"{SLUG}:{sid}",
+            key=session_key(SLUG, sid),
             agent=SLUG,
             id=sid,
             cwd=cwd,

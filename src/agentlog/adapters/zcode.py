@@ -46,6 +46,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from agentlog import probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_object
 from agentlog.adapters._tools import normalise_tool
@@ -72,6 +73,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
+from agentlog.rules import session_key
 
 SLUG = "zcode"
 IGNORED_PARTS = frozenset({"timeline", "step-start", "step-finish"})
@@ -167,7 +169,9 @@ class _DatabaseParse(DocumentParser):
 
     def header(self, sid: str) -> Session:
         if sid not in self.sessions:
-            self.sessions[sid] = Session(key=f"{SLUG}:{sid}", agent=SLUG, id=sid, sources=[self.ref.path])
+            self.sessions[sid] = Session(
+                key=session_key(SLUG, sid), agent=SLUG, id=sid, sources=[self.ref.path]
+            )
         return self.sessions[sid]
 
     def headers(self) -> list[Session]:
@@ -190,7 +194,7 @@ class _DatabaseParse(DocumentParser):
             session.agent_version = as_str(row.get("version"))
             session.started_at = parse_time(row.get("time_created"))
             if as_str(row.get("parent_id")):
-                session.parent_key = f"{SLUG}:{row['parent_id']}"
+                session.parent_key = session_key(SLUG, row["parent_id"])
                 session.kind = "subagent"
         parts: dict[str, list[dict[str, Any]]] = {}
         for row in sorted(tables.get("part", []), key=lambda r: _order(r, "sequence", "time_created")):
@@ -234,7 +238,7 @@ class ZcodeAdapter(DocumentAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for candidate in (root / "db.sqlite", root / "cli" / "db" / "db.sqlite"):
-            if candidate.is_file():
+            if probe.is_file(candidate):
                 yield SourceRef(agent=SLUG, path=str(candidate))
 
     def sniff(self, name: str, head: bytes) -> float:

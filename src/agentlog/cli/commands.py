@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from agentlog.index import db
 from agentlog.load import LoadReport, discover_sources, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
+from agentlog.probe import PathProblem
 from agentlog.query import SessionFilter, parse_span, resolve_agent
 from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
@@ -48,6 +50,7 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
                 "agents": [a for a in view.agents if a.sessions or a.roots],
                 "recent": [session_row(s, view.children.get(s.key, 0)) for s in view.recent],
                 "errors": [{"path": p, "error": e} for p, e in view.unreadable],
+                "path_problems": report.roots.problems,
             }
         )
         return
@@ -81,6 +84,10 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     console.print(sessions_table(view.recent, view.children, console.width))
     if view.unreadable:
         console.print(f"\n[red]{plural(len(view.unreadable), 'log')} {UNREADABLE_HINT}")
+    if report.roots.problems:
+        console.print(
+            f"[red]{plural(len(report.roots.problems), 'path')} could not be looked at[/red] (see `agentlog doctor`)"
+        )
 
 
 @main.command()
@@ -178,7 +185,7 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
         for a in all_adapters()
     ]
     if as_json:
-        print_json({"agents": rows, "plugin_errors": LOAD_ERRORS})
+        print_json({"agents": rows, "path_problems": report.problems, "plugin_errors": LOAD_ERRORS})
         return
     for row in rows:
         files = f"{row['sources']} file" + ("" if row["sources"] == 1 else "s")
@@ -200,6 +207,11 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
             app.console.print(f"  [dim]✗ {what} (--all lists them)[/dim]")
         if row["env"]:
             app.console.print(f"  [dim]set by {', '.join(row['env'])}[/dim]")
+        print_problems(app, [p for p in report.problems if p.agent == row["agent"]], "  ")
+    others = [p for p in report.problems if p.agent is None]
+    if others:
+        app.console.print("[bold]under --root[/bold]")
+        print_problems(app, others, "  ")
     for error in LOAD_ERRORS:
         app.err.print(f"[red]plugin failed to load:[/red] {clean(error, one_line=True)}")
 
@@ -217,7 +229,9 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     if problem is not None:
         raise problem
     # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
-    result = doctor_service.doctor(conn, agent, synced.roots.errors, Home(app.env, app.home, app.roots))
+    result = doctor_service.doctor(
+        conn, agent, synced.roots.errors, synced.roots.problems, home=Home(app.env, app.home, app.roots)
+    )
     if as_json:
         print_json(result.as_json())
         return
@@ -237,6 +251,8 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
             console.print(f"  skipped {n:>7,}  {clean(reason, one_line=True)}")
         for kind, n in sorted(r.unknown_types.items(), key=lambda kv: -kv[1]):
             console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
+        for reason, n in sorted(r.invalid_values.items(), key=lambda kv: -kv[1]):
+            console.print(f"  zeroed {n:>8,}  {clean(reason, one_line=True)}")
         if r.incomplete_tail_bytes:
             console.print(
                 f"  {r.incomplete_tail_bytes:,} bytes of half-written last lines (read once complete)"
@@ -247,13 +263,25 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
         console.print(
             f"[red]unreadable[/red] {clean(item.path, one_line=True)}: {clean(item.error, one_line=True)}"
         )
+    print_problems(app, result.path_problems, named=True)
     for copy in result.duplicates:
         path, original = clean(copy.path, one_line=True), clean(copy.copy_of, one_line=True)
         console.print(f"[dim]duplicate copy ignored: {path} (same session as {original})[/dim]")
     for warning in result.retention:
         console.print(f"[yellow]warning:[/yellow] {clean(warning.message, one_line=True)}")
-    if not result.agents and not result.unreadable:
+    if not result.agents and not result.unreadable and not result.path_problems:
         console.print("No agent logs found.")
+
+
+def print_problems(app: App, problems: Iterable[PathProblem], indent: str = "", named: bool = False) -> None:
+    """One line per path discovery could not look at: the path and the error
+    (with ``named``, the agent whose discovery met it, ``--root`` for none)."""
+    for item in problems:
+        who = f"{item.agent or '--root'}: " if named else ""
+        path = clean(who + tilde(item.path, str(app.home)), one_line=True)
+        app.console.print(
+            f"{indent}[red]cannot look at[/red] {path}: {clean(item.error, one_line=True)}", soft_wrap=True
+        )
 
 
 @main.command()

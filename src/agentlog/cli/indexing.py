@@ -16,13 +16,13 @@ from agentlog.cli.options import filter_options, no_sync_option
 from agentlog.cli.render import print_json
 from agentlog.errors import AgentlogError
 from agentlog.index import db
-from agentlog.index.search import MARK_END, MARK_START, Hit
+from agentlog.index.search import MARK_END, MARK_START, SORTS, Hit, SearchSort
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
 from agentlog.query import parse_span, resolve_agent
 from agentlog.service.home import Home
 from agentlog.service.index import prune, update_index
-from agentlog.service.search import SearchFilter, search
+from agentlog.service.search import SearchFilter, SearchPaging, search
 
 
 def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sqlite3.Connection, SyncReport]:
@@ -108,6 +108,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         "failed": [{"path": p, "error": e} for p, e in report.failed],
         "bytes_parsed": report.bytes_parsed,
         "seconds": round(report.seconds, 3),
+        "path_problems": report.roots.problems,
     }
     if as_json:
         print_json(result)
@@ -130,6 +131,11 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         *([f"  {report.restored} archived sources back"] if report.restored else []),
         *([f"  {report.removed} gone that held no session: forgotten"] if report.removed else []),
         f"index: {clean(str(app.index_path))}",
+        *(
+            [f"{plural(len(report.roots.problems), 'path')} could not be looked at (see `agentlog doctor`)"]
+            if report.roots.problems
+            else []
+        ),
     ]
     for line in lines:  # through the console: a closed pipe ends quietly, like the other commands
         app.console.print(line, highlight=False, soft_wrap=True)
@@ -171,21 +177,44 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     )
 
 
-@main.command("search")
-@click.argument("query")
+@main.command("search", context_settings={"ignore_unknown_options": True})
+@click.argument("words", nargs=-1, required=True)
 @filter_options("messages")
-@click.option("--role", type=click.Choice(["user", "assistant", "system", "tool"]), help="Only this role.")
-@click.option("--tool", help="Only calls of this tool (normalised name: bash, read, edit …).")
+@click.option(
+    "--role",
+    type=click.Choice(["user", "assistant", "system", "tool"], case_sensitive=False),
+    help="Only this role (any case).",
+)
+@click.option("--tool", help="Only calls of this tool (normalised name, any case: bash, read, edit …).")
 @click.option("--reasoning", is_flag=True, help="Also search reasoning.")
 @click.option(
-    "--limit", "-n", default=20, show_default=True, type=click.IntRange(min=1), help="At most this many hits."
+    "--limit",
+    "-n",
+    default=20,
+    show_default=True,
+    type=click.IntRange(min=1, max=1000),
+    help="At most this many hits.",
 )
+@click.option(
+    "--offset", default=0, show_default=True, type=click.IntRange(min=0), help="Skip this many hits first."
+)
+@click.option(
+    "--sessions", "by_session", is_flag=True, help="One line per session: its best hit and hit count."
+)
+@click.option(
+    "--sort",
+    type=click.Choice(SORTS),
+    default="rank",
+    show_default=True,
+    help="Best match first, or newest/oldest message first.",
+)
+@click.option("--fts", "raw", is_flag=True, help="Read QUERY as SQLite FTS5 syntax (columns, NEAR, ^ …).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
 @no_sync_option
 @click.pass_obj
 def search_command(
     app: App,
-    query: str,
+    words: tuple[str, ...],
     agent: str | None,
     project: str | None,
     since: str | None,
@@ -194,12 +223,20 @@ def search_command(
     tool: str | None,
     reasoning: bool,
     limit: int,
+    offset: int,
+    by_session: bool,
+    sort: SearchSort,
+    raw: bool,
     as_json: bool,
     no_sync: bool,
 ) -> None:
-    """Full-text search: words, "a phrase", prefix*, OR, NOT, NEAR(a b).
+    """Search what was said and done: the WORDS as written, punctuation and all
+    (CLAUDE.md, src/app.py, don't, C++, --force are found as typed; write `--`
+    first when a word is one of the options below, e.g. `-- git push -n`).
 
-    Ranked by relevance (bm25); each hit names its session (open it with
+    Operators only when written so: "a phrase", prefix*, OR, AND, NOT (upper
+    case, between words), NEAR(a b); --fts reads the WORDS as FTS5 syntax.  Ranked by
+    relevance (bm25); each hit names its session (open it with
     `agentlog show KEY`).
     """
     where = SearchFilter(
@@ -210,22 +247,37 @@ def search_command(
         tool=tool,
         reasoning=reasoning,
     )
+    paging = SearchPaging(limit=limit, offset=offset, sort=sort, by_session=by_session, raw=raw)
     conn, _ = open_index(app, no_sync)
-    hits = search(conn, query, where, limit)
+    page = search(conn, " ".join(words), where, paging)
+    if page.note:
+        app.err.print(f"[yellow]{clean(page.note, one_line=True)}[/yellow]")
     if as_json:
-        print_json([{**_plain(h), "show": f"agentlog show {h.session_key}"} for h in hits])
+        print_json(
+            {
+                "total": page.total,
+                "offset": page.offset,
+                "next_offset": page.next_offset,
+                "note": page.note,
+                "hits": [{**_plain(h), "show": f"agentlog show {h.session_key}"} for h in page.hits],
+            }
+        )
         return
-    if not hits:
-        app.err.print("no matches")
+    if not page.hits:
+        app.err.print("no matches" if not page.total else f"no hits past {offset} (of {page.total})")
         return
-    for h in hits:
+    for h in page.hits:
         role = h.role + (f" · {h.tool}" if h.tool else "")
+        count = f" · {h.session_hits} hit{'s' if h.session_hits != 1 else ''}" if by_session else ""
         app.console.print(
             f"[cyan]{clean(h.session_key, one_line=True)}[/cyan] [dim]{local(h.timestamp)} · "
-            f"{clean(role, one_line=True)}[/dim]  {clean((h.session_title or '')[:60], one_line=True)}"
+            f"{clean(role, one_line=True)}{count}[/dim]  {clean((h.session_title or '')[:60], one_line=True)}"
         )
         app.console.print("  " + highlight(h.snippet))
-    app.err.print(f"[dim]{len(hits)} hits · open one with: agentlog show <key>[/dim]")
+    unit = "sessions" if by_session else "hits"
+    shown = f"{offset + 1}–{offset + len(page.hits)} of {page.total} {unit}"
+    more = f" · next page: --offset {page.next_offset}" if page.next_offset is not None else ""
+    app.err.print(f"[dim]{shown}{more} · open one with: agentlog show <key>[/dim]")
 
 
 def highlight(snippet: str) -> str:

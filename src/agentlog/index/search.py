@@ -2,29 +2,67 @@
 
 Indexed: user prompts, assistant text, tool names, inputs and outputs, and
 (only with ``reasoning=True``) reasoning.  Meta/injected messages are not
-searched.  Query syntax is FTS5's: words (all must match), ``"a phrase"``,
-``prefix*``, ``OR``, ``NOT``, ``NEAR(a b)``.
+searched.  What the user typed is read by :func:`agentlog.index.fts.translate`
+(literal words by default, operators only when written explicitly, FTS5 syntax
+in raw mode).
+
+A search runs in two steps: the matching parts are ranked and counted without
+their text, then snippets are cut for the one page shown (``snippet()`` on every
+match of a common word cost more than the search itself).  Each search has a
+time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
+(e.g. "has the browser gone away?").
 """
 
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
+from typing import Literal, get_args
 
 import msgspec
 
-from agentlog.errors import UsageError
-from agentlog.index.db import conn_path, schema_matches
+from agentlog.errors import AgentlogError, UsageError
+from agentlog.index.fts import Translation, fallback, translate
 from agentlog.index.store import iso
 from agentlog.query import TEXT_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
 """Snippet highlight markers (control characters never found in logs)."""
 
+SearchSort = Literal["rank", "newest", "oldest"]
+SORTS: tuple[str, ...] = get_args(SearchSort)
+TIME_LIMIT_S = 2.0
+"""Seconds a search may run before it is stopped (:class:`SearchStopped`)."""
+PROGRESS_STEPS = 2_000
+"""SQLite virtual-machine steps between two looks at the clock (a few µs)."""
+
+NOT_SYNTAX = ("locked", "busy", "disk", "readonly", "no such table", "malformed", "memory")
+"""Words of the SQLite errors that are not about the query's syntax (all others are)."""
+
+_ORDER = {
+    "rank": "score, ts DESC",
+    "newest": "ts IS NULL, ts DESC, score",
+    "oldest": "ts IS NULL, ts ASC, score",
+}
+_TIE = "session_key, message_id, idx"
+_GROUP_ORDER = {
+    "rank": "score, newest DESC",
+    "newest": "newest IS NULL, newest DESC, score",
+    "oldest": "oldest IS NULL, oldest ASC, score",
+}
+
+
+class SearchStopped(AgentlogError):
+    """A search that ran out of time or whose client went away."""
+
+    exit_code = 2
+
 
 class Hit(msgspec.Struct, kw_only=True):
-    """One search result: where it is and a snippet (markers around matches)."""
+    """One search result: where it is and a snippet (markers around matches).
+    ``session_hits``: how many hits its session holds (grouped searches; 1 otherwise)."""
 
     session_key: str
     session_title: str | None
@@ -36,6 +74,70 @@ class Hit(msgspec.Struct, kw_only=True):
     tool: str | None
     snippet: str
     rank: float
+    session_hits: int = 1
+
+
+class HitPage(msgspec.Struct, kw_only=True):
+    """One page of a search: ``hits`` (at most ``limit``, from ``offset``),
+    ``total`` (every hit — or every session, when grouped), ``match`` (the FTS5
+    expression run), ``terms`` (the query's words, for highlighting) and
+    ``note`` (how the query was read when not as typed)."""
+
+    hits: list[Hit]
+    total: int
+    offset: int
+    limit: int
+    match: str
+    terms: list[str]
+    note: str | None = None
+
+    @property
+    def next_offset(self) -> int | None:
+        """The ``offset`` of the next page, ``None`` on the last one (the API's page cursor)."""
+        following = self.offset + len(self.hits)
+        return following if following < self.total and self.hits else None
+
+
+class Budget:
+    """A time limit (``seconds`` from :meth:`start`) and an optional
+    ``cancelled()`` check, installed as the connection's progress handler while
+    each statement of one search runs."""
+
+    def __init__(self, seconds: float = TIME_LIMIT_S, cancelled: Callable[[], bool] | None = None) -> None:
+        self.seconds = seconds
+        self.cancelled = cancelled
+        self.deadline = time.monotonic() + seconds
+        self.reason = ""
+
+    def start(self) -> None:
+        """Start the clock."""
+        self.deadline = time.monotonic() + self.seconds
+
+    def check(self) -> int:
+        """The progress handler: non-zero (stop) past the deadline or once cancelled."""
+        if time.monotonic() > self.deadline:
+            self.reason = f"the search took longer than {self.seconds:g} s"
+            return 1
+        if self.cancelled is not None and self.cancelled():
+            self.reason = "the search was cancelled"
+            return 1
+        return 0
+
+    def run(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple]:
+        """``sql``'s rows within the budget.  Raises :class:`SearchStopped`."""
+        conn.set_progress_handler(self.check, PROGRESS_STEPS)
+        try:
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            # Once the handler said stop, any error is the interruption's ("interrupted", or
+            # "vtable constructor failed" when it struck FTS5 opening its table on this connection).
+            if self.reason:
+                raise SearchStopped(
+                    f"{self.reason}; search for rarer or fewer words, or narrow it with --agent/--since"
+                ) from None
+            raise
+        finally:
+            conn.set_progress_handler(None, PROGRESS_STEPS)
 
 
 def search(
@@ -49,17 +151,31 @@ def search(
     tool: str | None = None,
     reasoning: bool = False,
     limit: int = 20,
-) -> list[Hit]:
-    """Hits among messages at or after ``since`` and before ``until`` (aware
-    datetimes) in sessions whose folder contains ``project``
-    (:func:`agentlog.query.text_contains`).  Best matches first (equal ranks:
-    newest first, then by session, message and part, so every index of the same
-    logs gives the same order).  Raises :class:`~agentlog.errors.UsageError` for
-    a query FTS5 cannot parse."""
-    if not query.strip():
-        raise UsageError("empty search query")
+    offset: int = 0,
+    by_session: bool = False,
+    sort: SearchSort = "rank",
+    raw: bool = False,
+    budget: Budget | None = None,
+) -> HitPage:
+    """The hits of ``query`` (read by :func:`~agentlog.index.fts.translate`;
+    ``raw``: FTS5 syntax) among messages at or after ``since`` and before
+    ``until`` (aware datetimes) in sessions whose folder contains ``project``
+    (:func:`agentlog.query.text_contains`); ``role`` and ``tool`` ignore case.
+
+    ``sort``: ``rank`` (best bm25 first; ties newest first), ``newest`` or
+    ``oldest``; then by session, message and part, so every index of the same
+    logs gives the same order.  ``by_session``: one hit per session (its best),
+    with ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
+    ``offset``.  Raises :class:`~agentlog.errors.UsageError` for an empty,
+    over-long or over-wordy query or a bad ``sort``, :class:`SearchStopped` past
+    the ``budget`` (default :data:`TIME_LIMIT_S`)."""
+    if sort not in SORTS:
+        raise UsageError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
+    translation = translate(query, raw)
+    if not translation.match:
+        return _page([], 0, offset, limit, translation)
     sql_functions(conn)
-    where, params = ["parts_fts MATCH ?", "m.hidden = 0", "m.replayed = 0"], [query]
+    where, params = ["parts_fts MATCH ?", "m.hidden = 0", "m.replayed = 0"], [translation.match]
     if not reasoning:
         where.append("p.type != 'reasoning'")
     for clause, value in (
@@ -67,44 +183,110 @@ def search(
         (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", project or None),
         ("m.timestamp >= ?", iso(since)),
         ("m.timestamp < ?", iso(until)),
-        ("m.role = ?", role),
-        ("p.tool = ?", tool),
+        ("m.role = lower(?)", role),
+        ("lower(p.tool) = lower(?)", tool),
     ):
         if value is not None:
             where.append(clause)
             params.append(value)
-    sql = f"""
-        SELECT m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool,
-               snippet(parts_fts, 0, '{MARK_START}', '{MARK_END}', '…', 16), bm25(parts_fts)
-        FROM parts_fts
-        JOIN parts p ON p.rowid = parts_fts.rowid
-        JOIN messages m ON m.rowid = p.message_rowid
-        JOIN sessions s ON s.key = m.session_key
-        WHERE {" AND ".join(where)}
-        ORDER BY bm25(parts_fts), m.timestamp DESC, m.session_key, m.id, p.idx LIMIT ?"""
+    keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
+    filtered = f"{_FROM} WHERE {' AND '.join(where)}"
+    if by_session:  # rowids first: a window's subquery cannot cut snippets
+        sql = f"""
+            SELECT part_rowid, score, hits FROM (
+                SELECT part_rowid, score, ts, session_key, message_id, idx,
+                       row_number() OVER whole AS r, count(*) OVER whole AS hits,
+                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
+                FROM (SELECT parts_fts.rowid AS part_rowid, {keys} {filtered})
+                WINDOW whole AS (
+                    PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
+            WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
+    else:  # SQLite cuts snippets only for the rows that reach the page
+        sql = f"SELECT {_HIT_COLUMNS}, {keys} {filtered} ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
+    budget = budget or Budget()
+    budget.start()
+    counted = _count(conn)
     try:
-        rows = conn.execute(sql, (*params, limit)).fetchall()
+        ranked = budget.run(conn, sql, (*params, limit, offset))
     except sqlite3.OperationalError as exc:
-        if not any(word in str(exc) for word in ("locked", "busy", "disk", "readonly")) and schema_matches(
-            Path(conn_path(conn))
-        ):
-            raise UsageError(
-                f"cannot parse search query {query!r} ({exc}); "
-                'quote phrases and special characters: "like this"'
-            ) from None
-        raise
-    return [
-        Hit(
-            session_key=r[0],
-            session_title=r[1],
-            agent=r[2],
-            message_id=r[3],
-            role=r[4],
-            timestamp=datetime.fromisoformat(r[5]) if r[5] else None,
-            part_type=r[6],
-            tool=r[7],
-            snippet=r[8],
-            rank=r[9],
-        )
-        for r in rows
-    ]
+        if any(word in str(exc) for word in NOT_SYNTAX):
+            raise
+        translation = fallback(query, f"FTS5 cannot parse {query!r} ({exc})")
+        if not translation.match:
+            return _page([], 0, offset, limit, translation)
+        params[0] = translation.match
+        counted = _count(conn)
+        ranked = budget.run(conn, sql, (*params, limit, offset))
+    if by_session:
+        hits = [_hit(conn, budget, translation.match, *row) for row in ranked]
+    else:
+        hits = [_row_hit(row, row[9], 1) for row in ranked]
+    return _page(hits, counted[0], offset, limit, translation)
+
+
+COUNTER = "agentlog_count_row"
+"""An SQL function that counts the rows it is called on.  Called as the last sort
+key, it counts every row the search keeps (SQLite computes the sort key of every
+row, while result columns only for the rows that reach the page), so the total
+comes with the ranking at no extra pass (a ``count(*) OVER ()`` window made a
+common word 45% slower)."""
+
+
+def _count(conn: sqlite3.Connection) -> list[int]:
+    """Register a fresh :data:`COUNTER` on ``conn``; its count is the list's one item."""
+    counted = [0]
+
+    def count_row() -> int:
+        counted[0] += 1
+        return 0
+
+    conn.create_function(COUNTER, 0, count_row)
+    return counted
+
+
+def _page(hits: list[Hit], total: int, offset: int, limit: int, translation: Translation) -> HitPage:
+    return HitPage(
+        hits=hits,
+        total=total,
+        offset=offset,
+        limit=limit,
+        match=translation.match,
+        terms=list(translation.terms),
+        note=translation.note,
+    )
+
+
+_FROM = """
+    FROM parts_fts
+    JOIN parts p ON p.rowid = parts_fts.rowid
+    JOIN messages m ON m.rowid = p.message_rowid
+    JOIN sessions s ON s.key = m.session_key"""
+_HIT_COLUMNS = (
+    "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, "
+    f"snippet(parts_fts, 0, '{MARK_START}', '{MARK_END}', '…', 16)"
+)
+
+
+def _hit(conn: sqlite3.Connection, budget: Budget, match: str, rowid: int, score: float, hits: int) -> Hit:
+    """The hit at part ``rowid``, with its snippet cut for ``match``."""
+    sql = f"SELECT {_HIT_COLUMNS} {_FROM} WHERE parts_fts MATCH ? AND parts_fts.rowid = ?"
+    (row,) = budget.run(conn, sql, (match, rowid))
+    return _row_hit(row, score, hits)
+
+
+def _row_hit(r: tuple, score: float, hits: int) -> Hit:
+    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`."""
+    return Hit(
+        session_key=r[0],
+        session_title=r[1],
+        agent=r[2],
+        message_id=r[3],
+        role=r[4],
+        timestamp=datetime.fromisoformat(r[5]) if r[5] else None,
+        part_type=r[6],
+        tool=r[7],
+        snippet=r[8],
+        rank=score,
+        session_hits=hits,
+    )

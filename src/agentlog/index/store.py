@@ -18,8 +18,7 @@ from typing import Any
 import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
-from agentlog.assemble import SessionBuilder
-from agentlog.link import owner_rank, spawning_call
+from agentlog.assemble import SessionBuilder, role_id
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -32,6 +31,7 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.packing import pack, unpack
+from agentlog.rules import Signature, counts_model, owner_rank, session_key, spawning_call
 
 _JSON = msgspec.json.Encoder().encode
 _CHUNK = 500
@@ -92,6 +92,11 @@ class Store:
         self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
+        self._models: dict[str, list[str]] = {}
+        """Session key → models of the messages written since then that name one
+        (:func:`~agentlog.rules.counts_model`), in order."""
+        self.cleared: set[str] = set()
+        """Keys of the sessions of sources cleared since the last refresh."""
         self.orphans: set[tuple[str, str]] = set()
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
@@ -114,6 +119,7 @@ class Store:
 
     def clear_source(self, source_id: int) -> None:
         """Forget everything one source contributed (before re-reading it whole)."""
+        self._forget_sessions(source_id)
         self._adopt_copies(source_id)
         self.conn.execute("DELETE FROM messages WHERE source_id = ?", (source_id,))
         self.conn.execute("DELETE FROM sessions WHERE source_id = ?", (source_id,))
@@ -124,9 +130,17 @@ class Store:
         row = self.conn.execute("SELECT id FROM sources WHERE path = ?", (path,)).fetchone()
         if row is None:
             return
+        self._forget_sessions(row[0])
         self._adopt_copies(row[0])
         self.conn.execute("DELETE FROM sources WHERE id = ?", (row[0],))
         self.refresh_sessions(())
+
+    def _forget_sessions(self, source_id: int) -> None:
+        """Remember the sessions of a source about to be cleared: their children
+        are linked again at the next refresh (their spawning call may be gone)."""
+        self.cleared.update(
+            key for (key,) in self.conn.execute("SELECT key FROM sessions WHERE source_id = ?", (source_id,))
+        )
 
     def _adopt_copies(self, source_id: int) -> None:
         self.orphans.update(
@@ -137,6 +151,15 @@ class Store:
                 (source_id,),
             )
         )
+
+    def signatures(self, key: str) -> list[Signature]:
+        """:func:`~agentlog.rules.signature` of each stored message of session ``key``."""
+        return [
+            (mid, role, datetime.fromisoformat(when) if when else None)
+            for mid, role, when in self.conn.execute(
+                "SELECT id, role, timestamp FROM messages WHERE session_key = ?", (key,)
+            )
+        ]
 
     def owner_of(self, key: str) -> int | None:
         row = self.conn.execute("SELECT source_id FROM sessions WHERE key = ?", (key,)).fetchone()
@@ -192,7 +215,7 @@ class Store:
         for session_id, item in fragments:
             groups.setdefault(session_id, []).append(item)
         for session_id, items in groups.items():
-            key = f"{agent}:{session_id}"
+            key = session_key(agent, session_id)
             self._ensure_session(key, agent, session_id, source_id)
             builder = SessionBuilder(Session(key=key, agent=agent, id=session_id))
             builder.seed(self._related(key, items))
@@ -204,7 +227,7 @@ class Store:
                     [(key, m) for m in builder.removed],
                 )
             self._write_messages(key, source_id, list(builder.touched.values()))
-        return {f"{agent}:{sid}" for sid in groups}
+        return {session_key(agent, sid) for sid in groups}
 
     def _related(self, key: str, items: list[Message | ToolOutput]) -> list[Message]:
         ids: set[str] = set()
@@ -213,7 +236,7 @@ class Store:
             if isinstance(item, ToolOutput):
                 answered.add(item.call_id)
             else:
-                ids.add(item.id)
+                ids.update((item.id, role_id(item.id, item.role)))  # and its id after a role collision
                 answered.update(p.call_id for p in item.parts if isinstance(p, ToolCallPart))
         if self.fresh_source:
             seen_ids, seen_calls = self._seen.get(key, (set(), set()))
@@ -237,7 +260,7 @@ class Store:
                     (key, *chunk),
                 )
             )
-        return self.messages_by_rowid(sorted(rowids))
+        return self.messages_by_rowid(sorted(rowids), as_stored=True)
 
     def _write_messages(self, key: str, source_id: int, messages: list[Message]) -> None:
         """Insert new messages and replace changed ones (their parts and usage
@@ -260,8 +283,14 @@ class Store:
             self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
             self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
         next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
-        message_rows, update_rows, part_rows, usage_rows = [], [], [], []
+        message_rows: list[tuple[Any, ...]] = []
+        update_rows: list[tuple[Any, ...]] = []
+        part_rows: list[tuple[Any, ...]] = []
+        usage_rows: list[tuple[Any, ...]] = []
+        models = self._models.setdefault(key, [])
         for m, (row, parts, usage) in zip(messages, values, strict=True):
+            if counts_model(m) and m.model not in models:
+                models.append(m.model)  # type: ignore[arg-type]  # counts_model: not None
             rowid = existing.get(m.id)
             if rowid is None:
                 rowid = next_rowid
@@ -316,8 +345,10 @@ class Store:
             )
         return existing
 
-    def messages_by_rowid(self, rowids: Sequence[int]) -> list[Message]:
-        """Messages (parts and usage included) in ``rowids`` order."""
+    def messages_by_rowid(self, rowids: Sequence[int], as_stored: bool = False) -> list[Message]:
+        """Messages (parts and usage included) in ``rowids`` order: as a reader
+        sees them (a replayed copy flagged ``replayed``, without usage), or with
+        ``as_stored`` as they were assembled (to merge new fragments into)."""
         out: dict[int, Message] = {}
         for chunk in _chunks(list(rowids)):
             marks = _marks(chunk)
@@ -328,7 +359,7 @@ class Store:
                     WHERE m.rowid IN ({marks})""",
                 chunk,
             ):
-                out[row[0]] = _message(row)
+                out[row[0]] = _message(row, as_stored)
             for rowid, data, text in self.conn.execute(
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
@@ -367,28 +398,23 @@ class Store:
                 {"k": key},
             )
             self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
-        self._add_models(written)
-        self._link_children(keys)
+        self._add_models()
+        cleared, self.cleared = self.cleared, set()
+        self._link_children(sorted(set(keys) | cleared))
 
-    def _add_models(self, rowids: list[int]) -> None:
-        found: dict[str, list[str]] = {}
-        for chunk in _chunks(rowids):
-            for key, model in self.conn.execute(
-                f"""SELECT session_key, model FROM messages WHERE rowid IN ({_marks(chunk)})
-                    AND model IS NOT NULL AND flags NOT LIKE '%"synthetic"%'
-                    AND flags NOT LIKE '%"replayed"%' ORDER BY rowid""",
-                chunk,
-            ):
-                found.setdefault(key, []).append(model)
+    def _add_models(self) -> None:
+        found, self._models = self._models, {}
         for key, new in found.items():
+            if not new:
+                continue
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (key,)).fetchone()
             models = json.loads(row[0]) if row else []
-            models += [m for m in dict.fromkeys(new) if m not in models]
+            models += [m for m in new if m not in models]
             self.conn.execute("UPDATE sessions SET models = ? WHERE key = ?", (json.dumps(models), key))
 
     def _mark_replays(self, rowids: list[int]) -> set[str]:
         """A message id with usage in several sessions of one agent counts once: in
-        the session :func:`~agentlog.link.owner_rank` puts first (among the
+        the session :func:`~agentlog.rules.owner_rank` puts first (among the
         copies left, for :attr:`orphans`).  Returns the keys of the sessions whose
         copies were (re)marked."""
         ids, self.orphans = self.orphans, set()
@@ -402,27 +428,41 @@ class Store:
                     chunk,
                 )
             )
+        stats: dict[str, tuple[datetime | None, int]] = {}
         for agent, mid in ids:
             copies = self.conn.execute(
-                """SELECT m.rowid, s.kind, s.started_at,
-                          (SELECT COUNT(*) FROM messages c WHERE c.session_key = s.key), s.key FROM messages m
+                """SELECT m.rowid, s.kind, s.key FROM messages m
                    JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
                    WHERE m.id = ? AND s.agent = ?""",
                 (mid, agent),
             ).fetchall()
-            ranked = sorted(
-                copies,
-                key=lambda c: owner_rank(c[1], datetime.fromisoformat(c[2]) if c[2] else None, c[3], c[4]),
-            )
+            for _, _, key in copies:
+                if key not in stats:
+                    stats[key] = self._call_stats(key)
+            ranked = sorted(copies, key=lambda c: owner_rank(c[1], *stats[c[2]], c[2]))
             self.conn.executemany(
                 "UPDATE messages SET replayed = ? WHERE rowid = ?",
                 [(int(i > 0), c[0]) for i, c in enumerate(ranked)],
             )
-            changed.update(c[4] for c in copies)
+            changed.update(c[2] for c in copies)
         return changed
 
+    def _call_stats(self, key: str) -> tuple[datetime | None, int]:
+        """:func:`~agentlog.rules.call_stats` of session ``key`` as stored (the
+        same figures, summed by SQLite: ISO UTC text sorts as time does)."""
+        first, count = self.conn.execute(
+            """SELECT MIN(m.timestamp), COUNT(*) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+               WHERE m.session_key = ?""",
+            (key,),
+        ).fetchone()
+        return (datetime.fromisoformat(first) if first else None), count
+
     def _link_children(self, keys: list[str]) -> None:
-        rows = []
+        """:func:`~agentlog.rules.spawning_call` for the children of ``keys`` (and
+        the children among them) whose spawning call their own header does not
+        name: a child whose parent changed is linked again, as loading in memory
+        links it, even when its own source did not change (proof-10)."""
+        rows: list[tuple[str, str, str]] = []
         for chunk in _chunks(keys):
             marks = _marks(chunk)
             rows += self.conn.execute(
@@ -430,6 +470,15 @@ class Store:
                     AND parent_tool_call_id IS NULL AND (key IN ({marks}) OR parent_key IN ({marks}))""",
                 (*chunk, *chunk),
             ).fetchall()
+            for key, sid, parent_key, blob in self.conn.execute(
+                f"""SELECT s.key, s.id, s.parent_key, src.headers FROM sessions s
+                    JOIN sources src ON src.id = s.source_id
+                    WHERE s.parent_key IN ({marks}) AND s.key NOT IN ({marks})
+                    AND s.parent_tool_call_id IS NOT NULL""",
+                (*chunk, *chunk),
+            ):
+                if _recorded_call(blob, key) is None:  # linked by the rule, not by its header
+                    rows.append((key, sid, parent_key))
         for key, sid, parent_key in rows:
             parent = Session(key=parent_key, agent="", id="")
             parent.messages = self.messages_by_rowid(
@@ -443,15 +492,28 @@ class Store:
                 ]
             )
             child = Session(key=key, agent="", id=sid)
-            first = self.conn.execute(
-                """SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' AND hidden = 0
-                   ORDER BY rowid LIMIT 1""",
+            for (rowid,) in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' AND hidden = 0 ORDER BY rowid",
                 (key,),
-            ).fetchone()
-            child.messages = self.messages_by_rowid([first[0]]) if first else []
-            call_id = spawning_call(parent, child)
-            if call_id:
-                self.conn.execute("UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?", (call_id, key))
+            ).fetchall():
+                child.messages = self.messages_by_rowid([rowid])
+                if child.messages[0].text.strip():  # the first visible user text, as in memory
+                    break
+            self.conn.execute(
+                "UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?",
+                (spawning_call(parent, child), key),
+            )
+
+
+def _recorded_call(headers: bytes | None, key: str) -> str | None:
+    """The ``parent_tool_call_id`` session ``key``'s own header recorded, from its
+    source's stored headers (``None`` when none, or unknown)."""
+    if not headers:
+        return None
+    for header in unpack(headers, list[Session]):
+        if header.key == key:
+            return header.parent_tool_call_id
+    return None
 
 
 USAGE_COLUMNS = (
@@ -477,12 +539,11 @@ def usage_from(values: Sequence[Any]) -> Usage:
     )
 
 
-def _message(row: tuple[Any, ...]) -> Message:
+def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
     flags = json.loads(row[5])
-    usage = usage_from(row[9:19]) if row[9] is not None and not row[8] else None
-    if row[8]:
-        flags.append("replayed")
-    return Message(
+    replayed = bool(row[8]) and not as_stored
+    usage = usage_from(row[9:19]) if row[9] is not None and not replayed else None
+    message = Message(
         id=row[1],
         role=row[2],
         timestamp=datetime.fromisoformat(row[3]) if row[3] else None,
@@ -492,6 +553,9 @@ def _message(row: tuple[Any, ...]) -> Message:
         offset=row[7],
         usage=usage,
     )
+    if replayed:
+        message.flag("replayed")
+    return message
 
 
 BACKGROUND_PARTS = 1_000
@@ -536,7 +600,7 @@ def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | Non
     """``parts`` values ``type, tool, call_id, text, data``."""
     call = part if isinstance(part, ToolCallPart) else None
     return (
-        part.__struct_config__.tag,
+        str(part.__struct_config__.tag),
         call.tool if call else None,
         call.call_id if call else None,
         search_text(part),

@@ -10,11 +10,11 @@ Per source (``shared/DESIGN.md`` §5):
   place);
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
-* a source that vanished (deleted, or its folder unreadable), or that held sessions
-  and can no longer be read → archived: its sessions kept until ``agentlog prune``
-  (:mod:`agentlog.index.archive`); one that comes back is un-archived, one whose
-  session turns up at another path (Codex moves finished sessions to
-  ``archived_sessions/``) hands the session over;
+* a source that vanished (deleted, or under a folder discovery could not look at:
+  ``LoadReport.problems``), or that held sessions and can no longer be read →
+  archived: its sessions kept until ``agentlog prune`` (:mod:`agentlog.index.archive`);
+  one that comes back is un-archived, one whose session turns up at another path
+  (Codex moves finished sessions to ``archived_sessions/``) hands the session over;
 * Claude Code's prompt history (``history.jsonl``) then gives a prompt-only session for
   each session whose transcript the index does not hold (:mod:`agentlog.index.history`);
 * sources agents keep inside projects (Aider's history) are then looked for in the
@@ -23,7 +23,11 @@ Per source (``shared/DESIGN.md`` §5):
 * a source whose content fails to parse → recorded with its error (its sessions
   removed: it changed), retried when it changes;
 * a source whose session another source already holds (Codex ``sessions/`` and
-  ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate.
+  ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate;
+  one whose first session has another source's key but no message in common with
+  it (:func:`agentlog.rules.same_session`, judged on its first batch) is a
+  different session, stored under :func:`~agentlog.rules.distinct_id` ids, as
+  :func:`agentlog.load.build_sessions` does.
 
 Each source is committed in its own transaction, so a crash (even SIGKILL) or a
 bad file never corrupts the rest; the next sync completes the work.  Parsing
@@ -46,8 +50,17 @@ from agentlog.adapters.base import Fragment
 from agentlog.index import archive, history
 from agentlog.index.db import rollback, transaction
 from agentlog.index.store import Store, encode_headers
-from agentlog.load import LoadReport, SourceParse, discover_sources, project_sources
-from agentlog.readers import describe_error
+from agentlog.load import (
+    LoadReport,
+    SourceParse,
+    discover_sources,
+    project_sources,
+    rename_source,
+    signatures,
+    still_there,
+)
+from agentlog.readers import describe_error, open_regular
+from agentlog.rules import distinct_id, same_session, session_key
 
 TAIL = 64
 WORKER_MIN = 32 << 20
@@ -122,7 +135,7 @@ def sync(
     rows = _known(conn, list(by_slug))
     # Sources found once under a --root are remembered and kept fresh.
     for path, (agent, sidecars) in rows.items():
-        if path not in refs and agent in by_slug and os.path.exists(path):
+        if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
     archived, removed = archive.archive_gone(conn, set(rows) - set(refs))
     report.archived += archived
@@ -131,7 +144,7 @@ def sync(
     # Then the sources agents keep inside projects, in the folders the sessions
     # stored so far were recorded in (kept fresh above once found).
     cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
-    _sync_all(conn, project_sources(adapters, cwds, refs), full, progress, report)
+    _sync_all(conn, project_sources(adapters, cwds, refs, report.roots), full, progress, report)
     if "claude_code" in by_slug:  # last: the transcripts it must not count twice are stored
         history.sync_history(conn, env, home, report, full)
     report.seconds = time.perf_counter() - start
@@ -240,9 +253,25 @@ def tail_hash(path: str, offset: int) -> bytes:
     """SHA-1 of the :data:`TAIL` bytes before ``offset``: an appended file still ends with them there."""
     import hashlib  # OpenSSL: only when a source changed
 
-    with open(path, "rb") as fh:
+    with open_regular(path) as fh:
         fh.seek(max(0, offset - TAIL))
         return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
+
+
+def _resumable(path: str, offset: int, stored: bytes | None) -> bool:
+    """Whether the new bytes of a grown file can be read on their own, from
+    ``offset``: the bytes before it are still those stored (``stored``: their
+    :func:`tail_hash`), and
+    they end with a newline.  A complete last line written without one was read
+    as a line; bytes appended to it continue that line, which a fresh read sees
+    as one (invalid) line, so the file is read again whole."""
+    if tail_hash(path, offset) != stored:
+        return False
+    if offset == 0:
+        return True
+    with open_regular(path) as fh:
+        fh.seek(offset - 1)
+        return fh.read(1) == b"\n"
 
 
 class SourceError(Exception):
@@ -307,8 +336,8 @@ def _sync_one(
             conn.execute("ROLLBACK")  # another agentlog synced this source meanwhile
             return 0
         try:
-            if append and row is not None and tail_hash(ref.path, row.parsed_offset) != row.tail_hash:
-                append = False  # as large or larger, but the old bytes changed: rewritten
+            if append and row is not None and not _resumable(ref.path, row.parsed_offset, row.tail_hash):
+                append = False  # rewritten, or glued onto a last line that had no newline
             start = row.parsed_offset if append and row else 0
             state = row.parser_state if append and row else None
             parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN)
@@ -368,24 +397,42 @@ def _store(
     if not append:
         store.clear_source(source_id)
     keys: set[str] = set()
-    first = not append
+    renamed: bool | None = None  # decided on the first batch that has a header
     try:
         for batch in _guarded(parse.batches()):
-            if first and parse.headers:
-                owner = store.owner_of(parse.headers[0].key)
-                if owner is not None and owner != source_id:
-                    (path,) = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()
-                    if history.yield_prompt_only(conn, parse.headers[0].key, owner):
-                        pass  # its transcript is back: the prompts alone are not kept beside it
-                    elif not archive.is_archived(conn, owner):
-                        return str(path)
-                    else:
-                        store.remove_source(path)  # its session is here now: this copy takes it over
+            if renamed is None and parse.headers:
+                head = parse.headers[0]
+                owner = store.owner_of(head.key)
+                if (
+                    owner is not None
+                    and owner != source_id
+                    and history.yield_prompt_only(conn, head.key, owner)
+                ):
+                    owner = None  # its transcript is back: the prompts alone are not kept beside it
+                renamed = owner is not None and owner != source_id
+                # Another source holds this key: the same session, or a different one (as
+                # build_sessions decides; once stored under its own ids, an append is no copy).
+                if (
+                    renamed
+                    and store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) is None
+                    and same_session(store.signatures(head.key), signatures(batch, head.id))
+                ):
+                    held: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+                    if owner is None or not archive.is_archived(conn, owner):
+                        return held
+                    store.remove_source(
+                        held
+                    )  # the same session, back at another path: this copy takes it over
+                    renamed = False
+            if renamed:
+                batch = rename_source(parse.headers, batch, ref.path)[1]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
-            first = False
             del batch  # not kept while the next one is made
-        store.put_headers(source_id, parse.headers)
-        store.refresh_sessions(keys | {h.key for h in parse.headers})
+        if renamed:
+            parse.headers = rename_source(parse.headers, [], ref.path)[0]  # stored so too
+        headers = parse.headers
+        store.put_headers(source_id, headers)
+        store.refresh_sessions(keys | {h.key for h in headers})
     finally:
         store.settle()  # before the caller commits or rolls back
     return None
@@ -393,7 +440,8 @@ def _store(
 
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:
     conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
-    return conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
+    source_id: int = conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
+    return source_id
 
 
 def _record_error(

@@ -10,6 +10,7 @@ import msgspec
 
 from agentlog.index import queries
 from agentlog.model import Diagnostics
+from agentlog.probe import PathProblem
 from agentlog.retention import RetentionWarning, claude_cleanup_warnings
 from agentlog.service.home import Home
 
@@ -48,6 +49,8 @@ class DoctorReport(msgspec.Struct, kw_only=True):
     agents: list[AgentDiagnostics]
     unreadable: list[UnreadableSource]
     duplicates: list[DuplicateCopy]
+    path_problems: list[PathProblem] = msgspec.field(default_factory=list)
+    """Paths the sync's discovery could not look at (:class:`agentlog.load.LoadReport`)."""
     retention: list[RetentionWarning] = msgspec.field(default_factory=list)
     """Agent settings that delete logs (Claude Code's ``cleanupPeriodDays``)."""
 
@@ -56,6 +59,7 @@ class DoctorReport(msgspec.Struct, kw_only=True):
         return {
             "agents": [a.as_json() for a in self.agents],
             "unreadable": self.unreadable,
+            "path_problems": self.path_problems,
             "duplicates": self.duplicates,
             "retention": self.retention,
         }
@@ -65,12 +69,15 @@ def doctor(
     conn: sqlite3.Connection,
     agent: str | None = None,
     unstored: Iterable[tuple[str, str]] = (),
+    path_problems: Iterable[PathProblem] = (),
     home: Home | None = None,
 ) -> DoctorReport:
     """The diagnostics of ``agent`` (every agent when ``None``) in the index;
     ``unstored`` are ``(path, error)`` problems a sync met but could not store
-    (e.g. a file name that is not UTF-8); with ``home``, the agents' settings
-    there that delete logs (:func:`agentlog.retention.claude_cleanup_warnings`)."""
+    (e.g. a file name that is not UTF-8); ``path_problems`` the paths its
+    discovery could not look at (those of ``agent`` and under a ``--root`` kept);
+    with ``home``, the agents' settings there that delete logs
+    (:func:`agentlog.retention.claude_cleanup_warnings`)."""
     unreadable, duplicates = queries.source_problems(conn, agent)
     rows = []
     for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
@@ -82,6 +89,7 @@ def doctor(
         agents=rows,
         unreadable=[UnreadableSource(p, e) for p, e in [*unreadable, *unstored]],
         duplicates=[DuplicateCopy(p, c) for p, c in duplicates],
+        path_problems=[p for p in path_problems if agent is None or p.agent in (agent, None)],
         retention=claude_cleanup_warnings(home.env, home.home)
         if home and agent in (None, "claude_code")
         else [],

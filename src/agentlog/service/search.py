@@ -6,7 +6,7 @@ import sqlite3
 
 import msgspec
 
-from agentlog.index.search import Hit
+from agentlog.index.search import Budget, HitPage, SearchSort
 from agentlog.index.search import search as index_search
 from agentlog.query import Span
 
@@ -14,7 +14,8 @@ from agentlog.query import Span
 class SearchFilter(msgspec.Struct, kw_only=True, frozen=True):
     """Which messages a search looks in: ``agent`` (slug), ``project`` (text the
     session's folder contains), ``span`` (message times, ``since <= t < until``),
-    ``role``, ``tool`` (normalised tool name), ``reasoning`` (also reasoning)."""
+    ``role``, ``tool`` (normalised tool name; both any case), ``reasoning`` (also
+    reasoning)."""
 
     agent: str | None = None
     project: str | None = None
@@ -24,13 +25,33 @@ class SearchFilter(msgspec.Struct, kw_only=True, frozen=True):
     reasoning: bool = False
 
 
+class SearchPaging(msgspec.Struct, kw_only=True, frozen=True):
+    """Which hits of a search are returned and how: ``limit`` from ``offset``,
+    ``sort`` (``rank``, ``newest``, ``oldest``), ``by_session`` (the best hit of
+    each session), ``raw`` (the query is FTS5 syntax)."""
+
+    limit: int = 20
+    offset: int = 0
+    sort: SearchSort = "rank"
+    by_session: bool = False
+    raw: bool = False
+
+
 def search(
-    conn: sqlite3.Connection, query: str, where: SearchFilter | None = None, limit: int = 20
-) -> list[Hit]:
-    """The best ``limit`` hits of FTS5 ``query`` (see :mod:`agentlog.index.search`)
-    among the messages ``where`` keeps (all when ``None``).  Raises
-    :class:`~agentlog.errors.UsageError` for an empty query or one FTS5 cannot parse."""
+    conn: sqlite3.Connection,
+    query: str,
+    where: SearchFilter | None = None,
+    paging: SearchPaging | None = None,
+    budget: Budget | None = None,
+) -> HitPage:
+    """One page of the hits of ``query`` (read by
+    :func:`agentlog.index.fts.translate`: literal words unless operators are
+    written explicitly, see :mod:`agentlog.index.search`) among the messages
+    ``where`` keeps (all when ``None``).  Raises
+    :class:`~agentlog.errors.UsageError` for an empty, over-long or over-wordy
+    query, :class:`~agentlog.index.search.SearchStopped` past the ``budget``."""
     where = where or SearchFilter()
+    paging = paging or SearchPaging()
     return index_search(
         conn,
         query,
@@ -41,5 +62,10 @@ def search(
         role=where.role,
         tool=where.tool,
         reasoning=where.reasoning,
-        limit=limit,
+        limit=paging.limit,
+        offset=paging.offset,
+        by_session=paging.by_session,
+        sort=paging.sort,
+        raw=paging.raw,
+        budget=budget,
     )

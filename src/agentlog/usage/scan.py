@@ -13,27 +13,38 @@ decoded generically and read by the adapter's own
 are joined into what one pass finds (see :func:`_join`).
 
 The result equals the full path's calls (:func:`agentlog.usage.calls_from_sessions`
-over :func:`agentlog.load.load_sessions`), by the same rules
-(``shared/cost.md`` §1, :mod:`agentlog.assemble`, :mod:`agentlog.link`):
+over :func:`agentlog.load.load_sessions`) and the index's, by calling the same
+rule functions (:mod:`agentlog.rules`; ``shared/cost.md`` §1):
 
 * one call per ``message.id`` (the line's ``uuid`` when it has none) within a
-  session: a later copy replaces an earlier one unless its total is smaller;
-* ``model == "<synthetic>"`` lines carry no usage;
-* a message id seen in several sessions counts once, in the first session by
-  (main before subagent, earliest call, fewest calls, key) — the full path
-  orders by the session's first message of any kind, which can differ only for
-  a resumed file whose first line predates its copy's first usage line;
+  session: a later copy replaces an earlier one unless it is smaller
+  (:func:`~agentlog.rules.keeps_new_copy`);
+* ``model == "<synthetic>"`` lines carry no usage; a token count out of range
+  counts as 0 (:func:`~agentlog.rules.bounded_usage`; ``doctor`` reports it from
+  the index);
+* a message id seen in several sessions counts once, in the session
+  :func:`~agentlog.rules.owner_rank` puts first (main before subagent, earliest
+  first call, fewest calls, key);
 * sessions and subagents are keyed as the adapter keys them (file stem,
-  ``agent-<id>``, inline ``sidechain-<uuid>`` chains), ``cwd`` from the lines.
+  ``agent-<id>``, inline ``sidechain-<uuid>`` chains, :func:`~agentlog.rules.session_key`);
+  a file whose session key an earlier file holds is skipped when it shares a
+  call with it, else keyed apart (:func:`~agentlog.rules.same_session`,
+  :func:`~agentlog.rules.distinct_id`);
+* ``cwd`` is the session's first recorded one (:func:`~agentlog.rules.first_cwd`):
+  lines holding ``"cwd"`` are decoded too until the main session has one.
+
+What the byte filter cannot see stays a known limit: the full path also judges
+duplicate files by their user messages, which the scanner does not decode.
 """
 
 from __future__ import annotations
 
+import codecs
 import functools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
@@ -46,9 +57,17 @@ from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.collector import gc_paused
 from agentlog.model import Usage
 from agentlog.readers import describe_error, line_start_after, read_blocks, read_lines_at
+from agentlog.rules import (
+    Signature,
+    bounded_usage,
+    distinct_id,
+    first_cwd,
+    keeps_new_copy,
+    owner_rank,
+    same_session,
+    session_key,
+)
 from agentlog.usage.calls import Call
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class _Split(msgspec.Struct, gc=False):
@@ -104,17 +123,20 @@ def _usage(line: _Line) -> Usage | None:
         split.ephemeral_5m_input_tokens + split.ephemeral_1h_input_tokens == write or write == 0
     ):
         w5m, w1h = split.ephemeral_5m_input_tokens, split.ephemeral_1h_input_tokens
-    return Usage(
-        input_tokens=raw.input_tokens,
-        cache_read_tokens=raw.cache_read_input_tokens,
-        cache_write_5m_tokens=w5m,
-        cache_write_1h_tokens=w1h,
-        output_tokens=raw.output_tokens,
-        web_search_requests=raw.server_tool_use.web_search_requests if raw.server_tool_use else 0,
-        cost_usd=line.costUSD,
-        cost_source="recorded" if line.costUSD is not None else None,
-        service_tier=service_tier(raw.service_tier, raw.speed),
+    usage, _ = bounded_usage(
+        Usage(
+            input_tokens=raw.input_tokens,
+            cache_read_tokens=raw.cache_read_input_tokens,
+            cache_write_5m_tokens=w5m,
+            cache_write_1h_tokens=w1h,
+            output_tokens=raw.output_tokens,
+            web_search_requests=raw.server_tool_use.web_search_requests if raw.server_tool_use else 0,
+            cost_usd=line.costUSD,
+            cost_source="recorded" if line.costUSD is not None else None,
+            service_tier=service_tier(raw.service_tier, raw.speed),
+        )
     )
+    return usage
 
 
 def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
@@ -125,7 +147,8 @@ def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
         return None
     if not isinstance(record, dict):
         return None
-    message = record.get("message") if isinstance(record.get("message"), dict) else {}
+    found = record.get("message")
+    message: dict[str, Any] = found if isinstance(found, dict) else {}
 
     def text(value: Any) -> str | None:
         return value if isinstance(value, str) and value else None
@@ -142,7 +165,8 @@ def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
             id=text(message.get("id")), role=text(message.get("role")), model=text(message.get("model"))
         ),
     )
-    return line, usage_of(record, message.get("usage"))
+    usage = usage_of(record, message.get("usage"))
+    return line, None if usage is None else bounded_usage(usage)[0]
 
 
 class _Session(msgspec.Struct, gc=False):
@@ -173,7 +197,7 @@ class _File:
 
 def _open_file(path: str) -> _File:
     sid, kind, parent_key = file_session(PurePath(path))
-    main = _Session(key=f"{SLUG}:{sid}", kind=kind, parent_key=parent_key)
+    main = _Session(key=session_key(SLUG, sid), kind=kind, parent_key=parent_key)
     return _File(main=main, sessions={main.key: main})
 
 
@@ -183,14 +207,14 @@ def _session_of(f: _File, line: _Line) -> _Session:
         sid = f.sidechains.get(line.parentUuid or "") or f"sidechain-{line.uuid or line.parentUuid}"
         if line.uuid:
             f.sidechains[line.uuid] = sid
-        key = f"{SLUG}:{sid}"
+        key = session_key(SLUG, sid)
         session = f.sessions.get(key)
         if session is None:
             session = f.sessions[key] = _Session(key=key, kind="subagent", parent_key=main.key)
         return session
     own_id = main.key.removeprefix(f"{SLUG}:")
     if main.kind == "subagent" and main.parent_key is None and line.sessionId not in (None, own_id):
-        main.parent_key = f"{SLUG}:{line.sessionId}"
+        main.parent_key = session_key(SLUG, line.sessionId)
     return main
 
 
@@ -212,12 +236,30 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
         # it is looked for from the end; lines are not split off (copied).
         find, rfind, view = block.find, block.rfind, memoryview(block)
         first = 0
+        need_cwd = f.main.cwd is None  # lines holding "cwd" are decoded until the first one
+        utf8 = block.isascii() or _utf8(view[:end])  # else each line is checked
         while first < end:
             last = find(b"\n", first, end)
             last = end if last < 0 else last
-            if rfind(b'"usage"', first, last) >= 0 or _sidechain(block, first, last):
+            if (
+                rfind(b'"usage"', first, last) >= 0
+                or _sidechain(block, first, last)
+                or (need_cwd and find(b'"cwd"', first, last) >= 0)
+            ) and (utf8 or _utf8(view[first:last])):
                 _decode_add(f, view[first:last], base + first)
+                need_cwd = f.main.cwd is None
             first = last + 1
+
+
+def _utf8(data: bytes | memoryview) -> bool:
+    """Whether ``data`` is valid UTF-8.  A line that is not is no record, on every
+    path (the parsers skip it as ``invalid_utf8``); msgspec does not check the
+    strings of the fields a typed decode skips, so the scan checks."""
+    try:
+        codecs.utf_8_decode(data, "strict", True)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _decode_add(f: _File, data: bytes | memoryview, offset: int) -> None:
@@ -237,7 +279,7 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     main = f.main
     session = main if main.kind == "main" and not line.isSidechain else _session_of(f, line)
     if session.cwd is None:
-        session.cwd = line.cwd
+        session.cwd = first_cwd((line.cwd,))
     message = line.message
     if message is None or raw is None or message.model == "<synthetic>":
         return
@@ -251,7 +293,7 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
         if raw == session.raw.get(mid) and line.costUSD == known.usage.cost_usd:
             return  # the same usage copy again (one line per content block)
         usage = usage or _usage(line)
-        if usage is not None and usage.total_tokens >= known.usage.total_tokens:
+        if keeps_new_copy(known.usage, usage):
             session.calls[mid] = msgspec.structs.replace(known, usage=usage)
             session.raw[mid] = raw
         return
@@ -268,20 +310,56 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     session.raw[mid] = raw
 
 
-def scan_calls(refs: list[SourceRef], errors: list[tuple[str, str]] | None = None) -> list[Call]:
+def scan_calls(
+    refs: list[SourceRef], errors: list[tuple[str, str]] | None = None, cwds: set[str] | None = None
+) -> list[Call]:
     """Every deduplicated call of Claude Code sources ``refs`` (see the module rules).
 
-    A file that cannot be read is skipped and listed in ``errors`` as ``(path, reason)``.
+    A file that cannot be read is skipped and listed in ``errors`` as ``(path, reason)``;
+    the cwd of every session scanned (with calls or not) is added to ``cwds``.
     """
     paths = [ref.path for ref in refs]
     sessions: list[_Session] = []
+    held: dict[str, dict[str, Call]] = {}
     with gc_paused():
         for path, found in zip(paths, _scan_files(paths), strict=True):
-            if found.error is None:
-                sessions.extend(found.sessions)
-            elif errors is not None:
-                errors.append((path, found.error))
+            if found.error is not None:
+                if errors is not None:
+                    errors.append((path, found.error))
+                continue
+            file_sessions = found.sessions
+            main = file_sessions[0]
+            if main.key in held:  # as agentlog.load.build_sessions decides
+                if same_session(_signatures(held[main.key]), _signatures(main.calls)):
+                    continue  # a copy of a file read before
+                file_sessions = _renamed(file_sessions, path)
+            held.setdefault(file_sessions[0].key, file_sessions[0].calls)
+            sessions.extend(file_sessions)
+            if cwds is not None:
+                cwds.update(s.cwd for s in file_sessions if s.cwd)
         return _attribute(sessions)
+
+
+def _signatures(calls: dict[str, Call]) -> list[Signature]:
+    """:func:`~agentlog.rules.signature` of each call's message."""
+    return [(mid, "assistant", call.timestamp) for mid, call in calls.items()]
+
+
+def _renamed(sessions: list[_Session], path: str) -> list[_Session]:
+    """The sessions of file ``path`` under :func:`~agentlog.rules.distinct_id`
+    ids (see :func:`agentlog.load.rename_source`)."""
+    keys = {s.key: session_key(SLUG, distinct_id(s.key.removeprefix(f"{SLUG}:"), path)) for s in sessions}
+    return [
+        msgspec.structs.replace(
+            s,
+            key=keys[s.key],
+            parent_key=keys.get(s.parent_key, s.parent_key) if s.parent_key else None,
+            calls={
+                mid: msgspec.structs.replace(call, session_key=keys[s.key]) for mid, call in s.calls.items()
+            },
+        )
+        for s in sessions
+    ]
 
 
 def _attribute(sessions: list[_Session]) -> list[Call]:
@@ -289,7 +367,7 @@ def _attribute(sessions: list[_Session]) -> list[Call]:
     (main before subagent, earliest call, fewest calls, key), with its parent,
     tree root and project."""
     parent = {s.key: s.parent_key for s in sessions}
-    order = sorted(sessions, key=lambda s: (s.kind != "main", _first(s), len(s.calls), s.key))
+    order = sorted(sessions, key=lambda s: owner_rank(s.kind, _first(s), len(s.calls), s.key))
     owners: set[str] = set()
     out: list[Call] = []
     for session in order:
@@ -310,9 +388,9 @@ def _attribute(sessions: list[_Session]) -> list[Call]:
     return out
 
 
-def _first(session: _Session) -> datetime:
-    """The earliest timestamp of a session's calls (the epoch when none has one)."""
-    return min((c.timestamp for c in session.calls.values() if c.timestamp is not None), default=_EPOCH)
+def _first(session: _Session) -> datetime | None:
+    """The earliest timestamp of a session's calls (:func:`~agentlog.rules.call_stats`)."""
+    return min((c.timestamp for c in session.calls.values() if c.timestamp is not None), default=None)
 
 
 # -- two processes: pieces of files scanned here and in a worker, then joined ---------
@@ -484,4 +562,5 @@ def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str) ->
     for mid, call in tail.calls.items():
         main.calls.setdefault(mid, call)
     for offset, line in zip(again, read_lines_at(path, again), strict=True):
-        _decode_add(f, line, offset)
+        if line.isascii() or _utf8(line):
+            _decode_add(f, line, offset)

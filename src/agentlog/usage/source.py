@@ -31,10 +31,11 @@ def collect_calls(
     roots = list(roots)
     wanted = list(agents) if agents else [a.slug for a in all_adapters()]
     calls: list[Call] = []
+    cwds: set[str] = set()
     if fast and CLAUDE in wanted:
         wanted.remove(CLAUDE)
         refs = [ref for _, ref in discover_sources([get_adapter(CLAUDE)], env, home, roots, report)]
-        calls.extend(scan_calls(refs, report.errors))
-    if wanted:
-        calls.extend(calls_from_sessions(load_sessions(wanted, env, home, roots, report)))
+        calls.extend(scan_calls(refs, report.errors, cwds))
+    if wanted:  # project sources are looked for in the scanned sessions' folders too (as a sync does)
+        calls.extend(calls_from_sessions(load_sessions(wanted, env, home, roots, report, cwds=cwds)))
     return calls

@@ -6,14 +6,23 @@ this app's own ``/static/`` files, no inline script, no plugins, no framing),
 ``X-Content-Type-Options: nosniff`` and ``Referrer-Policy: no-referrer``; when
 bound to a non-loopback address every request must carry the access token
 (``?token=`` once, then an HttpOnly cookie); on loopback the ``Host`` header must
-name a loopback host (DNS rebinding).  Static files are read from the package
+name a loopback host (DNS rebinding).  Cross-site requests are refused on every
+route (403): a ``Sec-Fetch-Site`` other than ``same-origin`` or ``none`` (a
+page on another site or another localhost port asking the viewer), or an
+``Origin`` that is not this viewer's own (Fetch Metadata, W3C
+https://www.w3.org/TR/fetch-metadata/; browsers that send neither are left to
+the Host and token checks).  Static files are read from the package
 once at start, by fixed name: no URL reaches the file system.
 """
 
 from __future__ import annotations
 
 import hmac
+import select
+import socket
 import sqlite3
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib.resources import files
 from pathlib import Path
@@ -75,6 +84,8 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None) ->
     def guard() -> Response | None:
         if request.method not in ("GET", "HEAD"):
             abort(405)
+        if cross_site(request.headers.get("Sec-Fetch-Site"), request.headers.get("Origin"), request.host_url):
+            abort(403, "this viewer does not answer requests from other sites")
         if token is None:
             if urlsplit(f"//{request.host}").hostname not in LOOPBACK_HOSTS:
                 abort(403, "this viewer answers only to localhost")
@@ -131,6 +142,40 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None) ->
 
     app.register_blueprint(pages)
     return app
+
+
+def cross_site(fetch_site: str | None, origin: str | None, host_url: str) -> bool:
+    """Whether a request with these ``Sec-Fetch-Site`` and ``Origin`` headers came
+    from a page that is not this viewer (``host_url``: ``http://host:port/``)."""
+    if fetch_site is not None and fetch_site.strip().lower() not in ("same-origin", "none"):
+        return True
+    return origin is not None and origin.rstrip("/").lower() != host_url.rstrip("/").lower()
+
+
+CHECK_EVERY_S = 0.05
+"""Seconds between two looks at whether a search's client has gone away."""
+
+
+def client_gone() -> Callable[[], bool]:
+    """A check whether this request's client has closed its connection (a read
+    on the socket would return end of file), asked by a long search at most every
+    :data:`CHECK_EVERY_S` seconds; always ``False`` where the server does not
+    expose its socket (``werkzeug.socket``: the development server does)."""
+    sock = request.environ.get("werkzeug.socket")
+    last = [time.monotonic()]
+
+    def check() -> bool:
+        now = time.monotonic()
+        if sock is None or now - last[0] < CHECK_EVERY_S:
+            return False
+        last[0] = now
+        try:
+            readable, _, _ = select.select([sock], [], [], 0)
+            return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+        except (OSError, ValueError):
+            return True
+
+    return check
 
 
 def connection() -> sqlite3.Connection:

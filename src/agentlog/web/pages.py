@@ -20,16 +20,17 @@ from werkzeug.wrappers import Response
 
 from agentlog.errors import AgentlogError, NotFound, UsageError
 from agentlog.index import queries
+from agentlog.index.search import SORTS, Budget, SearchSort
 from agentlog.model import Session, SessionStatus, ToolCallPart
 from agentlog.present import compact
 from agentlog.query import SessionFilter, Span, parse_span, parse_zone, resolve_agent
 from agentlog.service import sessions as session_service
-from agentlog.service.search import SearchFilter
+from agentlog.service.search import SearchFilter, SearchPaging
 from agentlog.service.search import search as search_index
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.usage.pricing import CostMode
 from agentlog.usage.report import BUCKETS, Group, build_rows, group_key
-from agentlog.web.app import connection
+from agentlog.web.app import client_gone, connection
 from agentlog.web.charts import stacked_bars
 from agentlog.web.content import Output, snippet
 
@@ -181,14 +182,15 @@ def session() -> str:
 
 @pages.get("/message")
 def message() -> Response:
-    """Redirect to the session page (and page) holding message ``id``, at its anchor."""
+    """Redirect to the session page (and page) holding message ``id``, at its
+    anchor; ``hl`` (words to highlight, from a search) is passed on."""
     conn = connection()
     key = queries.resolve_key(conn, request.args.get("key", ""))
     position = queries.message_position(conn, key, request.args.get("id", ""))
     if position is None:
         abort(404)
     page = position // MESSAGES_PER_PAGE + 1
-    return redirect(url_for("pages.session", key=key, page=page) + f"#m{position}")
+    return redirect(url_for("pages.session", key=key, page=page, hl=_arg("hl")) + f"#m{position}")
 
 
 @pages.get("/raw")
@@ -217,9 +219,16 @@ def _record(line: str) -> Any:
 
 
 @pages.get("/search")
-def search() -> str:
+def search() -> tuple[str, int]:
+    """Search hits, a page at a time (``page``), optionally one per session
+    (``sessions=1``), sorted by ``sort``; ``fts=1`` reads ``q`` as FTS5 syntax.
+    A query that cannot run (too long, too slow) is said on this page, with the
+    search box kept (HTTP 400)."""
     query = _arg("q")
-    hits = []
+    page = _page_number()
+    by_session = bool(_arg("sessions"))
+    sort = _arg("sort") or "rank"
+    found, error = None, None
     if query:
         where = SearchFilter(
             agent=resolve_agent(_arg("agent")),
@@ -229,14 +238,32 @@ def search() -> str:
             tool=_arg("tool"),
             reasoning=bool(_arg("reasoning")),
         )
-        hits = search_index(connection(), query, where, HITS)
+        if sort not in SORTS:
+            raise UsageError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
+        paging = SearchPaging(
+            limit=HITS,
+            offset=(page - 1) * HITS,
+            sort=cast(SearchSort, sort),
+            by_session=by_session,
+            raw=bool(_arg("fts")),
+        )
+        try:
+            found = search_index(connection(), query, where, paging, Budget(cancelled=client_gone()))
+        except AgentlogError as exc:
+            error = str(exc)
     return render_template(
         "search.html",
         query=query or "",
-        hits=hits,
+        found=found,
+        error=error,
+        page=page,
+        pages=max(math.ceil(found.total / HITS), 1) if found else 1,
+        by_session=by_session,
+        sort=sort,
+        sorts=SORTS,
         snippet=snippet,
         agents=queries.agent_counts(connection()),
-    )
+    ), 400 if error else 200
 
 
 @pages.get("/usage")

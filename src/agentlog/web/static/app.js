@@ -10,3 +10,34 @@ document.addEventListener("click", (event) => {
     setTimeout(() => { button.textContent = "copy"; }, 1500);
   });
 });
+
+// A transcript opened from a search (?hl=word prefix* …): its words marked where
+// they occur as words (the search's own rule: letters and digits, any case).
+(() => {
+  const words = (new URLSearchParams(location.search).get("hl") || "")
+    .split(/\s+/).filter(Boolean)
+    .map((w) => w.replace(/\*$/, "\u0001").replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("\u0001", "[\\p{L}\\p{N}]*"));
+  const transcript = document.querySelector("ol.transcript");
+  if (!words.length || !transcript) return;
+  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${words.join("|")})(?![\\p{L}\\p{N}])`, "giu");
+  const walker = document.createTreeWalker(transcript, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  for (const node of nodes) {
+    const text = node.nodeValue;
+    pattern.lastIndex = 0;
+    if (!pattern.test(text)) continue;
+    const fragment = document.createDocumentFragment();
+    let last = 0;
+    text.replace(pattern, (match, _word, offset) => {
+      fragment.append(text.slice(last, offset));
+      const mark = document.createElement("mark");
+      mark.textContent = match;
+      fragment.append(mark);
+      last = offset + match.length;
+      return match;
+    });
+    fragment.append(text.slice(last));
+    node.replaceWith(fragment);
+  }
+})();

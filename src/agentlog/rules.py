@@ -1,0 +1,251 @@
+"""The rules every path derives its facts by: one pure function per fact.
+
+The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
+:mod:`agentlog.load`), the index (:mod:`agentlog.index.store`,
+:mod:`agentlog.index.sync`) and the Claude Code fast usage scanner
+(:mod:`agentlog.usage.scan`) all call these, so they cannot disagree:
+
+* :func:`session_key` — how a session is named;
+* :func:`bounded_usage` — token counts out of range (negative, or from 2**53 on)
+  count as 0 and are reported (``Diagnostics.invalid_values``);
+* :func:`keeps_new_copy` — which copy of a streamed response is kept;
+* :func:`first_cwd` — a session's cwd (and so its project);
+* :func:`title_wins` and :func:`session_title` — title precedence;
+* :func:`owner_rank` — which session's copy of a replayed call counts;
+* :func:`counts_model` — which messages name a session's models;
+* :func:`spawning_call` — the tool call that started a subagent or fork;
+* :func:`same_session` — whether two sources holding one session key are one
+  session (a duplicate copy) or two different sessions, judged by content, and
+  :func:`distinct_id` — the id the later one's sessions then take.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from agentlog.model import Message, Session, Usage
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+MAX_BITS = 53
+MAX_TOKENS = 1 << MAX_BITS
+"""Token counts from this on (and negative ones) are not believed: JSON numbers
+are exact integers only below 2**53 (RFC 8259 §6), and no API call comes near."""
+
+TOKENS_OUT_OF_RANGE = "tokens_out_of_range"
+"""The ``Diagnostics.invalid_values`` reason of a token count counted as 0."""
+
+
+def session_key(agent: str, session_id: str) -> str:
+    """The globally unique key of session ``session_id`` of ``agent``: ``"{agent}:{id}"``."""
+    return f"{agent}:{session_id}"
+
+
+def bounded_usage(usage: Usage) -> tuple[Usage, int]:
+    """``(usage, n)``: ``usage`` with each count outside ``0 ≤ n < 2**53``
+    (:data:`MAX_TOKENS`) set to 0, and how many were.  ``usage`` itself when all
+    are in range (the common case: nothing is copied)."""
+    u = usage
+    if (
+        not (
+            u.input_tokens
+            | u.cache_read_tokens
+            | u.cache_write_5m_tokens
+            | u.cache_write_1h_tokens
+            | u.output_tokens
+            | u.reasoning_tokens
+            | u.web_search_requests
+        )
+        >> MAX_BITS
+    ):  # all in range: a negative int has its sign bits set, a large one a high bit
+        return usage, 0
+    values = [
+        u.input_tokens,
+        u.cache_read_tokens,
+        u.cache_write_5m_tokens,
+        u.cache_write_1h_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+        u.web_search_requests,
+    ]
+    ok = [v if 0 <= v < MAX_TOKENS else 0 for v in values]
+    return (
+        Usage(
+            input_tokens=ok[0],
+            cache_read_tokens=ok[1],
+            cache_write_5m_tokens=ok[2],
+            cache_write_1h_tokens=ok[3],
+            output_tokens=ok[4],
+            reasoning_tokens=ok[5],
+            web_search_requests=ok[6],
+            cost_usd=u.cost_usd,
+            cost_source=u.cost_source,
+            service_tier=u.service_tier,
+        ),
+        sum(1 for v in values if not 0 <= v < MAX_TOKENS),
+    )
+
+
+def keeps_new_copy(kept: Usage | None, new: Usage | None) -> bool:
+    """Whether a later copy ``new`` of one response's usage replaces the ``kept``
+    one: unless it is smaller.  Claude Code writes one line per content block,
+    each with a copy of ``usage`` whose ``output_tokens`` grows, so the final copy
+    wins; copies are never summed (``shared/cost.md`` §1)."""
+    return new is not None and (kept is None or new.total_tokens >= kept.total_tokens)
+
+
+def first_cwd(recorded: Iterable[str | None]) -> str | None:
+    """A session's cwd from the cwds its records give, in the order they were
+    written: the first.  Claude Code stamps every line with the process's cwd at
+    that moment (a ``cd`` in a Bash call moves it) and files the session under the
+    folder it started in (``projects/<encoded cwd>``); the first recorded cwd is
+    that folder, whichever record type holds it."""
+    return next((cwd for cwd in recorded if cwd), None)
+
+
+TITLE_PROMPT, TITLE_SUMMARY, TITLE_AI, TITLE_CUSTOM = 0, 1, 2, 3
+"""Title ranks, lowest first: the first real prompt, a summary, a title the agent's
+model wrote, one the user set (Claude Code ``summary``/``ai-title``/``custom-title``
+lines)."""
+
+
+def title_wins(rank: int, held: int | None) -> bool:
+    """Whether a title of ``rank`` replaces the one of rank ``held`` (``None``:
+    none yet): a higher rank wins, and a later title of the same rank replaces an
+    earlier one (a renamed session), except the prompt: the first one names it."""
+    return held is None or (rank != TITLE_PROMPT and rank >= held)
+
+
+def session_title(held: tuple[int, str] | None, description: str | None) -> str | None:
+    """A session's title from the best title seen (``(rank, text)``) and its
+    ``description`` (a subagent's task description, which names it better than
+    its long first prompt): a summary or better, else the description, else the
+    first prompt."""
+    if held is not None and held[0] > TITLE_PROMPT:
+        return held[1]
+    return description or (held[1] if held else None)
+
+
+def owner_rank(
+    kind: str, first_call_at: datetime | None, calls: int, key: str
+) -> tuple[bool, datetime, int, str]:
+    """Sort key choosing which session owns a call recorded in several (Claude
+    Code replays history into resumed/forked files and sidechain logs): main
+    sessions first, then the one whose first call is earliest, then the one with
+    fewer calls, then the key.  ``first_call_at`` and ``calls`` are over the
+    session's messages that carry usage (replayed or not): a resumed file's
+    replayed calls keep their original timestamps, so it ties with the original
+    on the first, and the original is the one with fewer."""
+    return (kind != "main", first_call_at or _EPOCH, calls, key)
+
+
+def call_stats(messages: Iterable[Message]) -> tuple[datetime | None, int]:
+    """``(first call's time, calls)`` of :func:`owner_rank` over ``messages``."""
+    first: datetime | None = None
+    count = 0
+    for m in messages:
+        if m.usage is not None:
+            count += 1
+            if m.timestamp is not None and (first is None or m.timestamp < first):
+                first = m.timestamp
+    return first, count
+
+
+NO_MODEL_FLAGS = frozenset({"synthetic", "replayed"})
+"""Flags of messages whose model is not one the session ran on (a locally
+written placeholder; a copy of another session's call)."""
+
+
+def counts_model(message: Message) -> bool:
+    """Whether ``message``'s model is one of its session's ``models``."""
+    return bool(message.model) and not NO_MODEL_FLAGS.intersection(message.flags)
+
+
+def _first_user_text(session: Session) -> str:
+    for message in session.messages:
+        if message.role == "user" and not message.hidden:
+            text = message.text.strip()
+            if text:
+                return text
+    return ""
+
+
+_CHILD_ID_FIELDS = ("agentId", "agent_id", "new_thread_id", "thread_id", "childSessionId")
+_PROMPT_FIELDS = ("prompt", "message")
+_TASK_ELEMENT = re.compile(r"<task>\s*(.*?)\s*</task>", re.S)
+
+
+def _prompts(text: str) -> set[str]:
+    """``text``, and what one ``<task>`` element wrapping all of it holds (Roo Code
+    and Kilo Code start a ``new_task`` child with ``<task>\n{message}\n</task>``)."""
+    wrapped = _TASK_ELEMENT.fullmatch(text)
+    return {text, wrapped.group(1)} if wrapped else {text}
+
+
+def spawning_call(parent: Session, child: Session) -> str | None:
+    """The parent's tool call that started ``child``: its structured result names
+    the child (Claude ``agentId``; Codex ``new_thread_id``/``agent_id``; Vibe
+    ``childSessionId``), or its prompt (Claude ``input.prompt``, Codex
+    ``spawn_agent`` and Roo/Kilo ``new_task`` ``input.message``) equals the
+    child's first visible user text, or the text of one ``<task>`` element
+    wrapping it.  ``parent`` needs only its messages with tool calls, ``child``
+    only its first visible user message."""
+    text = _first_user_text(child)
+    prompts = _prompts(text) if text else set()
+    ids = {child.id, child.id.removeprefix("agent-")}
+    for call in parent.tool_calls():
+        structured = call.result.structured if call.result else None
+        if isinstance(structured, dict) and any(structured.get(f) in ids for f in _CHILD_ID_FIELDS):
+            return call.call_id
+        if isinstance(call.input, dict) and any(
+            str(call.input.get(f, "")).strip() in prompts for f in _PROMPT_FIELDS
+        ):
+            return call.call_id
+    return None
+
+
+Signature = tuple[str, str, datetime | None]
+"""What :func:`same_session` compares of a message: ``(id, role, timestamp)``."""
+
+
+def signature(message: Message) -> Signature:
+    """A message's :data:`Signature`."""
+    return message.id, message.role, message.timestamp
+
+
+def same_session(held: Iterable[Signature], new: Iterable[Signature]) -> bool:
+    """Whether a source whose messages are ``new`` holds the same session as the
+    source already holding that session key, whose messages are ``held``: yes
+    when they share a message — the same id, or the same role at the same
+    recorded instant — or neither has any message (nothing tells them apart).
+
+    A moved or archived copy, the same tree reached twice, share ids; Goose 1.10+
+    imports its legacy JSONL files into ``sessions.db`` under the same session id
+    but with new message ids (block/goose ``session/legacy.rs``), keeping each
+    message's ``created`` time.  Two different sessions whose files merely share a
+    name (``p1/nested/chat.jsonl``, ``p2/nested/chat.jsonl``) share neither and are
+    both kept."""
+    ids: set[str] = set()
+    stamps: set[tuple[str, datetime]] = set()
+    for mid, role, when in held:
+        ids.add(mid)
+        if when is not None:
+            stamps.add((role, when))
+    empty = True
+    for mid, role, when in new:
+        empty = False
+        if mid in ids or (when is not None and (role, when) in stamps):
+            return True
+    return empty and not ids
+
+
+def distinct_id(session_id: str, source_path: str) -> str:
+    """The id a session takes when its key is held by another source with a
+    different session (:func:`same_session` false): ``{id}~{crc}``, ``crc`` the
+    8 hex digits of the CRC-32 of its source's path — stable for that file, so
+    every path and every later read gives the same key.  The first source read
+    keeps the plain id."""
+    return f"{session_id}~{zlib.crc32(source_path.encode('utf-8', 'surrogateescape')):08x}"

@@ -1,0 +1,299 @@
+"""Search as people type it (issue 16): exact hit sets for the everyday queries in
+every surface (index, CLI, viewer, Python API), operators only when written,
+filters any case, paging, grouping, sorting, bounded cost, cross-site refusal."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+import time
+from html import unescape
+
+import pytest
+from click.testing import CliRunner
+
+import agentlog
+from agentlog.adapters import all_adapters
+from agentlog.cli import main
+from agentlog.errors import UsageError
+from agentlog.index import db
+from agentlog.index import search as search_module
+from agentlog.index.fts import MAX_QUERY_CHARS, MAX_TERMS, translate
+from agentlog.index.search import Budget, SearchStopped, search
+from agentlog.index.sync import sync
+from agentlog.web.app import create_app
+from search_home import write_home
+
+CLAUDE_WORD = {"m_claude_md", "m_claude_word", "m_dot_claude", "m_model", "m_claude_beta"}
+#: Every query issue 16 lists as failing, and the prompts it finds.  The index
+#: keeps words (letters and digits), so punctuation narrows a query only by the
+#: words around it: ``~/.claude`` finds every word "claude".
+EVERYDAY = {
+    "CLAUDE.md": {"m_claude_md"},
+    "src/app.py": {"m_app"},
+    "node.js": {"m_node"},
+    "claude-sonnet-4-5": {"m_model"},
+    "don't": {"m_dont"},
+    "--force": {"m_force"},
+    "git push -f": {"m_push_f"},
+    "user@example.com": {"m_email"},
+    "~/.claude": CLAUDE_WORD,
+    "$HOME": {"m_home"},
+    "#123": {"m_issue"},
+    "C++": {"m_cpp"},
+    "50%": {"m_percent"},
+    "TODO:": {"m_todo"},
+    "https://github.com/kenn-io/agentsview/issues/7": {"m_url"},
+    "github.com/kenn-io/agentsview": {"m_url"},
+    "http://github.com": set(),
+    '"CLAUDE.md': {"m_claude_md"},
+}
+#: Operators, only when written explicitly.
+OPERATORS = {
+    "node.js OR user@example.com": {"m_node", "m_email"},
+    "git NOT force": {"m_push_f"},
+    '"git push"': {"m_force", "m_push_f"},
+    "agents*": {"m_url"},
+    "NEAR(git origin, 3)": {"m_force"},
+    "git or force": set(),  # lower case: the word "or", which no prompt holds
+    "OR": set(),
+    "git NOT": set(),  # NOT without a right operand is the word "not"
+}
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return write_home(tmp_path_factory.mktemp("search") / "home")
+
+
+@pytest.fixture(scope="module")
+def index(home, tmp_path_factory):
+    path = tmp_path_factory.mktemp("index") / "index.sqlite"
+    conn = db.connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def conn(index):
+    conn = db.connect(index, readonly=True)
+    yield conn
+    conn.close()
+
+
+def ids(page) -> set[str]:
+    return {h.message_id for h in page.hits}
+
+
+def cli(index, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--index", str(index), "search", "--no-sync", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def web_ids(client, query: str, **args: str) -> set[str]:
+    response = client.get("/search", query_string={"q": query, **args})
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    links = re.findall(r'class="hit-title" href="/message\?([^"]+)"', html)
+    return {re.search(r"id=([^&]+)", unescape(link)).group(1) for link in links}
+
+
+@pytest.mark.parametrize("query", [*EVERYDAY, *OPERATORS])
+def test_each_query_finds_exactly_its_prompts_in_every_surface(query, conn, index, home, monkeypatch):
+    expected = {**EVERYDAY, **OPERATORS}[query]
+    page = search(conn, query)
+    assert (ids(page), page.total, page.note) == (expected, len(expected), None)
+    code, out, err = cli(index, "--json", "--", query)
+    assert code == 0, err
+    assert {h["message_id"] for h in json.loads(out)["hits"]} == expected
+    code, out, err = cli(index, "--json", *query.split())  # unquoted, as typed at a shell
+    assert code == 0, err
+    assert {h["message_id"] for h in json.loads(out)["hits"]} == expected
+    assert web_ids(create_app(index).test_client(), query) == expected
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert ids(agentlog.search(query, index=index, sync=False)) == expected
+
+
+def test_the_translation_is_literal_unless_operators_are_written():
+    assert translate("CLAUDE.md").match == '"CLAUDE.md"'
+    assert translate("git push -f").match == '"git" "push" "-f"'
+    assert translate('say "hello world" now').match == '"say" "hello world" "now"'
+    assert translate("a OR b NOT c").match == '"a" OR "b" NOT "c"'
+    assert translate("OR a").match == '"OR" "a"'
+    assert translate("decorat*").match == '"decorat" *'
+    assert translate("NEAR(foo bar, 3)").match == 'NEAR("foo" "bar", 3)'
+    assert translate('foo"bar').match == '"foo""bar"'
+    assert translate("src/app.py").terms == ("src", "app", "py")
+    assert translate('decorat* "src app"* NOT x').terms == ("decorat*", "src", "app*", "x")
+    assert translate("text:foo", raw=True).match == "text:foo"
+
+
+def test_punctuation_alone_finds_nothing_and_says_so(conn, index):
+    page = search(conn, "???")
+    assert (page.hits, page.total, page.note) == ([], 0, "the query holds no letters or digits to search for")
+    code, _, err = cli(index, "+++")
+    assert code == 0 and "no letters or digits" in err and "no matches" in err
+
+
+def test_raw_mode_reads_fts5_syntax_and_falls_back_to_a_phrase(conn, index):
+    assert ids(search(conn, "claude NOT md", raw=True)) == CLAUDE_WORD - {"m_claude_md"}
+    assert ids(search(conn, "text:node", raw=True)) == {"m_node"}
+    page = search(conn, "compiled:node", raw=True)  # no such column: the words as a phrase
+    assert (ids(page), page.match) == (set(), '"compiled node"')
+    assert page.note == (
+        "FTS5 cannot parse 'compiled:node' (no such column: compiled); "
+        "searched for the phrase 'compiled node' instead"
+    )
+    page = search(conn, 'node "js', raw=True)
+    assert (ids(page), page.match) == ({"m_node"}, '"node js"')
+    code, out, _ = cli(index, "user:example", "--fts", "--json")
+    assert code == 0 and json.loads(out)["note"].startswith("FTS5 cannot parse 'user:example'")
+
+
+def test_tool_role_and_agent_filters_ignore_case(conn, index):
+    assert ids(search(conn, "deploy")) == {"m_claude_beta", "m_bash"}
+    for tool in ("BASH", "Bash", "bash"):
+        assert ids(search(conn, "deploy", tool=tool)) == {"m_bash"}
+    assert ids(search(conn, "deploy", role="USER")) == {"m_claude_beta"}
+    for args in (["--tool", "BASH"], ["--role", "Assistant"], ["--agent", "CLAUDE"]):
+        code, out, err = cli(index, "release", "--json", *args)
+        assert code == 0, err
+        assert [h["message_id"] for h in json.loads(out)["hits"]] == ["m_bash"]
+    assert web_ids(create_app(index).test_client(), "deploy", tool="BASH") == {"m_bash"}
+
+
+def test_offset_limit_total_and_sort(conn, index):
+    oldest = ["m_claude_md", "m_claude_word", "m_dot_claude", "m_model", "m_claude_beta"]
+    page = search(conn, "claude", sort="oldest", limit=2, offset=2)
+    assert ([h.message_id for h in page.hits], page.total, page.next_offset) == (oldest[2:4], 5, 4)
+    last = search(conn, "claude", sort="oldest", limit=2, offset=4)
+    assert ([h.message_id for h in last.hits], last.next_offset) == (oldest[4:], None)
+    past = search(conn, "claude", offset=10)
+    assert (past.hits, past.total, past.next_offset) == ([], 5, None)
+    newest = search(conn, "claude", sort="newest")
+    assert [h.message_id for h in newest.hits] == oldest[::-1]
+    ranked = search(conn, "claude")
+    assert [h.rank for h in ranked.hits] == sorted(h.rank for h in ranked.hits)
+    code, out, err = cli(index, "claude", "--sort", "oldest", "--limit", "2", "--offset", "2", "--json")
+    data = json.loads(out)
+    assert (code, [h["message_id"] for h in data["hits"]], data["total"], data["next_offset"]) == (
+        0,
+        oldest[2:4],
+        5,
+        4,
+    )
+    code, _, err = cli(index, "claude", "--limit", "2")
+    assert "1–2 of 5 hits · next page: --offset 2" in " ".join(err.split())
+    with pytest.raises(UsageError, match="unknown sort"):
+        search(conn, "claude", sort="best")  # type: ignore[arg-type]
+
+
+def test_sessions_groups_hits_with_the_best_snippet_each(conn, index):
+    page = search(conn, "claude", by_session=True, sort="oldest")
+    assert [(h.session_key, h.session_hits) for h in page.hits] == [
+        ("claude_code:alpha", 4),
+        ("claude_code:beta", 1),
+    ]
+    assert page.total == 2
+    best = search(conn, "claude", agent="claude_code", project="/work/alpha").hits[0]
+    assert page.hits[0].message_id == best.message_id and page.hits[0].snippet == best.snippet
+    assert [h.session_key for h in search(conn, "claude", by_session=True, sort="newest").hits] == [
+        "claude_code:beta",
+        "claude_code:alpha",
+    ]
+    code, out, _ = cli(index, "claude", "--sessions", "--json")
+    assert code == 0 and json.loads(out)["total"] == 2
+    html = (
+        create_app(index).test_client().get("/search?q=claude&sessions=1&sort=oldest").get_data(as_text=True)
+    )
+    assert re.findall(r'class="session-hits">(\d+ hits?) in', html) == ["4 hits", "1 hit"]
+    assert "1–2 of 2 sessions" in html
+
+
+def test_the_viewer_pages_and_highlights(index, monkeypatch):
+    monkeypatch.setattr("agentlog.web.pages.HITS", 2)
+    client = create_app(index).test_client()
+    html = client.get("/search?q=claude&sort=oldest&page=2").get_data(as_text=True)
+    assert re.findall(r"id=(m_[a-z_]+)", html) == ["m_dot_claude", "m_model"]
+    assert "3–4 of 5 hits" in html and "page 2 of 3" in html
+    assert "<mark>claude</mark>" in html
+    target = client.get("/message?key=claude_code:alpha&id=m_app&hl=src+app+py")
+    assert target.headers["Location"].startswith("/session?key=claude_code:alpha&page=1&hl=src+app+py#m")
+
+
+def test_a_query_over_the_caps_is_refused_with_a_clear_message(conn, index):
+    with pytest.raises(UsageError, match=f"has {MAX_TERMS + 1} words \\(at most {MAX_TERMS}\\)"):
+        search(conn, " ".join(["word"] * (MAX_TERMS + 1)))
+    with pytest.raises(UsageError, match="search query too long"):
+        search(conn, "x" * (MAX_QUERY_CHARS + 1))
+    hostile = " ".join(f"{chr(97 + i % 26)}*" for i in range(300))
+    start = time.monotonic()
+    code, _, err = cli(index, hostile)
+    assert code == 2 and "has 300 words (at most 32)" in err
+    assert time.monotonic() - start < 1
+    response = create_app(index).test_client().get("/search", query_string={"q": hostile})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and "has 300 words" in html
+    assert '<input type="search" name="q" value="' in html  # the search box stays
+
+
+def test_a_search_past_its_time_limit_or_cancelled_stops(conn, monkeypatch):
+    monkeypatch.setattr(search_module, "PROGRESS_STEPS", 1)
+    with pytest.raises(SearchStopped, match="took longer than 0 s"):
+        search(conn, "claude", budget=Budget(seconds=0))
+    with pytest.raises(SearchStopped, match="was cancelled"):
+        search(conn, "claude", budget=Budget(cancelled=lambda: True))
+    assert ids(search(conn, "claude", budget=Budget(cancelled=lambda: False))) == CLAUDE_WORD
+
+
+def test_a_closed_client_connection_is_seen(index, monkeypatch):
+    from agentlog.web.app import client_gone
+
+    monkeypatch.setattr("agentlog.web.app.CHECK_EVERY_S", 0)
+    app = create_app(index)
+    ours, theirs = socket.socketpair()
+    with app.test_request_context("/search?q=x", environ_overrides={"werkzeug.socket": ours}):
+        gone = client_gone()
+        assert gone() is False
+        theirs.close()
+        assert gone() is True
+    ours.close()
+    with app.test_request_context("/search?q=x"):
+        assert client_gone()() is False  # a server that does not expose its socket
+
+
+ROUTES = (
+    "/",
+    "/session?key=claude_code:alpha",
+    "/message?key=claude_code:alpha&id=m_app",
+    "/raw?key=claude_code:alpha&id=m_app",
+    "/search?q=claude",
+    "/usage",
+    "/static/style.css",
+    "/nope",
+)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_cross_site_requests_are_refused_on_every_route(index, route):
+    client = create_app(index).test_client()
+    allowed = client.get(route).status_code
+    assert allowed != 403
+    for headers in (
+        {"Sec-Fetch-Site": "cross-site"},
+        {"Sec-Fetch-Site": "same-site"},  # another port on localhost is the same site
+        {"Origin": "http://evil.example"},
+        {"Origin": "http://localhost:9999"},
+        {"Origin": "null"},
+    ):
+        response = client.get(route, headers=headers)
+        assert response.status_code == 403, headers
+    for headers in (
+        {"Sec-Fetch-Site": "same-origin"},
+        {"Sec-Fetch-Site": "none"},
+        {"Origin": "http://localhost"},
+    ):
+        assert client.get(route, headers=headers).status_code == allowed, headers
