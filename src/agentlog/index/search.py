@@ -128,7 +128,7 @@ class Budget:
         conn.set_progress_handler(self.check, PROGRESS_STEPS)
         try:
             return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
+        except sqlite3.OperationalError:
             # Once the handler said stop, any error is the interruption's ("interrupted", or
             # "vtable constructor failed" when it struck FTS5 opening its table on this connection).
             if self.reason:
