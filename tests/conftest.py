@@ -66,6 +66,22 @@ def parse_one(agent: str, path: Path) -> Session:
     return sessions[0]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        help="rewrite tests/golden/ from the current model output instead of comparing with it",
+    )
+
+
+@pytest.fixture
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    """Whether ``--update-golden`` was given (or ``AGENTLOG_UPDATE_GOLDEN=1`` is set)."""
+    return (
+        bool(request.config.getoption("--update-golden")) or os.environ.get("AGENTLOG_UPDATE_GOLDEN") == "1"
+    )
+
+
 @pytest.fixture(autouse=True)
 def private_index(tmp_path_factory, monkeypatch):
     """Every test gets its own index file (never the user's cache)."""

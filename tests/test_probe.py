@@ -21,7 +21,7 @@ from agentlog.adapters.claude_code import ClaudeCodeAdapter
 from agentlog.index import db
 from agentlog.index.sync import sync
 from agentlog.load import LoadReport, discover_sources, parse_source, project_sources
-from agentlog.probe import PathProblem
+from agentlog.probe import PathProblem, Problems
 from agentlog.readers import (
     LineReader,
     line_start_after,
@@ -158,14 +158,14 @@ def test_a_folder_problem_says_all_below_it_once(tmp_path):
 
 
 def test_load_report_hides_what_lies_below_a_problem():
-    report = LoadReport(problems=[PathProblem(agent="codex", path="/h/.codex/sessions", error=DENIED)])
+    report = LoadReport(problems=Problems([PathProblem(agent="codex", path="/h/.codex/sessions", error=DENIED)]))
     assert report.hides("/h/.codex/sessions/2026/a.jsonl") == report.problems[0]
     assert report.hides("/h/.codex/sessions")
     assert not report.hides("/h/.codex/sessions-old/a.jsonl")
     assert not report.hides("/h/.codex/archived_sessions/a.jsonl")
     assert report.hides("/h/.codex/sessions/a.jsonl", "codex")
     assert not report.hides("/h/.codex/sessions/a.jsonl", "claude_code")  # codex's discovery met it
-    under_root = LoadReport(problems=[PathProblem(agent=None, path="/logs", error=DENIED)])
+    under_root = LoadReport(problems=Problems([PathProblem(agent=None, path="/logs", error=DENIED)]))
     assert under_root.hides("/logs/a.jsonl", "claude_code") and under_root.hides("/logs/a.jsonl", "pi")
 
 

@@ -248,10 +248,6 @@ class LoadReport:
     duplicates: list[str] = field(default_factory=list)
     problems: Problems = field(default_factory=Problems)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.problems, Problems):  # a plain list given
-            self.problems = Problems(self.problems)
-
     def hides(self, path: str, agent: str | None = None) -> PathProblem | None:
         """The problem that hides ``path`` (a source found before) from this run,
         if any: one in :attr:`problems` whose path is ``path`` or a folder above

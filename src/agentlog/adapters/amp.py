@@ -193,7 +193,7 @@ class _ThreadParse(DocumentParser):
             return
         self.diagnostics.use()
         usage = Usage(input_tokens=as_int(tokens.get("input")), output_tokens=as_int(tokens.get("output")))
-        target = by_number.get(event.get("toMessageId"))  # type: ignore[arg-type]
+        target = by_number.get(event.get("toMessageId"))
         if target is not None and target.usage is None:
             target.usage, target.model = usage, as_str(event.get("model"))
             target.timestamp = target.timestamp or parse_time(event.get("timestamp"))

@@ -435,7 +435,7 @@ class HermesAdapter(DocumentAdapter):
             sources=[ref.path],
         )
         if parent is not None and kind in ("fork", "subagent"):
-            header.kind = kind  # type: ignore[assignment]
+            header.kind = kind
             header.parent_key = session_key(SLUG, root_of(parent["id"]))
         return header
 

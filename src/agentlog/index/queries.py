@@ -192,7 +192,7 @@ def resolve_key(conn: sqlite3.Connection, ref: str) -> str:
     if len(keys) > 1:
         shown = ", ".join(keys[:5])
         raise NotFound(f"{ref!r} is ambiguous: {shown}{' and more' if len(keys) > 5 else ''}")
-    return keys[0]
+    return str(keys[0])
 
 
 def get_session(conn: sqlite3.Connection, ref: str) -> Session:
@@ -241,9 +241,10 @@ def message_position(
     ).fetchone()[0]
     if found is None:
         return None
-    return conn.execute(
+    (count,) = conn.execute(
         f"SELECT COUNT(*) FROM messages WHERE session_key = ? AND rowid < ?{visible}", (key, found)
-    ).fetchone()[0]
+    ).fetchone()
+    return int(count)
 
 
 class RawRecords(msgspec.Struct, kw_only=True):

@@ -19,7 +19,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 import msgspec
 
@@ -123,7 +123,7 @@ class Budget:
             return 1
         return 0
 
-    def run(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple]:
+    def run(self, conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
         """``sql``'s rows within the budget.  Raises :class:`SearchStopped`."""
         conn.set_progress_handler(self.check, PROGRESS_STEPS)
         try:
@@ -275,7 +275,7 @@ def _hit(conn: sqlite3.Connection, budget: Budget, match: str, rowid: int, score
     return _row_hit(row, score, hits)
 
 
-def _row_hit(r: tuple, score: float, hits: int) -> Hit:
+def _row_hit(r: tuple[Any, ...], score: float, hits: int) -> Hit:
     """A :data:`_HIT_COLUMNS` row as a :class:`Hit`."""
     return Hit(
         session_key=r[0],

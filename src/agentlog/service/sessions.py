@@ -9,6 +9,7 @@ present them.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -88,7 +89,10 @@ def page_sessions(
     )
     ordered = priced + [s for s in everything if cost(s) is None]
     if first_by:  # keep the grouping: a stable sort by the group fields
-        fields = {"project": lambda s: s.cwd or "", "agent": lambda s: s.agent}
+        fields: dict[str, Callable[[Session], str]] = {
+            "project": lambda s: s.cwd or "",
+            "agent": lambda s: s.agent,
+        }
         ordered.sort(key=lambda s: tuple(fields[f](s) for f in first_by))
     rows = ordered[offset : offset + limit]
     return SessionPage(

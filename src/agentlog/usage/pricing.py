@@ -61,7 +61,6 @@ if TYPE_CHECKING:
     from agentlog.usage.resolve import Resolver
 
 CostMode = Literal["auto", "calculate", "recorded"]
-_UNSEEN = object()
 PriceKey = tuple[str, str, str]
 """``(model as recorded, UTC day YYYY-MM-DD, service tier or "")``."""
 
@@ -180,9 +179,10 @@ class Pricer:
         """The rates for ``model`` at ``when`` (aware; ``None`` = now), or ``None``."""
         when = when or datetime.now(UTC)
         day = (when if when.tzinfo is UTC else when.astimezone(UTC)).date()
-        found = self._by_day.get((model, day, service_tier), _UNSEEN)  # the per-call path: one look-up
-        if found is not _UNSEEN:
-            return found
+        try:  # the per-call path: one look-up
+            return self._by_day[(model, day, service_tier)]
+        except KeyError:
+            pass
         key = (model, day.isoformat(), service_tier or "")
         if key in self.known:
             table = self.known[key]

@@ -182,4 +182,5 @@ def connection() -> sqlite3.Connection:
     """This request's read-only connection to the index (closed after the request)."""
     if "conn" not in g:
         g.conn = db.connect(current_app.config["INDEX_PATH"], readonly=True)
-    return g.conn
+    conn: sqlite3.Connection = g.conn
+    return conn
