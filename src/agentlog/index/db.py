@@ -205,7 +205,7 @@ def migrate(conn: sqlite3.Connection) -> bool:
     transaction; whether there were any.  Raises
     :class:`~agentlog.errors.IndexProblem` for an index written by a newer agentlog."""
     with transaction(conn):
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        version: int = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
             raise IndexProblem(
                 f"the index {conn_path(conn)} has schema {version}, newer than this agentlog's "
