@@ -257,6 +257,10 @@ def test_an_unreadable_projects_folder_keeps_claudes_sessions(tmp_path):
         assert {
             r["key"]: (r["total_tokens"], r["cost_usd"]) for r in cli("usage", "session")["rows"]
         } == costs
+        why = f"{projects} cannot be looked at: PermissionError: Permission denied"
+        assert [(s["path"], s["error"]) for s in cli("prune", "--dry-run")["sources"]] == [
+            (str(home / ".claude/projects/-path-to-Demo" / name), why) for name in sorted((MINIMAL, DEMO))
+        ]
     finally:
         projects.chmod(0o755)
     synced = cli("index")

@@ -14,7 +14,7 @@ content still replaces its sessions (that is a change, not a loss).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 import msgspec
@@ -41,12 +41,15 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-def archive_gone(conn: sqlite3.Connection, paths: Iterable[str]) -> tuple[int, int]:
+def archive_gone(
+    conn: sqlite3.Connection, paths: Iterable[str], why: Mapping[str, str] | None = None
+) -> tuple[int, int]:
     """Mark the sources at ``paths`` (known to the index, no longer found) archived
-    when they hold sessions, and forget those that hold none (a failed or duplicate
-    source: nothing to keep).  Sources that were duplicates of an archived one are
-    read again by the next pass (the copy that is left takes the sessions over).
-    Returns ``(newly archived, removed)``."""
+    when they hold sessions, with ``why[path]`` as their error when known (e.g. the
+    folder discovery could not look at), and forget those that hold none (a failed
+    or duplicate source: nothing to keep).  Sources that were duplicates of an
+    archived one are read again by the next pass (the copy that is left takes the
+    sessions over).  Returns ``(newly archived, removed)``."""
     archived = removed = 0
     paths = sorted(paths)
     if not paths:
@@ -70,6 +73,8 @@ def archive_gone(conn: sqlite3.Connection, paths: Iterable[str]) -> tuple[int, i
             if was_archived is None:
                 conn.execute("UPDATE sources SET archived_at = ? WHERE id = ?", (stamp, source_id))
                 archived += 1
+            if why and path in why:
+                conn.execute("UPDATE sources SET error = ? WHERE id = ?", (why[path], source_id))
             conn.execute("UPDATE sources SET size = -1 WHERE duplicate_of = ?", (path,))
     return archived, removed
 

@@ -137,7 +137,14 @@ def sync(
     for path, (agent, sidecars) in rows.items():
         if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
-    archived, removed = archive.archive_gone(conn, set(rows) - set(refs))
+    gone = set(rows) - set(refs)
+    hidden = {path: report.roots.hides(path, rows[path][0]) for path in gone}
+    why = {
+        path: f"{problem.path} cannot be looked at: {problem.error}"
+        for path, problem in hidden.items()
+        if problem
+    }
+    archived, removed = archive.archive_gone(conn, gone, why)
     report.archived += archived
     report.removed += removed
     _sync_all(conn, list(refs.values()), full, progress, report)
