@@ -298,3 +298,23 @@ def test_tilde_shows_home_itself_as_tilde():
         "~/x",
         "/home/meow",
     )
+
+
+def test_roll_ups_summed_in_usd_by_an_older_index_are_rebuilt_in_nano_dollars(home_index, tmp_path):
+    """Migration 10: an index whose roll-ups summed recorded costs in USD (column
+    ``cost_usd``) has them emptied on opening and rebuilt by the next report."""
+    from agentlog.index.schema import MIGRATIONS
+
+    _, conn = home_index
+    want = [(r.session_key, r.calls, Pricer().price(r).cost) for r in usage_records(conn) if r.recorded_nano]
+    assert ("claude_code:busy", 1, 500_000_000_000) in want and len(want) > 1  # busy's recorded $0.50
+    conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
+    conn.execute("UPDATE usage_rollup SET cost_usd = cost_usd / 1e9")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.close()
+    upgraded = connect(tmp_path / "index.sqlite")
+    assert upgraded.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (0,)
+    got = [
+        (r.session_key, r.calls, Pricer().price(r).cost) for r in usage_records(upgraded) if r.recorded_nano
+    ]
+    assert got == want
