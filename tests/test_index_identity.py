@@ -78,8 +78,8 @@ def test_an_agents_database_is_refused_and_left_byte_for_byte(tmp_path, name, ar
     tables = {"opencode": "message, part, session", "crush": "messages, sessions"}[name]
     assert err == (
         f"agentlog: {path} is not an agentlog index (an SQLite database with other tables: {tables}); "
-        f"nothing was written to it: choose another file with --index, or if it was agentlog's index, it is "
-        f"damaged: {REBUILD_HINT}\n"
+        f"nothing was written to it: choose another file with --index; only if this file was agentlog's own "
+        f"index (never another program's) is it damaged: {REBUILD_HINT}\n"
     )
     assert snapshot(path.parent) == before  # no table, no WAL switch, no -wal/-shm left behind
 

@@ -55,7 +55,8 @@ def not_an_index(path: Path, why: str) -> IndexProblem:
     """The one-line refusal of a file that is not an agentlog index."""
     return IndexProblem(
         f"{path} is not an agentlog index ({why}); nothing was written to it: choose another file with "
-        f"--index, or if it was agentlog's index, it is damaged: {REBUILD_HINT}"
+        f"--index; only if this file was agentlog's own index (never another program's) is it damaged: "
+        f"{REBUILD_HINT}"
     )
 
 
