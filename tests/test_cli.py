@@ -277,3 +277,19 @@ def test_agents_lists_missing_folders_only_on_request(tmp_path):
     assert "saoudrizwan.claude-dev" not in out
     code, out, _ = run("agents", "--all", env={"HOME": str(tmp_path)})
     assert code == 0 and out.count("saoudrizwan.claude-dev") > 5
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("sessions", "--limit", "99999999999999999999999"), "'--limit' / '-n'"),
+        (("overview", "--recent", "9223372036854775808"), "'--recent'"),
+        (("search", "weather", "--offset", "9223372036854775808"), "'--offset'"),
+    ],
+)
+def test_a_count_beyond_sqlite_integers_is_a_usage_error(args, option):
+    """A row count SQLite cannot bind was an internal error (exit 70, OverflowError)."""
+    code, _, err = run("--demo", *args)
+    assert code == 2
+    assert f"Invalid value for {option}: {args[-1]} is not in the range" in err
+    assert "OverflowError" not in err

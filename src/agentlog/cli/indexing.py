@@ -19,7 +19,7 @@ from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, SORTS, Hit, SearchSort
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
-from agentlog.query import parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, parse_span, resolve_agent
 from agentlog.service.home import Home
 from agentlog.service.index import update_index
 from agentlog.service.search import SearchFilter, SearchPaging, search
@@ -151,7 +151,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     help="At most this many hits.",
 )
 @click.option(
-    "--offset", default=0, show_default=True, type=click.IntRange(min=0), help="Skip this many hits first."
+    "--offset", default=0, show_default=True, type=click.IntRange(min=0, max=SQL_INT_MAX), help="Skip this many hits first."
 )
 @click.option(
     "--sessions", "by_session", is_flag=True, help="One line per session: its best hit and hit count."
