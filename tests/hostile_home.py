@@ -29,7 +29,7 @@ SUBAGENTS = FIXTURES / "claude_code/v2.1-subagents-layout"
 PARENT_ID = "0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
 LONG_NAME = "x" * 300  # above NAME_MAX (255 bytes)
 
-DENY_PRELUDE = r'''
+DENY_PRELUDE = r"""
 import builtins, errno, io, os
 _DENIED = [d.rstrip("/") + "/" for d in os.environ["AGENTLOG_TEST_DENY"].split(os.pathsep) if d]
 
@@ -54,7 +54,7 @@ os.open = _wrap(os.open)
 os.scandir = _wrap(os.scandir, inside_only=False)
 os.listdir = _wrap(os.listdir, inside_only=False)
 builtins.open = io.open = _wrap(io.open)
-'''
+"""
 
 
 def session_line(session_id: str, cwd: str, text: str = "hello") -> bytes:
@@ -89,7 +89,9 @@ def build(tmp: Path) -> dict[str, Path]:
     (locked / "proj").mkdir(parents=True)
     project = tmp / "work/proj"
     project.mkdir(parents=True)
-    shutil.copy(FIXTURES / "aider/written-new-format.aider.chat.history.md", project / ".aider.chat.history.md")
+    shutil.copy(
+        FIXTURES / "aider/written-new-format.aider.chat.history.md", project / ".aider.chat.history.md"
+    )
     (projects / "long.jsonl").write_bytes(session_line("long", f"{tmp}/{LONG_NAME}/sub"))
     (projects / "inlocked.jsonl").write_bytes(session_line("inlocked", f"{locked}/proj"))
     (projects / "inproject.jsonl").write_bytes(session_line("inproject", str(project)))

@@ -50,7 +50,11 @@ class Hostile:
         self.paths = build(tmp_path)
         self.real = real
         self.denied = [self.paths["codex_sessions"], self.paths["locked"]]
-        env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME")
+        }
         self.env = env | {"HOME": str(self.paths["home"]), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
         self.deny()
 
@@ -68,11 +72,16 @@ class Hostile:
     def run(self, *args: str, code: str | None = None) -> subprocess.CompletedProcess[str]:
         """``agentlog ARGS`` (or the Python ``code``) in the child process."""
         code = DENY_PRELUDE + (
-            code or "\nimport sys\nsys.argv = ['agentlog', *sys.argv[1:]]\nfrom agentlog._console import main\nmain()\n"
+            code
+            or "\nimport sys\nsys.argv = ['agentlog', *sys.argv[1:]]\nfrom agentlog._console import main\nmain()\n"
         )
         prefix = [SETPRIV, "--bounding-set=-dac_override,-dac_read_search"] if self.real else []
         return subprocess.run(
-            [*prefix, sys.executable, "-c", code, *args], env=self.env, capture_output=True, text=True, timeout=TIMEOUT
+            [*prefix, sys.executable, "-c", code, *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
         )
 
     def json(self, *args: str):
@@ -86,7 +95,9 @@ SETPRIV = shutil.which("setpriv") or "setpriv"
 
 def _can_drop_capabilities() -> bool:
     try:
-        done = subprocess.run([SETPRIV, "--bounding-set=-dac_override,-dac_read_search", "true"], capture_output=True)
+        done = subprocess.run(
+            [SETPRIV, "--bounding-set=-dac_override,-dac_read_search", "true"], capture_output=True
+        )
     except OSError:
         return False
     return done.returncode == 0 and os.geteuid() == 0
@@ -132,7 +143,9 @@ def test_every_command_survives_a_hostile_home(hostile):
     assert (index["sources"], index["reparsed"], index["removed"], index["failed"]) == (7, 7, 0, [])
     assert index["path_problems"] == expected_problems(paths)
     text = hostile.run("index")
-    assert text.returncode == 0 and text.stdout.endswith("10 paths could not be looked at (see `agentlog doctor`)\n")
+    assert text.returncode == 0 and text.stdout.endswith(
+        "10 paths could not be looked at (see `agentlog doctor`)\n"
+    )
 
     assert keys(hostile.json("sessions", "--json")) == MAIN_SESSIONS
     with_subagents = keys(hostile.json("sessions", "--json", "--subagents"))
@@ -165,7 +178,10 @@ def test_every_command_survives_a_hostile_home(hostile):
     assert "cannot look at codex: ~/.codex/sessions: PermissionError: Permission denied" in text.stdout
     assert "cannot look at goose: ~/.local/share/goose/sessions/20260101_1.jsonl: " + FIFO in text.stdout
     overview = hostile.run()
-    assert overview.returncode == 0 and "10 paths could not be looked at (see `agentlog doctor`)" in overview.stdout
+    assert (
+        overview.returncode == 0
+        and "10 paths could not be looked at (see `agentlog doctor`)" in overview.stdout
+    )
     assert hostile.json("overview", "--json")["path_problems"] == expected_problems(paths)
     table = hostile.run("agents")
     assert table.returncode == 0
@@ -211,7 +227,11 @@ def test_problems_under_a_user_root_belong_to_no_agent(hostile, tmp_path):
     (root / "loop/self").symlink_to("self")
     found = hostile.json("--root", str(root), "agents", "--json")["path_problems"]
     assert [p for p in found if p["agent"] is None] == [
-        {"agent": None, "path": str(root / "loop/self"), "error": "OSError: Too many levels of symbolic links"},
+        {
+            "agent": None,
+            "path": str(root / "loop/self"),
+            "error": "OSError: Too many levels of symbolic links",
+        },
         {"agent": None, "path": str(root / "pipe.jsonl"), "error": FIFO},
     ]
     text = hostile.run("--root", str(root), "agents")

@@ -150,11 +150,19 @@ def test_same_size_rewrite_is_detected_by_the_tail(indexed):
     assert report.reparsed == 1 and report.appended == 0
 
 
-def test_vanished_source_loses_its_sessions(indexed):
+def test_vanished_source_keeps_its_sessions_archived_until_prune(indexed):
+    from agentlog.index.archive import prune
+
     home, conn, _ = indexed
+    before = queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
     _append_target(home).unlink()
     report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
-    assert report.removed == 1
+    assert (report.archived, report.removed) == (1, 0)
+    kept = queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
+    assert kept.archived and not before.archived
+    kept.archived = False
+    assert msgspec.json.encode(kept) == msgspec.json.encode(before)
+    assert [p.path for p in prune(conn)] == [str(_append_target(home))]
     with pytest.raises(Exception, match="no session matches"):
         queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
 
@@ -179,10 +187,14 @@ def test_unreadable_source_is_recorded_and_costs_only_itself(indexed, monkeypatc
     errors, _ = queries.source_problems(conn)
     assert errors == [(str(path), "PermissionError: Permission denied")]
     assert search(conn, "decorator").hits  # other sessions stay searchable
+    # what it held is kept, archived, while it cannot be read
+    assert queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools").archived
     monkeypatch.setattr(sync_module, "SourceParse", real)
-    assert (
-        sync(conn, ADAPTERS, {"HOME": str(home)}, home).unchanged == report.sources
-    )  # retried only on change
+    again = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert (again.reparsed, again.restored, again.failed) == (1, 1, [])
+    assert not queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools").archived
+    assert sync(conn, ADAPTERS, {"HOME": str(home)}, home).unchanged == report.sources
+    assert index_sessions(conn) == memory_sessions(home)
 
 
 def test_duplicate_copies_are_stored_once(indexed):
@@ -401,6 +413,7 @@ def _resumed_pair(project: Path) -> Path:
 
 @pytest.mark.parametrize("how", ["deleted", "rewritten without it"])
 def test_a_replayed_copy_counts_once_its_original_is_gone(tmp_path, how):
+    from agentlog.index.archive import prune
     from agentlog.index.usage import usage_records
 
     home = tmp_path / "home"
@@ -413,6 +426,13 @@ def test_a_replayed_copy_counts_once_its_original_is_gone(tmp_path, how):
     else:
         old.write_text("")
     sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    if how == "deleted":  # kept, archived, with the call it made first, until pruned
+        assert {(r.session_key, r.calls) for r in usage_records(conn)} == {
+            ("claude_code:new", 1),
+            ("claude_code:old", 1),
+        }
+        assert queries.get_session(conn, "claude_code:old").archived
+        prune(conn)
     assert {(r.session_key, r.calls) for r in usage_records(conn)} == {("claude_code:new", 2)}
     assert queries.get_session(conn, "claude_code:new").message_count == 2
     assert index_sessions(conn) == memory_sessions(home)
@@ -610,7 +630,11 @@ def test_search_order_is_the_same_for_a_fresh_and_an_appended_index(tmp_path):
     assert got == ["msg_5", "msg_4", "msg_3", "msg_2", "msg_1"]  # equal ranks: newest first
 
 
-def test_a_replayed_copy_counts_once_its_original_cannot_be_read(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    ("error", "kept"),
+    [(ValueError("not JSON"), False), (PermissionError(13, "Permission denied"), True)],
+)
+def test_a_replayed_copy_counts_once_its_original_cannot_be_read(tmp_path, monkeypatch, error, kept):
     import agentlog.index.sync as sync_module
     from agentlog.index.usage import usage_records
 
@@ -623,13 +647,23 @@ def test_a_replayed_copy_counts_once_its_original_cannot_be_read(tmp_path, monke
     class Denied(real):
         def batches(self, lines=50_000):
             if self.ref.path == str(old):
-                raise PermissionError(13, "Permission denied", self.ref.path)
+                return fail()
             return super().batches(lines)
+
+    def fail():
+        raise error
+        yield  # a generator: it fails when read, as a parse does
 
     old.write_text(old.read_text() + "\n")  # changed, so it is read again
     monkeypatch.setattr(sync_module, "SourceParse", Denied)
     assert sync(conn, ADAPTERS, {"HOME": str(home)}, home).failed == [
-        (str(old), "PermissionError: Permission denied")
+        (str(old), f"{type(error).__name__}: {error.strerror or error}" if kept else "ValueError: not JSON")
     ]
+    if kept:  # unreadable: what it held is kept (archived) and keeps the call it made first
+        assert {(r.session_key, r.calls) for r in usage_records(conn)} == {
+            ("claude_code:new", 1),
+            ("claude_code:old", 1),
+        }
+        return
     assert {(r.session_key, r.calls) for r in usage_records(conn)} == {("claude_code:new", 2)}
     assert queries.get_session(conn, "claude_code:new").message_count == 2

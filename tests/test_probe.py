@@ -122,12 +122,18 @@ def test_a_missing_root_is_no_problem(tmp_path):
 def test_probes_name_long_names_nuls_and_special_files(tmp_path):
     long = tmp_path / ("x" * 300) / "f"
     os.mkfifo(tmp_path / "pipe")
-    assert problems_of(lambda: probe.is_file(long)) == (False, [("agent", str(long), "OSError: File name too long")])
+    assert problems_of(lambda: probe.is_file(long)) == (
+        False,
+        [("agent", str(long), "OSError: File name too long")],
+    )
     assert problems_of(lambda: probe.exists("/tmp/a\x00b")) == (
         False,
         [("agent", "/tmp/a\x00b", "ValueError: embedded null byte")],
     )
-    assert problems_of(lambda: probe.is_file(tmp_path / "pipe")) == (False, [("agent", str(tmp_path / "pipe"), FIFO)])
+    assert problems_of(lambda: probe.is_file(tmp_path / "pipe")) == (
+        False,
+        [("agent", str(tmp_path / "pipe"), FIFO)],
+    )
     assert problems_of(lambda: probe.is_file(tmp_path)) == (False, [])  # a folder: a layout probe, no problem
     assert problems_of(lambda: probe.regular_files([tmp_path / "pipe", tmp_path / "none"])) == (
         (),
@@ -175,7 +181,9 @@ def test_a_plugin_whose_default_roots_raise_costs_only_itself(tmp_path):
     report = LoadReport()
     found = discover_sources([_NoRoots(), get_adapter("claude_code")], {}, tmp_path, (), report)
     assert [ref.path for _, ref in found] == [str(tmp_path / ".claude/projects/-p/good.jsonl")]
-    assert report.problems == [PathProblem(agent="no_roots", path=str(tmp_path), error="KeyError: 'PLUGIN_HOME'")]
+    assert report.problems == [
+        PathProblem(agent="no_roots", path=str(tmp_path), error="KeyError: 'PLUGIN_HOME'")
+    ]
     assert report.roots["no_roots"] == []
 
 
@@ -198,7 +206,9 @@ def test_an_unreadable_agent_folder_costs_only_that_agent(tmp_path, monkeypatch)
     report = LoadReport()
     found = discover_sources([get_adapter("claude_code"), get_adapter("codex")], {}, tmp_path, (), report)
     assert [ref.path for _, ref in found] == [str(tmp_path / ".claude/projects/-p/good.jsonl")]
-    assert report.problems == [PathProblem(agent="codex", path=str(tmp_path / ".codex/sessions"), error=DENIED)]
+    assert report.problems == [
+        PathProblem(agent="codex", path=str(tmp_path / ".codex/sessions"), error=DENIED)
+    ]
     assert report.sources == {"claude_code": 1, "codex": 0}
 
 
@@ -244,7 +254,9 @@ def test_user_root_problems_belong_to_no_agent(tmp_path):
     root.mkdir()
     os.mkfifo(root / "x.jsonl")
     report = LoadReport()
-    found = discover_sources([get_adapter("claude_code"), get_adapter("pi")], {}, tmp_path / "h", [root], report)
+    found = discover_sources(
+        [get_adapter("claude_code"), get_adapter("pi")], {}, tmp_path / "h", [root], report
+    )
     assert found == []
     assert report.problems == [PathProblem(agent=None, path=str(root / "x.jsonl"), error=FIFO)]
 
@@ -331,7 +343,9 @@ def test_sync_keeps_sources_under_a_root_that_turned_unreadable(tmp_path, monkey
     assert (again.removed, again.failed) == (0, [])
     assert again.roots.problems == [
         PathProblem(agent=None, path=str(root), error=DENIED),  # discovery under the --root
-        PathProblem(agent="claude_code", path=str(root / "kept.jsonl"), error=DENIED),  # the source it had found
+        PathProblem(
+            agent="claude_code", path=str(root / "kept.jsonl"), error=DENIED
+        ),  # the source it had found
     ]
     assert [k for (k,) in conn.execute("SELECT key FROM sessions")] == ["claude_code:kept"]
 
@@ -354,7 +368,9 @@ def test_corrupt_zstandard_under_a_root_is_left_to_parsing(tmp_path):
     root.mkdir()
     (root / "x.jsonl").write_bytes(b"\x28\xb5\x2f\xfd" + b"garbage" * 4)
     report = LoadReport()
-    found = discover_sources([get_adapter("claude_code"), get_adapter("pi")], {}, tmp_path / "h", [root], report)
+    found = discover_sources(
+        [get_adapter("claude_code"), get_adapter("pi")], {}, tmp_path / "h", [root], report
+    )
     assert [(a.slug, ref.path) for a, ref in found] == [("claude_code", str(root / "x.jsonl"))]
     assert report.problems == []
 
@@ -363,6 +379,8 @@ def test_identity_is_the_inode_or_the_resolved_path_where_there_is_none(tmp_path
     (tmp_path / "f").write_text("x")
     (tmp_path / "link").symlink_to("f")
     st = os.stat(tmp_path / "link")
-    assert probe.identity(tmp_path / "link", st) == (st.st_dev, st.st_ino) == probe.identity(tmp_path / "f", st)
+    assert (
+        probe.identity(tmp_path / "link", st) == (st.st_dev, st.st_ino) == probe.identity(tmp_path / "f", st)
+    )
     no_inode = os.stat_result((st.st_mode, 0, st.st_dev, 1, 0, 0, 1, 0, 0, 0))
     assert probe.identity(tmp_path / "link", no_inode) == str(tmp_path / "f")

@@ -17,6 +17,7 @@ import pytest
 
 from agentlog.adapters import all_adapters, get_adapter
 from agentlog.index import queries
+from agentlog.index.archive import prune
 from agentlog.index.db import connect
 from agentlog.index.sync import sync
 from agentlog.index.usage import members, usage_records
@@ -305,6 +306,9 @@ def test_a_replayed_copy_that_grows_and_then_owns_its_call_equals_a_fresh_index(
     sync(conn, ADAPTERS, env, home)
     original.unlink()
     sync(conn, ADAPTERS, env, home)
+    # kept, archived, until pruned (logs are evidence): then the copy left owns the call
+    assert [s.key for s in queries.list_sessions(conn) if s.archived] == ["claude_code:a"]
+    prune(conn)
     fresh = connect(tmp_path / "fresh.sqlite")
     sync(fresh, ADAPTERS, env, home)
     assert _stored(conn) == _stored(fresh)
@@ -375,6 +379,11 @@ def test_a_subagent_link_follows_its_parent_when_only_the_parent_changes(tmp_pat
     write_log(parent, line("m1", "user", cwd="/a", sessionId="s1"), spawning)
     assert links()[0] == ("claude_code:agent-x1", "claude_code:s1", "toolu_1")
     parent.unlink()
+    sync(conn, ADAPTERS, env, home)  # kept, archived, until pruned (logs are evidence)
+    assert [s.key for s in queries.list_sessions(conn, include_empty=True) if s.archived] == [
+        "claude_code:s1"
+    ]
+    prune(conn)
     assert links() == [("claude_code:agent-x1", "claude_code:s1", None)]
 
 

@@ -155,6 +155,8 @@ def test_a_record_across_the_200k_tier_is_priced_call_by_call(home_index):
 
 
 def test_roll_ups_follow_appends_rewrites_and_removals(home_index):
+    from agentlog.index.archive import prune
+
     home, conn = home_index
     path = home / ".claude/projects/-tmp-busy/busy.jsonl"
     total = lambda: sum(r.usage.output_tokens for r in usage_records(conn))  # noqa: E731
@@ -175,7 +177,9 @@ def test_roll_ups_follow_appends_rewrites_and_removals(home_index):
     busy = [r for r in usage_records(conn) if r.session_key == "claude_code:busy"]
     assert sum(r.calls for r in busy) == 10
     path.unlink()
-    sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)  # gone: archived, still counted
+    assert sum(r.calls for r in usage_records(conn) if r.session_key == "claude_code:busy") == 10
+    prune(conn)
     assert [r for r in usage_records(conn) if r.session_key == "claude_code:busy"] == []
     assert conn.execute(
         "SELECT COUNT(*) FROM usage_rollup WHERE session_key = 'claude_code:busy'"

@@ -20,3 +20,15 @@ class NotFound(AgentlogError):
     """A session, file or agent that does not exist."""
 
     exit_code = 1
+
+
+class IndexProblem(AgentlogError):
+    """The index cannot be used as it is: not agentlog's, damaged, newer than
+    this agentlog, or on storage that refuses what is asked of it."""
+
+    exit_code = 1
+
+
+REBUILD_HINT = "it is a cache: delete it to rebuild"
+"""What every message about a damaged index ends with: the index holds nothing
+the logs do not (except the sessions of logs gone since: ``agentlog prune``)."""

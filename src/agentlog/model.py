@@ -323,7 +323,11 @@ class Session(msgspec.Struct, kw_only=True):
     ``message_count`` (visible messages) are derived from the messages when the
     session is assembled; they are never recorded apart from them.
     ``rate_limits`` is the last subscription rate-limit snapshot the agent wrote
-    (``None`` when it writes none).
+    (``None`` when it writes none).  ``archived``: the index keeps this session
+    after its source went away (deleted by its agent, or in a folder that cannot
+    be read), until ``agentlog prune``.  ``prompt_only``: its transcript is gone and
+    only the prompts the user typed are known, from the agent's prompt history
+    (Claude Code's ``history.jsonl``): no reply, no tool call, no usage.
     """
 
     key: str
@@ -349,6 +353,8 @@ class Session(msgspec.Struct, kw_only=True):
     usage: Usage = msgspec.field(default_factory=Usage)
     message_count: int = 0
     rate_limits: RateLimits | None = None
+    archived: bool = False
+    prompt_only: bool = False
     messages: list[Message] = msgspec.field(default_factory=list)
 
     def tool_calls(self) -> list[ToolCallPart]:

@@ -161,7 +161,9 @@ def _shown(path: str | os.PathLike[str]) -> str:
     return os.fspath(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def stat_of(path: str | os.PathLike[str], blame: str | os.PathLike[str] | None = None) -> os.stat_result | None:
+def stat_of(
+    path: str | os.PathLike[str], blame: str | os.PathLike[str] | None = None
+) -> os.stat_result | None:
     """``os.stat(path)`` (symbolic links followed), or ``None`` when it is not
     there or cannot be looked at — then recorded as a problem of ``blame``
     (default: ``path``; e.g. the folder that could not be looked in)."""

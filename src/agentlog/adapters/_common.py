@@ -130,4 +130,6 @@ def project_files(root: Path, relative: str, depth: int = 2) -> Iterator[Path]:
             if probe.is_file(folder / relative):
                 yield folder / relative
         if level < depth:
-            folders = [p for folder in folders for p in probe.subfolders(folder) if not p.name.startswith(".")]
+            folders = [
+                p for folder in folders for p in probe.subfolders(folder) if not p.name.startswith(".")
+            ]

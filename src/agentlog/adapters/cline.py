@@ -436,7 +436,9 @@ class ClineFamilyAdapter(DocumentAdapter):
         for path in walk_files(root, API_HISTORY):
             if path.name != API_HISTORY or others & set(path.parts):
                 continue  # another extension's task: its own adapter reads it
-            sidecars = probe.regular_files(path.with_name(n) for n in (UI_MESSAGES, TASK_METADATA, HISTORY_ITEM))
+            sidecars = probe.regular_files(
+                path.with_name(n) for n in (UI_MESSAGES, TASK_METADATA, HISTORY_ITEM)
+            )
             yield SourceRef(agent=self.slug, path=str(path), sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:

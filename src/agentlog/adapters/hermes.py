@@ -306,7 +306,9 @@ class HermesAdapter(DocumentAdapter):
         profiles = root / "profiles"
         homes = [root, *probe.subfolders(profiles)]
         for home in homes:
-            files = [str(p) for p in session_files(home / "sessions")] if probe.is_dir(home / "sessions") else []
+            files = (
+                [str(p) for p in session_files(home / "sessions")] if probe.is_dir(home / "sessions") else []
+            )
             if probe.is_file(home / "state.db"):
                 yield SourceRef(agent=SLUG, path=str(home / "state.db"), sidecars=tuple(files))
             else:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentlog.errors import AgentlogError
-from agentlog.index.db import default_path
+from agentlog.index.db import default_path, explain
 from agentlog.present import clean
 from agentlog.service.home import Home
 
@@ -57,6 +57,19 @@ class App:
 
 class AgentlogGroup(click.Group):
     """A click group that turns every error into a one-line message."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; an unexpected error is first explained by the index
+        (damaged, read-only, full: :func:`agentlog.index.db.explain`)."""
+        try:
+            return super().invoke(ctx)
+        except (AgentlogError, click.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # a damaged index can raise anything: diagnosed before it is called a bug
+            problem = explain(exc, ctx.obj.index_path) if isinstance(ctx.obj, App) else None
+            if problem is None:
+                raise
+            raise problem from exc
 
     def main(
         self,

@@ -14,6 +14,7 @@ from agentlog.cli.indexing import open_index
 from agentlog.cli.options import agent_option, filter_options, json_option, no_sync_option, pass_app
 from agentlog.cli.render import plain_table, print_json, render_transcript, session_row, sessions_table
 from agentlog.errors import NotFound, UsageError
+from agentlog.index import db
 from agentlog.load import LoadReport, discover_sources, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
@@ -22,6 +23,7 @@ from agentlog.query import SQL_INT_MAX, SessionFilter, parse_span, resolve_agent
 from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
+from agentlog.service.home import Home
 
 UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
 
@@ -223,8 +225,13 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
     agent = resolve_agent(agent)
     conn, synced = open_index(app, no_sync)
+    problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
+    if problem is not None:
+        raise problem
     # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
-    result = doctor_service.doctor(conn, agent, synced.roots.errors, synced.roots.problems)
+    result = doctor_service.doctor(
+        conn, agent, synced.roots.errors, synced.roots.problems, home=Home(app.env, app.home, app.roots)
+    )
     if as_json:
         print_json(result.as_json())
         return
@@ -260,13 +267,13 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
     for copy in result.duplicates:
         path, original = clean(copy.path, one_line=True), clean(copy.copy_of, one_line=True)
         console.print(f"[dim]duplicate copy ignored: {path} (same session as {original})[/dim]")
+    for warning in result.retention:
+        console.print(f"[yellow]warning:[/yellow] {clean(warning.message, one_line=True)}")
     if not result.agents and not result.unreadable and not result.path_problems:
         console.print("No agent logs found.")
 
 
-def print_problems(
-    app: App, problems: Iterable[PathProblem], indent: str = "", named: bool = False
-) -> None:
+def print_problems(app: App, problems: Iterable[PathProblem], indent: str = "", named: bool = False) -> None:
     """One line per path discovery could not look at: the path and the error
     (with ``named``, the agent whose discovery met it, ``--root`` for none)."""
     for item in problems:

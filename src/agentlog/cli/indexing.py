@@ -21,7 +21,7 @@ from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
 from agentlog.query import SQL_INT_MAX, parse_span, resolve_agent
 from agentlog.service.home import Home
-from agentlog.service.index import update_index
+from agentlog.service.index import prune, update_index
 from agentlog.service.search import SearchFilter, SearchPaging, search
 
 
@@ -34,22 +34,18 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
         return reader, SyncReport()
     try:
         conn = db.connect(path)
-    except sqlite3.DatabaseError as exc:
-        if "not a database" in str(exc):
-            raise AgentlogError(
-                f"{path} is not an agentlog index ({exc}); choose another file with --index"
-            ) from None
-        damaged = "malformed" in str(exc) or "corrupt" in str(exc)
-        hint = " (it is a cache: delete it to rebuild)" if damaged else ""
-        raise AgentlogError(f"cannot open the index {path}: {exc}{hint}") from None
     except (sqlite3.Error, OSError) as exc:
-        raise AgentlogError(f"cannot open the index {path}: {exc}") from None
+        problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
+        raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
     if no_sync:
         return conn, SyncReport()
     try:
         return conn, _sync(app, conn, full)
     except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
-        raise AgentlogError(f"cannot update the index {path}: {exc} (--no-sync reads it as it is)") from None
+        problem = db.explain(exc, path)
+        if problem is None:
+            raise
+        raise problem from None
 
 
 def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
@@ -97,12 +93,16 @@ def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
 def index_command(app: App, full: bool, as_json: bool) -> None:
     """Bring the index up to date (every read command does this first)."""
     _, report = open_index(app, full=full)
+    if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
+        raise db.damaged(app.index_path, "its tables are not this agentlog's")
     result = {
         "index": str(app.index_path),
         "sources": report.sources,
         "unchanged": report.unchanged,
         "appended": report.appended,
         "reparsed": report.reparsed,
+        "archived": report.archived,
+        "restored": report.restored,
         "removed": report.removed,
         "duplicates": report.duplicates,
         "failed": [{"path": p, "error": e} for p, e in report.failed],
@@ -115,12 +115,21 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         return
     lines = [
         f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
-        f"{report.reparsed} read whole, {report.removed} removed, {report.duplicates} duplicates, "
-        f"{len(report.failed)} failed; {report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
+        f"{report.reparsed} read whole, {report.duplicates} duplicates, {len(report.failed)} failed; "
+        f"{report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
         *(
             f"  failed: {clean(path, one_line=True)}: {clean(error, one_line=True)}"
             for path, error in report.failed
         ),
+        *(
+            [
+                f"  {report.archived} gone since the last sync: their sessions are kept (agentlog prune removes them)"
+            ]
+            if report.archived
+            else []
+        ),
+        *([f"  {report.restored} archived sources back"] if report.restored else []),
+        *([f"  {report.removed} gone that held no session: forgotten"] if report.removed else []),
         f"index: {clean(str(app.index_path))}",
         *(
             [f"{plural(len(report.roots.problems), 'path')} could not be looked at (see `agentlog doctor`)"]
@@ -130,6 +139,42 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     ]
     for line in lines:  # through the console: a closed pipe ends quietly, like the other commands
         app.console.print(line, highlight=False, soft_wrap=True)
+
+
+@main.command("prune")
+@click.option("--agent", "-a", help="Only this agent's sources.")
+@click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@no_sync_option
+@click.pass_obj
+def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_sync: bool) -> None:
+    """Remove the sessions of logs that are gone (archived) from the index.
+
+    The index keeps the sessions of a log its agent deleted (Claude Code's
+    cleanup) or that cannot be read any more; they are listed as archived until
+    this removes them.  They cannot be read again from the logs.
+    """
+    agent = resolve_agent(agent)
+    conn, _ = open_index(app, no_sync)
+    pruned = prune(conn, agent, dry_run=dry_run)
+    if as_json:
+        print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
+        return
+    verb = "would remove" if dry_run else "removed"
+    for source in pruned:
+        why = f" ({clean(source.error, one_line=True)})" if source.error else ""
+        app.console.print(
+            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}, "
+            f"archived {local(source.archived_at)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    sessions = sum(len(p.sessions) for p in pruned)
+    app.err.print(
+        f"{verb} {plural(len(pruned), 'archived source')}, {plural(sessions, 'session')}"
+        if pruned
+        else "nothing archived"
+    )
 
 
 @main.command("search", context_settings={"ignore_unknown_options": True})

@@ -85,6 +85,10 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
         title = clean(("↳ " if s.parent_key else "") + (s.title or "")[:300], one_line=True)
         subs = children.get(s.key, 0)
         title = f"[dim]+{subs}[/dim] " + title if subs else title
+        if s.prompt_only:
+            title = "[yellow]prompts only[/yellow] " + title
+        elif s.archived:
+            title = "[yellow]archived[/yellow] " + title
         table.add_row(
             short_time(s.started_at),
             agents[n],
@@ -114,6 +118,8 @@ def session_row(s: Session, children: int) -> dict[str, Any]:
         "subagents": children,
         "messages": s.message_count,
         "resume_command": s.resume_command,
+        "archived": s.archived,
+        "prompt_only": s.prompt_only,
         "usage": {
             "input_tokens": s.usage.input_tokens,
             "cache_read_tokens": s.usage.cache_read_tokens,
@@ -141,6 +147,10 @@ def render_transcript(
     )
     if session.resume_command:
         console.print(f"[dim]resume: {clean(session.resume_command, one_line=True)}[/dim]")
+    if session.prompt_only:
+        console.print(f"[yellow]{PROMPT_ONLY_NOTE}[/yellow]")
+    elif session.archived:
+        console.print(f"[yellow]{ARCHIVED_NOTE}[/yellow]")
     hidden = 0
     for message in session.messages:
         if message.hidden and not show_all:
@@ -150,6 +160,12 @@ def render_transcript(
         _render_message(console, message, reasoning, full)
     if hidden:
         console.print(f"\n[dim]{hidden} meta/injected messages hidden (--all shows them)[/dim]")
+
+
+ARCHIVED_NOTE = "archived: its log is gone (or cannot be read); kept by the index until `agentlog prune`"
+PROMPT_ONLY_NOTE = (
+    "prompts only: the transcript is gone; these are your prompts from the agent's prompt history"
+)
 
 
 def _cut_title(title: str) -> str:

@@ -10,6 +10,7 @@ from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
 from agentlog.cli.options import no_sync_option, pass_app
 from agentlog.errors import UsageError
+from agentlog.index import db
 
 DEFAULT_PORT = 8765
 
@@ -73,6 +74,9 @@ def serve(
     token = access_token(host, explicit)
     conn, _ = open_index(app, no_sync)  # creates and migrates the index, first sync
     conn.close()
+    problem = db.diagnose(app.index_path)  # every page read once: never serve a damaged index
+    if problem is not None:
+        raise problem
     syncer = Syncer(app.index_path, app.env, app.home, app.roots, interval)
     server = make_server(host, port, create_app(app.index_path, token, syncer), threaded=True)
     shown = f"[{host}]" if ":" in host else host

@@ -1,15 +1,25 @@
-"""Opening the index: location, pragmas, migrations."""
+"""Opening the index: location, identity, pragmas, migrations, and what a
+failing index means to the user.
+
+The index is agentlog's own: a file that is not one (an agent's database, any
+other file) is refused before a byte is written to it: it is identified from its
+100-byte SQLite header and, for an index made before agentlog stamped its
+``application_id``, from its tables read with ``immutable=1`` (no lock, no
+``-wal``/``-shm`` made: https://sqlite.org/uri.html#uriimmutable).
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 import platformdirs
 
-from agentlog.index.schema import MIGRATIONS
+from agentlog.errors import REBUILD_HINT, IndexProblem
+from agentlog.index.schema import APPLICATION_ID, MIGRATIONS
 
 BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16_384
@@ -35,44 +45,150 @@ def default_path(env: Mapping[str, str], demo: bool = False) -> Path:
     return base / ("demo.sqlite" if demo else "index.sqlite")
 
 
+SQLITE_MAGIC = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database (https://sqlite.org/fileformat.html §1.3)."""
+_INDEX_TABLES = {"sources", "sessions", "messages", "parts", "usage"}
+_INDEX_SOURCE_COLUMNS = {"path", "agent", "parsed_offset", "tail_hash", "parser_state", "sidecar_sig"}
+
+
+def not_an_index(path: Path, why: str) -> IndexProblem:
+    """The one-line refusal of a file that is not an agentlog index."""
+    return IndexProblem(
+        f"{path} is not an agentlog index ({why}); nothing was written to it: choose another file with "
+        f"--index, or if it was agentlog's index, it is damaged: {REBUILD_HINT}"
+    )
+
+
+def damaged(path: Path, why: object) -> IndexProblem:
+    """The one-line answer to a damaged index (``why`` on one line)."""
+    text = " ".join(str(why).replace("*** in database main ***", "").split())
+    return IndexProblem(f"the index {path} is damaged ({text}): {REBUILD_HINT}")
+
+
+def check_index(path: Path) -> bool:
+    """Whether ``path`` holds an agentlog index (``False``: no file, or an empty
+    one, which becomes a new index).  Nothing is written, locked or created.
+
+    Raises :class:`~agentlog.errors.IndexProblem` for anything else: not a regular
+    file, not an SQLite database, another application's database."""
+    try:
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO would block, a device is no index
+            raise not_an_index(path, "not a regular file")
+        if st.st_size == 0:
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise IndexProblem(f"cannot read the index {path}: {exc.strerror or exc}") from None
+    if not head.startswith(SQLITE_MAGIC):
+        raise not_an_index(path, "not an SQLite database")
+    if len(head) < 100:
+        raise damaged(path, f"{len(head)} bytes, shorter than an SQLite header")
+    application_id = int.from_bytes(head[68:72], "big", signed=True)
+    if application_id == APPLICATION_ID:
+        return True
+    if application_id != 0:
+        raise not_an_index(path, f"an SQLite database of another application, id {application_id:#x}")
+    tables, columns = _schema_of(path)  # written before agentlog stamped its id
+    if tables >= _INDEX_TABLES and columns >= _INDEX_SOURCE_COLUMNS:
+        return True
+    if tables:
+        shown = ", ".join(sorted(tables)[:5]) + (" …" if len(tables) > 5 else "")
+        raise not_an_index(path, f"an SQLite database with other tables: {shown}")
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise not_an_index(path, f"an SQLite database whose tables are still in {wal.name}")
+    return False  # an empty SQLite database: it becomes a new index
+
+
+def _schema_of(path: Path) -> tuple[set[str], set[str]]:
+    """The table names of the database at ``path`` and the columns of its ``sources``
+    table, read from the main file alone (``immutable=1``)."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = (
+                {r[1] for r in conn.execute("PRAGMA table_info(sources)")} if "sources" in tables else set()
+            )
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        raise not_an_index(path, f"its schema cannot be read: {exc}") from None
+    return tables, columns
+
+
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """Open (creating and migrating if needed) the index at ``path``.
 
     WAL mode, foreign keys on, 16 KB pages for a new file, reads through a
     memory map, and a busy timeout so two agentlog processes wait for each other
-    instead of failing.  Raises ``sqlite3.Error`` or ``OSError``.
+    instead of failing.  ``readonly`` writes nothing, and reads an index on
+    read-only storage (in WAL mode too).  Raises
+    :class:`~agentlog.errors.IndexProblem` for a file that is not an agentlog
+    index (before anything is written to it) or an index of a newer agentlog,
+    ``sqlite3.Error`` or ``OSError``.
     """
-    if not readonly:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    if readonly:  # a URI, so "?" and "#" in a path must be quoted: Path.as_uri does it
-        conn = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=ro",
-            uri=True,
-            timeout=BUSY_TIMEOUT_MS / 1000,
-            isolation_level=None,
-        )
-    else:
-        # A store may index text in a second thread while this one waits (never both at once).
-        conn = sqlite3.connect(
-            path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-        )
+    exists = check_index(path)
+    if readonly:
+        return _connect_readonly(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A store may index text in a second thread while this one waits (never both at once).
+    conn = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
-    if not readonly:
-        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before WAL; ignored once the file has tables
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
-        # 32 MB of page cache: the index b-trees stay in memory while a big log is stored.
-        conn.execute("PRAGMA cache_size = -32768")
-        migrate(conn)
+    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")  # before WAL; ignored once the file has tables
+    if not exists:  # in the main file's header at once, before WAL: other processes identify it
+        conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    # 32 MB of page cache: the index b-trees stay in memory while a big log is stored.
+    conn.execute("PRAGMA cache_size = -32768")
+    if migrate(conn):
+        conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the new header reaches the main file
+    return conn
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection.  A WAL-mode index on read-only storage cannot get
+    its ``-shm``: then, when no write-ahead log is pending, the main file holds
+    everything and is read ``immutable=1``."""
+    uri = path.resolve().as_uri()  # a URI, so "?" and "#" in a path must be quoted: Path.as_uri does it
+    try:
+        conn = _open_uri(f"{uri}?mode=ro")
+        conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the file (and the WAL)
+        return conn
+    except sqlite3.OperationalError as exc:
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_CANTOPEN" or not path.is_file():
+            raise
+        problem = exc
+    wal = Path(f"{path}-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        raise IndexProblem(
+            f"cannot read the index {path} ({problem}): its write-ahead log {wal.name} needs a {path.name}-shm "
+            "that cannot be made here; copy both files to writable storage"
+        )
+    return _open_uri(f"{uri}?mode=ro&immutable=1")
+
+
+def _open_uri(uri: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
     return conn
 
 
 def connect_current(path: Path) -> sqlite3.Connection | None:
     """A read-only connection to the index at ``path`` when it exists at this
-    agentlog's schema (reading needs no write access then), else ``None``."""
-    if not path.is_file():
+    agentlog's schema (reading needs no write access then), else ``None``.
+    Raises :class:`~agentlog.errors.IndexProblem` for a file that is not an index."""
+    if not check_index(path):
         return None
     try:
         conn = connect(path, readonly=True)
@@ -84,20 +200,117 @@ def connect_current(path: Path) -> sqlite3.Connection | None:
     return None
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Apply the migrations newer than the database's ``user_version``, each in
-    its own transaction.  Raises ``sqlite3.DatabaseError`` for an index written
-    by a newer agentlog."""
+def migrate(conn: sqlite3.Connection) -> bool:
+    """Apply the migrations newer than the database's ``user_version``, in one
+    transaction; whether there were any.  Raises
+    :class:`~agentlog.errors.IndexProblem` for an index written by a newer agentlog."""
     with transaction(conn):
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        version: int = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):
-            raise sqlite3.DatabaseError(
-                f"index schema {version} is newer than this agentlog ({len(MIGRATIONS)}); delete it to rebuild"
+            raise IndexProblem(
+                f"the index {conn_path(conn)} has schema {version}, newer than this agentlog's "
+                f"({len(MIGRATIONS)}): upgrade agentlog, or delete it to rebuild"
             )
         for number in range(version, len(MIGRATIONS)):
             for statement in _statements(MIGRATIONS[number]):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {number + 1}")
+    return version < len(MIGRATIONS)
+
+
+def conn_path(conn: sqlite3.Connection) -> str:
+    """The file of ``conn``'s main database."""
+    return next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), "")
+
+
+_MESSAGES = {
+    "malformed": "SQLITE_CORRUPT", "not a database": "SQLITE_NOTADB", "disk is full": "SQLITE_FULL",
+    "readonly": "SQLITE_READONLY", "unable to open": "SQLITE_CANTOPEN", "disk I/O": "SQLITE_IOERR",
+    "locked": "SQLITE_BUSY",
+}  # fmt: skip
+"""SQLite's messages for the result codes :func:`explain` tells apart, for an error
+that carries no ``sqlite_errorname`` (raised by Python code, not by SQLite)."""
+
+
+def _name_of(message: str) -> str:
+    return next((name for text, name in _MESSAGES.items() if text in message), "")
+
+
+def explain(exc: BaseException, path: Path) -> IndexProblem | None:
+    """What an error raised while using the index at ``path`` means to the user,
+    as one line: damaged (corrupt pages, truncated, not a database, tables that
+    are not this agentlog's: delete it to rebuild) or unusable (read-only storage,
+    full disk, lock); ``None`` when the index is sound (the error is a bug).
+    Any other exception, an SQLite error of another kind included, is explained by
+    :func:`diagnose`.  Error names: https://sqlite.org/rescode.html."""
+    name = getattr(exc, "sqlite_errorname", None) or _name_of(str(exc))
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or name == "SQLITE_IOERR_SHORT_READ":
+        return damaged(path, exc)
+    if name.startswith(("SQLITE_READONLY", "SQLITE_FULL")):
+        return IndexProblem(f"cannot update the index {path}: {exc} (--no-sync reads it as it is)")
+    if name.startswith(("SQLITE_CANTOPEN", "SQLITE_PERM")):  # an existing one: read-only storage
+        hint = " (--no-sync reads it as it is)" if path.is_file() else ""
+        return IndexProblem(f"cannot open the index {path}: {exc}{hint}")
+    if name.startswith(("SQLITE_IOERR", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_NOLFS")):
+        return IndexProblem(f"cannot use the index {path}: {exc}")
+    return diagnose(path)
+
+
+def diagnose(path: Path) -> IndexProblem | None:
+    """The damage found in the index at ``path``, else ``None`` (also when there is
+    no index there): not an index, tables, indexes or triggers other than the
+    migrations make, or pages ``PRAGMA quick_check`` flags (it reads every page:
+    ~0.2 s for 200 MB).  Nothing is written."""
+    try:
+        if not check_index(path):
+            return None
+    except IndexProblem as problem:
+        return problem
+    try:
+        conn = _connect_readonly(path)
+        try:
+            if (
+                conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+                and _schema(conn) != _expected()
+            ):
+                return damaged(path, "its tables are not this agentlog's")
+            (first, *_) = conn.execute("PRAGMA quick_check(1)").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as exc:
+        return damaged(path, exc)
+    except (sqlite3.Error, OSError):
+        return None  # cannot be read now: not known to be damaged
+    return None if first == "ok" else damaged(path, first)
+
+
+def schema_matches(path: Path) -> bool:
+    """Whether the index at ``path`` has exactly the tables, columns, indexes and
+    triggers the migrations make (``False`` when it cannot be read)."""
+    try:
+        conn = _connect_readonly(path)
+        try:
+            return _schema(conn) == _expected()
+        finally:
+            conn.close()
+    except (sqlite3.Error, OSError):
+        return False
+
+
+def _schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
+    return sorted(conn.execute("SELECT type, name, COALESCE(sql, '') FROM sqlite_master"))
+
+
+def _expected() -> list[tuple[str, str, str]]:
+    """The schema the migrations make, built in memory (~7 ms: only when an error is explained)."""
+    expected = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        for migration in MIGRATIONS:
+            for statement in _statements(migration):
+                expected.execute(statement)
+        return _schema(expected)
+    finally:
+        expected.close()
 
 
 @contextmanager

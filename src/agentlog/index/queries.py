@@ -18,6 +18,9 @@ from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usa
 from agentlog.query import TEXT_CONTAINS_SQL, SessionFilter, sql_functions
 from agentlog.readers import LineReader
 
+ARCHIVED = "src.archived_at IS NOT NULL AS archived"
+"""What :func:`~agentlog.index.store.session_from_row` reads as ``Session.archived``
+(``sources src`` joined): the session's source is gone, its rows are kept."""
 TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
 USAGE_SUM = """
     COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
@@ -83,7 +86,7 @@ def list_sessions(
     clauses, params = _session_filters(conn, where, include_empty)
     return _headers(
         conn,
-        f"""SELECT s.* FROM sessions s JOIN sources src ON src.id = s.source_id
+        f"""SELECT s.*, {ARCHIVED} FROM sessions s JOIN sources src ON src.id = s.source_id
             WHERE {" AND ".join(clauses)}
             ORDER BY COALESCE(s.started_at, '') DESC, s.key LIMIT ?""",
         (*params, -1 if limit is None else limit),
@@ -139,7 +142,7 @@ def page_sessions(
     order = ", ".join([*(SESSION_SORTS[k] for k in first_by), order])
     sessions = _headers(
         conn,
-        f"""SELECT s.* FROM sessions s JOIN sources src ON src.id = s.source_id
+        f"""SELECT s.*, {ARCHIVED} FROM sessions s JOIN sources src ON src.id = s.source_id
             WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?""",
         (*params, limit, offset),
     )
@@ -310,7 +313,9 @@ def list_sessions_by_keys(conn: sqlite3.Connection, keys: list[str]) -> list[Ses
     conn.row_factory = sqlite3.Row
     try:
         rows = conn.execute(
-            f"SELECT * FROM sessions WHERE key IN ({', '.join('?' * len(keys))})", keys
+            f"""SELECT s.*, {ARCHIVED} FROM sessions s JOIN sources src ON src.id = s.source_id
+                WHERE s.key IN ({", ".join("?" * len(keys))})""",
+            keys,
         ).fetchall()
     finally:
         conn.row_factory = None

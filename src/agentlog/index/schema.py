@@ -12,13 +12,18 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     list of the small files read with it) and ``sidecar_sig`` (their sizes and
     mtimes: a changed sidecar means a whole re-read), ``error`` (why it
     could not be read; retried when it changes), ``duplicate_of`` (a copy of a
-    session another source already holds).
+    session another source already holds), ``archived_at`` (ISO 8601 UTC time a sync
+    first found the source gone — deleted, or in a folder that cannot be read — or
+    unreadable: its sessions are kept, listed, searched and counted, until
+    ``agentlog prune``; NULL while it is there).
 ``sessions``
     One row per session: ``key`` (``agent:id``), agent, id, title, cwd, git
     branch, times (ISO 8601 UTC text), ``models`` (JSON list), subagent/fork links
     (``parent_key``, ``parent_tool_call_id``, ``kind``), status, resume command,
     ``diagnostics`` (JSON), ``rate_limits`` (JSON: the last subscription rate-limit
-    snapshot the agent recorded, Codex), and derived ``message_count`` / ``started_at`` /
+    snapshot the agent recorded, Codex), ``prompt_only`` (1: a session whose transcript
+    is gone, known from the agent's prompt history: its prompts only, see
+    :mod:`agentlog.index.history`), and derived ``message_count`` / ``started_at`` /
     ``ended_at`` kept current from its messages (``message_count`` counts the
     visible ones).
 ``messages``
@@ -62,6 +67,11 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
 """
 
 from __future__ import annotations
+
+APPLICATION_ID = 0x41474C47
+"""``PRAGMA application_id`` of an agentlog index (ASCII ``AGLG``), stored at
+offset 68 of the database header (https://sqlite.org/fileformat.html §1.3.13):
+what tells an index apart from any other SQLite file without opening it."""
 
 MIGRATIONS: list[str] = [
     # 1: the first schema
@@ -250,6 +260,17 @@ MIGRATIONS: list[str] = [
     CREATE TABLE usage_rollup_state (
         session_key TEXT PRIMARY KEY REFERENCES sessions(key) ON DELETE CASCADE
     );
+    """,
+    # 8: the index says it is agentlog's (an index made before this has the id 0)
+    f"""
+    PRAGMA application_id = {APPLICATION_ID};
+    """,
+    # 9: logs are evidence: a source gone (deleted, its folder unreadable) keeps its
+    # sessions, marked with the time it was found gone, until `agentlog prune`; the
+    # prompts of a session whose transcript is gone, from the prompt history
+    """
+    ALTER TABLE sources ADD COLUMN archived_at TEXT;
+    ALTER TABLE sessions ADD COLUMN prompt_only INTEGER NOT NULL DEFAULT 0;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -128,8 +128,10 @@ class Budget:
         conn.set_progress_handler(self.check, PROGRESS_STEPS)
         try:
             return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if self.reason and "interrupt" in str(exc):
+        except sqlite3.OperationalError:
+            # Once the handler said stop, any error is the interruption's ("interrupted", or
+            # "vtable constructor failed" when it struck FTS5 opening its table on this connection).
+            if self.reason:
                 raise SearchStopped(
                     f"{self.reason}; search for rarer or fewer words, or narrow it with --agent/--since"
                 ) from None

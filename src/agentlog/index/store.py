@@ -625,7 +625,8 @@ def _usage_row(u: Usage) -> tuple[Any, ...]:
 
 
 def session_from_row(row: sqlite3.Row) -> Session:
-    """A session header (no messages) from a ``sessions`` row."""
+    """A session header (no messages) from a ``sessions`` row with its source's
+    ``archived`` column (:data:`agentlog.index.queries.ARCHIVED`)."""
     session = Session(
         key=row["key"],
         agent=row["agent"],
@@ -638,6 +639,8 @@ def session_from_row(row: sqlite3.Row) -> Session:
     )
     for column in HEADER_COLUMNS:
         setattr(session, column, row[column])
+    session.archived = bool(row["archived"])  # selected with queries.ARCHIVED
+    session.prompt_only = bool(row["prompt_only"])
     return session
 
 

@@ -10,14 +10,18 @@ Per source (``shared/DESIGN.md`` §5):
   place);
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
-* a source that vanished → its sessions removed; one under a path discovery could
-  not look at (an unreadable folder: ``LoadReport.problems``) is not known to be
-  gone → kept as stored;
+* a source that vanished (deleted, or under a folder discovery could not look at:
+  ``LoadReport.problems``), or that held sessions and can no longer be read →
+  archived: its sessions kept until ``agentlog prune`` (:mod:`agentlog.index.archive`);
+  one that comes back is un-archived, one whose session turns up at another path
+  (Codex moves finished sessions to ``archived_sessions/``) hands the session over;
+* Claude Code's prompt history (``history.jsonl``) then gives a prompt-only session for
+  each session whose transcript the index does not hold (:mod:`agentlog.index.history`);
 * sources agents keep inside projects (Aider's history) are then looked for in the
   folders the stored sessions recorded as ``cwd`` (:func:`agentlog.load.project_sources`)
   and, once found, remembered like sources found under a ``--root``;
-* a source that fails → recorded with its error (its sessions removed), retried
-  when it changes;
+* a source whose content fails to parse → recorded with its error (its sessions
+  removed: it changed), retried when it changes;
 * a source whose session another source already holds (Codex ``sessions/`` and
   ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate;
   one whose first session has another source's key but no message in common with
@@ -43,6 +47,7 @@ from pathlib import Path
 
 from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
+from agentlog.index import archive, history
 from agentlog.index.db import rollback, transaction
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import (
@@ -65,12 +70,16 @@ one stores (both cores busy: 300 MB synced in ~40% less time)."""
 
 @dataclass
 class SyncReport:
-    """What one sync did: counts of sources by outcome, bytes parsed, time (s)."""
+    """What one sync did: counts of sources by outcome, bytes parsed, time (s).
+    ``archived``: sources newly found gone, their sessions kept; ``restored``:
+    archived sources found again; ``removed``: sources gone that held no session."""
 
     sources: int = 0
     unchanged: int = 0
     appended: int = 0
     reparsed: int = 0
+    archived: int = 0
+    restored: int = 0
     removed: int = 0
     duplicates: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
@@ -94,6 +103,7 @@ class _Row:
     sidecar_sig: str
     error: str | None
     duplicate_of: str | None
+    archived_at: str | None
 
 
 Progress = Callable[[int, int, str], None]
@@ -127,17 +137,23 @@ def sync(
     for path, (agent, sidecars) in rows.items():
         if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
             refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
-    for path in set(rows) - set(refs):
-        if report.roots.hides(path, rows[path][0]):
-            continue  # its folder could not be looked at: not known to be gone, kept as stored
-        with transaction(conn):
-            Store(conn).remove_source(path)
-        report.removed += 1
+    gone = set(rows) - set(refs)
+    hidden = {path: report.roots.hides(path, rows[path][0]) for path in gone}
+    why = {
+        path: f"{problem.path} cannot be looked at: {problem.error}"
+        for path, problem in hidden.items()
+        if problem
+    }
+    archived, removed = archive.archive_gone(conn, gone, why)
+    report.archived += archived
+    report.removed += removed
     _sync_all(conn, list(refs.values()), full, progress, report)
     # Then the sources agents keep inside projects, in the folders the sessions
     # stored so far were recorded in (kept fresh above once found).
     cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
     _sync_all(conn, project_sources(adapters, cwds, refs, report.roots), full, progress, report)
+    if "claude_code" in by_slug:  # last: the transcripts it must not count twice are stored
+        history.sync_history(conn, env, home, report, full)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -162,6 +178,12 @@ def _sync_all(
         row = _row(conn, path)
         sig = _sidecar_sig(ref)
         if not full and row is not None and _unchanged(row, st, sig, adapter):
+            if row.archived_at is not None:  # back as it was read: what is stored is its content
+                with transaction(conn):
+                    conn.execute(
+                        "UPDATE sources SET archived_at = NULL, error = NULL WHERE id = ?", (row.id,)
+                    )
+                report.restored += 1
             report.unchanged += 1
             continue
         work.append((adapter, ref, st, row, sig))
@@ -191,7 +213,7 @@ def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[str, 
 def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
     found = conn.execute(
         """SELECT id, size, mtime_ns, ctime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
-                  sidecar_sig, error, duplicate_of FROM sources WHERE path = ?""",
+                  sidecar_sig, error, duplicate_of, archived_at FROM sources WHERE path = ?""",
         (path,),
     ).fetchone()
     return _Row(*found) if found else None
@@ -234,7 +256,8 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
     )
 
 
-def _tail_hash(path: str, offset: int) -> bytes:
+def tail_hash(path: str, offset: int) -> bytes:
+    """SHA-1 of the :data:`TAIL` bytes before ``offset``: an appended file still ends with them there."""
     import hashlib  # OpenSSL: only when a source changed
 
     with open_regular(path) as fh:
@@ -242,13 +265,14 @@ def _tail_hash(path: str, offset: int) -> bytes:
         return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
 
 
-def _resumable(path: str, offset: int, tail_hash: bytes | None) -> bool:
+def _resumable(path: str, offset: int, stored: bytes | None) -> bool:
     """Whether the new bytes of a grown file can be read on their own, from
-    ``offset``: the bytes before it are still those stored (``tail_hash``), and
+    ``offset``: the bytes before it are still those stored (``stored``: their
+    :func:`tail_hash`), and
     they end with a newline.  A complete last line written without one was read
     as a line; bytes appended to it continue that line, which a fresh read sees
     as one (invalid) line, so the file is read again whole."""
-    if _tail_hash(path, offset) != tail_hash:
+    if tail_hash(path, offset) != stored:
         return False
     if offset == 0:
         return True
@@ -258,7 +282,34 @@ def _resumable(path: str, offset: int, tail_hash: bytes | None) -> bool:
 
 
 class SourceError(Exception):
-    """The source itself could not be read or parsed (not an index problem)."""
+    """The source itself could not be read or parsed (not an index problem);
+    ``unreadable`` when it could not be read (an ``OSError``): then what the index
+    holds of it is kept."""
+
+    def __init__(self, message: str, unreadable: bool = False) -> None:
+        super().__init__(message)
+        self.unreadable = unreadable
+
+
+_CANNOT_READ = (
+    "SQLITE_CANTOPEN",
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_IOERR",
+    "SQLITE_PERM",
+    "SQLITE_AUTH",
+)
+"""SQLite errors that say a database source cannot be read now, not that it changed."""
+
+
+def _unreadable(exc: BaseException) -> bool:
+    """Whether ``exc`` says the source cannot be read (its stored sessions are kept)
+    rather than that its content is bad (they are dropped)."""
+    if isinstance(exc, OSError):
+        return True
+    return isinstance(exc, sqlite3.Error) and (getattr(exc, "sqlite_errorname", None) or "").startswith(
+        _CANNOT_READ
+    )
 
 
 def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
@@ -268,7 +319,7 @@ def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
         except StopIteration:
             return
         except (OSError, ValueError, RecursionError, sqlite3.Error) as exc:
-            raise SourceError(describe_error(exc)) from exc
+            raise SourceError(describe_error(exc), unreadable=_unreadable(exc)) from exc
         yield batch
         del batch  # not kept while the next one is made
 
@@ -298,14 +349,15 @@ def _sync_one(
             state = row.parser_state if append and row else None
             parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN)
             duplicate_of = _store(conn, adapter, ref, parse, append)
-            tail = _tail_hash(ref.path, parse.consumed)
+            tail = tail_hash(ref.path, parse.consumed)
             headers = encode_headers(parse.headers)
         except (OSError, OverflowError, RecursionError) as exc:  # the file, or values the index cannot hold
-            raise SourceError(describe_error(exc)) from exc
+            raise SourceError(describe_error(exc), unreadable=_unreadable(exc)) from exc
         conn.execute(
             """UPDATE sources SET size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, parsed_offset = ?, tail_hash = ?,
                    parser_version = ?, parser_state = ?, headers = ?, sidecars = ?, sidecar_sig = ?,
-                   error = NULL, duplicate_of = ?, synced_at = datetime('now') WHERE path = ?""",
+                   error = NULL, duplicate_of = ?, archived_at = NULL, synced_at = datetime('now')
+               WHERE path = ?""",
             (
                 st.st_size,
                 st.st_mtime_ns,
@@ -325,7 +377,7 @@ def _sync_one(
         conn.execute("COMMIT")
     except SourceError as exc:
         rollback(conn)
-        _record_error(conn, adapter, ref, str(exc), (st, sig), report)
+        _record_error(conn, adapter, ref, str(exc), (st, sig), report, keep=exc.unreadable)
         return st.st_size
     except BaseException:
         rollback(conn)
@@ -336,6 +388,8 @@ def _sync_one(
         report.appended += 1
     else:
         report.reparsed += 1
+    if row is not None and row.archived_at is not None and not duplicate_of:
+        report.restored += 1
     report.bytes_parsed += parse.consumed - start
     return parse.consumed - start
 
@@ -356,6 +410,12 @@ def _store(
             if renamed is None and parse.headers:
                 head = parse.headers[0]
                 owner = store.owner_of(head.key)
+                if (
+                    owner is not None
+                    and owner != source_id
+                    and history.yield_prompt_only(conn, head.key, owner)
+                ):
+                    owner = None  # its transcript is back: the prompts alone are not kept beside it
                 renamed = owner is not None and owner != source_id
                 # Another source holds this key: the same session, or a different one (as
                 # build_sessions decides; once stored under its own ids, an append is no copy).
@@ -365,7 +425,12 @@ def _store(
                     and same_session(store.signatures(head.key), signatures(batch, head.id))
                 ):
                     held: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
-                    return held
+                    if owner is None or not archive.is_archived(conn, owner):
+                        return held
+                    store.remove_source(
+                        held
+                    )  # the same session, back at another path: this copy takes it over
+                    renamed = False
             if renamed:
                 batch = rename_source(parse.headers, batch, ref.path)[1]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
@@ -393,10 +458,15 @@ def _record_error(
     error: str,
     seen: tuple[os.stat_result, str] | None,
     report: SyncReport,
+    keep: bool = True,
 ) -> None:
-    """Record why a source failed and drop its sessions.  With the ``seen`` stat
-    kept, an unchanged failing file is not retried until it changes."""
+    """Record why a source failed.  One that cannot be read (``keep``) and holds
+    sessions keeps them, archived; otherwise its sessions are dropped and, with the
+    ``seen`` stat kept, an unchanged failing file is not retried until it changes."""
     report.failed.append((ref.path, error))
+    row = _row(conn, ref.path)
+    if keep and row is not None and archive.keep_unreadable(conn, row.id, error):
+        return
     size, mtime, ctime, inode, sig = (
         (seen[0].st_size, seen[0].st_mtime_ns, seen[0].st_ctime_ns, seen[0].st_ino, seen[1])
         if seen
@@ -409,7 +479,7 @@ def _record_error(
         store.refresh_sessions(())  # copies of its calls elsewhere are counted instead
         conn.execute(
             """UPDATE sources SET error = ?, size = ?, mtime_ns = ?, ctime_ns = ?, inode = ?, sidecar_sig = ?,
-                   parser_version = ?, parsed_offset = 0, parser_state = NULL, headers = NULL,
+                   parser_version = ?, parsed_offset = 0, parser_state = NULL, headers = NULL, archived_at = NULL,
                    synced_at = datetime('now') WHERE id = ?""",
             (error, size, mtime, ctime, inode, sig, adapter.parser_version, source_id),
         )

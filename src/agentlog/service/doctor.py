@@ -11,6 +11,8 @@ import msgspec
 from agentlog.index import queries
 from agentlog.model import Diagnostics
 from agentlog.probe import PathProblem
+from agentlog.retention import RetentionWarning, claude_cleanup_warnings
+from agentlog.service.home import Home
 
 
 class AgentDiagnostics(msgspec.Struct, kw_only=True):
@@ -49,6 +51,8 @@ class DoctorReport(msgspec.Struct, kw_only=True):
     duplicates: list[DuplicateCopy]
     path_problems: list[PathProblem] = msgspec.field(default_factory=list)
     """Paths the sync's discovery could not look at (:class:`agentlog.load.LoadReport`)."""
+    retention: list[RetentionWarning] = msgspec.field(default_factory=list)
+    """Agent settings that delete logs (Claude Code's ``cleanupPeriodDays``)."""
 
     def as_json(self) -> dict[str, Any]:
         """The ``doctor --json`` shape."""
@@ -57,6 +61,7 @@ class DoctorReport(msgspec.Struct, kw_only=True):
             "unreadable": self.unreadable,
             "path_problems": self.path_problems,
             "duplicates": self.duplicates,
+            "retention": self.retention,
         }
 
 
@@ -65,11 +70,14 @@ def doctor(
     agent: str | None = None,
     unstored: Iterable[tuple[str, str]] = (),
     path_problems: Iterable[PathProblem] = (),
+    home: Home | None = None,
 ) -> DoctorReport:
     """The diagnostics of ``agent`` (every agent when ``None``) in the index;
     ``unstored`` are ``(path, error)`` problems a sync met but could not store
     (e.g. a file name that is not UTF-8); ``path_problems`` the paths its
-    discovery could not look at (those of ``agent`` and under a ``--root`` kept)."""
+    discovery could not look at (those of ``agent`` and under a ``--root`` kept);
+    with ``home``, the agents' settings there that delete logs
+    (:func:`agentlog.retention.claude_cleanup_warnings`)."""
     unreadable, duplicates = queries.source_problems(conn, agent)
     rows = []
     for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
@@ -82,4 +90,7 @@ def doctor(
         unreadable=[UnreadableSource(p, e) for p, e in [*unreadable, *unstored]],
         duplicates=[DuplicateCopy(p, c) for p, c in duplicates],
         path_problems=[p for p in path_problems if agent is None or p.agent in (agent, None)],
+        retention=claude_cleanup_warnings(home.env, home.home)
+        if home and agent in (None, "claude_code")
+        else [],
     )

@@ -1,10 +1,13 @@
 """Bringing the index up to date: the one sync call the CLI and the viewer's
-background thread make."""
+background thread make; and removing what it keeps of logs that are gone
+(:func:`prune`, :mod:`agentlog.index.archive`)."""
 
 from __future__ import annotations
 
 import sqlite3
 
+from agentlog.index.archive import ArchivedSource
+from agentlog.index.archive import prune as prune_archived
 from agentlog.index.sync import Progress, SyncReport, sync
 from agentlog.service.home import Home
 
@@ -18,3 +21,9 @@ def update_index(
     from agentlog.adapters import all_adapters
 
     return sync(conn, all_adapters(), home.env, home.home, home.roots, full=full, progress=progress)
+
+
+def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = False) -> list[ArchivedSource]:
+    """Remove the archived sources of ``agent`` (every agent when ``None``) and
+    their sessions (``dry_run``: change nothing); what was, or would be, removed."""
+    return prune_archived(conn, agent, dry_run=dry_run)

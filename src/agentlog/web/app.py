@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 from flask import Flask, Response, abort, current_app, g, request
 from markupsafe import escape
 
+from agentlog.errors import IndexProblem
 from agentlog.index import db
 from agentlog.present import compact, local, project_name, tool_summary
 from agentlog.web import content
@@ -126,9 +127,16 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None) ->
         last = getattr(state, "last", None)
         return {"synced_at": last, "now": datetime.now(UTC)}
 
-    @app.errorhandler(sqlite3.OperationalError)
-    def index_missing(exc: sqlite3.OperationalError) -> tuple[str, int]:
-        return str(escape(f"the index cannot be read: {exc}")), 503
+    @app.errorhandler(sqlite3.DatabaseError)
+    def index_unreadable(exc: sqlite3.DatabaseError) -> tuple[str, int]:
+        problem = db.explain(exc, Path(current_app.config["INDEX_PATH"]))
+        if problem is None and not isinstance(exc, sqlite3.OperationalError):
+            raise exc  # a bug: Flask's own 500
+        return str(escape(str(problem) if problem else f"the index cannot be read: {exc}")), 503
+
+    @app.errorhandler(IndexProblem)
+    def index_problem(exc: IndexProblem) -> tuple[str, int]:
+        return str(escape(str(exc))), 503
 
     from agentlog.web.pages import pages
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from agentlog.errors import AgentlogError
 from agentlog.index import db
 from agentlog.index.usage import refresh_rollups
 from agentlog.service.home import Home
@@ -51,12 +52,22 @@ class Syncer(threading.Thread):
 
     def run(self) -> None:
         while not self._stop.wait(self.interval):
-            try:
-                self.sync_once()
-                self.error = None
-            except Exception as exc:  # a bad round must not end the viewer
-                self.error = f"{type(exc).__name__}: {exc}"
-                log.warning("background sync failed: %s", self.error)
+            self.sync_round()
+
+    def sync_round(self) -> None:
+        """One sync; a failure only sets :attr:`error` (a damaged index: the one
+        line that says to delete it) and waits for the next round."""
+        try:
+            self.sync_once()
+            self.error = None
+        except Exception as exc:  # a bad round must not end the viewer
+            problem = db.explain(exc, self.path)
+            self.error = (
+                str(problem or exc)
+                if problem or isinstance(exc, AgentlogError)
+                else f"{type(exc).__name__}: {exc}"
+            )
+            log.warning("background sync failed: %s", self.error)
 
     def stop(self) -> None:
         self._stop.set()

@@ -1,0 +1,133 @@
+"""Logs are evidence: the index keeps what it read.
+
+A source that a sync no longer finds — deleted by its agent (Claude Code removes
+transcripts after ``cleanupPeriodDays``, 30 by default:
+https://docs.anthropic.com/en/docs/claude-code/settings), moved away, or inside a
+folder that turned unreadable — keeps its sessions: they stay listed, searchable
+and counted by ``usage``, marked archived (``sources.archived_at``), until
+:func:`prune` removes them (``agentlog prune``).  A source that could be stored
+before and now cannot be read (``EACCES``, ``EIO``) is archived the same way.  One
+that comes back is read again and un-archived; a source rewritten with other
+content still replaces its sessions (that is a change, not a loss).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+
+import msgspec
+
+from agentlog.index.db import transaction
+from agentlog.index.store import Store
+
+
+class ArchivedSource(msgspec.Struct, kw_only=True):
+    """A source kept after it was found gone or unreadable: its ``path`` and
+    ``agent``, when a sync first found it so (``archived_at``, aware UTC), why
+    (``error``: ``None`` when it is gone, else why it cannot be read) and the keys
+    of the ``sessions`` it holds."""
+
+    path: str
+    agent: str
+    archived_at: datetime
+    error: str | None = None
+    sessions: list[str] = msgspec.field(default_factory=list)
+
+
+def now() -> str:
+    """The current time as the index stores it (ISO 8601 UTC, microseconds)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def archive_gone(
+    conn: sqlite3.Connection, paths: Iterable[str], why: Mapping[str, str] | None = None
+) -> tuple[int, int]:
+    """Mark the sources at ``paths`` (known to the index, no longer found) archived
+    when they hold sessions, with ``why[path]`` as their error when known (e.g. the
+    folder discovery could not look at), and forget those that hold none (a failed
+    or duplicate source: nothing to keep).  Sources that were duplicates of an
+    archived one are read again by the next pass (the copy that is left takes the
+    sessions over).  Returns ``(newly archived, removed)``."""
+    archived = removed = 0
+    paths = sorted(paths)
+    if not paths:
+        return 0, 0
+    stamp = now()
+    with transaction(conn):
+        store = Store(conn)
+        for path in paths:
+            row = conn.execute(
+                "SELECT id, archived_at, EXISTS (SELECT 1 FROM sessions WHERE source_id = sources.id) "
+                "FROM sources WHERE path = ?",
+                (path,),
+            ).fetchone()
+            if row is None:
+                continue
+            source_id, was_archived, holds = row
+            if not holds:
+                store.remove_source(path)
+                removed += 1
+                continue
+            if was_archived is None:
+                conn.execute("UPDATE sources SET archived_at = ? WHERE id = ?", (stamp, source_id))
+                archived += 1
+            if why and path in why:
+                conn.execute("UPDATE sources SET error = ? WHERE id = ?", (why[path], source_id))
+            conn.execute("UPDATE sources SET size = -1 WHERE duplicate_of = ?", (path,))
+    return archived, removed
+
+
+def keep_unreadable(conn: sqlite3.Connection, source_id: int, error: str) -> bool:
+    """Archive a source that holds sessions and cannot be read now, keeping them
+    and what is known of the file (so it is read again once it changes); whether
+    it held any (else the caller records the failure as for a new source)."""
+    if conn.execute("SELECT 1 FROM sessions WHERE source_id = ? LIMIT 1", (source_id,)).fetchone() is None:
+        return False
+    with transaction(conn):
+        conn.execute(
+            "UPDATE sources SET error = ?, archived_at = COALESCE(archived_at, ?) WHERE id = ?",
+            (error, now(), source_id),
+        )
+    return True
+
+
+def is_archived(conn: sqlite3.Connection, source_id: int) -> bool:
+    row = conn.execute("SELECT archived_at FROM sources WHERE id = ?", (source_id,)).fetchone()
+    return row is not None and row[0] is not None
+
+
+def archived_sources(conn: sqlite3.Connection, agent: str | None = None) -> list[ArchivedSource]:
+    """Every archived source (of ``agent`` when given), oldest first, with its sessions."""
+    only = " AND src.agent = ?" if agent else ""
+    out: dict[int, ArchivedSource] = {}
+    for source_id, path, slug, stamp, error, key in conn.execute(
+        f"""SELECT src.id, src.path, src.agent, src.archived_at, src.error, s.key FROM sources src
+            LEFT JOIN sessions s ON s.source_id = src.id
+            WHERE src.archived_at IS NOT NULL{only} ORDER BY src.archived_at, src.path, s.key""",
+        (agent,) if agent else (),
+    ):
+        found = out.setdefault(
+            source_id,
+            ArchivedSource(path=path, agent=slug, archived_at=datetime.fromisoformat(stamp), error=error),
+        )
+        if key is not None:
+            found.sessions.append(key)
+    return list(out.values())
+
+
+def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = False) -> list[ArchivedSource]:
+    """Remove the archived sources (of ``agent``) and their sessions; copies of
+    their calls in other sessions are counted instead.  With ``dry_run`` nothing
+    changes.  Returns what was (or would be) removed."""
+    from agentlog.index.history import read_again  # it archives through this module
+
+    found = archived_sources(conn, agent)
+    if found and not dry_run:
+        with transaction(conn):
+            store = Store(conn)
+            for source in found:
+                store.remove_source(source.path)
+            read_again(conn)  # a pruned transcript's prompts come back as a prompt-only session
+    return found
