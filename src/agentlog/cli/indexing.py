@@ -22,7 +22,7 @@ from agentlog.present import clean, local, plural
 from agentlog.query import SQL_INT_MAX, parse_span, resolve_agent
 from agentlog.service.home import Home
 from agentlog.service.index import prune, update_index
-from agentlog.service.search import SearchFilter, SearchPaging, search
+from agentlog.service.search import MAX_HITS, SearchFilter, SearchPaging, search
 
 
 def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sqlite3.Connection, SyncReport]:
@@ -192,7 +192,7 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     "-n",
     default=20,
     show_default=True,
-    type=click.IntRange(min=1, max=1000),
+    type=click.IntRange(min=1, max=MAX_HITS),
     help="At most this many hits.",
 )
 @click.option(
