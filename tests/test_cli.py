@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -277,3 +278,38 @@ def test_agents_lists_missing_folders_only_on_request(tmp_path):
     assert "saoudrizwan.claude-dev" not in out
     code, out, _ = run("agents", "--all", env={"HOME": str(tmp_path)})
     assert code == 0 and out.count("saoudrizwan.claude-dev") > 5
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (("sessions", "--limit", "99999999999999999999999"), "'--limit' / '-n'"),
+        (("overview", "--recent", "9223372036854775808"), "'--recent'"),
+        (("search", "weather", "--offset", "9223372036854775808"), "'--offset'"),
+    ],
+)
+def test_a_count_beyond_sqlite_integers_is_a_usage_error(args, option):
+    """A row count SQLite cannot bind was an internal error (exit 70, OverflowError)."""
+    code, _, err = run("--demo", *args)
+    assert code == 2
+    assert f"Invalid value for {option}: {args[-1]} is not in the range" in err
+    assert "OverflowError" not in err
+
+
+def test_a_resume_command_quotes_the_session_id_for_the_shell(tmp_path):
+    """A session id comes from a log's file name or content; the resume line the user
+    copies (``show``, ``sessions --json``, the viewer) must hand it to the agent as one
+    argument, never run the ``$(…)`` or ``; …`` written in it."""
+    sid = "$(touch PWNED);id"
+    folder = tmp_path / "home/.claude/projects/-p"
+    folder.mkdir(parents=True)
+    record = {"type": "user", "sessionId": sid, "uuid": "u1", "timestamp": "2026-02-01T10:00:00Z"}
+    (folder / f"{sid}.jsonl").write_text(json.dumps({**record, "message": {"role": "user", "content": "hi"}}) + "\n")
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    code, out, _ = run("sessions", "--json", env=env)
+    assert code == 0
+    (row,) = json.loads(out)
+    assert row["resume_command"] == "claude --resume '$(touch PWNED);id'"
+    assert row["resume_command"].split(" ", 2)[2] == shlex.quote(sid)
+    code, out, _ = run("show", f"claude_code:{sid}", env=env)
+    assert code == 0 and "resume: claude --resume '$(touch PWNED);id'" in out

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 import shutil
 import sqlite3
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -304,3 +307,58 @@ def test_the_background_sync_of_a_damaged_index_says_delete_it(built_index):
     syncer.sync_round()
     assert syncer.error is not None and syncer.error.startswith(f"the index {index} is damaged (")
     assert syncer.error.endswith(REBUILD_HINT) and "\n" not in syncer.error
+
+
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def test_a_wal_index_in_a_folder_the_user_may_not_write_is_read_with_no_sync(built_index):
+    """A read-only folder (not a read-only mount) fails the ``-shm`` with
+    ``SQLITE_READONLY_DIRECTORY``, not ``SQLITE_CANTOPEN``: ``--no-sync`` then fell
+    through to opening for writing and gave "cannot update the index"."""
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run agentlog as an unprivileged user")
+    index, home = built_index
+    conn = sqlite3.connect(index)
+    assert conn.execute("PRAGMA journal_mode = wal").fetchone() == ("wal",)
+    conn.close()
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # every folder above it may be entered by anyone
+    try:
+        shutil.copy(index, folder / "index.sqlite")
+        (folder / "index.sqlite").chmod(0o444)
+        folder.chmod(0o555)
+        expected = run("sessions", "--json", "--no-sync", index=index, home=home)
+        assert expected[0] == 0 and len(expected[1]) > 100
+        args = ["--index", str(folder / "index.sqlite"), "sessions", "--json", "--no-sync"]
+        as_nobody = subprocess.run(
+            [*NOBODY, sys.executable, "-m", "agentlog", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"HOME": str(folder), "PATH": os.environ["PATH"], "PYTHONPATH": ":".join(sys.path)},
+        )
+        assert (as_nobody.returncode, as_nobody.stdout, as_nobody.stderr) == expected
+        assert sorted(p.name for p in folder.iterdir()) == ["index.sqlite"]
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder)
+
+
+def test_an_empty_database_with_another_programs_schema_version_is_refused(tmp_path):
+    """No table yet, but a ``user_version`` set: another program's database (its
+    migrations numbered), not a blank file to make an index of; it was written
+    (WAL switch, agentlog's header) and then failed "no such table: sources"."""
+    path = tmp_path / "agent" / "state.db"
+    path.parent.mkdir()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 7")
+    conn.close()
+    before = snapshot(path.parent)
+    code, out, err = run("sessions", index=path, home=tmp_path / "home")
+    assert (code, out) == (1, "")
+    assert err == (
+        f"agentlog: {path} is not an agentlog index (an SQLite database of another program (user_version 7)); "
+        f"nothing was written to it: choose another file with --index, or if it was agentlog's index, it is "
+        f"damaged: {REBUILD_HINT}\n"
+    )
+    assert snapshot(path.parent) == before

@@ -297,3 +297,22 @@ def test_cross_site_requests_are_refused_on_every_route(index, route):
         {"Origin": "http://localhost"},
     ):
         assert client.get(route, headers=headers).status_code == allowed, headers
+
+
+@pytest.mark.parametrize(
+    ("paging", "message"),
+    [
+        ({"limit": 0}, "limit 0 is not in 1…1000"),
+        ({"limit": -1}, "limit -1 is not in 1…1000"),  # SQLite's LIMIT -1: every hit
+        ({"limit": 10**30}, f"limit {10**30} is not in 1…1000"),  # was OverflowError
+        ({"offset": -1}, "offset -1 is not in 0…9223372036854775807"),
+        ({"offset": 2**63}, f"offset {2**63} is not in 0…9223372036854775807"),
+    ],
+)
+def test_the_python_api_bounds_a_page_as_the_command_line_does(paging, message, index, home, monkeypatch):
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    with pytest.raises(UsageError) as raised:
+        agentlog.search("CLAUDE.md", index=index, sync=False, **paging)
+    assert str(raised.value) == message
+    assert ids(agentlog.search("CLAUDE.md", index=index, sync=False, limit=1000, offset=0))

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -822,3 +823,26 @@ def test_a_file_saved_with_spaces_scans_like_the_full_model(tmp_path):
     fast = scan_calls(refs)
     assert len({c.session_key for c in full}) > 1  # the inline sidechain is a session of its own
     assert sorted(fast, key=repr) == sorted(full, key=repr)
+
+
+def test_a_fifo_as_the_price_file_is_refused_not_waited_on(tmp_path):
+    """``~/.config/agentlog/prices.toml`` as a FIFO made every ``usage`` (and
+    ``prices show``, the viewer's usage page) wait forever for a writer."""
+    home = tmp_path / "home"
+    env = {**claude_home(home, FIXTURES / "claude_code/usage-costUSD-minimal.jsonl")}
+    env["AGENTLOG_INDEX"] = str(tmp_path / "index.sqlite")
+    (home / ".config/agentlog").mkdir(parents=True)
+    os.mkfifo(home / ".config/agentlog/prices.toml")
+    results: list[tuple[int, str, str]] = []
+    worker = threading.Thread(target=lambda: results.append(run("usage", "--json", "--cost-mode", "calculate", env=env)), daemon=True)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive(), "usage waited on the FIFO"
+    assert results == [
+        (
+            2,
+            "",
+            f"agentlog: {home}/.config/agentlog/prices.toml: cannot read price overrides "
+            "(not a regular file (FIFO))\n",
+        )
+    ]

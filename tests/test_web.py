@@ -401,3 +401,22 @@ def test_syncer_shows_new_sessions_without_restart(tmp_path):
     assert conn.execute(
         "SELECT COUNT(*) FROM sessions WHERE key NOT IN (SELECT session_key FROM usage_rollup_state)"
     ).fetchone() == (0,)
+
+
+
+HUGE_PAGE = "99999999999999999999999"
+
+
+@pytest.mark.parametrize(
+    ("url", "row"),
+    [
+        ("/?page={}", '<td class="title"><a href="/session?key='),
+        (f"/session?key={WEATHER}&page={{}}", 'class="raw-link"'),
+        ("/search?q=weather&page={}", 'class="hit-title"'),
+    ],
+)
+def test_a_page_number_beyond_sqlite_integers_is_an_empty_page(client, url, row):
+    """A page number whose first row SQLite cannot bind (``OverflowError``) was a 500;
+    it is a page past the last one: no rows."""
+    assert row in text(client.get(url.format(1)))
+    assert row not in text(client.get(url.format(HUGE_PAGE)))

@@ -35,6 +35,10 @@ _DATE = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
 
 TIME_HELP = "an ISO time, a date (YYYY-MM-DD) or a span back from now (30m, 12h, 7d, 2w)"
 """What ``--since``/``--until`` take, for the commands' ``--help``."""
+SQL_INT_MAX = 2**63 - 1
+"""The largest integer SQLite binds: a row count or offset above it (``LIMIT ?``) raises
+``OverflowError``, so every surface bounds what it takes at this value."""
+
 UNTIL_HELP = "Up to this time (exclusive); a bare date counts through the end of that day."
 """The one meaning of ``--until``, said in every command's ``--help``."""
 

@@ -52,6 +52,7 @@ from agentlog.adapters.base import (
     DocumentResult,
     SourceRef,
     ToolOutput,
+    resume_line,
 )
 from agentlog.model import Message, Session, TextPart, ToolResult, Usage
 from agentlog.readers import walk_files
@@ -242,4 +243,4 @@ class AmpAdapter(DocumentAdapter):
 
     def resume_command(self, session: Session) -> str | None:
         """``amp threads continue <threadId>`` (Amp's CLI; documented by its runners)."""
-        return f"amp threads continue {session.id}"
+        return resume_line("amp threads continue", session.id)

@@ -27,6 +27,7 @@ fragments incrementally.
 
 from __future__ import annotations
 
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -320,8 +321,17 @@ class Adapter(ABC):
         """Confidence 0..1 that a file called ``name`` starting with ``head`` is this format."""
 
     def resume_command(self, session: Session) -> str | None:
-        """The shell command that resumes ``session`` in its agent, if any."""
+        """The shell command that resumes ``session`` in its agent, if any (built
+        with :func:`resume_line`)."""
         return None
+
+
+def resume_line(command: str, session_id: str) -> str:
+    """The shell line ``command`` followed by ``session_id`` quoted for a POSIX shell
+    (:func:`shlex.quote`): an id is read from a log or its file name, and a line
+    the user copies from ``show`` or the viewer must not run ``$(…)`` or ``; …``
+    written there.  A plain id (letters, digits, ``-_.:/``…) is left as it is."""
+    return f"{command} {shlex.quote(session_id)}"
 
 
 class JsonlAdapter(Adapter):

@@ -72,7 +72,7 @@ from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_dict, as_int, as_str, parse_time, service_tier
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -646,4 +646,4 @@ class ClaudeCodeAdapter(JsonlAdapter):
         return ClaudeParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
-        return f"claude --resume {session.id}" if session.kind == "main" else None
+        return resume_line("claude --resume", session.id) if session.kind == "main" else None

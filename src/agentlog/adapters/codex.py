@@ -139,7 +139,7 @@ from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_or_text, json_value
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     CompactionPart,
     Diagnostics,
@@ -1117,4 +1117,4 @@ class CodexAdapter(JsonlAdapter):
         return CodexParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
-        return f"codex resume {session.id}" if session.kind in ("main", "fork") else None
+        return resume_line("codex resume", session.id) if session.kind in ("main", "fork") else None

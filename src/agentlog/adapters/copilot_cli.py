@@ -69,7 +69,7 @@ from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -448,4 +448,4 @@ class CopilotCliAdapter(JsonlAdapter):
         return CopilotCliParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
-        return f"copilot --resume {session.id}"
+        return resume_line("copilot --resume", session.id)

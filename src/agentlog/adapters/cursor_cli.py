@@ -45,7 +45,7 @@ from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_str, parse_time
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -242,4 +242,4 @@ class CursorCliAdapter(JsonlAdapter):
         return CursorCliParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
-        return f"cursor-agent --resume {session.id}" if session.kind == "main" else None
+        return resume_line("cursor-agent --resume", session.id) if session.kind == "main" else None

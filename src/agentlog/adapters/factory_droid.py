@@ -43,7 +43,7 @@ from agentlog.adapters._headers import OneSessionState, one_header
 from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
-from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef
+from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, resume_line
 from agentlog.model import Message, Session, Usage
 from agentlog.readers import walk_files
 from agentlog.rules import session_key
@@ -198,4 +198,4 @@ class FactoryDroidAdapter(JsonlAdapter):
 
     def resume_command(self, session: Session) -> str | None:
         """``droid --resume <sessionId>`` (Droid CLI reference)."""
-        return f"droid --resume {session.id}"
+        return resume_line("droid --resume", session.id)

@@ -70,6 +70,7 @@ from agentlog.adapters.base import (
     DocumentResult,
     RecordGuard,
     SourceRef,
+    resume_line,
 )
 from agentlog.model import (
     Diagnostics,
@@ -353,7 +354,7 @@ class GeminiCliAdapter(DocumentAdapter):
         )
 
     def resume_command(self, session: Session) -> str | None:
-        return f"gemini --resume {session.id}" if session.kind == "main" else None
+        return resume_line("gemini --resume", session.id) if session.kind == "main" else None
 
 
 class _ChatParse(DocumentParser):

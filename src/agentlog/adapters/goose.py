@@ -84,6 +84,7 @@ from agentlog.adapters.base import (
     DocumentResult,
     SourceRef,
     ToolOutput,
+    resume_line,
 )
 from agentlog.model import (
     Diagnostics,
@@ -434,4 +435,4 @@ class GooseAdapter(DocumentAdapter):
 
     def resume_command(self, session: Session) -> str | None:
         """``goose session --resume --session-id <id>`` (Goose CLI reference)."""
-        return f"goose session --resume --session-id {session.id}" if session.kind == "main" else None
+        return resume_line("goose session --resume --session-id", session.id) if session.kind == "main" else None

@@ -81,6 +81,7 @@ from agentlog.adapters.base import (
     RecordGuard,
     SourceRef,
     ToolOutput,
+    resume_line,
 )
 from agentlog.model import (
     CostSource,
@@ -325,7 +326,7 @@ class HermesAdapter(DocumentAdapter):
         return 0.0
 
     def resume_command(self, session: Session) -> str | None:
-        return f"hermes --resume {session.id}" if session.kind in ("main", "fork") else None
+        return resume_line("hermes --resume", session.id) if session.kind in ("main", "fork") else None
 
     def parse_document(self, ref: SourceRef, doc: Document) -> DocumentResult:
         files = dict(doc.sidecars)

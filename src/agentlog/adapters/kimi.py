@@ -74,6 +74,7 @@ from agentlog.adapters.base import (
     DocumentResult,
     SourceRef,
     ToolOutput,
+    resume_line,
 )
 from agentlog.model import (
     Diagnostics,
@@ -420,7 +421,7 @@ class KimiAdapter(DocumentAdapter):
         return _Session(ref, doc).result()
 
     def resume_command(self, session: Session) -> str | None:
-        return f"kimi --session {session.id}" if session.kind == "main" else None
+        return resume_line("kimi --session", session.id) if session.kind == "main" else None
 
 
 def _header(ref: SourceRef, doc: Document, session_id: str, agent_id: str | None, wire: _Wire) -> Session:

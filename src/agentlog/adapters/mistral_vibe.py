@@ -109,6 +109,7 @@ from agentlog.adapters.base import (
     DocumentResult,
     SourceRef,
     ToolOutput,
+    resume_line,
 )
 from agentlog.model import (
     CompactionPart,
@@ -649,4 +650,4 @@ class MistralVibeAdapter(DocumentAdapter):
         return _Legacy(ref, doc).result()
 
     def resume_command(self, session: Session) -> str | None:
-        return f"vibe --resume {session.id}" if session.kind != "subagent" else None
+        return resume_line("vibe --resume", session.id) if session.kind != "subagent" else None

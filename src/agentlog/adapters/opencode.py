@@ -81,6 +81,7 @@ from agentlog.adapters.base import (
     Fragment,
     RecordGuard,
     SourceRef,
+    resume_line,
 )
 from agentlog.model import (
     CompactionPart,
@@ -461,4 +462,4 @@ class OpenCodeAdapter(DocumentAdapter):
         return _Converter(ref, rows).run()
 
     def resume_command(self, session: Session) -> str | None:
-        return f"opencode -s {session.id}" if session.kind == "main" else None
+        return resume_line("opencode -s", session.id) if session.kind == "main" else None

@@ -73,7 +73,7 @@ from agentlog.adapters._json import json_value
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._tree import TreeParser, TreeState
 from agentlog.adapters._values import as_int, as_str, parse_time
-from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     CompactionPart,
     FilePart,
@@ -366,4 +366,4 @@ class PiAdapter(JsonlAdapter):
         return PiParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
-        return f"pi --session {session.id}"
+        return resume_line("pi --session", session.id)

@@ -69,7 +69,7 @@ from typing import Any, ClassVar, Literal
 
 from agentlog.adapters._tree import TreeParser, TreeState
 from agentlog.adapters._values import as_dict, as_int, as_str, parse_time
-from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput
+from agentlog.adapters.base import JsonlAdapter, SourceRef, ToolOutput, resume_line
 from agentlog.adapters.gemini_cli import (
     GeminiCliAdapter,
     function_output,
@@ -335,4 +335,4 @@ class QwenAdapter(JsonlAdapter, GeminiCliAdapter):
         resumes only what it finds under ``projects/``)."""
         if any(source.endswith(".json") for source in session.sources):
             return None
-        return f"qwen --resume {session.id}"
+        return resume_line("qwen --resume", session.id)

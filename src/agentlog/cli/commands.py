@@ -19,7 +19,7 @@ from agentlog.load import LoadReport, discover_sources, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
 from agentlog.probe import PathProblem
-from agentlog.query import SessionFilter, parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, SessionFilter, parse_span, resolve_agent
 from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
@@ -33,7 +33,7 @@ UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
     "--recent",
     default=10,
     show_default=True,
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=SQL_INT_MAX),
     help="How many recent sessions to list.",
 )
 @json_option
@@ -93,7 +93,7 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
 @main.command()
 @filter_options("sessions")
 @click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
-@click.option("--limit", "-n", type=click.IntRange(min=1), default=None, help="At most this many sessions.")
+@click.option("--limit", "-n", type=click.IntRange(min=1, max=SQL_INT_MAX), default=None, help="At most this many sessions.")
 @json_option
 @no_sync_option
 @pass_app

@@ -19,10 +19,10 @@ from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, SORTS, Hit, SearchSort
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
-from agentlog.query import parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, parse_span, resolve_agent
 from agentlog.service.home import Home
 from agentlog.service.index import prune, update_index
-from agentlog.service.search import SearchFilter, SearchPaging, search
+from agentlog.service.search import MAX_HITS, SearchFilter, SearchPaging, search
 
 
 def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sqlite3.Connection, SyncReport]:
@@ -192,11 +192,11 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     "-n",
     default=20,
     show_default=True,
-    type=click.IntRange(min=1, max=1000),
+    type=click.IntRange(min=1, max=MAX_HITS),
     help="At most this many hits.",
 )
 @click.option(
-    "--offset", default=0, show_default=True, type=click.IntRange(min=0), help="Skip this many hits first."
+    "--offset", default=0, show_default=True, type=click.IntRange(min=0, max=SQL_INT_MAX), help="Skip this many hits first."
 )
 @click.option(
     "--sessions", "by_session", is_flag=True, help="One line per session: its best hit and hit count."

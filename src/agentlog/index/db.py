@@ -102,6 +102,9 @@ def check_index(path: Path) -> bool:
     wal = Path(f"{path}-wal")
     if wal.exists() and wal.stat().st_size > 0:
         raise not_an_index(path, f"an SQLite database whose tables are still in {wal.name}")
+    user_version = int.from_bytes(head[60:64], "big", signed=True)
+    if user_version != 0:  # another program's database before its first table (its schema version)
+        raise not_an_index(path, f"an SQLite database of another program (user_version {user_version})")
     return False  # an empty SQLite database: it becomes a new index
 
 
@@ -156,6 +159,13 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+_NO_SHM = frozenset({"SQLITE_CANTOPEN", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_CANTINIT"})
+"""The errors of a WAL-mode open whose ``-shm`` cannot be made: a read-only mount
+(``SQLITE_CANTOPEN``), a folder the user may not write (``SQLITE_READONLY_DIRECTORY``:
+the ``-shm`` cannot be created), a ``-shm`` that cannot be initialised
+(``SQLITE_READONLY_CANTINIT``); sqlite.org/rescode.html."""
+
+
 def _connect_readonly(path: Path) -> sqlite3.Connection:
     """A read-only connection.  A WAL-mode index on read-only storage cannot get
     its ``-shm``: then, when no write-ahead log is pending, the main file holds
@@ -166,7 +176,7 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
         conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()  # opens the file (and the WAL)
         return conn
     except sqlite3.OperationalError as exc:
-        if getattr(exc, "sqlite_errorname", "") != "SQLITE_CANTOPEN" or not path.is_file():
+        if getattr(exc, "sqlite_errorname", "") not in _NO_SHM or not path.is_file():
             raise
         problem = exc
     wal = Path(f"{path}-wal")

@@ -6,9 +6,13 @@ import sqlite3
 
 import msgspec
 
+from agentlog.errors import UsageError
 from agentlog.index.search import Budget, HitPage, SearchSort
 from agentlog.index.search import search as index_search
-from agentlog.query import Span
+from agentlog.query import SQL_INT_MAX, Span
+
+MAX_HITS = 1000
+"""The most hits one page holds (``--limit``, the Python API's ``limit``)."""
 
 
 class SearchFilter(msgspec.Struct, kw_only=True, frozen=True):
@@ -49,9 +53,14 @@ def search(
     written explicitly, see :mod:`agentlog.index.search`) among the messages
     ``where`` keeps (all when ``None``).  Raises
     :class:`~agentlog.errors.UsageError` for an empty, over-long or over-wordy
-    query, :class:`~agentlog.index.search.SearchStopped` past the ``budget``."""
+    query or a ``limit`` outside 1…:data:`MAX_HITS` or a negative ``offset``,
+    :class:`~agentlog.index.search.SearchStopped` past the ``budget``."""
     where = where or SearchFilter()
     paging = paging or SearchPaging()
+    if not 1 <= paging.limit <= MAX_HITS:
+        raise UsageError(f"limit {paging.limit} is not in 1…{MAX_HITS}")
+    if not 0 <= paging.offset <= SQL_INT_MAX:
+        raise UsageError(f"offset {paging.offset} is not in 0…{SQL_INT_MAX}")
     return index_search(
         conn,
         query,

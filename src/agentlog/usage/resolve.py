@@ -20,6 +20,7 @@ from genai_prices import data_snapshot
 from genai_prices.types import ModelInfo, ModelPrice, Tier, TieredPrices, TimeOfDateConstraint
 
 from agentlog.errors import UsageError
+from agentlog.readers import open_regular
 from agentlog.usage.models import candidates, normalize
 from agentlog.usage.money import rate
 from agentlog.usage.pricing import PriceTable, Rates
@@ -75,10 +76,13 @@ def load_overrides(path: Path | None) -> dict[str, ModelPrice]:
     if path is None:
         return {}
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        with open_regular(path) as fh:  # a FIFO there is never waited on
+            data = tomllib.loads(fh.read().decode("utf-8"))
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except OSError as exc:  # EACCES, a FIFO or device ("not a regular file (FIFO)")
+        raise UsageError(f"{path}: cannot read price overrides ({exc.strerror or exc})") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: cannot read price overrides ({exc})") from None
     out = {}
     for model, spec in (data.get("models") or {}).items():

@@ -23,7 +23,7 @@ from agentlog.index import queries
 from agentlog.index.search import SORTS, Budget, SearchSort
 from agentlog.model import Session, SessionStatus, ToolCallPart
 from agentlog.present import compact
-from agentlog.query import SessionFilter, Span, parse_span, parse_zone, resolve_agent
+from agentlog.query import SQL_INT_MAX, SessionFilter, Span, parse_span, parse_zone, resolve_agent
 from agentlog.service import sessions as session_service
 from agentlog.service.search import SearchFilter, SearchPaging
 from agentlog.service.search import search as search_index
@@ -39,6 +39,7 @@ pages = Blueprint("pages", __name__)
 SESSIONS_PER_PAGE = 50
 MESSAGES_PER_PAGE = 200
 HITS = 50
+PAGE_SIZES = (SESSIONS_PER_PAGE, MESSAGES_PER_PAGE, HITS)
 TOP = 10
 UNIT_GAP = timedelta(hours=24)
 UNITS = {"daily": "day", "weekly": "week", "monthly": "month"}
@@ -60,8 +61,10 @@ def _span(tz: ZoneInfo | None) -> Span:
 
 
 def _page_number() -> int:
+    """The ``page`` argument, 1 when absent or not a number; at most the page whose first
+    row SQLite can still skip to (a page past the last one is empty)."""
     try:
-        return max(int(request.args.get("page", "1")), 1)
+        return min(max(int(request.args.get("page", "1")), 1), SQL_INT_MAX // max(PAGE_SIZES))
     except ValueError:
         return 1
 
