@@ -358,7 +358,7 @@ def test_an_empty_database_with_another_programs_schema_version_is_refused(tmp_p
     assert (code, out) == (1, "")
     assert err == (
         f"agentlog: {path} is not an agentlog index (an SQLite database of another program (user_version 7)); "
-        f"nothing was written to it: choose another file with --index, or if it was agentlog's index, it is "
-        f"damaged: {REBUILD_HINT}\n"
+        f"nothing was written to it: choose another file with --index; only if this file was agentlog's own "
+        f"index (never another program's) is it damaged: {REBUILD_HINT}\n"
     )
     assert snapshot(path.parent) == before
