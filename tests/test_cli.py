@@ -75,6 +75,9 @@ def test_show_transcript_hides_meta_unless_all():
         (("--demo", "sessions", "--since", "yesterday"), 2, "not a date"),
         (("--demo", "sessions", "--agent", "nope"), 2, "unknown agent 'nope'"),
         (("detect", "/no/such/file"), 1, "no such file"),
+        (("--demo", "sessions", "--limit", "abc"), 2, "agentlog sessions: Invalid value for '--limit'"),
+        (("--bogus",), 2, "agentlog: No such option '--bogus'. (see `agentlog --help`)"),
+        (("nosuch",), 2, "agentlog: No such command 'nosuch'."),
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(args, code, message):

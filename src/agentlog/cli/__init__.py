@@ -84,6 +84,16 @@ class AgentlogGroup(click.Group):
             return super().main(args, prog_name, complete_var, False, **extra)
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
+        except click.UsageError as exc:  # one line, as every other error (click's own shows four)
+            names: list[str] = []
+            ctx = exc.ctx
+            while ctx is not None and ctx.parent is not None:  # the root is `agentlog`, however started
+                names.insert(0, ctx.info_name or "")
+                ctx = ctx.parent
+            command = " ".join(["agentlog", *names])
+            message = clean(exc.format_message(), markup=False)
+            click.echo(f"{command}: {message} (see `{command} --help`)", err=True)
+            sys.exit(exc.exit_code)
         except click.ClickException as exc:
             exc.show()
             sys.exit(exc.exit_code)
