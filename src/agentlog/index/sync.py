@@ -258,27 +258,31 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
 
 def tail_hash(path: str, offset: int) -> bytes:
     """SHA-1 of the :data:`TAIL` bytes before ``offset``: an appended file still ends with them there."""
-    import hashlib  # OpenSSL: only when a source changed
+    return _digest(_tail(path, offset))
 
+
+def _tail(path: str, offset: int) -> bytes:
+    """The :data:`TAIL` bytes before ``offset`` (fewer at the file's start)."""
     with open_regular(path) as fh:
         fh.seek(max(0, offset - TAIL))
-        return hashlib.sha1(fh.read(min(TAIL, offset))).digest()
+        return fh.read(min(TAIL, offset))
+
+
+def _digest(data: bytes) -> bytes:
+    import hashlib  # OpenSSL: only when a source changed
+
+    return hashlib.sha1(data).digest()
 
 
 def _resumable(path: str, offset: int, stored: bytes | None) -> bool:
     """Whether the new bytes of a grown file can be read on their own, from
     ``offset``: the bytes before it are still those stored (``stored``: their
-    :func:`tail_hash`), and
-    they end with a newline.  A complete last line written without one was read
-    as a line; bytes appended to it continue that line, which a fresh read sees
-    as one (invalid) line, so the file is read again whole."""
-    if tail_hash(path, offset) != stored:
-        return False
-    if offset == 0:
-        return True
-    with open_regular(path) as fh:
-        fh.seek(offset - 1)
-        return fh.read(1) == b"\n"
+    :func:`tail_hash`), and they end with a newline (or there are none).  A
+    complete last line written without one was read as a line; bytes appended
+    to it continue that line, which a fresh read sees as one (invalid) line, so
+    the file is read again whole.  One read serves both checks."""
+    tail = _tail(path, offset)
+    return _digest(tail) == stored and (offset == 0 or tail.endswith(b"\n"))
 
 
 class SourceError(Exception):
