@@ -18,9 +18,10 @@ from agentlog.errors import NotFound
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
 from agentlog.service.home import Home
+from agentlog.service.reports import usage_document
 from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, codex_limits, index_usage, log_usage, pricer
 from agentlog.usage.pricing import CostMode, PricedCall, cached_prices_path, default_overrides_path
-from agentlog.usage.report import GROUPS, Block, Group, Row, Totals, build_blocks, build_rows, row_dict
+from agentlog.usage.report import GROUPS, Block, Group, Row, Totals, build_blocks, build_rows
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -146,22 +147,16 @@ def usage(
         found = index_usage(open_index(app, no_sync)[0], query)
     priced, warnings = found.calls, found.warnings
     with_cost = not no_cost
+    if as_json:
+        print_json(
+            usage_document(found, report, tz, with_cost=with_cost, breakdown=breakdown, rollup=not no_rollup)
+        )
+        return
     if report == "blocks":
-        _blocks(app, priced, tz, with_cost, as_json, warnings)
+        _blocks(app, priced, tz, with_cost)
         return
     group: Group = report  # type: ignore[assignment]
     rows, total = build_rows(priced, group, tz, rollup=not no_rollup)
-    if as_json:
-        print_json(
-            {
-                "report": group,
-                "timezone": tz.key if tz is not None else "local",
-                "rows": [row_dict(r, group, with_cost, breakdown) for r in rows],
-                "totals": total.as_dict(with_cost),
-                "warnings": warnings,
-            }
-        )
-        return
     for warning in warnings:
         app.err.print(f"[yellow]warning:[/yellow] {clean(warning, one_line=True)}")
     if not rows:
@@ -172,19 +167,9 @@ def usage(
         app.console.print("[dim]* some calls have no price (see warnings)[/dim]")
 
 
-def _blocks(
-    app: App,
-    priced: list[PricedCall],
-    tz: ZoneInfo | None,
-    with_cost: bool,
-    as_json: bool,
-    warnings: list[str],
-) -> None:
+def _blocks(app: App, priced: list[PricedCall], tz: ZoneInfo | None, with_cost: bool) -> None:
     now = datetime.now(UTC)
     blocks = build_blocks(priced, now)
-    if as_json:
-        print_json({"blocks": [b.as_dict(now, with_cost) for b in blocks], "warnings": warnings})
-        return
     if not blocks:
         app.err.print("no Claude Code usage found")
         return

@@ -1,0 +1,62 @@
+"""The filter vocabulary for programmatic callers (the Python API, the MCP
+server): the command line's rules (:mod:`agentlog.query`) taking Python values
+too — a ``date``, a ``datetime`` or a ``timedelta`` back from now, besides the
+texts ``--since``/``--until`` take.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta, tzinfo
+
+from agentlog.errors import UsageError
+from agentlog.query import SessionFilter, Span, parse_span, resolve_agent
+
+TimeArg = str | date | datetime | timedelta | None
+"""A bound of a time span: a text by the command line's rule (an ISO time, a
+date, ``30m``/``12h``/``7d``/``2w`` back from now), a ``date`` (as that bare
+date), a ``datetime`` (naive: the chosen zone) or a ``timedelta`` back from now."""
+
+
+def _as_text(value: TimeArg, now: datetime) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, timedelta):
+        return (now - value).isoformat()
+    if isinstance(value, datetime):  # before date: a datetime is a date
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    raise UsageError(f"not a time: {value!r} (use a str, date, datetime or timedelta)")
+
+
+def span_of(since: TimeArg, until: TimeArg, tz: tzinfo | None = None, now: datetime | None = None) -> Span:
+    """``since``/``until`` as a :class:`~agentlog.query.Span`, by the rule of
+    :func:`agentlog.query.parse_span` (a date as ``until`` counts through its
+    end).  Raises :class:`UsageError` for a bad value or ``since`` after ``until``."""
+    now = now or datetime.now(UTC)
+    return parse_span(_as_text(since, now), _as_text(until, now), tz, now)
+
+
+def session_filter(
+    agent: str | None = None,
+    project: str | None = None,
+    since: TimeArg = None,
+    until: TimeArg = None,
+    subagents: bool = False,
+    status: str | None = None,
+    text: str | None = None,
+) -> SessionFilter:
+    """The :class:`~agentlog.query.SessionFilter` ``agentlog sessions`` builds:
+    ``agent`` a slug or unique prefix (:func:`agentlog.query.resolve_agent`),
+    ``project`` text the folder contains, the span, ``subagents`` (subagents and
+    forks as rows of their own; off, as on the command line), ``status``,
+    ``text`` (in title, id or folder).  Raises :class:`UsageError` for a bad
+    agent or time."""
+    return SessionFilter(
+        agent=resolve_agent(agent),
+        project=project,
+        span=span_of(since, until),
+        status=status,
+        text=text,
+        include_children=subagents,
+    )

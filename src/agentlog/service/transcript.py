@@ -1,0 +1,41 @@
+"""One session's messages in pages, for readers that page through them (the
+MCP server's ``get_messages``, the Python API's ``Archive.messages``)."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from agentlog.index import queries
+from agentlog.model import Message, Session
+
+
+@dataclass
+class MessageSlice:
+    """Messages ``offset`` … of one session (``header``: the session without its
+    messages) and how many it shows in all (``total``)."""
+
+    header: Session
+    messages: list[Message]
+    offset: int
+    total: int
+
+
+def message_slice(
+    conn: sqlite3.Connection, ref: str, offset: int = 0, limit: int = 200, include_hidden: bool = False
+) -> MessageSlice:
+    """Messages ``offset`` … ``offset + limit`` of the session ``ref`` names (key,
+    id, or a unique prefix: :func:`agentlog.index.queries.resolve_key`), meta,
+    injected and replayed ones left out unless ``include_hidden``.  Raises
+    :class:`~agentlog.errors.NotFound` when no session or several match."""
+    key = queries.resolve_key(conn, ref)
+    (header,) = queries.list_sessions_by_keys(conn, [key])
+    messages, total = queries.message_page(conn, key, offset, limit, include_hidden=include_hidden)
+    return MessageSlice(header, messages, offset, total)
+
+
+def message_ordinal(conn: sqlite3.Connection, key: str, message_id: str) -> int | None:
+    """The 0-based place of ``message_id`` among session ``key``'s visible
+    messages (the ``offset`` that starts a :func:`message_slice` at it), ``None``
+    when it is not one."""
+    return queries.message_position(conn, key, message_id)

@@ -1,0 +1,119 @@
+"""Sessions and priced calls as Arrow tables (the Python API's
+``Archive.sessions_table`` and ``Archive.calls``); needs pyarrow (the
+``parquet`` extra).  Times are ``timestamp[us, UTC]``, tokens ``int64``, costs
+``float64`` USD (``null``: no price).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+
+from agentlog.model import Session
+from agentlog.usage.pricing import PricedCall
+
+_STAMP = pa.timestamp("us", tz="UTC")
+_TOKENS = (
+    "input_tokens",
+    "cache_read_tokens",
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+    "web_search_requests",
+)
+
+SESSION_COLUMNS = pa.schema(
+    [
+        ("key", pa.string()),
+        ("agent", pa.string()),
+        ("id", pa.string()),
+        ("title", pa.string()),
+        ("cwd", pa.string()),
+        ("git_branch", pa.string()),
+        ("started_at", _STAMP),
+        ("ended_at", _STAMP),
+        ("models", pa.list_(pa.string())),
+        ("parent_key", pa.string()),
+        ("kind", pa.string()),
+        ("status", pa.string()),
+        ("message_count", pa.int64()),
+        *((name, pa.int64()) for name in _TOKENS),
+        ("cost_usd", pa.float64()),
+        ("cost_source", pa.string()),
+        ("archived", pa.bool_()),
+    ]
+)
+"""One row per session: its header fields, usage totals and cost."""
+
+CALL_COLUMNS = pa.schema(
+    [
+        ("session_key", pa.string()),
+        ("root_key", pa.string()),
+        ("agent", pa.string()),
+        ("project", pa.string()),
+        ("model", pa.string()),
+        ("service_tier", pa.string()),
+        ("timestamp", _STAMP),
+        ("last_timestamp", _STAMP),
+        ("calls", pa.int64()),
+        *((name, pa.int64()) for name in _TOKENS),
+        ("cost_usd", pa.float64()),
+        ("cost_source", pa.string()),
+        ("priced_as", pa.string()),
+    ]
+)
+"""One row per usage record (``calls`` API calls), priced."""
+
+
+def sessions_table(sessions: Iterable[Session]) -> pa.Table:
+    """``sessions`` (headers) as a table of :data:`SESSION_COLUMNS`."""
+    rows: list[dict[str, Any]] = [
+        {
+            "key": s.key,
+            "agent": s.agent,
+            "id": s.id,
+            "title": s.title,
+            "cwd": s.cwd,
+            "git_branch": s.git_branch,
+            "started_at": s.started_at,
+            "ended_at": s.ended_at,
+            "models": s.models,
+            "parent_key": s.parent_key,
+            "kind": s.kind,
+            "status": s.status,
+            "message_count": s.message_count,
+            **{name: getattr(s.usage, name) for name in _TOKENS},
+            "cost_usd": s.usage.cost_usd,
+            "cost_source": s.usage.cost_source,
+            "archived": s.archived,
+        }
+        for s in sessions
+    ]
+    return pa.Table.from_pylist(rows, schema=SESSION_COLUMNS)
+
+
+def calls_table(priced: Iterable[PricedCall]) -> pa.Table:
+    """``priced`` calls as a table of :data:`CALL_COLUMNS`."""
+    rows: list[dict[str, Any]] = [
+        {
+            "session_key": pc.call.session_key,
+            "root_key": pc.call.root_key or pc.call.session_key,
+            "agent": pc.call.agent,
+            "project": pc.call.project,
+            "model": pc.call.model,
+            "service_tier": pc.call.service_tier,
+            "timestamp": pc.call.timestamp,
+            "last_timestamp": pc.call.last_timestamp or pc.call.timestamp,
+            "calls": pc.call.calls,
+            **{name: getattr(pc.call.usage, name) for name in _TOKENS},
+            "cost_usd": pc.cost_usd,
+            "cost_source": pc.cost_source,
+            "priced_as": pc.priced_as,
+        }
+        for pc in priced
+    ]
+    return pa.Table.from_pylist(rows, schema=CALL_COLUMNS)
