@@ -39,3 +39,8 @@ def message_ordinal(conn: sqlite3.Connection, key: str, message_id: str) -> int 
     messages (the ``offset`` that starts a :func:`message_slice` at it), ``None``
     when it is not one."""
     return queries.message_position(conn, key, message_id)
+
+
+def subagents(conn: sqlite3.Connection, key: str) -> list[Session]:
+    """The direct subagents and forks of session ``key`` (headers), oldest first."""
+    return queries.children(conn, key)

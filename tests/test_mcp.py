@@ -1,0 +1,309 @@
+"""The MCP server (``agentlog mcp``): the SDK's own client against the real
+process on stdio, and in-process for the rest of each tool's contract."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+
+from click.testing import CliRunner
+from mcp.client import Client
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from agentlog.cli import main
+from agentlog.cli.mcp import http_address
+from agentlog.errors import UsageError
+from agentlog.index import db
+from agentlog.mcp.server import PAGE_CHARS, Index, build_server
+from agentlog.service.home import Home
+from agentlog.service.index import update_index
+
+TOOLS = {
+    "list_sessions",
+    "search_sessions",
+    "get_session_overview",
+    "get_messages",
+    "get_usage_summary",
+    "find_sessions_by_file",
+}
+WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
+REVIEW = "claude_code:agent-b7e1d2c3"
+CODEX = "codex:019ab0d2-4c1e-7f00-9d2a-5e551011c0de"
+
+
+def _cli_json(*args: str) -> Any:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_sdk_client_drives_the_real_agentlog_demo_mcp_process():
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agentlog", "--demo", "mcp"],
+        env={"AGENTLOG_INDEX": os.environ["AGENTLOG_INDEX"]},
+    )
+
+    async def session() -> tuple[set[str], dict[str, Any], dict[str, Any]]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            listed = await client.list_tools()
+            for tool in listed.tools:
+                assert tool.annotations is not None and tool.annotations.read_only_hint is True
+            found = await client.call_tool("search_sessions", {"query": "rounding"})
+            sessions = await client.call_tool("list_sessions", {"limit": 2})
+            assert not found.is_error and not sessions.is_error
+            assert found.structured_content is not None and sessions.structured_content is not None
+            return {t.name for t in listed.tools}, found.structured_content, sessions.structured_content
+
+    names, found, sessions = anyio.run(session)
+    assert names == TOOLS
+    assert found["total"] == 2 and found["next_cursor"] is None
+    assert [(r["session_id"], r["match_ordinal"], r["session_hits"]) for r in found["results"]] == [
+        (WEATHER, 4, 2),
+        (REVIEW, 0, 1),
+    ]
+    assert found["results"][1]["snippet"] == (
+        "Review the «rounding» change in weather/stats.py for other callers that expect full precision."
+    )
+    assert sessions["total"] == 6 and sessions["next_cursor"] == 2
+    assert [(s["session_id"], s["message_count"], s["total_tokens"]) for s in sessions["sessions"]] == [
+        (CODEX, 5, 35960),
+        (WEATHER, 11, 92349),
+    ]
+
+
+@pytest.fixture
+def call():
+    """Call one tool of an in-process server over the demo index: ``(is_error, result)``."""
+    home = Home.of(os.environ, (), demo=True)
+    path = db.default_path(home.env, demo=True)
+    index = Index(lambda: db.connect(path), lambda conn: update_index(conn, home))
+    server = build_server(index)
+
+    def run(name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+        async def go() -> tuple[bool, Any]:
+            async with Client(server) as client:
+                result = await client.call_tool(name, args)
+                if result.is_error:
+                    return True, result.content[0].text  # type: ignore[union-attr]
+                return False, result.structured_content
+
+        return anyio.run(go)
+
+    yield run
+    index.close()
+
+
+def test_list_sessions_pages_with_a_cursor_and_filters_like_the_cli(call):
+    _, first = call("list_sessions", {"limit": 4})
+    _, rest = call("list_sessions", {"limit": 4, "cursor": 4})
+    keys = [s["session_id"] for s in first["sessions"] + rest["sessions"]]
+    cli = [s["key"] for s in _cli_json("--demo", "sessions", "--json")]
+    assert keys == cli and first["next_cursor"] == 4 and rest["next_cursor"] is None
+    _, codex = call("list_sessions", {"agent": "CODEX"})
+    assert [s["session_id"] for s in codex["sessions"]] == [CODEX]
+    assert codex["sessions"][0]["cost_usd"] == 0.018469
+    _, with_children = call(
+        "list_sessions", {"include_subagents": True, "since": "2026-11-20", "until": "2026-11-20"}
+    )
+    assert [s["session_id"] for s in with_children["sessions"]] == [REVIEW, WEATHER]
+
+
+def test_get_messages_pages_cuts_and_filters_roles(call):
+    _, page = call("get_messages", {"session_id": "de70c1a0", "limit": 2, "max_chars_per_message": 100})
+    assert page["session_id"] == WEATHER and page["total"] == 11 and page["next_from"] == 2
+    first, second = page["messages"]
+    assert first == {
+        "ordinal": 0,
+        "role": "user",
+        "timestamp": "2026-11-20T09:00:01Z",
+        "model": None,
+        "content": "The forecast test fails since the rounding change. Can you fix it? Run the tests first.",
+        "full_length": 87,
+        "truncated": False,
+        "has_tool_use": False,
+    }
+    assert second["content"] == (
+        "I'll run the test suite first.\n[bash] pytest -q tests/test_forecast.py\n[error] F.\n=== FAILURES ===\n…"
+    )
+    assert (len(second["content"]), second["full_length"], second["truncated"]) == (100, 234, True)
+    _, users = call("get_messages", {"session_id": WEATHER, "limit": 100, "roles": ["user"]})
+    assert [m["ordinal"] for m in users["messages"]] == [0, 8, 10]
+    assert users["filtered"] == 8 and users["next_from"] is None
+    _, end = call("get_messages", {"session_id": WEATHER, "from_ordinal": 10})
+    assert [m["ordinal"] for m in end["messages"]] == [10] and end["next_from"] is None
+    assert PAGE_CHARS == 100_000
+
+
+def test_overview_search_and_file_tools_give_exact_values(call):
+    _, overview = call("get_session_overview", {"session_id": "de70c1a0"})
+    assert overview["session"]["name"] == "weather: fix daily_mean rounding"
+    assert overview["resume_command"] == "claude --resume de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
+    assert overview["usage"]["total_tokens"] == 92349 and overview["usage"]["cache_write_tokens"] == 17502
+    assert [s["session_id"] for s in overview["subagents"]] == [REVIEW]
+    assert overview["first_message"]["ordinal"] == 0 and overview["message_count"] == 11
+    assert [m["ordinal"] for m in overview["last_messages"]] == [8, 9, 10]
+    _, newest = call("search_sessions", {"query": "rounding", "sort": "recency", "limit": 1})
+    assert [r["session_id"] for r in newest["results"]] == [REVIEW] and newest["next_cursor"] == 1
+    _, touched = call("find_sessions_by_file", {"path": "weather/stats.py"})
+    (weather,) = touched["sessions"]
+    assert weather["session_id"] == WEATHER and weather["touch_count"] == 2
+    assert [(t["tool"], t["path"], t["ordinal"]) for t in weather["touches"]] == [
+        ("edit", "/home/demo/src/weather/weather/stats.py", 3),
+        ("read", "/home/demo/src/weather/weather/stats.py", 2),
+    ]
+    _, relative = call("find_sessions_by_file", {"path": "weather/units.py"})
+    assert [(s["session_id"], s["touches"][0]["path"]) for s in relative["sessions"]] == [
+        (CODEX, "/home/demo/src/weather/weather/units.py")
+    ]
+    _, none = call("find_sessions_by_file", {"path": "/elsewhere/stats.py"})
+    assert none == {"sessions": []}
+
+
+def test_usage_summary_equals_the_usage_command(call):
+    for report in ("daily", "agent", "session"):
+        _, summary = call("get_usage_summary", {"report": report, "timezone": "UTC"})
+        cli = _cli_json("--demo", "usage", report, "--json", "--timezone", "UTC")
+        assert summary["rows_omitted"] == 0
+        assert summary["rows"] == cli["rows"] and summary["totals"] == cli["totals"]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "error"),
+    [
+        ("get_messages", {"session_id": "nope"}, "no session matches 'nope'"),
+        ("list_sessions", {"agent": "zz"}, "unknown agent 'zz'"),
+        ("list_sessions", {"since": "yesterday"}, "not a date: 'yesterday'"),
+        ("list_sessions", {"limit": 101}, "less than or equal to 100"),
+        ("search_sessions", {"query": ""}, "at least 1 character"),
+        (
+            "get_messages",
+            {"session_id": WEATHER, "max_chars_per_message": 10},
+            "greater than or equal to 100",
+        ),
+        ("get_usage_summary", {"report": "blocks"}, "Input should be 'daily'"),
+    ],
+)
+def test_bad_inputs_are_the_tools_errors(call, name, args, error):
+    failed, text = call(name, args)
+    assert failed and error in text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("8085", ("127.0.0.1", 8085)),
+        (":8085", ("127.0.0.1", 8085)),
+        ("[::1]:9", ("::1", 9)),
+        ("localhost:80", ("localhost", 80)),
+    ],
+)
+def test_http_binds_to_loopback(text, expected):
+    assert http_address(text) == expected
+
+
+@pytest.mark.parametrize("text", ["0.0.0.0:8085", "192.168.1.2:80", "example.com:80", "99999", "x"])
+def test_http_refuses_other_addresses(text):
+    with pytest.raises(UsageError):
+        http_address(text)
+
+
+def test_without_the_sdk_the_command_says_what_to_install(monkeypatch):
+    for name in [m for m in sys.modules if m == "mcp" or m.startswith("mcp.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in [m for m in sys.modules if m.startswith("agentlog.mcp.")]:
+        monkeypatch.delitem(sys.modules, name)
+    result = CliRunner().invoke(main, ["--demo", "mcp"])
+    assert result.exit_code == 1
+    assert result.stderr == "agentlog: agentlog mcp needs the MCP SDK: pip install 'agentlog[mcp]'\n"
+    assert not Path(os.environ["AGENTLOG_INDEX"]).with_name("demo.sqlite").exists()
+
+
+TOKEN = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"  # a GitHub token's shape (36 characters after ghp_)
+
+
+def _secret_home(home: Path) -> Home:
+    """A Claude Code home whose one session's title, prompt and tool output hold ``TOKEN``."""
+    folder = home / ".claude" / "projects" / "-work-app"
+    folder.mkdir(parents=True)
+    common = {"sessionId": "5ec7e700-0000-4000-8000-000000000001", "cwd": "/work/app", "version": "2.1.140"}
+    lines = [
+        {
+            **common,
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "timestamp": "2026-11-30T10:00:00.000Z",
+            "message": {"role": "user", "content": f"push with token {TOKEN} please"},
+        },
+        {
+            **common,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "timestamp": "2026-11-30T10:00:01.000Z",
+            "requestId": "r1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [
+                    {"type": "text", "text": "Pushing now."},
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "Bash",
+                        "input": {"command": f"git push https://{TOKEN}@github.com/o/r"},
+                    },
+                ],
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            },
+        },
+    ]
+    (folder / "5ec7e700-0000-4000-8000-000000000001.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines)
+    )
+    return Home({"HOME": str(home)}, home)
+
+
+def test_log_text_is_redacted_in_every_tool(tmp_path):
+    home = _secret_home(tmp_path / "home")
+    index = Index(lambda: db.connect(tmp_path / "index.sqlite"), lambda conn: update_index(conn, home))
+    server = build_server(index)
+
+    async def go() -> list[Any]:
+        async with Client(server) as client:
+            out = []
+            for name, args in [
+                ("search_sessions", {"query": "push"}),
+                ("list_sessions", {}),
+                ("get_session_overview", {"session_id": "5ec7e700"}),
+                ("get_messages", {"session_id": "5ec7e700"}),
+            ]:
+                result = await client.call_tool(name, args)
+                assert not result.is_error, result.content
+                out.append(result.structured_content)
+            return out
+
+    try:
+        found, listed, overview, messages = anyio.run(go)
+    finally:
+        index.close()
+    everything = json.dumps([found, listed, overview, messages])
+    assert TOKEN not in everything and "A1b2C3d4E5" not in everything
+    assert listed["sessions"][0]["name"] == "push with token [REDACTED:github_token] please"
+    assert [m["content"] for m in messages["messages"]] == [
+        "push with token [REDACTED:github_token] please",
+        "Pushing now.\n[bash] git push https://[REDACTED:github_token]@github.com/o/r",
+    ]
+    assert found["results"][0]["snippet"].count("[REDACTED:github_token]") == 1
