@@ -127,6 +127,7 @@ def build_server(index: Index) -> MCPServer:
         limit: Annotated[int, Field(ge=1, le=100, description="Sessions per page, 1–100 (default 20).")] = 20,
         cursor: Cursor = 0,
     ) -> dict[str, Any]:
+        from agentlog.service.costed import cost_usd
         from agentlog.service.sessions import SessionOrder, page_sessions
 
         def work() -> dict[str, Any]:
@@ -136,7 +137,7 @@ def build_server(index: Index) -> MCPServer:
             for s in page.sessions:
                 row = session_row(s)
                 found = page.costs.get(s.key)
-                row["cost_usd"] = found.cost_usd if found else None
+                row["cost_usd"] = cost_usd(found) if found else None
                 rows.append(row)
             following = cursor + len(rows)
             return {

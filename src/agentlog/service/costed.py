@@ -10,6 +10,7 @@ import msgspec
 
 from agentlog.model import CostSource, Session
 from agentlog.service.usage import SessionCost, session_costs
+from agentlog.usage.money import usd
 
 
 def cost_source(cost: SessionCost) -> CostSource | None:
@@ -23,6 +24,12 @@ def cost_source(cost: SessionCost) -> CostSource | None:
     return None
 
 
+def cost_usd(cost: SessionCost) -> float | None:
+    """A session's cost in USD rounded to 6 decimals as ``agentlog usage`` prints
+    it (:func:`agentlog.usage.money.usd`), ``None`` when no call has a price."""
+    return None if cost.cost is None else usd(cost.cost)
+
+
 def with_costs(conn: sqlite3.Connection, sessions: Iterable[Session]) -> list[Session]:
     """``sessions``, each with ``usage.cost_usd`` (USD, unrounded; ``None`` when
     no call has a price) and ``usage.cost_source`` (:func:`cost_source`) set as
@@ -32,6 +39,6 @@ def with_costs(conn: sqlite3.Connection, sessions: Iterable[Session]) -> list[Se
     out = []
     for s in found:
         cost = costs.get(s.key, SessionCost())
-        usage = msgspec.structs.replace(s.usage, cost_usd=cost.cost_usd, cost_source=cost_source(cost))
+        usage = msgspec.structs.replace(s.usage, cost_usd=cost_usd(cost), cost_source=cost_source(cost))
         out.append(msgspec.structs.replace(s, usage=usage))
     return out
