@@ -26,6 +26,7 @@ from agentlog.index import db
 from agentlog.mcp.server import PAGE_CHARS, Index, build_server
 from agentlog.service.home import Home
 from agentlog.service.index import update_index
+from secret_home import TOKEN, secret_home
 
 TOOLS = {
     "list_sessions",
@@ -229,55 +230,8 @@ def test_without_the_sdk_the_command_says_what_to_install(monkeypatch):
     assert not Path(os.environ["AGENTLOG_INDEX"]).with_name("demo.sqlite").exists()
 
 
-TOKEN = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"  # a GitHub token's shape (36 characters after ghp_)
-
-
-def _secret_home(home: Path) -> Home:
-    """A Claude Code home whose one session's title, prompt and tool output hold ``TOKEN``."""
-    folder = home / ".claude" / "projects" / "-work-app"
-    folder.mkdir(parents=True)
-    common = {"sessionId": "5ec7e700-0000-4000-8000-000000000001", "cwd": "/work/app", "version": "2.1.140"}
-    lines = [
-        {
-            **common,
-            "type": "user",
-            "uuid": "u1",
-            "parentUuid": None,
-            "timestamp": "2026-11-30T10:00:00.000Z",
-            "message": {"role": "user", "content": f"push with token {TOKEN} please"},
-        },
-        {
-            **common,
-            "type": "assistant",
-            "uuid": "a1",
-            "parentUuid": "u1",
-            "timestamp": "2026-11-30T10:00:01.000Z",
-            "requestId": "r1",
-            "message": {
-                "id": "m1",
-                "role": "assistant",
-                "model": "claude-sonnet-4-5-20250929",
-                "content": [
-                    {"type": "text", "text": "Pushing now."},
-                    {
-                        "type": "tool_use",
-                        "id": "t1",
-                        "name": "Bash",
-                        "input": {"command": f"git push https://{TOKEN}@github.com/o/r"},
-                    },
-                ],
-                "usage": {"input_tokens": 1, "output_tokens": 1},
-            },
-        },
-    ]
-    (folder / "5ec7e700-0000-4000-8000-000000000001.jsonl").write_text(
-        "".join(json.dumps(x) + "\n" for x in lines)
-    )
-    return Home({"HOME": str(home)}, home)
-
-
 def test_log_text_is_redacted_in_every_tool(tmp_path):
-    home = _secret_home(tmp_path / "home")
+    home = Home({"HOME": str(tmp_path / "home")}, secret_home(tmp_path / "home"))
     index = Index(lambda: db.connect(tmp_path / "index.sqlite"), lambda conn: update_index(conn, home))
     server = build_server(index)
 

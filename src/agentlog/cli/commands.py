@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -24,6 +25,9 @@ from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
 from agentlog.service.home import Home
+
+if TYPE_CHECKING:
+    from agentlog.model import Session
 
 UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
 
@@ -151,11 +155,28 @@ def show(
         print_json(view.session)
         return
     render_transcript(app.console, view.session, show_all=show_all, reasoning=reasoning, full=full)
+    _print_summary(app, conn, view.session)
     if view.children:
         app.console.print("\n[bold]subagents[/bold]")
         for sub in view.children:
             line = f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160]
             app.console.print(clean(line, one_line=True))
+
+
+def _print_summary(app: App, conn: sqlite3.Connection, session: Session) -> None:
+    """The summary `agentlog summarize` kept of ``session``, if any, and whether
+    it is of an earlier state of the session."""
+    from agentlog.service.summaries import shown_summary
+
+    shown = shown_summary(conn, session)
+    if shown is None:
+        return
+    found = shown.summary
+    earlier = "" if shown.current else "; of an earlier state of this session"
+    app.console.print(
+        f"\n[bold]summary[/bold] [dim]({clean(found.model, one_line=True)}, {local(found.created_at)}{earlier})[/dim]"
+    )
+    app.console.print(clean(found.text))
 
 
 def agents_markdown() -> str:

@@ -280,5 +280,19 @@ MIGRATIONS: list[str] = [
     DELETE FROM usage_rollup_state;
     ALTER TABLE usage_rollup RENAME COLUMN cost_usd TO recorded_nano_usd;
     """,
+    # summaries a model wrote (`agentlog summarize`, `standup`): of a session (its
+    # key) or a digest (`standup`), keyed by the prompt sent (its SHA-256: the
+    # session's content as sent) and the model; no foreign key, so a summary
+    # outlives a re-read of its session and is found again when the content is the same
+    """
+    CREATE TABLE summaries (
+        subject TEXT NOT NULL,
+        prompt_sha256 TEXT NOT NULL,
+        model TEXT NOT NULL,
+        text TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (subject, prompt_sha256, model)
+    );
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

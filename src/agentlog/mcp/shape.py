@@ -14,21 +14,12 @@ from datetime import datetime
 from typing import Any
 
 from agentlog.index.search import MARK_END, MARK_START
-from agentlog.model import (
-    CompactionPart,
-    FilePart,
-    Message,
-    Session,
-    TextPart,
-    ToolCallPart,
-)
-from agentlog.present import output_text, tool_summary
+from agentlog.model import Message, Session, ToolCallPart
+from agentlog.plaintext import message_text
 from agentlog.redact import redact
 
 NAME_CHARS = 200
 """The most characters of a session's name (its title) any tool sends."""
-TOOL_OUTPUT_CHARS = 500
-"""The most characters of one tool call's output inside a message's content."""
 
 
 def cut(text: str, limit: int) -> tuple[str, bool]:
@@ -74,35 +65,11 @@ def session_row(s: Session) -> dict[str, Any]:
     }
 
 
-def message_content(message: Message) -> str:
-    """A message as plain text: its text, each tool call as ``[tool] what it
-    did`` and its output (at most :data:`TOOL_OUTPUT_CHARS` of it), files and
-    compactions as one line each; reasoning and unknown parts left out (not
-    redacted yet: callers :func:`cut` it)."""
-    pieces: list[str] = []
-    for part in message.parts:
-        if isinstance(part, TextPart):
-            pieces.append(part.text)
-        elif isinstance(part, ToolCallPart):
-            line = f"[{part.tool}] {tool_summary(part.input)}"
-            if part.result is not None:
-                output = output_text(part.result.output)
-                if len(output) > TOOL_OUTPUT_CHARS:
-                    output = output[: TOOL_OUTPUT_CHARS - 1] + "…"
-                line += f"\n[{'error' if part.result.is_error else 'output'}] {output}"
-            pieces.append(line)
-        elif isinstance(part, FilePart):
-            pieces.append(f"[file] {part.name or part.media_type}")
-        elif isinstance(part, CompactionPart):
-            pieces.append(f"[compaction] {part.summary}")
-    return "\n".join(p for p in pieces if p)
-
-
 def message_row(ordinal: int, message: Message, max_chars: int) -> dict[str, Any]:
     """One message: its ``ordinal`` (0-based, the ``from`` of ``get_messages``),
-    role, time, model, ``content`` (:func:`message_content`, redacted, at most
+    role, time, model, ``content`` (:func:`agentlog.plaintext.message_text`, redacted, at most
     ``max_chars``), ``full_length`` (characters before the cut) and ``truncated``."""
-    text = message_content(message)
+    text = message_text(message)
     content, truncated = cut(text, max_chars)
     return {
         "ordinal": ordinal,

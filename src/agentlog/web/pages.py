@@ -27,6 +27,7 @@ from agentlog.query import SQL_INT_MAX, SessionFilter, Span, parse_span, parse_z
 from agentlog.service import sessions as session_service
 from agentlog.service.search import SearchFilter, SearchPaging
 from agentlog.service.search import search as search_index
+from agentlog.service.summaries import latest_summary
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.usage.pricing import CostMode
 from agentlog.usage.report import BUCKETS, Group, build_rows, group_key
@@ -165,6 +166,7 @@ def session() -> str:
     return render_template(
         "session.html",
         s=view.header,
+        summary=latest_summary(connection(), view.header.key),
         messages=view.messages,
         total=view.total,
         hidden=view.hidden,
