@@ -13,18 +13,10 @@ import pyarrow as pa
 
 from agentlog.model import Session
 from agentlog.usage.pricing import PricedCall
+from agentlog.usage.report import BUCKETS
 
 _STAMP = pa.timestamp("us", tz="UTC")
-_TOKENS = (
-    "input_tokens",
-    "cache_read_tokens",
-    "cache_write_5m_tokens",
-    "cache_write_1h_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "total_tokens",
-    "web_search_requests",
-)
+_TOKENS = BUCKETS
 
 SESSION_COLUMNS = pa.schema(
     [

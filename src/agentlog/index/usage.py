@@ -18,6 +18,7 @@ from a duplicate source.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -55,8 +56,11 @@ _RECORD_COLUMNS = f"""r.session_key, {_CALL}, r.model, r.first_at, r.input_token
     CASE WHEN r.recorded THEN r.recorded_nano_usd END"""
 
 
-def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
-    """The roll-up records of every counted call (of ``agent`` when given).
+def usage_records(
+    conn: sqlite3.Connection, agent: str | None = None, keys: Sequence[str] | None = None
+) -> list[Call]:
+    """The roll-up records of every counted call (of ``agent`` when given; of the
+    sessions ``keys`` when given).
 
     Roll-ups of sessions changed since they were built are rebuilt first and
     stored; on a read-only connection they are summed for this read only.
@@ -65,7 +69,11 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
     rows = "SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state)"
     query = f"""SELECT {_RECORD_COLUMNS} FROM ({rows if stored else f"{rows} UNION ALL {_AGGREGATE}"}) r
         JOIN sessions s ON s.key = r.session_key JOIN sources src ON src.id = s.source_id
-        WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}"""
+        WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}
+        {"" if keys is None else "AND r.session_key IN (SELECT value FROM json_each(?))"}"""
+    params: list[Any] = [agent] if agent else []
+    if keys is not None:
+        params.append(json.dumps(list(keys)))
     roots = _roots(conn)
     return [
         _call(
@@ -76,7 +84,7 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
             prompt_range=(row[18], row[19]),
             recorded_nano=None if row[20] is None else int(row[20]),
         )
-        for row in conn.execute(query, (agent,) if agent else ())
+        for row in conn.execute(query, params)
     ]
 
 

@@ -151,8 +151,7 @@ def session_costs(
 ) -> dict[str, SessionCost]:
     """The cost of each session of ``keys`` that has usage (its own calls, not its
     subagents'), priced as ``agentlog usage`` prices them."""
-    wanted = set(keys)
-    records = [r for r in usage_records(conn) if r.session_key in wanted]
+    records = usage_records(conn, keys=sorted(set(keys)))
     out: dict[str, SessionCost] = {}
     for pc in _price(records, UsageQuery(cost_mode=cost_mode), conn, ()).calls:
         cost = out.setdefault(pc.call.session_key, SessionCost())
