@@ -31,23 +31,23 @@ class FileCall(msgspec.Struct, frozen=True):
 def file_calls(
     conn: sqlite3.Connection, name: str, where: SessionFilter = EVERY_SESSION
 ) -> Iterator[FileCall]:
-    """The ``read``/``write``/``edit`` calls whose indexed text holds the last
-    component of ``name`` (a cheap filter: the caller applies
+    """The ``read``/``write``/``edit`` calls whose stored part holds the last
+    component of ``name`` (a cheap filter on the packed bytes, where msgpack and
+    JSON both keep a string's UTF-8 as is; the caller applies
     :func:`agentlog.touched.path_matches`) in the sessions ``where`` keeps,
     newest message first.  Visible, not replayed messages only."""
     base = posixpath.basename(name.strip().replace("\\", "/").rstrip("/"))
     if not base:
         return
     clauses, params = _session_filters(conn, where)
-    like = "%" + base.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     marks = ", ".join("?" for _ in FILE_TOOLS)
     sql = f"""SELECT s.key, s.cwd, m.id, m.timestamp, p.data
         FROM parts p JOIN messages m ON m.rowid = p.message_rowid
         JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
-        WHERE p.type = 'tool_call' AND p.tool IN ({marks}) AND p.text LIKE ? ESCAPE '\\'
+        WHERE p.type = 'tool_call' AND p.tool IN ({marks}) AND instr(p.data, ?) > 0
           AND m.hidden = 0 AND m.replayed = 0 AND {" AND ".join(clauses)}
         ORDER BY m.timestamp DESC, m.rowid DESC"""
-    for key, cwd, message_id, stamp, data in conn.execute(sql, (*FILE_TOOLS, like, *params)):
+    for key, cwd, message_id, stamp, data in conn.execute(sql, (*FILE_TOOLS, base.encode(), *params)):
         part: Part = unpack(data, Part)  # type: ignore[arg-type]
         if isinstance(part, ToolCallPart):
             yield FileCall(key, cwd, message_id, datetime.fromisoformat(stamp) if stamp else None, part)
