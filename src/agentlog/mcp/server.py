@@ -41,7 +41,6 @@ USAGE_ROWS = 100
 TOUCHES_PER_SESSION = 10
 DEFAULT_ROLES = ("user", "assistant")
 
-Text = Annotated[str | None, Field(max_length=1000)]
 Agent = Annotated[
     str | None,
     Field(
