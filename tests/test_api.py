@@ -14,6 +14,7 @@ from click.testing import CliRunner
 import agentlog
 from agentlog.cli import main
 from agentlog.errors import IndexProblem, NotFound, UsageError
+from secret_home import SESSION, secret_home
 
 WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
 REVIEW = "claude_code:agent-b7e1d2c3"
@@ -142,9 +143,9 @@ def test_the_sessions_shortcut_fixes_its_old_bugs(tmp_path):
     weather = next(s for s in mains if s.key == WEATHER)
     assert len(weather.messages) == 13 and weather.usage.cost_usd == 0.129632
     assert [s.key for s in agentlog.sessions(demo=True, since=date(2026, 11, 21))] == [CODEX]
-    root = tmp_path / "extra"
-    root.mkdir()
-    assert agentlog.sessions(demo=True, roots=str(root)) == mains  # one folder as a string, not its letters
+    root = secret_home(tmp_path / "extra") / ".claude" / "projects"
+    extra = agentlog.sessions(demo=True, roots=str(root))  # one folder as a string, not its letters
+    assert [s.key for s in extra] == [SESSION] + [s.key for s in mains]
 
 
 def test_open_refuses_a_file_that_is_not_an_index(tmp_path):
