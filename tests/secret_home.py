@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 SESSION = "claude_code:5ec7e700-0000-4000-8000-000000000001"
@@ -10,8 +11,9 @@ SESSION = "claude_code:5ec7e700-0000-4000-8000-000000000001"
 TOKEN = "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8"  # a GitHub token's shape (36 characters after ghp_)
 
 
-def secret_home(home: Path) -> Path:
-    """A Claude Code home (returned) whose one session's title, prompt and tool call hold ``TOKEN``."""
+def secret_home(home: Path, start: datetime = datetime(2026, 11, 30, 10, tzinfo=UTC)) -> Path:
+    """A Claude Code home (returned) whose one session, begun at ``start`` and
+    ended a second later, holds ``TOKEN`` in its title, prompt and tool call."""
     folder = home / ".claude" / "projects" / "-work-app"
     folder.mkdir(parents=True)
     common = {"sessionId": "5ec7e700-0000-4000-8000-000000000001", "cwd": "/work/app", "version": "2.1.140"}
@@ -21,7 +23,7 @@ def secret_home(home: Path) -> Path:
             "type": "user",
             "uuid": "u1",
             "parentUuid": None,
-            "timestamp": "2026-11-30T10:00:00.000Z",
+            "timestamp": start.isoformat(),
             "message": {"role": "user", "content": f"push with token {TOKEN} please"},
         },
         {
@@ -29,7 +31,7 @@ def secret_home(home: Path) -> Path:
             "type": "assistant",
             "uuid": "a1",
             "parentUuid": "u1",
-            "timestamp": "2026-11-30T10:00:01.000Z",
+            "timestamp": (start + timedelta(seconds=1)).isoformat(),
             "requestId": "r1",
             "message": {
                 "id": "m1",

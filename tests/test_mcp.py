@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from agentlog.index import db
 from agentlog.mcp.server import PAGE_CHARS, Index, build_server
 from agentlog.service.home import Home
 from agentlog.service.index import update_index
-from secret_home import TOKEN, secret_home
+from secret_home import SESSION, TOKEN, secret_home
 
 TOOLS = {
     "list_sessions",
@@ -261,3 +262,23 @@ def test_log_text_is_redacted_in_every_tool(tmp_path):
         "Pushing now.\n[bash] git push https://[REDACTED:github_token]@github.com/o/r",
     ]
     assert found["results"][0]["snippet"].count("[REDACTED:github_token]") == 1
+
+
+def test_search_leaves_out_the_sessions_active_now(tmp_path):
+    """The client's own conversation is recorded too: it is not found unless asked for."""
+    start = datetime.now(UTC) - timedelta(minutes=2)
+    home = Home({"HOME": str(tmp_path / "home")}, secret_home(tmp_path / "home", start))
+    index = Index(lambda: db.connect(tmp_path / "index.sqlite"), lambda conn: update_index(conn, home))
+    server = build_server(index)
+
+    async def go(args: dict[str, Any]) -> Any:
+        async with Client(server) as client:
+            return (await client.call_tool("search_sessions", args)).structured_content
+
+    try:
+        hidden = anyio.run(go, {"query": "push"})
+        shown = anyio.run(go, {"query": "push", "include_active": True})
+    finally:
+        index.close()
+    assert (hidden["results"], hidden["excluded_active"], hidden["total"]) == ([], 1, 1)
+    assert [r["session_id"] for r in shown["results"]] == [SESSION] and shown["excluded_active"] == 0

@@ -18,6 +18,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -28,6 +29,7 @@ from pydantic import Field
 
 from agentlog.errors import AgentlogError
 from agentlog.mcp.shape import NAME_CHARS, cut, message_row, session_row, snippet, stamp
+from agentlog.model import Session
 from agentlog.query import SessionFilter, parse_zone, resolve_agent
 from agentlog.service.filters import session_filter, span_of
 
@@ -39,6 +41,9 @@ PAGE_CHARS = 100_000
 """The most characters of message content one ``get_messages`` page holds."""
 USAGE_ROWS = 100
 TOUCHES_PER_SESSION = 10
+ACTIVE_MINUTES = 10
+"""``search_sessions`` leaves out sessions active this recently (agentsview's rule:
+the client's own conversation is recorded too)."""
 DEFAULT_ROLES = ("user", "assistant")
 
 Agent = Annotated[
@@ -152,7 +157,9 @@ def build_server(index: Index) -> MCPServer:
         "their output): one result per session, its best hit. The query's words must all appear, as written; "
         'wrap a phrase in double quotes ("build failed"). Sort relevance (default) or recency. Pages of at most 30 '
         f"(default 10); snippets cut to {SNIPPET_CHARS} characters, matches marked «like this». match_ordinal is "
-        "the hit's message, the from_ordinal get_messages takes.",
+        "the hit's message, the from_ordinal get_messages takes. Sessions active in the last "
+        f"{ACTIVE_MINUTES} minutes are left out unless include_active (the conversation you are in is recorded "
+        "too: you would find yourself); excluded_active counts them.",
         annotations=READ_ONLY,
     )
     async def search_sessions(
@@ -164,9 +171,10 @@ def build_server(index: Index) -> MCPServer:
         sort: Literal["relevance", "recency"] = "relevance",
         limit: Annotated[int, Field(ge=1, le=30, description="Results per page, 1–30 (default 10).")] = 10,
         cursor: Cursor = 0,
+        include_active: bool = False,
     ) -> dict[str, Any]:
         from agentlog.service.search import SearchFilter, SearchPaging, search
-        from agentlog.service.transcript import message_ordinal
+        from agentlog.service.transcript import message_ordinal, session_headers
 
         def work() -> dict[str, Any]:
             conn = index.conn()
@@ -175,6 +183,11 @@ def build_server(index: Index) -> MCPServer:
                 limit=limit, offset=cursor, sort="rank" if sort == "relevance" else "newest", by_session=True
             )
             page = search(conn, query, where, paging)
+            hits = page.hits
+            if not include_active:
+                recent = datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES)
+                headers = session_headers(conn, [h.session_key for h in hits])
+                hits = [h for h in hits if not _active(headers.get(h.session_key), recent)]
             results = [
                 {
                     "session_id": hit.session_key,
@@ -187,10 +200,11 @@ def build_server(index: Index) -> MCPServer:
                     "match_ordinal": message_ordinal(conn, hit.session_key, hit.message_id),
                     "session_hits": hit.session_hits,
                 }
-                for hit in page.hits
+                for hit in hits
             ]
             return {
                 "results": results,
+                "excluded_active": len(page.hits) - len(hits),
                 "total": page.total,
                 "next_cursor": page.next_offset,
                 "note": page.note,
@@ -373,6 +387,14 @@ def build_server(index: Index) -> MCPServer:
         return _call(work)
 
     return server
+
+
+def _active(session: Session | None, recent: datetime) -> bool:
+    """Whether ``session`` was last active at or after ``recent``."""
+    if session is None:
+        return False
+    last = session.ended_at or session.started_at
+    return last is not None and last >= recent
 
 
 def _jsonable(value: dict[str, Any]) -> dict[str, Any]:
