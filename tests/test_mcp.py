@@ -49,10 +49,10 @@ def _cli_json(*args: str) -> Any:
 
 
 def test_the_sdk_client_drives_the_real_agentlog_demo_mcp_process():
+    script = Path(sys.executable).with_name("agentlog")  # the console script pip installed
+    assert script.is_file()
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "agentlog", "--demo", "mcp"],
-        env={"AGENTLOG_INDEX": os.environ["AGENTLOG_INDEX"]},
+        command=str(script), args=["--demo", "mcp"], env={"AGENTLOG_INDEX": os.environ["AGENTLOG_INDEX"]}
     )
 
     async def session() -> tuple[set[str], dict[str, Any], dict[str, Any]]:
