@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 import agentlog
 from agentlog.cli import main
-from agentlog.errors import IndexProblem, NotFound, UsageError
+from agentlog.errors import AgentlogError, IndexProblem, NotFound, UsageError
 from secret_home import SESSION, secret_home
 
 WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
@@ -161,3 +161,17 @@ def test_open_without_sync_reads_the_index_as_it_is(tmp_path):
     agentlog.open(path, sync=False).close()
     with agentlog.open(path, sync=False) as empty:
         assert empty.sessions() == [] and empty.path == Path(path)
+
+
+def test_without_pyarrow_the_tables_say_what_to_install(archive, monkeypatch):
+    import sys
+
+    for name in [m for m in sys.modules if m == "pyarrow" or m.startswith("pyarrow.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "agentlog.tables", raising=False)
+    monkeypatch.delattr(agentlog, "tables", raising=False)
+    with pytest.raises(
+        AgentlogError, match=r"^Arrow tables need pyarrow: pip install 'agentlog\[parquet\]'$"
+    ):
+        archive.calls()
+    assert [s.key for s in archive.sessions(limit=1)] == [CODEX]  # the rest works without it

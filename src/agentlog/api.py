@@ -31,7 +31,7 @@ import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
@@ -264,10 +264,8 @@ class Archive:
         span: ``calls`` counts them; :mod:`agentlog.index.usage`), as an Arrow
         table (:data:`agentlog.tables.CALL_COLUMNS`).  Raises
         :class:`~agentlog.errors.AgentlogError` without the ``parquet`` extra."""
-        from agentlog.tables import calls_table
-
         found = self._usage("daily", agent, project, since, until, None, cost_mode)
-        return _arrow(calls_table, found.calls)
+        return _tables().calls_table(found.calls)
 
     def sessions_table(
         self,
@@ -281,18 +279,19 @@ class Archive:
         """:meth:`sessions` as an Arrow table, one row per session
         (:data:`agentlog.tables.SESSION_COLUMNS`).  Raises
         :class:`~agentlog.errors.AgentlogError` without the ``parquet`` extra."""
-        from agentlog.tables import sessions_table
-
-        return _arrow(sessions_table, self.sessions(agent, project, since, until, subagents=subagents))
+        return _tables().sessions_table(self.sessions(agent, project, since, until, subagents=subagents))
 
 
-def _arrow(build: Any, rows: Any) -> pyarrow.Table:
+def _tables() -> ModuleType:
+    """:mod:`agentlog.tables`; raises :class:`AgentlogError` saying what to
+    install when pyarrow is missing."""
     try:
-        import pyarrow  # noqa: F401
-    except ImportError:
-        raise AgentlogError(f"Arrow tables need pyarrow: {PARQUET_EXTRA}") from None
-    table: pyarrow.Table = build(rows)
-    return table
+        from agentlog import tables
+    except ImportError as exc:
+        if exc.name is not None and exc.name.split(".")[0] == "pyarrow":
+            raise AgentlogError(f"Arrow tables need pyarrow: {PARQUET_EXTRA}") from None
+        raise
+    return tables
 
 
 def open(
