@@ -155,6 +155,7 @@ def test_overview_search_and_file_tools_give_exact_values(call):
     assert [s["session_id"] for s in overview["subagents"]] == [REVIEW]
     assert overview["first_message"]["ordinal"] == 0 and overview["message_count"] == 11
     assert [m["ordinal"] for m in overview["last_messages"]] == [8, 9, 10]
+    assert overview["summary"] is None  # none made (agentlog summarize)
     _, newest = call("search_sessions", {"query": "rounding", "sort": "recency", "limit": 1})
     assert [r["session_id"] for r in newest["results"]] == [REVIEW] and newest["next_cursor"] == 1
     _, touched = call("find_sessions_by_file", {"path": "weather/stats.py"})

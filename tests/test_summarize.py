@@ -205,3 +205,26 @@ def test_summaries_table_is_the_last_migration(tmp_path):
     columns = [r[1] for r in conn.execute("PRAGMA table_info(summaries)")]
     assert columns == ["subject", "prompt_sha256", "model", "text", "created_at"]
     assert isinstance(conn, sqlite3.Connection)
+
+
+def test_the_mcp_overview_shows_the_kept_summary(home):
+    import anyio
+    from mcp.client import Client
+
+    from agentlog.mcp.server import Index, build_server
+
+    run(home, "summarize", "5ec7e700", "--model", MODEL)
+    index = Index(lambda: db.connect(Path(os.environ["AGENTLOG_INDEX"])), None)
+
+    async def go():
+        async with Client(build_server(index)) as client:
+            return (
+                await client.call_tool("get_session_overview", {"session_id": "5ec7e700"})
+            ).structured_content
+
+    try:
+        overview = anyio.run(go)
+    finally:
+        index.close()
+    assert overview["summary"]["model"] == MODEL
+    assert overview["summary"]["text"] == f"Done: {len(_prompt(home).text)} characters read."

@@ -214,8 +214,8 @@ def build_server(index: Index) -> MCPServer:
 
     @server.tool(
         description="One session at a glance: its header (agent, folder, times, tokens, cost), how to resume it, "
-        f"its subagents (at most 20), the first user message and the last three messages, each cut to {PREVIEW_CHARS} "
-        "characters. Cheaper than get_messages.",
+        f"its subagents (at most 20), the first user message and the last three messages, and the summary "
+        f"`agentlog summarize` kept (if any), each cut to {PREVIEW_CHARS} characters. Cheaper than get_messages.",
         annotations=READ_ONLY,
     )
     async def get_session_overview(
@@ -229,6 +229,7 @@ def build_server(index: Index) -> MCPServer:
         ],
     ) -> dict[str, Any]:
         from agentlog.service.costed import with_costs
+        from agentlog.service.summaries import latest_summary
         from agentlog.service.transcript import message_slice, subagents
 
         def work() -> dict[str, Any]:
@@ -259,6 +260,13 @@ def build_server(index: Index) -> MCPServer:
                     message_row(tail.offset + i, m, PREVIEW_CHARS) for i, m in enumerate(tail.messages)
                 ],
                 "message_count": first.total,
+                "summary": None
+                if (kept := latest_summary(conn, header.key)) is None
+                else {
+                    "model": kept.model,
+                    "created_at": stamp(kept.created_at),
+                    "text": cut(kept.text, PREVIEW_CHARS)[0],
+                },
             }
 
         return _call(work)
