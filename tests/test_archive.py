@@ -276,7 +276,6 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("ALTER TABLE sources DROP COLUMN archived_at")
     conn.execute("ALTER TABLE sessions DROP COLUMN prompt_only")
-    conn.execute("DROP TABLE summaries")  # the summaries migration, after 10
     conn.execute("PRAGMA user_version = 8")
     conn.commit()
     conn.close()

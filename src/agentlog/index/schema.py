@@ -285,7 +285,7 @@ MIGRATIONS: list[str] = [
     # session's content as sent) and the model; no foreign key, so a summary
     # outlives a re-read of its session and is found again when the content is the same
     """
-    CREATE TABLE summaries (
+    CREATE TABLE IF NOT EXISTS summaries (
         subject TEXT NOT NULL,
         prompt_sha256 TEXT NOT NULL,
         model TEXT NOT NULL,
