@@ -22,7 +22,9 @@ from agentlog.adapters import SourceRef
 from agentlog.adapters.codex import CodexAdapter, split_patch, tool_name, uuid7_ms
 from agentlog.load import LoadReport, build_sessions, load_sessions, parse_source
 from agentlog.model import CompactionPart, FilePart, ReasoningPart, Session, TextPart, ToolCallPart
+from agentlog.rules import replayed_prefix
 from conftest import fixture, parse_files, parse_one, shared_fixture
+from fuzz import checks
 
 CODEX = "codex"
 ADAPTER = CodexAdapter()
@@ -654,3 +656,85 @@ def test_split_patch_and_uuid7():
     assert split_patch("[trimmed]") == []
     assert uuid7_ms("019ca8d7-2d00-7000-8000-000000000001") == 1_772_359_200_000
     assert uuid7_ms("5973b6c0-94b8-487b-a530-2aeb6098ae0e") is None
+
+
+# -- 0.4x forks: the copy has no end marker (issue #12 rule 1) ----------------------------
+
+FORK_FAMILY = "codex/rollout-v0.44-fork-family-"
+FAMILY_IDS = {
+    "main": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b201",
+    "fork": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b202",
+    "chained-fork": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b203",
+    "subagent-1": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b204",
+    "subagent-2": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b205",
+    "subagent-fork": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b206",
+}
+
+
+def _family(*names: str) -> list[Path]:
+    return [fixture(f"{FORK_FAMILY}{n}.jsonl") for n in names]
+
+
+def _by_name(sessions: list[Session]) -> dict[str, Session]:
+    names = {sid: name for name, sid in FAMILY_IDS.items()}
+    return {names[s.id]: s for s in sessions}
+
+
+def test_v044_fork_family_counts_each_call_once():
+    got = _by_name(parse_files(CODEX, *_family(*FAMILY_IDS)))
+    counted = {
+        name: (s.kind, s.parent_key and s.parent_key[-3:], sum(1 for m in s.messages if m.usage), buckets(s))
+        for name, s in got.items()
+    }
+    assert counted == {
+        # 2 calls: totals (3000, 1000, 200, 50) then (5000, 3000, 300, 80)
+        "main": ("main", None, 2, (2_000, 3_000, 0, 300, 80)),
+        # its copy of main's 2 calls is dropped; its fresh counter's first call (9000, 5000, 400, 120)
+        "fork": ("fork", "201", 1, (4_000, 5_000, 0, 400, 120)),
+        # the copy holds main's 2 calls and the fork's one: all 3 dropped, its own (12000, 9000, 250, 60)
+        "chained-fork": ("fork", "202", 1, (3_000, 9_000, 0, 250, 60)),
+        # identical siblings both count (they are never compared with each other)
+        "subagent-1": ("subagent", "201", 1, (600, 3_600, 0, 180, 64)),
+        "subagent-2": ("subagent", "201", 1, (600, 3_600, 0, 180, 64)),
+        # forked_from_id + source.subagent: main's copy dropped, its own (8000, 4000, 150, 40) kept
+        "subagent-fork": ("subagent", "201", 1, (4_000, 4_000, 0, 150, 40)),
+    }
+    assert roles(got["fork"]) == {"user~": 2, "assistant~": 2, "user": 1, "assistant": 1}
+    assert roles(got["chained-fork"]) == {"user~": 3, "assistant~": 3, "user": 1, "assistant": 1}
+    assert [m.text for m in got["fork"].messages if not m.hidden] == ["Now add a lint target", "Added lint."]
+
+
+def test_v044_fork_without_its_parent_counts_the_copy():
+    """Nothing to match against: every call is counted (flagged ``replay_candidate``)."""
+    (fork,) = parse_files(CODEX, *_family("fork"))
+    assert buckets(fork) == (6_000, 8_000, 0, 700, 200)
+    assert [m.flags for m in fork.messages if m.usage] == [["replay_candidate"]] * 3
+
+
+def test_replayed_prefix_rule():
+    a, b, c = (1, 0, 0, 0, 1, 0), (2, 0, 0, 0, 1, 0), (3, 0, 0, 0, 1, 0)
+    assert replayed_prefix([a, b], [(a, True), (b, True), (c, True)]) == 2
+    assert replayed_prefix([a, b], [(a, True), (c, True), (b, True)]) == 1
+    assert replayed_prefix([a, b], [(a, False), (b, True)]) == 0  # not a candidate: own call
+    assert replayed_prefix([a], [(a, True), (a, True)]) == 1  # the parent's calls bound it
+    assert replayed_prefix([], [(a, True)]) == 0
+
+
+def test_v044_fork_family_index_equals_memory_in_any_order(tmp_path):
+    """The index applies the rule when the child comes first and its parent later."""
+    root = tmp_path / "home"
+    day = root / ".codex/sessions/2025/10/02"
+    day.mkdir(parents=True)
+    for path in _family("chained-fork", "fork", "subagent-fork", "subagent-1"):
+        shutil.copy(path, day / path.name)
+    checks.synced(CODEX, root, tmp_path / "index.sqlite").close()
+    for path in _family("main", "subagent-2"):
+        shutil.copy(path, day / path.name)
+    conn = checks.synced(CODEX, root, tmp_path / "index.sqlite")
+    try:
+        sessions, _ = checks.load(CODEX, root)
+        assert checks.index_view(conn) == checks.memory_view(sessions)
+        assert checks.index_calls_view(conn, CODEX) == checks.calls_view(sessions)
+        assert sum(v[0] for v in checks.index_calls_view(conn, CODEX).values()) == 7
+    finally:
+        conn.close()

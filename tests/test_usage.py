@@ -834,7 +834,10 @@ def test_a_fifo_as_the_price_file_is_refused_not_waited_on(tmp_path):
     (home / ".config/agentlog").mkdir(parents=True)
     os.mkfifo(home / ".config/agentlog/prices.toml")
     results: list[tuple[int, str, str]] = []
-    worker = threading.Thread(target=lambda: results.append(run("usage", "--json", "--cost-mode", "calculate", env=env)), daemon=True)
+    worker = threading.Thread(
+        target=lambda: results.append(run("usage", "--json", "--cost-mode", "calculate", env=env)),
+        daemon=True,
+    )
     worker.start()
     worker.join(30)
     assert not worker.is_alive(), "usage waited on the FIFO"

@@ -403,7 +403,6 @@ def test_syncer_shows_new_sessions_without_restart(tmp_path):
     ).fetchone() == (0,)
 
 
-
 HUGE_PAGE = "99999999999999999999999"
 
 

@@ -44,7 +44,11 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: recorded time is known to be wrong at times (Trae); ``approximate``: the usage
 #: figures are rounded by the agent (Aider); ``usage_partial``: some buckets are
 #: unknown (Copilot CLI without OTel); ``usage_context_inclusive``: the figure is a
-#: per-turn context size that includes earlier turns (Cursor ``tokenCount``).
+#: per-turn context size that includes earlier turns (Cursor ``tokenCount``);
+#: ``replay_candidate``: a call of a fork whose copy of its parent's history has no
+#: end marker (Codex 0.4x), counted unless :func:`agentlog.rules.replayed_prefix`
+#: finds it among the parent's calls; ``model_inferred``: the agent recorded no model
+#: for this call, ``model`` is the documented fallback (:func:`agentlog.rules.fallback_model`).
 MessageFlag = Literal[
     "meta",
     "synthetic",
@@ -59,6 +63,8 @@ MessageFlag = Literal[
     "approximate",
     "usage_partial",
     "usage_context_inclusive",
+    "replay_candidate",
+    "model_inferred",
 ]
 MESSAGE_FLAGS: tuple[MessageFlag, ...] = get_args(MessageFlag)
 """The flag vocabulary, in documentation order."""

@@ -14,6 +14,8 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`owner_rank` — which session's copy of a replayed call counts;
 * :func:`counts_model` — which messages name a session's models;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
+* :func:`replayed_prefix` — how many of a fork's first calls are its copy of
+  the parent's (Codex 0.4x forks, whose copy has no end marker);
 * :func:`same_session` — whether two sources holding one session key are one
   session (a duplicate copy) or two different sessions, judged by content, and
   :func:`distinct_id` — the id the later one's sessions then take.
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from agentlog.model import Message, Session, Usage
@@ -205,6 +207,49 @@ def spawning_call(parent: Session, child: Session) -> str | None:
         ):
             return call.call_id
     return None
+
+
+CallTokens = tuple[int, int, int, int, int, int]
+"""What :func:`replayed_prefix` compares of a call: its token buckets
+``(input, cache read, cache write 5m, cache write 1h, output, reasoning)``."""
+
+REPLAY_CANDIDATE = "replay_candidate"
+"""The flag of a call an adapter could not place inside or after a fork's copy."""
+
+
+def call_tokens(usage: Usage) -> CallTokens:
+    """A call's :data:`CallTokens`."""
+    u = usage
+    return (
+        u.input_tokens,
+        u.cache_read_tokens,
+        u.cache_write_5m_tokens,
+        u.cache_write_1h_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+    )
+
+
+def replayed_prefix(parent: Sequence[CallTokens], child: Sequence[tuple[CallTokens, bool]]) -> int:
+    """How many of a fork's first calls are copies of its parent's: ``parent`` is
+    every call the parent's file records, in order (copies it holds of its own
+    parent included: a chained fork's copy holds them too); ``child`` the fork's
+    calls in order, each with whether it is flagged :data:`REPLAY_CANDIDATE`.
+
+    A Codex fork copies its parent's rollout, ``token_count`` events included, so
+    its first calls — the per-call differences of the same cumulative totals —
+    repeat the parent's one for one; the copy ends at the first call that is not
+    a candidate or differs from the parent's call at that position (0.4x forks
+    have neither a UUIDv7 ``turn_id`` nor a repeated own ``session_meta`` to end
+    it; ``shared/cost.md`` §2 "Forks").  Only a fork is compared with its parent,
+    never siblings with each other, so two subagents with identical calls both
+    count theirs."""
+    n = 0
+    for (tokens, candidate), theirs in zip(child, parent, strict=False):
+        if not candidate or tokens != theirs:
+            break
+        n += 1
+    return n
 
 
 Signature = tuple[str, str, datetime | None]

@@ -96,6 +96,26 @@ Subagents and forks
     (``replayed:token_count``).  Subagents that are not forks do not replay usage:
     their first event counts.
 
+    0.4x forks have no such marker: ``turn_context`` has no ``turn_id`` and the
+    fork's own meta is written once, before the copied items (openai/codex
+    ``codex-rs/core/src/codex.rs`` of that era: ``InitialHistory::Forked`` mints
+    a new conversation id, writes its meta, then persists the parent's rollout
+    items as they were, its ``session_meta`` and ``token_count`` events
+    included, with the fork's timestamps; no token state is carried over, so the
+    fork's counter starts again).  When a fork's first turn boundary carries no
+    UUIDv7 ``turn_id`` the parser stops guessing: messages are not flagged, every
+    call is counted and flagged ``replay_candidate``, and a restarted counter (a
+    component falls, or ``total == last`` after another total) gives the call
+    its ``last`` vector.  :func:`agentlog.rules.replayed_prefix` then drops the
+    fork's first calls that repeat its parent's calls one for one, and
+    everything before the last of them (in memory :mod:`agentlog.link`, in the
+    index ``index.store``), as ``shared/cost.md`` §2 asks ("skip the prefix whose
+    cumulative vectors match the parent's stream"; ccusage's same-second
+    heuristic, ``adapter/codex/parser.rs`` ``detect_subagent_replay_second``,
+    is not used: it drops real first subagent turns, ccusage #1370).  A
+    subagent with ``forked_from_id`` is such a fork; sibling subagents are never
+    compared with each other.
+
 Tokens (OpenAI semantics: inclusive, cumulative)
     ``token_count.info`` is ``null`` (rate limits only: ``ignored:token_count_null``)
     or has ``total_token_usage`` (cumulative per thread)
@@ -242,7 +262,7 @@ _LEGACY_ITEMS = (
     "local_shell_call",
     "web_search_call",
 )
-_FORK_BEFORE, _FORK_REPLAY, _FORK_LIVE = 0, 1, 2
+_FORK_BEFORE, _FORK_REPLAY, _FORK_LIVE, _FORK_MATCH = 0, 1, 2, 3
 
 
 def tool_name(name: str, namespace: str | None = None) -> str:
@@ -298,6 +318,29 @@ def token_vector(usage: Any) -> list[int] | None:
         as_int(usage.get("output_tokens")),
         as_int(usage.get("reasoning_output_tokens")),
     ]
+
+
+def total_delta(
+    total: list[int], prev: list[int] | None, last: list[int] | None, fork_copy: bool = False
+) -> list[int]:
+    """One call's token vector from a cumulative ``total`` and the ``prev`` one:
+    ``total − prev`` per component, clamped at 0 — unless the counter restarted
+    (a component fell; or, in a fork's unmarked copy (``fork_copy``), ``total``
+    equals the call's own ``last`` vector while ``prev`` differs: the fork's first
+    call after the copied history), when the call is ``last`` (else ``total``).
+    0.4x forks start a fresh counter after
+    the parent's copied ``token_count`` events (openai/codex
+    ``codex-rs/core/src/codex.rs`` ``InitialHistory::Forked``: a new conversation
+    id, the parent's rollout items persisted as they were, no token state
+    carried over)."""
+    if prev is None:
+        return total
+    restarted = any(now < before for now, before in zip(total, prev, strict=True)) or (
+        fork_copy and total == last and total != prev
+    )
+    if restarted:
+        return last if last is not None else total
+    return [max(0, now - before) for now, before in zip(total, prev, strict=True)]
 
 
 def usage_of(vector: list[int], web_searches: int = 0, tier: str | None = None) -> Usage:
@@ -548,7 +591,7 @@ class CodexParser(LineParser[CodexState]):
             self.diagnostics.skip("ignored:session_meta")
             if self.state.fork_phase == _FORK_BEFORE and meta_id != self.session.id:
                 self.state.fork_phase = _FORK_REPLAY
-            elif self.state.fork_phase == _FORK_REPLAY and meta_id == self.session.id:
+            elif self.state.fork_phase in (_FORK_REPLAY, _FORK_MATCH) and meta_id == self.session.id:
                 self.state.fork_phase = _FORK_LIVE
             return
         self.diagnostics.use()
@@ -604,7 +647,13 @@ class CodexParser(LineParser[CodexState]):
         """Close the assistant message; end (or detect) a fork's replayed copy by turn id."""
         self.state.current = None
         start, turn = self.state.fork_start_ms, uuid7_ms(payload.get("turn_id"))
-        if start is None or turn is None or self.state.fork_phase == _FORK_LIVE:
+        if self.state.fork_phase == _FORK_LIVE or not self.state.meta_seen:
+            return
+        if turn is None:
+            if self.state.fork_phase in (_FORK_BEFORE, _FORK_REPLAY):
+                self.state.fork_phase = _FORK_MATCH  # no marker will come: the link rule decides
+            return
+        if start is None:
             return
         if turn >= start:
             self.state.fork_phase = _FORK_LIVE
@@ -931,8 +980,9 @@ class CodexParser(LineParser[CodexState]):
             return
         total, last = token_vector(info.get("total_token_usage")), token_vector(info.get("last_token_usage"))
         if total is not None:
-            prev = state.prev_total or [0] * 5
-            delta = [max(0, now - before) for now, before in zip(total, prev, strict=True)]
+            delta = total_delta(
+                total, state.prev_total, last, state.fork_phase in (_FORK_BEFORE, _FORK_MATCH)
+            )
             state.prev_total = total
         elif last is not None:
             delta = [0] * 5 if last == state.prev_last else last
@@ -951,10 +1001,15 @@ class CodexParser(LineParser[CodexState]):
         usage = usage_of(delta, state.web_searches, state.service_tier)
         state.web_searches = 0
         model = as_str(info.get("model")) or state.model
+        flags: list[MessageFlag] = (
+            ["replay_candidate"] if state.fork_phase in (_FORK_BEFORE, _FORK_MATCH) else []
+        )
         if state.usage_target is not None:
-            self._emit(Message(id=state.usage_target, role="assistant", model=model, usage=usage))
+            self._emit(
+                Message(id=state.usage_target, role="assistant", model=model, usage=usage, flags=flags)
+            )
         else:
-            message = self._message(offset, "assistant", when, [], model=model)
+            message = self._message(offset, "assistant", when, [], tuple(flags), model=model)
             message.usage = usage
             self._emit(message)
         state.current = state.usage_target = None

@@ -93,7 +93,13 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
 @main.command()
 @filter_options("sessions")
 @click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
-@click.option("--limit", "-n", type=click.IntRange(min=1, max=SQL_INT_MAX), default=None, help="At most this many sessions.")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1, max=SQL_INT_MAX),
+    default=None,
+    help="At most this many sessions.",
+)
 @json_option
 @no_sync_option
 @pass_app

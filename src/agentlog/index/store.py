@@ -31,7 +31,16 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.packing import pack, unpack
-from agentlog.rules import Signature, counts_model, owner_rank, session_key, spawning_call
+from agentlog.rules import (
+    REPLAY_CANDIDATE,
+    CallTokens,
+    Signature,
+    counts_model,
+    owner_rank,
+    replayed_prefix,
+    session_key,
+    spawning_call,
+)
 
 _JSON = msgspec.json.Encoder().encode
 _CHUNK = 500
@@ -391,7 +400,8 @@ class Store:
                 "WHERE key = ?",
                 (key,),
             )
-        for key in set(keys) | self._mark_replays(written):
+        forks = self._mark_fork_copies(sorted(set(keys) | self.cleared))
+        for key in set(keys) | self._mark_replays(written) | forks:
             self.conn.execute(
                 """UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
@@ -446,6 +456,55 @@ class Store:
             )
             changed.update(c[2] for c in copies)
         return changed
+
+    def _mark_fork_copies(self, keys: list[str]) -> set[str]:
+        """:func:`~agentlog.rules.replayed_prefix` for the forks among ``keys`` and
+        the children of ``keys`` that hold ``replay_candidate`` calls: the copied
+        calls, and every message before the last of them, are marked ``replayed``
+        (as :mod:`agentlog.link` flags them).  Returns the keys (re)marked."""
+        rows: set[tuple[str, str]] = set()
+        for chunk in _chunks(keys):
+            marks = _marks(chunk)
+            rows.update(
+                self.conn.execute(
+                    f"""SELECT key, parent_key FROM sessions WHERE parent_key IS NOT NULL
+                        AND (key IN ({marks}) OR parent_key IN ({marks}))""",
+                    (*chunk, *chunk),
+                ).fetchall()
+            )
+        changed: set[str] = set()
+        for key, parent_key in sorted(rows):
+            child = self._calls_of(key)
+            if not any(candidate for _, _, candidate in child):
+                continue
+            theirs = [tokens for _, tokens, _ in self._calls_of(parent_key)]
+            n = replayed_prefix(theirs, [(tokens, candidate) for _, tokens, candidate in child])
+            cut = child[n - 1][0] if n else 0
+            self.conn.execute(
+                "UPDATE messages SET replayed = 1 WHERE session_key = ? AND rowid <= ?", (key, cut)
+            )
+            self.conn.execute(
+                """UPDATE messages SET replayed = 0 WHERE session_key = ? AND rowid > ? AND replayed = 1
+                   AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.id = messages.id
+                                   AND o.rowid != messages.rowid)""",
+                (key, cut),
+            )
+            changed.add(key)
+        return changed
+
+    def _calls_of(self, key: str) -> list[tuple[int, CallTokens, bool]]:
+        """``(rowid, tokens, flagged replay_candidate)`` of each stored call of
+        session ``key``, in the order its messages were first written."""
+        return [
+            (rowid, (t[0], t[1], t[2], t[3], t[4], t[5]), f'"{REPLAY_CANDIDATE}"' in flags)
+            for rowid, flags, *t in self.conn.execute(
+                """SELECT m.rowid, m.flags, u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
+                          u.cache_write_1h_tokens, u.output_tokens, u.reasoning_tokens
+                   FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                   WHERE m.session_key = ? ORDER BY m.rowid""",
+                (key,),
+            )
+        ]
 
     def _call_stats(self, key: str) -> tuple[datetime | None, int]:
         """:func:`~agentlog.rules.call_stats` of session ``key`` as stored (the
