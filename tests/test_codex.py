@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,14 @@ import msgspec
 import pytest
 
 from agentlog.adapters import SourceRef
-from agentlog.adapters.codex import CodexAdapter, split_patch, tool_name, uuid7_ms
+from agentlog.adapters.codex import CodexAdapter, default_model, split_patch, tool_name, uuid7_ms
 from agentlog.load import LoadReport, build_sessions, load_sessions, parse_source
 from agentlog.model import CompactionPart, FilePart, ReasoningPart, Session, TextPart, ToolCallPart
 from agentlog.rules import replayed_prefix
 from conftest import fixture, parse_files, parse_one, shared_fixture
 from fuzz import checks
+from test_cli import run
+from test_usage import usage_json
 
 CODEX = "codex"
 ADAPTER = CodexAdapter()
@@ -738,3 +741,85 @@ def test_v044_fork_family_index_equals_memory_in_any_order(tmp_path):
         assert sum(v[0] for v in checks.index_calls_view(conn, CODEX).values()) == 7
     finally:
         conn.close()
+
+
+# -- calls with no recorded model (issue #12 rule 2) ----------------------------------------
+
+NO_MODEL = "codex/rollout-v0.x-no-model-"
+
+
+def test_no_model_calls_take_the_version_default_or_the_nearest_recorded_model():
+    old, late = (
+        parse_files(CODEX, fixture(NO_MODEL + "no-turn-context.jsonl")),
+        parse_files(CODEX, fixture(NO_MODEL + "model-after-first-call.jsonl")),
+    )
+    # 0.30.0 has no turn_context: both calls at 0.30's default (gpt-5, PR #1943)
+    assert [(m.model, m.flags) for m in old[0].messages if m.usage] == [
+        ("gpt-5", ["model_inferred"]),
+        ("gpt-5", ["model_inferred"]),
+    ]
+    assert old[0].models == [] and old[0].diagnostics.inferred == {"model": 2}
+    # 0.44.0's first call precedes the first turn_context: it takes that model (o3), not gpt-5-codex
+    assert [(m.model, m.flags) for m in late[0].messages if m.usage] == [
+        ("o3", ["model_inferred"]),
+        ("o3", []),
+    ]
+    assert late[0].models == ["o3"] and late[0].diagnostics.inferred == {"model": 1}
+
+
+@pytest.mark.parametrize(
+    ("version", "when", "model"),
+    [
+        ("0.1.2505071120", None, "o4-mini"),
+        ("0.1.2505160811", None, "codex-mini-latest"),
+        ("0.2.0", None, "codex-mini-latest"),
+        ("0.16.0", None, "gpt-5"),
+        ("0.39.2", None, "gpt-5"),
+        ("0.40.0", None, "gpt-5-codex"),
+        ("0.58.0-alpha.3", None, "gpt-5.1-codex"),
+        (None, datetime(2025, 9, 1, tzinfo=UTC), "gpt-5"),
+        (None, datetime(2025, 3, 1, tzinfo=UTC), None),
+        (None, None, None),
+    ],
+)
+def test_default_model_by_version(version, when, model):
+    assert default_model(version, when) == model
+
+
+def test_call_without_version_takes_the_default_of_its_day(tmp_path):
+    path = write_jsonl(
+        tmp_path / "rollout-old.jsonl",
+        [
+            env("session_meta", {"id": "old-1", "timestamp": "2025-06-10T10:00:00.000Z"}),
+            env(
+                "event_msg",
+                {"type": "token_count", "input_tokens": 1200, "output_tokens": 30},
+                ts="2025-06-10T10:00:05.000Z",
+            ),
+        ],
+    )
+    (s,) = parse_files(CODEX, path)
+    assert [(m.model, m.flags) for m in s.messages if m.usage] == [("codex-mini-latest", ["model_inferred"])]
+
+
+@pytest.mark.parametrize("no_index", [False, True])
+def test_inferred_models_are_priced_and_named(tmp_path, no_index):
+    day = tmp_path / ".codex/sessions/2025/10/06"
+    day.mkdir(parents=True)
+    for name in ("no-turn-context", "model-after-first-call"):
+        shutil.copy(fixture(f"{NO_MODEL}{name}.jsonl"), day)
+    env = {"HOME": str(tmp_path)}
+    data = usage_json(env, "model", *(["--no-index"] if no_index else []))
+    assert data["inferred_models"] == [
+        {"model": "gpt-5", "calls": 2, "tokens": 9_400},
+        {"model": "o3", "calls": 1, "tokens": 2_050},
+    ]
+    assert data["warnings"] == [
+        "2 calls with no model recorded priced as 'gpt-5' (inferred): 9,400 tokens",
+        "1 call with no model recorded priced as 'o3' (inferred): 2,050 tokens",
+    ]
+    # gpt-5 $1.25/$0.125/$10 per MTok on (4000, 5000, 400); o3 $2/$0.5/$8 on (5500, 1500, 250)
+    assert (data["totals"]["calls"], data["totals"]["cost_usd"]) == (4, 0.023375)
+    if not no_index:
+        code, out, _ = run("doctor", env=env)
+        assert code == 0 and "inferred      3  model" in out

@@ -259,7 +259,9 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
     count; ``unknown_types`` counts records kept raw because their type is not
     known (they are included in ``records_used``).  ``invalid_values`` maps a
     reason (``tokens_out_of_range``, :mod:`agentlog.rules`) to how many values of
-    used records were not believed and counted as 0.  ``incomplete_tail_bytes``
+    used records were not believed and counted as 0.  ``inferred`` maps what
+    the agent did not record and the adapter filled in by a documented rule
+    (``model``: a call priced at a fallback model) to a count.  ``incomplete_tail_bytes``
     is a half-written last line left for the next read.  ``errors`` holds one
     line per source that could not be read.
     """
@@ -269,6 +271,7 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
     skipped: dict[str, int] = msgspec.field(default_factory=dict)
     unknown_types: dict[str, int] = msgspec.field(default_factory=dict)
     invalid_values: dict[str, int] = msgspec.field(default_factory=dict)
+    inferred: dict[str, int] = msgspec.field(default_factory=dict)
     incomplete_tail_bytes: int = 0
     errors: list[str] = msgspec.field(default_factory=list)
 
@@ -288,6 +291,10 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
         """Count ``n`` values of used records replaced by 0 for ``reason``."""
         self.invalid_values[reason] = self.invalid_values.get(reason, 0) + n
 
+    def infer(self, what: str, n: int = 1) -> None:
+        """Count ``n`` values ``what`` the agent did not record, filled in by rule."""
+        self.inferred[what] = self.inferred.get(what, 0) + n
+
     def merge(self, other: Diagnostics) -> None:
         self.records_total += other.records_total
         self.records_used += other.records_used
@@ -297,6 +304,8 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
             self.unknown_types[k] = self.unknown_types.get(k, 0) + v
         for k, v in other.invalid_values.items():
             self.invalid_values[k] = self.invalid_values.get(k, 0) + v
+        for k, v in other.inferred.items():
+            self.inferred[k] = self.inferred.get(k, 0) + v
         self.incomplete_tail_bytes += other.incomplete_tail_bytes
         self.errors.extend(other.errors)
 

@@ -12,7 +12,8 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`first_cwd` — a session's cwd (and so its project);
 * :func:`title_wins` and :func:`session_title` — title precedence;
 * :func:`owner_rank` — which session's copy of a replayed call counts;
-* :func:`counts_model` — which messages name a session's models;
+* :func:`counts_model` — which messages name a session's models, and
+  :func:`replaces_model` — when a fallback model gives way to a nearer one;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
 * :func:`replayed_prefix` — how many of a fork's first calls are its copy of
   the parent's (Codex 0.4x forks, whose copy has no end marker);
@@ -156,9 +157,21 @@ def call_stats(messages: Iterable[Message]) -> tuple[datetime | None, int]:
     return first, count
 
 
-NO_MODEL_FLAGS = frozenset({"synthetic", "replayed"})
+MODEL_INFERRED = "model_inferred"
+"""The flag of a call whose model the agent did not record (its ``model`` is a
+documented fallback, e.g. :data:`agentlog.adapters.codex.DEFAULT_MODELS`)."""
+
+NO_MODEL_FLAGS = frozenset({"synthetic", "replayed", MODEL_INFERRED})
 """Flags of messages whose model is not one the session ran on (a locally
-written placeholder; a copy of another session's call)."""
+written placeholder; a copy of another session's call; a fallback)."""
+
+
+def replaces_model(held_flags: Iterable[str], new: Message) -> bool:
+    """Whether fragment ``new`` replaces the model of a message flagged
+    ``held_flags`` that already has one: only a fallback by a nearer fallback
+    (both flagged :data:`MODEL_INFERRED`: an adapter names the session's nearest
+    recorded model once it is written, over the version's default)."""
+    return new.model is not None and MODEL_INFERRED in held_flags and MODEL_INFERRED in new.flags
 
 
 def counts_model(message: Message) -> bool:

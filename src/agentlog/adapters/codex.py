@@ -96,6 +96,14 @@ Subagents and forks
     (``replayed:token_count``).  Subagents that are not forks do not replay usage:
     their first event counts.
 
+    No recorded model (rollouts before ``turn_context`` existed, pre-envelope
+    files, calls before a session's first ``turn_context``): the call is flagged
+    ``model_inferred`` and takes the session's nearest recorded model — the
+    first ``turn_context`` model written after it — else Codex's default model
+    for the rollout's ``cli_version`` (else its date), :data:`DEFAULT_MODELS`.
+    ccusage prices such calls as ``gpt-5`` whatever the version
+    (``adapter/codex/README.md``, ``shared/cost.md`` §2 "Model").
+
     0.4x forks have no such marker: ``turn_context`` has no ``turn_id`` and the
     fork's own meta is written once, before the copied items (openai/codex
     ``codex-rs/core/src/codex.rs`` of that era: ``InitialHistory::Forked`` mints
@@ -148,7 +156,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
@@ -320,6 +328,45 @@ def token_vector(usage: Any) -> list[int] | None:
     ]
 
 
+DEFAULT_MODELS: tuple[tuple[tuple[int, ...], date, str], ...] = (
+    ((0, 0, 0), date(2025, 4, 16), "o4-mini"),
+    ((0, 1, 2505160811), date(2025, 5, 16), "codex-mini-latest"),
+    ((0, 16, 0), date(2025, 8, 7), "gpt-5"),
+    ((0, 40, 0), date(2025, 9, 23), "gpt-5-codex"),
+    ((0, 58, 0), date(2025, 11, 13), "gpt-5.1-codex"),
+)
+"""Codex's default model, ``(first cli_version, first UTC day, model)``, oldest
+first, from openai/codex's history: ``o4-mini`` (PRs #12 and #39, 2025-04-16:
+"codex defaults to o4-mini"); ``codex-mini-latest`` from 0.1.2505160811 (PR #953,
+2025-05-16, "bump(version): 0.1.2505160811 codex-mini-latest"; codex-rs PR #1164,
+2025-05-29); ``gpt-5`` (PR #1943 "change OPENAI_DEFAULT_MODEL to gpt-5", the
+GPT-5 launch, 2025-08-07; PR #2199, 2025-08-11: "gpt-5 has replaced
+codex-mini-latest as the default"); ``gpt-5-codex`` (PR #4076, 2025-09-23,
+"Default model and docs now use gpt-5-codex"); ``gpt-5.1-codex`` (PRs #6653/#6654,
+2025-11-14, and #6922 "Keep gpt-5.1-codex the default"; issue #6711: 0.58.0 runs
+gpt-5.1-codex).  The days are the PRs' dates; the versions 0.16.0 and 0.40.0 are
+the first releases after them by date, not checked against the release tags.
+Later rollouts always record a ``turn_context`` model."""
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def default_model(cli_version: str | None, when: datetime | None) -> str | None:
+    """Codex's default model for a rollout written by ``cli_version`` (else at
+    ``when``, aware), from :data:`DEFAULT_MODELS`; ``None`` when neither is known
+    or both predate the table."""
+    found = _VERSION.match(cli_version or "")
+    if found:
+        version = tuple(int(g or 0) for g in found.groups())
+        models = [model for first, _, model in DEFAULT_MODELS if first <= version]
+    elif when is not None:
+        day = when.astimezone(UTC).date()
+        models = [model for _, first, model in DEFAULT_MODELS if first <= day]
+    else:
+        models = []
+    return models[-1] if models else None
+
+
 def total_delta(
     total: list[int], prev: list[int] | None, last: list[int] | None, fork_copy: bool = False
 ) -> list[int]:
@@ -475,6 +522,8 @@ class CodexState(msgspec.Struct, kw_only=True):
     last_web_search: str | None = None
     compaction_open: bool = False
     rate_limits: RateLimits | None = None
+    inferred: list[str] = msgspec.field(default_factory=list)
+    """Calls priced at the version's default model until a ``turn_context`` names one."""
 
 
 class CodexParser(LineParser[CodexState]):
@@ -664,6 +713,12 @@ class CodexParser(LineParser[CodexState]):
         self.diagnostics.use()
         self._turn_boundary(payload)
         self.state.model = as_str(payload.get("model")) or self.state.model
+        if self.state.model is not None and self.state.inferred:
+            for mid in self.state.inferred:  # the nearest recorded model, over the version's default
+                self._emit(
+                    Message(id=mid, role="assistant", model=self.state.model, flags=["model_inferred"])
+                )
+            self.state.inferred.clear()
         cwd = as_str(payload.get("cwd"))
         if cwd and not self.replaying:
             self.session.cwd = cwd
@@ -1004,6 +1059,11 @@ class CodexParser(LineParser[CodexState]):
         flags: list[MessageFlag] = (
             ["replay_candidate"] if state.fork_phase in (_FORK_BEFORE, _FORK_MATCH) else []
         )
+        if model is None:
+            model = default_model(self.session.agent_version, when or self.session.started_at)
+            flags.append("model_inferred")
+            self.diagnostics.infer("model")
+            state.inferred.append(state.usage_target or self._mid(offset))
         if state.usage_target is not None:
             self._emit(
                 Message(id=state.usage_target, role="assistant", model=model, usage=usage, flags=flags)
@@ -1123,7 +1183,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 3
+    parser_version = 4
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -37,7 +37,7 @@ class TraeCliAdapter(CodexAdapter):
 
     slug = SLUG
     display_name = "TRAE CLI"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("TRAEX_HOME", "TRAEX_SESSIONS_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -259,6 +259,10 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
             console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
         for reason, n in sorted(r.invalid_values.items(), key=lambda kv: -kv[1]):
             console.print(f"  zeroed {n:>8,}  {clean(reason, one_line=True)}")
+        for what, n in sorted(r.inferred.items(), key=lambda kv: -kv[1]):
+            console.print(
+                f"  inferred {n:>6,}  {clean(what, one_line=True)} (not recorded; see usage warnings)"
+            )
         if r.incomplete_tail_bytes:
             console.print(
                 f"  {r.incomplete_tail_bytes:,} bytes of half-written last lines (read once complete)"

@@ -149,7 +149,9 @@ class Pricer:
     resolved tables (``None`` for a model without a price), e.g. from the index's
     price cache; :attr:`resolved` collects the ones resolved here, to keep.
     ``unpriced`` counts the tokens of calls whose model has no price, by the
-    model id as recorded (``"<none>"`` when no model was recorded).
+    model id as recorded (``"<none>"`` when no model was recorded);
+    ``inferred`` counts ``(calls, tokens)`` of the calls estimated at a fallback model
+    (:attr:`~agentlog.usage.calls.Call.model_inferred`), by that model.
     Raises :class:`~agentlog.errors.UsageError` for a malformed override file
     (when a price is first resolved).
     """
@@ -165,6 +167,7 @@ class Pricer:
         self.known: dict[PriceKey, PriceTable | None] = dict(known or {})
         self.resolved: dict[PriceKey, PriceTable | None] = {}
         self.unpriced: Counter[str] = Counter()
+        self.inferred: dict[str, tuple[int, int]] = {}
         self._resolver: Resolver | None = None
         self._by_day: dict[tuple[str, date, str | None], PriceTable | None] = {}
 
@@ -219,6 +222,9 @@ class Pricer:
             return PricedCall(call=call, cost=cost * PICO_PER_NANO, cost_source="recorded")
         if mode == "recorded":
             return PricedCall(call=call, cost=None, cost_source="unpriced")
+        if call.model_inferred and call.model:
+            calls, tokens = self.inferred.get(call.model, (0, 0))
+            self.inferred[call.model] = (calls + call.calls, tokens + call.usage.total_tokens)
         table = self.table(call.model, call.timestamp, call.service_tier) if call.model else None
         if table is None:
             self.unpriced[call.model or "<none>"] += call.usage.total_tokens
