@@ -15,7 +15,7 @@ from agentlog.cli.options import agent_option, filter_options, json_option, no_s
 from agentlog.cli.render import plain_table, print_json, render_transcript, session_row, sessions_table
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
-from agentlog.load import LoadReport, discover_sources, sniff
+from agentlog.load import LoadReport, discover_sources, most_specific, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
 from agentlog.probe import PathProblem
@@ -311,7 +311,7 @@ def detect(app: App, file: Path, as_json: bool) -> None:
     except OSError as exc:
         raise NotFound(f"{file}: cannot read ({exc.strerror or exc})") from None
     scores = sorted(((sniff(a, file.name, head), a) for a in all_adapters()), key=lambda t: -t[0])
-    best_score, best = scores[0]
+    best_score, best = most_specific(scores)
     if as_json:
         print_json(
             {
