@@ -23,6 +23,7 @@ from agentlog.adapters import SourceRef
 from agentlog.adapters.codex import CodexAdapter, default_model, split_patch, tool_name, uuid7_ms
 from agentlog.load import LoadReport, build_sessions, load_sessions, parse_source
 from agentlog.model import CompactionPart, FilePart, ReasoningPart, Session, TextPart, ToolCallPart
+from agentlog.query import SessionFilter
 from agentlog.rules import replayed_prefix
 from conftest import fixture, parse_files, parse_one, shared_fixture
 from fuzz import checks
@@ -342,7 +343,7 @@ def test_last_token_usage_only_and_legacy_flat_counts(tmp_path):
 
 
 def test_cache_write_and_web_searches_are_split_out():
-    s = parse_one(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    (s,) = parse_files(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
     assert buckets(s) == (2_600, 9_900, 500, 760, 270)
     assert s.usage.web_search_requests == 1
     usages = [m.usage.total_tokens for m in s.messages if m.usage]
@@ -353,7 +354,13 @@ def test_cache_write_and_web_searches_are_split_out():
 
 
 def test_synthetic_tools():
-    s = parse_one(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    (s,) = parse_files(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    # session_meta source "exec": a `codex exec` run, listed apart, resumed by `codex exec resume`
+    assert (s.kind, s.parent_key, s.resume_command) == (
+        "exec",
+        None,
+        "codex exec resume 019ca9f0-1c00-7000-8000-0000000000aa",
+    )
     assert roles(s) == {"user": 2, "assistant": 8, "system": 3}
     assert s.title == "Config loader refactor"
     assert (s.status, s.status_evidence) == ("errored", "event_msg/error")
@@ -823,3 +830,85 @@ def test_inferred_models_are_priced_and_named(tmp_path, no_index):
     if not no_index:
         code, out, _ = run("doctor", env=env)
         assert code == 0 and "inferred      3  model" in out
+
+
+# -- codex exec runs (issue #12 rule 4) -----------------------------------------------------
+
+EXEC_STREAM = "codex/rollout-exec-json-stream.jsonl"
+EXEC_ID = "0199c3d4-5e6f-7a80-9b1c-2d3e4f5a6b7c"
+
+
+def test_exec_json_stream_is_read():
+    (s,) = parse_files(CODEX, fixture(EXEC_STREAM))
+    assert (s.key, s.kind, s.status, s.resume_command) == (
+        f"codex:{EXEC_ID}",
+        "exec",
+        "done",
+        f"codex exec resume {EXEC_ID}",
+    )
+    # turn.completed usage is the thread's running total: (24000, 18000, 900) then (31000, 23000, 1000)
+    assert [
+        (m.usage.input_tokens, m.usage.cache_read_tokens, m.usage.output_tokens)
+        for m in s.messages
+        if m.usage
+    ] == [
+        (6_000, 18_000, 900),
+        (2_000, 5_000, 100),
+    ]
+    tools = [(c.tool, c.raw_name, c.input, c.result.is_error, c.result.output) for c in s.tool_calls()]
+    assert tools == [
+        ("bash", "command_execution", {"command": "bash -lc 'pytest -q'"}, True, "1 failed, 4 passed\n"),
+        ("edit", "file_change", {"file_path": "/work/app/tests/test_io.py"}, False, None),
+        ("write", "file_change", {"file_path": "/work/app/tests/conftest.py"}, False, None),
+        (
+            "mcp__docs__search",
+            "docs__search",
+            {"q": "tmp_path"},
+            False,
+            [{"type": "text", "text": "tmp_path is a pytest fixture"}],
+        ),
+    ]
+    assert [m.text for m in s.messages if m.role == "assistant" and m.text] == [
+        "Fixed the failing test.",
+        "All 5 tests pass now.",
+    ]
+    assert (s.diagnostics.records_total, s.diagnostics.skipped) == (12, {"ignored:item.started": 1})
+    assert s.models == [] and s.diagnostics.inferred == {}  # no model, no version, no time: unpriced
+
+
+def test_exec_stream_under_root_is_found_by_content_and_detected(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(fixture(EXEC_STREAM), folder / "run-42.jsonl")
+    (s,) = load_sessions(env={}, home=tmp_path / "nohome", extra_roots=[folder])
+    assert (s.key, s.kind, s.usage.total_tokens) == (f"codex:{EXEC_ID}", "exec", 32_000)
+    code, out, _ = run("detect", str(folder / "run-42.jsonl"), "--json")
+    assert code == 0 and (json.loads(out)["agent"], json.loads(out)["confidence"]) == ("codex", 0.9)
+
+
+def test_exec_runs_are_left_out_of_the_session_list_unless_asked(tmp_path):
+    day = tmp_path / ".codex/sessions/2026/03/01"
+    day.mkdir(parents=True)
+    for rel in (
+        "codex/rollout-synthetic-tools.jsonl",
+        EXEC_STREAM,
+        "codex/rollout-synthetic-fork-replay.jsonl",
+    ):
+        shutil.copy(fixture(rel), day)
+    env = {"HOME": str(tmp_path)}
+
+    def listed(*flags: str) -> list[tuple[str, str]]:
+        code, out, err = run("sessions", "--agent", "codex", "--json", *flags, env=env)
+        assert code == 0, err
+        return sorted((row["id"], row["kind"]) for row in json.loads(out))
+
+    exec_rows = [(EXEC_ID, "exec"), ("019ca9f0-1c00-7000-8000-0000000000aa", "exec")]
+    fork = ("019ca8d7-2d00-7000-8000-000000000001", "fork")
+    assert listed() == []  # the fork has a parent (not in this home): a child row
+    assert listed("--exec") == sorted(exec_rows)
+    assert listed("--subagents") == sorted([*exec_rows, fork])
+    sessions = load_sessions(["codex"], env, tmp_path)
+    assert [s.id for s in sessions if SessionFilter().matches(s)] == []
+    assert sorted(s.id for s in sessions if SessionFilter(include_exec=True).matches(s)) == sorted(
+        i for i, _ in exec_rows
+    )

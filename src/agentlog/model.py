@@ -28,7 +28,8 @@ import msgspec
 Role = Literal["user", "assistant", "system", "tool"]
 CostSource = Literal["recorded", "estimated", "unpriced"]
 ToolStatus = Literal["pending", "completed", "error", "interrupted"]
-SessionKind = Literal["main", "subagent", "fork", "side_question", "review", "compact"]
+SessionKind = Literal["main", "subagent", "fork", "side_question", "review", "compact", "exec"]
+"""``exec``: a non-interactive run (``codex exec``), listed apart like subagents."""
 SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "errored", "unknown"]
 
 #: Message flags (``Message.flags``).  ``meta``: injected context (system reminders,

@@ -9,8 +9,10 @@ Locations
     ``$CODEX_HOME/archived_sessions/…``; ``CODEX_HOME`` defaults to ``~/.codex`` and
     may be a comma-separated list (as in ccusage).  All of every home's ``sessions/``
     are listed before any ``archived_sessions/``, because the loader keeps the first
-    copy of a session found twice.  Under any other root only ``rollout-*.jsonl``
-    files are sources.  ``~/.codex/state.sqlite`` is ignored (rollouts are the truth).
+    copy of a session found twice.  Under any other root (``--root``) every
+    ``*.jsonl`` file is offered, and content sniffing picks the agent (a saved
+    ``codex exec --json`` stream has any name).  ``~/.codex/state.sqlite`` is
+    ignored (rollouts are the truth).
 
 Records
     Current form: ``{"timestamp", "type", "payload"}`` with ``type`` one of
@@ -61,6 +63,31 @@ Records
     Sample: ``{"timestamp":"2026-02-23T12:19:52.620Z","type":"response_item",
     "payload":{"type":"function_call","name":"exec_command","arguments":"{\\"cmd\\":
     \\"ls\\"}","call_id":"call_UtYw…"}}``
+
+``codex exec``
+    A rollout whose ``session_meta.source`` is ``"exec"`` (openai/codex
+    ``protocol.rs`` ``SessionSource``, ``rename_all = "lowercase"``: ``cli``,
+    ``vscode``, ``exec``, ``mcp``, ``{"subagent": …}``; ``exec/src/lib.rs``
+    starts threads with ``SessionSource::Exec``) is kind ``exec``: a
+    non-interactive run, left out of the default session list like subagents
+    (``sessions --exec`` lists them), resumed by ``codex exec resume <id>``.
+    A saved ``codex exec --json`` stream (``exec/src/exec_events.rs``
+    ``ThreadEvent``: ``thread.started {thread_id}``, ``turn.started``,
+    ``turn.completed {usage: {input_tokens, cached_input_tokens,
+    output_tokens}}``, ``turn.failed {error.message}``, ``item.started``/
+    ``item.updated``/``item.completed {item: {id, type, …}}``, ``error``) is read
+    too: the session id is ``thread_id``, kind ``exec``; completed items only
+    (``agent_message``/``plan`` → text, ``reasoning`` → a reasoning summary,
+    ``command_execution`` → ``bash`` with its output and exit code,
+    ``file_change`` → ``write``/``edit``/``delete`` per change,
+    ``mcp_tool_call`` → ``mcp__server__tool``, ``web_search``, ``todo_list`` →
+    ``todo``, ``collab_tool_call`` → ``task``, ``error`` → an ``api_error``
+    system message); started/updated items are ``ignored:<type>``.  The
+    stream has no timestamps, prompt, cwd or model.  ``turn.completed.usage`` is
+    the thread's cumulative total (``event_processor_with_jsonl_output.rs``
+    ``usage_from_last_total``, the last ``TokenCount`` ``total_token_usage``), so
+    each turn's call is the difference, as for ``token_count`` (input includes
+    cached).  Unknown item types are kept raw.
 
 Messages
     Codex has no message ids: every message is ``<session id>@<byte offset>`` of its
@@ -194,6 +221,10 @@ from agentlog.rules import session_key
 SLUG = "codex"
 
 _ENVELOPES = ("session_meta", "response_item", "turn_context", "event_msg", "compacted")
+_EXEC_EVENTS = frozenset({
+    "thread.started", "turn.started", "turn.completed", "turn.failed", "item.started", "item.updated",
+    "item.completed", "item.plan.delta", "request_user_input", "error",
+})  # fmt: skip
 _IGNORED_ENVELOPES = ("world_state", "inter_agent_communication", "inter_agent_communication_metadata")
 _IGNORED_ITEMS = ("ghost_snapshot", "compaction", "other")
 # fmt: off
@@ -482,6 +513,54 @@ def tool_result(output: Any, success: Any = None) -> ToolResult:
     )
 
 
+def _exec_calls(item: dict[str, Any]) -> list[tuple[str, str, Any]] | None:
+    """``(tool, raw name, input)`` per tool call of a ``codex exec --json`` item
+    (``None``: not a tool item); shapes of openai/codex
+    ``codex-rs/exec/src/exec_events.rs`` ``ThreadItemDetails``."""
+    kind = item.get("type")
+    if kind == "command_execution":
+        return [("bash", "command_execution", {"command": item.get("command")})]
+    if kind == "file_change":
+        raw = item.get("changes")
+        changes: list[Any] = raw if isinstance(raw, list) else []
+        tools = {"add": "write", "update": "edit", "delete": "delete"}
+        return [
+            (tools.get(str(c.get("kind")), "edit"), "file_change", {"file_path": c.get("path")})
+            for c in changes
+            if isinstance(c, dict)
+        ] or [("edit", "file_change", {})]
+    if kind == "mcp_tool_call":
+        server, tool = as_str(item.get("server")) or "", as_str(item.get("tool")) or "unknown"
+        return [(tool_name(tool, server or None), f"{server}__{tool}", item.get("arguments"))]
+    if kind == "web_search":
+        return [("web_search", "web_search", {"query": item.get("query"), "action": item.get("action")})]
+    if kind == "todo_list":
+        return [("todo", "todo_list", {"items": item.get("items")})]
+    if kind == "collab_tool_call":
+        args = {k: item.get(k) for k in ("tool", "prompt", "receiver_thread_ids")}
+        return [("task", "collab_tool_call", args)]
+    return None
+
+
+def _exec_result(item: dict[str, Any]) -> ToolResult:
+    """The result of a completed ``codex exec --json`` tool item."""
+    status = as_str(item.get("status"))
+    failed = status in ("failed", "declined") or failed_exit(item.get("exit_code"))
+    output: Any = item.get("aggregated_output")
+    if item.get("type") == "mcp_tool_call":
+        result, error = item.get("result"), item.get("error")
+        output = result.get("content") if isinstance(result, dict) else None
+        if isinstance(error, dict):
+            output, failed = error.get("message"), True
+    structured = {k: item[k] for k in ("exit_code", "status", "changes") if k in item}
+    return ToolResult(
+        output=output,
+        is_error=failed,
+        status="error" if failed else "completed",
+        structured=structured or None,
+    )
+
+
 class _Pending(msgspec.Struct, array_like=True):
     """A user response item emitted as a prompt that may turn out to be injected context."""
 
@@ -615,6 +694,8 @@ class CodexParser(LineParser[CodexState]):
                 self._event(payload, record, offset, when)
             else:
                 self._item(payload, record, offset, when)
+        elif kind in _EXEC_EVENTS:
+            self._exec_event(kind, record, offset)
         elif isinstance(kind, str) and "payload" in record:
             self._unknown(record, offset, when, kind)
         elif record.get("record_type") == "state":
@@ -688,6 +769,8 @@ class CodexParser(LineParser[CodexState]):
             header.subagent_type = as_str(meta.get("agent_role")) or as_str(meta.get("agent_nickname"))
         elif as_str(meta.get("forked_from_id")):
             kind = "fork"
+        elif source == "exec":
+            kind = "exec"
         header.kind = kind
         parent = parent or as_str(meta.get("forked_from_id"))
         header.parent_key = session_key(cls.slug, parent) if parent else None
@@ -1061,8 +1144,9 @@ class CodexParser(LineParser[CodexState]):
         )
         if model is None:
             model = default_model(self.session.agent_version, when or self.session.started_at)
-            flags.append("model_inferred")
-            self.diagnostics.infer("model")
+            if model is not None:
+                flags.append("model_inferred")
+                self.diagnostics.infer("model")
             state.inferred.append(state.usage_target or self._mid(offset))
         if state.usage_target is not None:
             self._emit(
@@ -1162,6 +1246,68 @@ class CodexParser(LineParser[CodexState]):
         else:
             self.diagnostics.skip(f"ignored:{kind}")
 
+    # -- codex exec --json streams --------------------------------------------------
+
+    def _exec_event(self, kind: str, record: dict[str, Any], offset: int) -> None:
+        """One line of a saved ``codex exec --json`` stream (no timestamps)."""
+        thread = as_str(record.get("thread_id")) if kind == "thread.started" else None
+        if self.state.header is None and thread:
+            self.state.header = self._new_header(thread)
+        if not self.state.meta_seen:
+            self.session.kind = "exec"
+        if kind == "thread.started":
+            self.diagnostics.use()
+        elif kind == "turn.started":
+            self.diagnostics.use()
+            self.state.current = None
+            self._status("working", "turn.started")
+        elif kind == "turn.completed":
+            usage = record.get("usage")
+            if not isinstance(usage, dict):
+                self.diagnostics.skip("malformed:turn.completed")
+                return
+            self._token_count({"info": {"total_token_usage": usage}}, offset, None)
+            self._status("done", "turn.completed")
+        elif kind in ("turn.failed", "error"):
+            self.diagnostics.use()
+            error = record.get("error") if kind == "turn.failed" else record
+            text = (as_str(error.get("message")) if isinstance(error, dict) else None) or kind
+            self._emit(self._message(offset, "system", None, [TextPart(text=text)], ("api_error",)))
+            self._status("errored", kind)
+        elif kind == "item.completed" and isinstance(record.get("item"), dict):
+            self._exec_item(record["item"], record, offset)
+        else:
+            self.diagnostics.skip(f"ignored:{kind}")
+
+    def _exec_item(self, item: dict[str, Any], record: dict[str, Any], offset: int) -> None:
+        kind = item.get("type")
+        item_id = as_str(item.get("id")) or self._mid(offset)
+        if kind == "agent_message" or kind == "plan":
+            self.diagnostics.use()
+            self._assistant([TextPart(text=as_str(item.get("text")) or "")], offset, None)
+            return
+        if kind == "reasoning":
+            self.diagnostics.use()
+            self._assistant([ReasoningPart(summary=as_str(item.get("text")) or "")], offset, None)
+            return
+        if kind == "error":
+            self.diagnostics.use()
+            text = as_str(item.get("message")) or "error"
+            self._emit(self._message(offset, "system", None, [TextPart(text=text)], ("api_error",)))
+            return
+        calls = _exec_calls(item)
+        if calls is None:
+            self._unknown(record, offset, None, f"item/{kind if isinstance(kind, str) else '<none>'}")
+            return
+        self.diagnostics.use()
+        parts: list[Part] = [
+            ToolCallPart(call_id=item_id if i == 0 else f"{item_id}#{i}", tool=tool, raw_name=raw, input=args)
+            for i, (tool, raw, args) in enumerate(calls)
+        ]
+        self._assistant(parts, offset, None)
+        self.state.current = None
+        self._results(item_id, len(parts), _exec_result(item), offset, None)
+
     # -- headers ------------------------------------------------------------------
 
     def headers(self) -> list[Session]:
@@ -1193,11 +1339,11 @@ class CodexAdapter(JsonlAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         folders = [root / "sessions", root / "archived_sessions"]
-        if not any(probe.is_dir(f) for f in folders):
-            folders = [root]
-        for folder in folders:
+        layout = any(probe.is_dir(f) for f in folders)
+        for folder in folders if layout else [root]:
             for path in walk_files(folder, ".jsonl"):
-                if path.name.startswith("rollout-"):
+                # elsewhere a saved `codex exec --json` stream may have any name: sniffing decides
+                if path.name.startswith("rollout-") or not layout:
                     yield SourceRef(agent=self.slug, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
@@ -1220,6 +1366,12 @@ class CodexAdapter(JsonlAdapter):
                 or payload.get("type") in ("token_count", "user_message", "function_call", "reasoning")
                 else 0.85
             )
+        if kind == "thread.started" and isinstance(record.get("thread_id"), str):
+            return 0.9
+        if kind in ("turn.started", "turn.completed", "item.started", "item.completed") and (
+            kind.startswith("turn") or isinstance(record.get("item"), dict)
+        ):
+            return 0.7
         if record.get("record_type") == "state":
             return 0.8
         if kind is None and "id" in record and "instructions" in record:
@@ -1232,4 +1384,6 @@ class CodexAdapter(JsonlAdapter):
         return CodexParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
+        if session.kind == "exec":
+            return resume_line("codex exec resume", session.id)
         return resume_line("codex resume", session.id) if session.kind in ("main", "fork") else None

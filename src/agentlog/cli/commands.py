@@ -92,7 +92,8 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
 
 @main.command()
 @filter_options("sessions")
-@click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
+@click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions (and exec runs).")
+@click.option("--exec", "exec_runs", is_flag=True, help="Also list non-interactive runs (codex exec).")
 @click.option(
     "--limit",
     "-n",
@@ -110,13 +111,18 @@ def sessions(
     since: str | None,
     until: str | None,
     subagents: bool,
+    exec_runs: bool,
     limit: int | None,
     as_json: bool,
     no_sync: bool,
 ) -> None:
     """List sessions active in the time span, newest first."""
     where = SessionFilter(
-        agent=resolve_agent(agent), project=project, span=parse_span(since, until), include_children=subagents
+        agent=resolve_agent(agent),
+        project=project,
+        span=parse_span(since, until),
+        include_children=subagents,
+        include_exec=exec_runs,
     )
     conn, _ = open_index(app, no_sync)
     found = session_service.list_sessions(conn, where, limit)
