@@ -377,7 +377,9 @@ codex-mini-latest as the default"); ``gpt-5-codex`` (PR #4076, 2025-09-23,
 2025-11-14, and #6922 "Keep gpt-5.1-codex the default"; issue #6711: 0.58.0 runs
 gpt-5.1-codex).  The days are the PRs' dates; the versions 0.16.0 and 0.40.0 are
 the first releases after them by date, not checked against the release tags.
-Later rollouts always record a ``turn_context`` model."""
+Later rollouts always record a ``turn_context`` model.  genai-prices' bundled table
+has no ``codex-mini-latest`` (removed from the API in 2026): such calls stay
+unpriced, named in the warning, unless ``prices.toml`` prices it."""
 
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 

@@ -38,8 +38,10 @@ per million tokens, and optional tiers::
     input_mtok = 2.0
     output_mtok = 10.0
 
-An override applies to the normalised id (:mod:`agentlog.usage.models`) and wins
-over the bundled table.
+An override's id is normalised like recorded ids (:mod:`agentlog.usage.models`),
+applies to every recorded id that normalises to it (dated ids, provider
+prefixes, ``-latest`` aliases) and wins over the bundled table
+(:mod:`agentlog.usage.resolve`).
 """
 
 from __future__ import annotations
@@ -222,13 +224,13 @@ class Pricer:
             return PricedCall(call=call, cost=cost * PICO_PER_NANO, cost_source="recorded")
         if mode == "recorded":
             return PricedCall(call=call, cost=None, cost_source="unpriced")
-        if call.model_inferred and call.model:
-            calls, tokens = self.inferred.get(call.model, (0, 0))
-            self.inferred[call.model] = (calls + call.calls, tokens + call.usage.total_tokens)
         table = self.table(call.model, call.timestamp, call.service_tier) if call.model else None
         if table is None:
             self.unpriced[call.model or "<none>"] += call.usage.total_tokens
             return PricedCall(call=call, cost=None, cost_source="unpriced")
+        if call.model_inferred and call.model:
+            calls, tokens = self.inferred.get(call.model, (0, 0))
+            self.inferred[call.model] = (calls + call.calls, tokens + call.usage.total_tokens)
         return PricedCall(call=call, cost=table.cost(call), cost_source="estimated", priced_as=table.model)
 
     def price_all(
