@@ -133,11 +133,13 @@ Subagents and forks
 
     0.4x forks have no such marker: ``turn_context`` has no ``turn_id`` and the
     fork's own meta is written once, before the copied items (openai/codex
-    ``codex-rs/core/src/codex.rs`` of that era: ``InitialHistory::Forked`` mints
-    a new conversation id, writes its meta, then persists the parent's rollout
-    items as they were, its ``session_meta`` and ``token_count`` events
-    included, with the fork's timestamps; no token state is carried over, so the
-    fork's counter starts again).  When a fork's first turn boundary carries no
+    ``codex-rs/core/src/codex.rs``: ``InitialHistory::Forked`` mints a new
+    conversation id, writes its meta, then persists the parent's rollout items
+    "as-is", their ``session_meta`` and ``token_count`` events included, with
+    the fork's timestamps; the fork's token counter is seeded from the copy in
+    builds that call ``last_token_info_from_rollout`` there, and starts again
+    in builds that do not — whether 0.4x did was not checked, both are
+    handled).  When a fork's first turn boundary carries no
     UUIDv7 ``turn_id`` the parser stops guessing: messages are not flagged, every
     call is counted and flagged ``replay_candidate``, and a restarted counter (a
     component falls, or ``total == last`` after another total) gives the call
@@ -408,11 +410,10 @@ def total_delta(
     (a component fell; or, in a fork's unmarked copy (``fork_copy``), ``total``
     equals the call's own ``last`` vector while ``prev`` differs: the fork's first
     call after the copied history), when the call is ``last`` (else ``total``).
-    0.4x forks start a fresh counter after
-    the parent's copied ``token_count`` events (openai/codex
-    ``codex-rs/core/src/codex.rs`` ``InitialHistory::Forked``: a new conversation
-    id, the parent's rollout items persisted as they were, no token state
-    carried over)."""
+    A fork's counter either continues from the copied totals (builds that seed
+    it: openai/codex ``codex-rs/core/src/codex.rs`` ``InitialHistory::Forked``
+    calls ``last_token_info_from_rollout``) or starts again (builds without that
+    seeding); both read right."""
     if prev is None:
         return total
     restarted = any(now < before for now, before in zip(total, prev, strict=True)) or (
