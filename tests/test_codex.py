@@ -712,6 +712,13 @@ def test_v044_fork_family_counts_each_call_once():
     assert roles(got["fork"]) == {"user~": 2, "assistant~": 2, "user": 1, "assistant": 1}
     assert roles(got["chained-fork"]) == {"user~": 3, "assistant~": 3, "user": 1, "assistant": 1}
     assert [m.text for m in got["fork"].messages if not m.hidden] == ["Now add a lint target", "Added lint."]
+    # titled by its own first prompt, not the parent's (rules.fork_title)
+    assert {n: got[n].title for n in ("main", "fork", "chained-fork", "subagent-fork")} == {
+        "main": "Explain the build",
+        "fork": "Now add a lint target",
+        "chained-fork": "Rename lint to check",
+        "subagent-fork": "Check the test target",
+    }
 
 
 def test_v044_fork_without_its_parent_counts_the_copy():

@@ -6,7 +6,8 @@
 * A fork whose copy of its parent's history has no end marker (calls flagged
   ``replay_candidate``) has its first :func:`agentlog.rules.replayed_prefix`
   calls, and every message up to the last of them, flagged ``replayed`` and
-  their usage dropped: the fork counts only its own calls.
+  their usage dropped: the fork counts only its own calls (and takes its own
+  first prompt as title, :func:`agentlog.rules.fork_title`).
 * A message id seen with usage in several sessions of one agent (Claude Code
   replays history into resumed/forked files and sidechain logs) carries its usage
   once: in the session :func:`agentlog.rules.owner_rank` puts first; the other
@@ -22,6 +23,8 @@ from agentlog.rules import (
     REPLAY_CANDIDATE,
     call_stats,
     call_tokens,
+    first_user_text,
+    fork_title,
     owner_rank,
     replayed_prefix,
     spawning_call,
@@ -53,9 +56,12 @@ def _drop_fork_copies(sessions: list[Session], by_key: dict[str, Session]) -> No
         if n:
             cuts.append((child, child.messages.index(calls[n - 1])))
     for child, last in cuts:
-        for message in child.messages[: last + 1]:
+        copied = child.messages[: last + 1]
+        for message in copied:
             message.usage = None
             message.flag("replayed")
+        prompts = {m.text.strip() for m in copied if m.role == "user"}
+        child.title = fork_title(child.title, prompts, first_user_text(child))
         finalize(child)
 
 

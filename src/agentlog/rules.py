@@ -16,7 +16,8 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
   :func:`replaces_model` — when a fallback model gives way to a nearer one;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
 * :func:`replayed_prefix` — how many of a fork's first calls are its copy of
-  the parent's (Codex 0.4x forks, whose copy has no end marker);
+  the parent's (Codex 0.4x forks, whose copy has no end marker), and
+  :func:`fork_title` — the title such a fork then takes;
 * :func:`same_session` — whether two sources holding one session key are one
   session (a duplicate copy) or two different sessions, judged by content, and
   :func:`distinct_id` — the id the later one's sessions then take.
@@ -179,7 +180,7 @@ def counts_model(message: Message) -> bool:
     return bool(message.model) and not NO_MODEL_FLAGS.intersection(message.flags)
 
 
-def _first_user_text(session: Session) -> str:
+def first_user_text(session: Session) -> str:
     for message in session.messages:
         if message.role == "user" and not message.hidden:
             text = message.text.strip()
@@ -208,7 +209,7 @@ def spawning_call(parent: Session, child: Session) -> str | None:
     child's first visible user text, or the text of one ``<task>`` element
     wrapping it.  ``parent`` needs only its messages with tool calls, ``child``
     only its first visible user message."""
-    text = _first_user_text(child)
+    text = first_user_text(child)
     prompts = _prompts(text) if text else set()
     ids = {child.id, child.id.removeprefix("agent-")}
     for call in parent.tool_calls():
@@ -263,6 +264,15 @@ def replayed_prefix(parent: Sequence[CallTokens], child: Sequence[tuple[CallToke
             break
         n += 1
     return n
+
+
+def fork_title(title: str | None, copied_prompts: set[str], own_prompt: str) -> str | None:
+    """A fork's title once its copy of the parent is found
+    (:func:`replayed_prefix`): a ``title`` that is one of the copied prompts
+    (the parser titled it by the parent's prompt: 0.4x forks have no marker to
+    tell it) gives way to the fork's own first prompt ``own_prompt`` (its first
+    visible user text), when it has one."""
+    return own_prompt if own_prompt and title in copied_prompts else title
 
 
 Signature = tuple[str, str, datetime | None]

@@ -36,6 +36,8 @@ from agentlog.rules import (
     CallTokens,
     Signature,
     counts_model,
+    first_user_text,
+    fork_title,
     owner_rank,
     replayed_prefix,
     session_key,
@@ -100,6 +102,9 @@ class Store:
         exists, so look-ups are limited to the ids and call ids it remembers."""
         self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
+        self._titles: dict[str, str | None] = {}
+        """Session key → the title its header gives, for the headers written here
+        (a source's stored headers are updated after its sessions)."""
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
         self._models: dict[str, list[str]] = {}
         """Session key → models of the messages written since then that name one
@@ -180,6 +185,7 @@ class Store:
         """Write the sessions a source defines; ``models`` adds to what is stored
         (an appended part's header knows only the models it saw)."""
         for h in headers:
+            self._titles[h.key] = h.title
             values = [getattr(h, c) for c in HEADER_COLUMNS]
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (h.key,)).fetchone()
             models = json.loads(row[0]) if row else []
@@ -489,8 +495,35 @@ class Store:
                                    AND o.rowid != messages.rowid)""",
                 (key, cut),
             )
+            self._retitle_fork(key, cut)
             changed.add(key)
         return changed
+
+    def _retitle_fork(self, key: str, cut: int) -> None:
+        """:func:`~agentlog.rules.fork_title` of fork ``key`` whose copy ends at
+        message ``cut`` (a rowid; 0: no copy), from the title its header
+        recorded, as :mod:`agentlog.link` sets it."""
+        if key in self._titles:
+            title = self._titles[key]
+        else:
+            row = self.conn.execute(
+                "SELECT src.headers FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.key = ?",
+                (key,),
+            ).fetchone()
+            title = _recorded_title(row[0] if row else None, key)
+        rowids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid", (key,)
+            )
+        ]
+        users = self.messages_by_rowid(rowids)
+        copied = {m.text.strip() for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
+        own = Session(key=key, agent="", id="", messages=users)
+        self.conn.execute(
+            "UPDATE sessions SET title = ? WHERE key = ?",
+            (fork_title(title, copied, first_user_text(own)), key),
+        )
 
     def _calls_of(self, key: str) -> list[tuple[int, CallTokens, bool]]:
         """``(rowid, tokens, flagged replay_candidate)`` of each stored call of
@@ -562,6 +595,15 @@ class Store:
                 "UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?",
                 (spawning_call(parent, child), key),
             )
+
+
+def _recorded_title(headers: bytes | None, key: str) -> str | None:
+    """The title session ``key``'s own header recorded, from its source's stored
+    headers (``None`` when none, or unknown)."""
+    for header in unpack(headers, list[Session]) if headers else []:
+        if header.key == key:
+            return header.title
+    return None
 
 
 def _recorded_call(headers: bytes | None, key: str) -> str | None:
