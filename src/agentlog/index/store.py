@@ -473,8 +473,10 @@ class Store:
             marks = _marks(chunk)
             rows.update(
                 self.conn.execute(
-                    f"""SELECT key, parent_key FROM sessions WHERE parent_key IS NOT NULL
-                        AND (key IN ({marks}) OR parent_key IN ({marks}))""",
+                    f"""SELECT key, parent_key FROM sessions s WHERE parent_key IS NOT NULL
+                        AND (key IN ({marks}) OR parent_key IN ({marks}))
+                        AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = s.key
+                                    AND m.flags LIKE '%"{REPLAY_CANDIDATE}"%')""",
                     (*chunk, *chunk),
                 ).fetchall()
             )
