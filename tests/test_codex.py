@@ -919,3 +919,16 @@ def test_exec_runs_are_left_out_of_the_session_list_unless_asked(tmp_path):
     assert sorted(s.id for s in sessions if SessionFilter(include_exec=True).matches(s)) == sorted(
         i for i, _ in exec_rows
     )
+
+
+def test_only_rollouts_are_sources_in_a_codex_home(tmp_path):
+    day = tmp_path / ".codex/sessions/2026/03/01"
+    day.mkdir(parents=True)
+    shutil.copy(fixture(EXEC_STREAM), day / "run-42.jsonl")  # not a rollout name: not Codex's
+    shutil.copy(fixture(EXEC_STREAM), day / "rollout-run-42.jsonl")
+    names = sorted(Path(r.path).name for r in ADAPTER.discover(tmp_path / ".codex/sessions"))
+    assert names == ["rollout-run-42.jsonl"]
+    assert sorted(Path(r.path).name for r in ADAPTER.discover(day)) == ["rollout-run-42.jsonl"]
+    assert sorted(Path(r.path).name for r in ADAPTER.discover(tmp_path / ".codex")) == [
+        "rollout-run-42.jsonl"
+    ]

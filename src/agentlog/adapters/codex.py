@@ -9,9 +9,10 @@ Locations
     ``$CODEX_HOME/archived_sessions/…``; ``CODEX_HOME`` defaults to ``~/.codex`` and
     may be a comma-separated list (as in ccusage).  All of every home's ``sessions/``
     are listed before any ``archived_sessions/``, because the loader keeps the first
-    copy of a session found twice.  Under any other root (``--root``) every
-    ``*.jsonl`` file is offered, and content sniffing picks the agent (a saved
-    ``codex exec --json`` stream has any name).  ``~/.codex/state.sqlite`` is
+    copy of a session found twice.  Under a home's ``sessions``/``archived_sessions``
+    only ``rollout-*.jsonl`` files are sources; under any other root (``--root``)
+    every ``*.jsonl`` file is offered, and content sniffing picks the agent (a
+    saved ``codex exec --json`` stream has any name).  ``~/.codex/state.sqlite`` is
     ignored (rollouts are the truth).
 
 Records
@@ -1343,10 +1344,11 @@ class CodexAdapter(JsonlAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         folders = [root / "sessions", root / "archived_sessions"]
         layout = any(probe.is_dir(f) for f in folders)
+        # outside a home's sessions a saved `codex exec --json` stream may have any name
+        any_name = not layout and not {"sessions", "archived_sessions"} & set(root.parts)
         for folder in folders if layout else [root]:
             for path in walk_files(folder, ".jsonl"):
-                # elsewhere a saved `codex exec --json` stream may have any name: sniffing decides
-                if path.name.startswith("rollout-") or not layout:
+                if path.name.startswith("rollout-") or any_name:
                     yield SourceRef(agent=self.slug, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
