@@ -280,6 +280,13 @@ MIGRATIONS: list[str] = [
     DELETE FROM usage_rollup_state;
     ALTER TABLE usage_rollup RENAME COLUMN cost_usd TO recorded_nano_usd;
     """,
+    # codex: roll-ups keep calls priced at an inferred model (flagged model_inferred)
+    # apart, so a report can say which calls used a fallback (a cache: rebuilt)
+    """
+    DELETE FROM usage_rollup;
+    DELETE FROM usage_rollup_state;
+    ALTER TABLE usage_rollup ADD COLUMN model_inferred INTEGER NOT NULL DEFAULT 0;
+    """,
     # summaries a model wrote (`agentlog summarize`, `standup`): of a session (its
     # key) or a digest (`standup`), keyed by the prompt sent (its SHA-256: the
     # session's content as sent) and the model; no foreign key, so a summary

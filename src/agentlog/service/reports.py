@@ -29,7 +29,9 @@ def usage_document(
 ) -> dict[str, Any]:
     """The ``--json`` document of ``report`` over ``found``'s priced calls:
     for a group (``daily`` … ``agent``) ``{"report", "timezone", "rows",
-    "totals", "warnings"}`` (tokens as integers, ``cost_usd`` in USD); for
+    "totals", "inferred_models", "warnings"}`` (tokens as integers, ``cost_usd``
+    in USD; ``inferred_models``: the models calls without a recorded one were
+    priced at); for
     ``blocks`` ``{"blocks", "warnings"}`` (5-hour windows, active at ``now``).
     Raises :class:`UsageError` for an unknown report."""
     if report == "blocks":
@@ -45,5 +47,6 @@ def usage_document(
         "timezone": tz.key if tz is not None else "local",
         "rows": [row_dict(r, group, with_cost, breakdown) for r in rows],
         "totals": total.as_dict(with_cost),
+        "inferred_models": found.inferred_models,
         "warnings": found.warnings,
     }
