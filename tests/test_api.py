@@ -4,6 +4,7 @@ the ``agentlog.sessions`` shortcut, against the command line's own answers."""
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
@@ -175,3 +176,19 @@ def test_without_pyarrow_the_tables_say_what_to_install(archive, monkeypatch):
     ):
         archive.calls()
     assert [s.key for s in archive.sessions(limit=1)] == [CODEX]  # the rest works without it
+
+
+def test_exec_runs_are_listed_only_when_asked_as_on_the_command_line(tmp_path, monkeypatch):
+    from conftest import fixture
+
+    day = tmp_path / "home" / ".codex/sessions/2026/03/01"
+    day.mkdir(parents=True)
+    for rel in ("codex/rollout-synthetic-tools.jsonl", "codex/rollout-exec-json-stream.jsonl"):
+        shutil.copy(fixture(rel), day)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(main, ["sessions", "--exec", "--json"], env={"HOME": str(tmp_path / "home")})
+    cli = [row["key"] for row in json.loads(result.stdout)]
+    with agentlog.open() as archive:
+        assert archive.sessions() == []
+        assert [s.key for s in archive.sessions(exec_runs=True)] == cli and len(cli) == 2
+        assert all(s.kind == "exec" for s in archive.sessions(exec_runs=True))

@@ -49,6 +49,7 @@ def sessions(
     until: TimeArg = None,
     index: str | Path | None = None,
     sync: bool = True,
+    exec_runs: bool = False,
 ) -> list[Session]:
     """Every session the filters keep, newest first, each in full (messages
     included) with its cost in ``usage.cost_usd``: a shortcut over
@@ -62,7 +63,8 @@ def sessions(
     ``until`` a date counts through its end — or a span back from now: ``30m``,
     ``12h``, ``7d``, ``2w``; ``until`` exclusive), or a ``date``, ``datetime`` or
     ``timedelta``; ``subagents`` also lists subagents and forks as sessions of
-    their own (off, as in ``agentlog sessions``); ``roots`` one extra folder to
+    their own (off, as in ``agentlog sessions``), ``exec_runs`` non-interactive
+    runs (``codex exec``; off too); ``roots`` one extra folder to
     search or several; ``demo`` reads the bundled sample corpus instead of your
     home; ``index``/``sync`` as :func:`agentlog.open` takes them.  Raises
     :class:`agentlog.errors.UsageError` for a bad time, an unknown or ambiguous
@@ -71,7 +73,7 @@ def sessions(
     from agentlog.api import open as open_archive
 
     with open_archive(index, demo=demo, sync=sync, roots=roots) as archive:
-        found = archive.sessions(agent, project, since, until, subagents=subagents)
+        found = archive.sessions(agent, project, since, until, subagents=subagents, exec_runs=exec_runs)
         return [archive.session(s.key) for s in found]
 
 

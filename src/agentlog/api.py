@@ -95,13 +95,15 @@ class Archive:
         until: TimeArg = None,
         *,
         subagents: bool = False,
+        exec_runs: bool = False,
         status: str | None = None,
         text: str | None = None,
         limit: int | None = None,
     ) -> list[Session]:
         """Session headers (no messages: :meth:`messages` or :meth:`session`
         load them), newest first, as ``agentlog sessions`` lists them: main
-        sessions only unless ``subagents``; ``status`` (``done``, ``working`` …),
+        sessions only unless ``subagents``, non-interactive runs (``codex exec``)
+        only with ``exec_runs``; ``status`` (``done``, ``working`` …),
         ``text`` (in title, id or folder, any case), at most ``limit``.  Each
         carries its usage totals and ``usage.cost_usd`` (USD, ``None`` when no
         call has a price) with ``usage.cost_source`` (the weakest of its calls':
@@ -110,7 +112,7 @@ class Archive:
 
         if limit is not None and limit < 0:
             raise UsageError(f"limit {limit} is negative")
-        where = session_filter(agent, project, since, until, subagents, status, text)
+        where = session_filter(agent, project, since, until, subagents, status, text, exec_runs)
         return with_costs(self._conn, list_sessions(self._conn, where, limit).sessions)
 
     def session(self, key: str) -> Session:
@@ -275,11 +277,13 @@ class Archive:
         until: TimeArg = None,
         *,
         subagents: bool = False,
+        exec_runs: bool = False,
     ) -> pyarrow.Table:
         """:meth:`sessions` as an Arrow table, one row per session
         (:data:`agentlog.tables.SESSION_COLUMNS`).  Raises
         :class:`~agentlog.errors.AgentlogError` without the ``parquet`` extra."""
-        return _tables().sessions_table(self.sessions(agent, project, since, until, subagents=subagents))
+        found = self.sessions(agent, project, since, until, subagents=subagents, exec_runs=exec_runs)
+        return _tables().sessions_table(found)
 
 
 def _tables() -> ModuleType:

@@ -118,7 +118,7 @@ def build_server(index: Index) -> MCPServer:
 
     @server.tool(
         description="List recorded coding-agent sessions, newest first, with filters (agent, project folder, time span). "
-        "Main sessions only unless include_subagents. Pages of at most 100 (default 20); names cut to "
+        "Main sessions only unless include_subagents; non-interactive runs (codex exec) only with include_exec. Pages of at most 100 (default 20); names cut to "
         f"{NAME_CHARS} characters. Returns sessions, total and next_cursor (absent on the last page).",
         annotations=READ_ONLY,
     )
@@ -128,6 +128,7 @@ def build_server(index: Index) -> MCPServer:
         since: Since = None,
         until: Until = None,
         include_subagents: bool = False,
+        include_exec: bool = False,
         limit: Annotated[int, Field(ge=1, le=100, description="Sessions per page, 1–100 (default 20).")] = 20,
         cursor: Cursor = 0,
     ) -> dict[str, Any]:
@@ -135,7 +136,7 @@ def build_server(index: Index) -> MCPServer:
         from agentlog.service.sessions import SessionOrder, page_sessions
 
         def work() -> dict[str, Any]:
-            where = session_filter(agent, project, since, until, include_subagents)
+            where = session_filter(agent, project, since, until, include_subagents, exec_runs=include_exec)
             page = page_sessions(index.conn(), where, SessionOrder(), cursor, limit)
             rows = []
             for s in page.sessions:

@@ -45,12 +45,14 @@ def session_filter(
     subagents: bool = False,
     status: str | None = None,
     text: str | None = None,
+    exec_runs: bool = False,
 ) -> SessionFilter:
     """The :class:`~agentlog.query.SessionFilter` ``agentlog sessions`` builds:
     ``agent`` a slug or unique prefix (:func:`agentlog.query.resolve_agent`),
     ``project`` text the folder contains, the span, ``subagents`` (subagents and
     forks as rows of their own; off, as on the command line), ``status``,
-    ``text`` (in title, id or folder).  Raises :class:`UsageError` for a bad
+    ``text`` (in title, id or folder), ``exec_runs`` (non-interactive runs such
+    as ``codex exec``; off, as on the command line).  Raises :class:`UsageError` for a bad
     agent or time."""
     return SessionFilter(
         agent=resolve_agent(agent),
@@ -59,4 +61,5 @@ def session_filter(
         status=status,
         text=text,
         include_children=subagents,
+        include_exec=exec_runs,
     )
