@@ -29,8 +29,7 @@ from pydantic import Field
 
 from agentlog.errors import AgentlogError
 from agentlog.mcp.shape import NAME_CHARS, cut, message_row, session_row, snippet, stamp
-from agentlog.model import Session
-from agentlog.query import SessionFilter, parse_zone, resolve_agent
+from agentlog.query import SessionFilter, Span, parse_zone, resolve_agent
 from agentlog.service.filters import session_filter, span_of
 
 SYNC_EVERY_S = 60.0
@@ -175,7 +174,8 @@ def build_server(index: Index) -> MCPServer:
         include_active: bool = False,
     ) -> dict[str, Any]:
         from agentlog.service.search import SearchFilter, SearchPaging, search
-        from agentlog.service.transcript import message_ordinal, session_headers
+        from agentlog.service.sessions import list_sessions
+        from agentlog.service.transcript import message_ordinal
 
         def work() -> dict[str, Any]:
             conn = index.conn()
@@ -185,10 +185,11 @@ def build_server(index: Index) -> MCPServer:
             )
             page = search(conn, query, where, paging)
             hits = page.hits
-            if not include_active:
-                recent = datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES)
-                headers = session_headers(conn, [h.session_key for h in hits])
-                hits = [h for h in hits if not _active(headers.get(h.session_key), recent)]
+            if not include_active and hits:
+                recent = Span(since=datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES))
+                every = SessionFilter(span=recent, include_children=True, include_exec=True)
+                active = {s.key for s in list_sessions(conn, every).sessions}
+                hits = [h for h in hits if h.session_key not in active]
             results = [
                 {
                     "session_id": hit.session_key,
@@ -396,14 +397,6 @@ def build_server(index: Index) -> MCPServer:
         return _call(work)
 
     return server
-
-
-def _active(session: Session | None, recent: datetime) -> bool:
-    """Whether ``session`` was last active at or after ``recent``."""
-    if session is None:
-        return False
-    last = session.ended_at or session.started_at
-    return last is not None and last >= recent
 
 
 def _jsonable(value: dict[str, Any]) -> dict[str, Any]:

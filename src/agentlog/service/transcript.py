@@ -44,8 +44,3 @@ def message_ordinal(conn: sqlite3.Connection, key: str, message_id: str) -> int 
 def subagents(conn: sqlite3.Connection, key: str) -> list[Session]:
     """The direct subagents and forks of session ``key`` (headers), oldest first."""
     return queries.children(conn, key)
-
-
-def session_headers(conn: sqlite3.Connection, keys: list[str]) -> dict[str, Session]:
-    """The headers (no messages) of the sessions ``keys``, by key."""
-    return {s.key: s for s in queries.list_sessions_by_keys(conn, keys)} if keys else {}
