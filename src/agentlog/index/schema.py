@@ -36,9 +36,9 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
 ``parts``
     The message's parts in order (``idx``): ``type`` (text, reasoning, tool_call,
     file, compaction, unknown), ``tool`` and ``call_id`` for tool calls, ``text``
-    (what search indexes: text, reasoning, tool name + input + output) and
-    ``data`` (msgpack of the part, tool result merged in; NULL for a plain text
-    part, which is ``text`` alone).
+    (a plain text part's text, else empty) and ``data`` (msgpack of the part, tool
+    result merged in; NULL for a plain text part, which is ``text`` alone): each
+    part is stored once.
 ``usage``
     One row per billed call (message): the exclusive token buckets
     (``input_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
@@ -47,8 +47,14 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     recorded tier when not the standard one: ``priority``, ``flex``, ``fast`` …).
     Totals skip rows whose message is ``replayed``.
 ``parts_fts``
-    FTS5 over ``parts.text`` (external content: rows are added in bulk right after
-    their parts are written, removed by a delete trigger; FTS5 ``hashsize`` 16 MB).
+    FTS5 over each part's search text (:func:`agentlog.index.fts.search_text`:
+    text, reasoning, tool name + input + output) as rewritten by
+    :func:`agentlog.index.fts.index_text` for unspaced scripts and emoji.  Its
+    external content is the view ``parts_search`` (``rowid``, ``text``), computed
+    by the SQL function ``agentlog_index_text(parts.text, parts.data)`` that
+    agentlog registers on its connections (a plain ``sqlite3`` shell can ``MATCH``
+    but not read the view).  Rows are added in bulk right after their parts are
+    written, removed by a delete trigger; FTS5 ``hashsize`` 16 MB.
 ``usage_rollup``
     Counted usage summed per session, ``model``, ``service_tier``, 15-minute
     ``bucket`` (UTC ``YYYY-MM-DDTHH:MM`` of its start; NULL for calls without a
@@ -279,6 +285,25 @@ MIGRATIONS: list[str] = [
     DELETE FROM usage_rollup;
     DELETE FROM usage_rollup_state;
     ALTER TABLE usage_rollup RENAME COLUMN cost_usd TO recorded_nano_usd;
+    """,
+    # 11: one copy of each part: ``parts.text`` only for plain text parts (a tool call's
+    # input and output, reasoning, are in ``data`` alone); ``parts_fts`` indexes the
+    # search text rewritten for unspaced scripts and emoji (agentlog.index.fts), its
+    # external content the view ``parts_search`` (SQL function agentlog_index_text)
+    """
+    DROP TRIGGER IF EXISTS parts_ad;
+    DROP TABLE IF EXISTS parts_fts;
+    CREATE VIEW parts_search AS SELECT rowid, agentlog_index_text(text, data) AS text FROM parts;
+    CREATE VIRTUAL TABLE parts_fts USING fts5(
+        text, content='parts_search', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
+    );
+    INSERT INTO parts_fts (parts_fts, rank) VALUES ('hashsize', 16777216);
+    INSERT INTO parts_fts (rowid, text) SELECT rowid, agentlog_index_text(text, data) FROM parts;
+    UPDATE parts SET text = '' WHERE data IS NOT NULL AND text != '';
+    CREATE TRIGGER parts_ad AFTER DELETE ON parts BEGIN
+        INSERT INTO parts_fts(parts_fts, rowid, text)
+        VALUES ('delete', old.rowid, agentlog_index_text(old.text, old.data));
+    END;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -7,8 +7,9 @@ searched.  What the user typed is read by :func:`agentlog.index.fts.translate`
 in raw mode).
 
 A search runs in two steps: the matching parts are ranked and counted without
-their text, then snippets are cut for the one page shown (``snippet()`` on every
-match of a common word cost more than the search itself).  Each search has a
+their text, then snippets are cut for the one page shown, by :func:`snippet` from
+the stored part (``parts_fts`` holds no text of its own, and what it indexes is
+rewritten for unspaced scripts and emoji, see :func:`agentlog.index.fts.index_text`).  Each search has a
 time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 (e.g. "has the browser gone away?").
 """
@@ -24,7 +25,8 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
-from agentlog.index.fts import Translation, fallback, translate
+from agentlog.index.fts import Translation, fallback, stored_text, translate
+from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.query import TEXT_CONTAINS_SQL, sql_functions
 
@@ -219,9 +221,9 @@ def search(
         counted = _count(conn)
         ranked = budget.run(conn, sql, (*params, limit, offset))
     if by_session:
-        hits = [_hit(conn, budget, translation.match, *row) for row in ranked]
+        hits = [_hit(conn, budget, translation.terms, *row) for row in ranked]
     else:
-        hits = [_row_hit(row, row[9], 1) for row in ranked]
+        hits = [_row_hit(row, translation.terms, row[10], 1) for row in ranked]
     return _page(hits, counted[0], offset, limit, translation)
 
 
@@ -262,21 +264,21 @@ _FROM = """
     JOIN parts p ON p.rowid = parts_fts.rowid
     JOIN messages m ON m.rowid = p.message_rowid
     JOIN sessions s ON s.key = m.session_key"""
-_HIT_COLUMNS = (
-    "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, "
-    f"snippet(parts_fts, 0, '{MARK_START}', '{MARK_END}', '…', 16)"
-)
+_HIT_COLUMNS = "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, p.text, p.data"
 
 
-def _hit(conn: sqlite3.Connection, budget: Budget, match: str, rowid: int, score: float, hits: int) -> Hit:
-    """The hit at part ``rowid``, with its snippet cut for ``match``."""
-    sql = f"SELECT {_HIT_COLUMNS} {_FROM} WHERE parts_fts MATCH ? AND parts_fts.rowid = ?"
-    (row,) = budget.run(conn, sql, (match, rowid))
-    return _row_hit(row, score, hits)
+def _hit(
+    conn: sqlite3.Connection, budget: Budget, terms: tuple[str, ...], rowid: int, score: float, hits: int
+) -> Hit:
+    """The hit at part ``rowid``, with its snippet cut for ``terms``."""
+    sql = f"""SELECT {_HIT_COLUMNS} FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+        JOIN sessions s ON s.key = m.session_key WHERE p.rowid = ?"""
+    (row,) = budget.run(conn, sql, (rowid,))
+    return _row_hit(row, terms, score, hits)
 
 
-def _row_hit(r: tuple[Any, ...], score: float, hits: int) -> Hit:
-    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`."""
+def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int) -> Hit:
+    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`, its snippet cut for ``terms``."""
     return Hit(
         session_key=r[0],
         session_title=r[1],
@@ -286,7 +288,7 @@ def _row_hit(r: tuple[Any, ...], score: float, hits: int) -> Hit:
         timestamp=datetime.fromisoformat(r[5]) if r[5] else None,
         part_type=r[6],
         tool=r[7],
-        snippet=r[8],
+        snippet=snippet(stored_text(r[8], r[9]), terms, MARK_START, MARK_END),
         rank=score,
         session_hits=hits,
     )

@@ -19,6 +19,7 @@ import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
+from agentlog.index.fts import index_text, search_text
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -44,35 +45,6 @@ HEADER_COLUMNS = (
 def iso(stamp: datetime | None) -> str | None:
     """An aware datetime as sortable ISO 8601 UTC text."""
     return stamp.astimezone(UTC).isoformat(timespec="microseconds") if stamp else None
-
-
-def search_text(part: Part) -> str:
-    """What full-text search indexes for a part."""
-    if isinstance(part, TextPart):
-        return part.text
-    if isinstance(part, ReasoningPart):
-        return part.text or part.summary
-    if isinstance(part, ToolCallPart):
-        pieces = [part.tool, _flat(part.input)]
-        if part.result is not None:
-            pieces.append(_flat(part.result.output))
-        return "\n".join(p for p in pieces if p)
-    return ""
-
-
-def _flat(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(
-            b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else _flat(b) for b in value
-        )
-    try:
-        return _JSON(value).decode()
-    except (TypeError, ValueError, OverflowError):  # not JSON-shaped (e.g. huge ints): still searchable
-        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def encode_headers(headers: list[Session]) -> bytes:
@@ -314,18 +286,20 @@ class Store:
         )
         self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
         first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
+        rows = [(first_part + n, *row[:-1]) for n, row in enumerate(part_rows)]
         self.conn.executemany(
-            "INSERT INTO parts (message_rowid, idx, type, tool, call_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            part_rows,
+            "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
         )
         index = (
-            "INSERT INTO parts_fts (rowid, text) SELECT rowid, text FROM parts WHERE rowid >= ?",
-            (first_part,),
+            "INSERT INTO parts_fts (rowid, text) VALUES (?, ?)",
+            [(first_part + n, row[-1]) for n, row in enumerate(part_rows)],
         )
         if len(part_rows) >= BACKGROUND_PARTS:
             self._indexing = _Background(self._conn, *index)
         else:
-            self._conn.execute(*index)
+            self._conn.executemany(*index)
 
     def _stored_rowids(self, key: str, messages: list[Message]) -> dict[str, int]:
         """``{message id: rowid}`` of the ``messages`` already stored in session ``key``."""
@@ -563,17 +537,18 @@ BACKGROUND_PARTS = 1_000
 
 
 class _Background:
-    """One SQL statement running in a thread (SQLite runs it without the GIL);
-    :meth:`wait` for it, and its error, before the connection is used again."""
+    """One SQL statement run for each of ``rows`` in a thread (SQLite runs it
+    without the GIL); :meth:`wait` for it, and its error, before the connection is
+    used again."""
 
-    def __init__(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    def __init__(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(conn, sql, params))
+        self._thread = threading.Thread(target=self._run, args=(conn, sql, rows))
         self._thread.start()
 
-    def _run(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    def _run(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
         try:
-            conn.execute(sql, params)
+            conn.executemany(sql, rows)
         except BaseException as exc:  # raised again by wait(), in the caller's thread
             self._error = exc
 
@@ -596,15 +571,19 @@ def _message_row(m: Message) -> tuple[Any, ...]:
     )
 
 
-def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None]:
-    """``parts`` values ``type, tool, call_id, text, data``."""
+def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None, str]:
+    """``parts`` values ``type, tool, call_id, text, data``, and what ``parts_fts``
+    indexes for it (:func:`~agentlog.index.fts.index_text`).  ``text`` is a plain
+    text part's text, else empty: the part is in ``data`` alone, once."""
     call = part if isinstance(part, ToolCallPart) else None
+    text = part.text if type(part) is TextPart else None
     return (
         str(part.__struct_config__.tag),
         call.tool if call else None,
         call.call_id if call else None,
-        search_text(part),
-        None if type(part) is TextPart else pack(part),
+        text or "",
+        None if text is not None else pack(part),
+        index_text(search_text(part)),
     )
 
 
