@@ -199,7 +199,9 @@ def fallback(text: str, reason: str) -> Translation:
     """``text`` searched as one phrase of its words, saying why."""
     found = words(text)
     note = f"{reason}; searched for the phrase {' '.join(found)!r} instead" if found else reason
-    return Translation(match=phrase(" ".join(found)) if found else "", terms=tuple(dict.fromkeys(found)), note=note)
+    return Translation(
+        match=phrase(" ".join(found)) if found else "", terms=tuple(dict.fromkeys(found)), note=note
+    )
 
 
 def translate(text: str, raw: bool = False) -> Translation:

@@ -293,6 +293,7 @@ MIGRATIONS: list[str] = [
     """
     DROP TRIGGER IF EXISTS parts_ad;
     DROP TABLE IF EXISTS parts_fts;
+    DROP VIEW IF EXISTS parts_search;
     CREATE VIEW parts_search AS SELECT rowid, agentlog_index_text(text, data) AS text FROM parts;
     CREATE VIRTUAL TABLE parts_fts USING fts5(
         text, content='parts_search', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'

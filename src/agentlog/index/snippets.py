@@ -69,17 +69,23 @@ def snippet(text: str, terms: tuple[str, ...], start: str, end: str) -> str:
     return _window(text, best.start(), best.end(), found, start, end)
 
 
+_LAST_WORDS = re.compile(rf"(?:\S+\s+){{0,{BEFORE_WORDS}}}\S*$")
+_FIRST_WORDS = re.compile(rf"\s*(?:\S+\s+){{0,{WORDS - 1}}}\S*")
+_SPACE = re.compile(r"\s")
+
+
 def _window(text: str, at: int, until: int, found: list[re.Match[str]], start: str, end: str) -> str:
+    """The snippet of ``text`` around ``at…until`` with ``found`` marked."""
     head = text[max(0, at - MAX_CHARS // 3) : at]
-    lo = at - len(head) + re.search(rf"(?:\S+\s+){{0,{BEFORE_WORDS}}}\S*$", head).start()  # type: ignore[union-attr]
+    lo = at - len(head) + _LAST_WORDS.search(head).start()  # type: ignore[union-attr]  # always matches
     if lo > 0 and not text[lo - 1].isspace():  # cut inside a word: start after it
-        space = re.search(r"\s", text[lo:at])
-        lo = lo + space.end() if space else at
+        space = _SPACE.search(text, lo, at)
+        lo = space.end() if space else at
     tail = text[lo : lo + MAX_CHARS]
-    hi = lo + re.match(rf"\s*(?:\S+\s+){{0,{WORDS - 1}}}\S*", tail).end()  # type: ignore[union-attr]
+    hi = lo + _FIRST_WORDS.match(tail).end()  # type: ignore[union-attr]  # always matches
     if hi < len(text) and hi == lo + MAX_CHARS and not text[hi].isspace():  # cut inside a word
-        space = tail.rfind(" ", until - lo)
-        hi = max(lo + space if space > 0 else hi, until)
+        cut = tail.rfind(" ", until - lo)
+        hi = max(lo + cut if cut > 0 else hi, until)
     pieces = ["…" if lo > 0 else ""]
     last = lo
     for match in found:

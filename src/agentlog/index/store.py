@@ -25,7 +25,6 @@ from agentlog.model import (
     Message,
     Part,
     RateLimits,
-    ReasoningPart,
     Session,
     TextPart,
     ToolCallPart,
