@@ -142,3 +142,27 @@ def test_an_index_of_the_schema_before_is_migrated(home, tmp_path):
     sync(conn, all_adapters(), {"HOME": str(home)}, home, full=True)  # every part deleted and written again
     conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
     assert index_sessions(conn) == want
+
+
+def test_a_tool_result_is_stored_once_and_read_back_whole(tmp_path):
+    """Claude's ``toolUseResult`` repeats the output (``stdout``): the index keeps the
+    output once and a reference in its place, and gives back the same sessions."""
+    import sys
+    from pathlib import Path
+
+    from agentlog.index.store import COPY_KEY, stored_part
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from corpus import write_claude
+
+    home = tmp_path / "home"
+    write_claude(home / ".claude/projects/-bench/s.jsonl", 0.3)
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    calls = [(d, stored_part(d)) for (d,) in conn.execute("SELECT data FROM parts WHERE type = 'tool_call'")]
+    assert len(calls) > 50
+    for data, call in calls:
+        output = call.result.output
+        assert call.result.structured == {"stdout": output, "stderr": "", "interrupted": False}
+        assert data.count(output.encode()) == 1 and COPY_KEY.encode() in data
+    assert index_sessions(conn) == memory_sessions(home)

@@ -337,7 +337,7 @@ class Store:
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(TextPart(text=text) if data is None else unpack(data, Part))  # type: ignore[arg-type]
+                out[rowid].parts.append(TextPart(text=text) if data is None else stored_part(data))
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
@@ -570,6 +570,64 @@ def _message_row(m: Message) -> tuple[Any, ...]:
     )
 
 
+COPY_KEY = "\x00agentlog:output"
+"""Stored in place of a string of a structured tool result that its output already
+holds: ``{COPY_KEY: [start, end]}``, the output's ``[start:end]``."""
+MIN_COPY = 64
+"""Shorter strings of a structured result are stored as they are."""
+_COPY_BYTES = COPY_KEY.encode()
+
+
+def _lean(value: Any, output: str) -> Any:
+    """``value`` (a structured result) with each string of at least :data:`MIN_COPY`
+    characters that ``output`` contains as a reference to it (``value`` itself when
+    there is none): Claude's ``toolUseResult`` repeats the output (``stdout``,
+    ``content``), Codex's end events too."""
+    if isinstance(value, str):
+        at = output.find(value) if len(value) >= MIN_COPY else -1
+        return {COPY_KEY: [at, at + len(value)]} if at >= 0 else value
+    if isinstance(value, list):
+        items = [_lean(v, output) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, dict) and COPY_KEY not in value:
+        fields = {k: _lean(v, output) for k, v in value.items()}
+        return fields if any(fields[k] is not value[k] for k in value) else value
+    return value
+
+
+def _restore(value: Any, output: str) -> Any:
+    """``value`` as it was before :func:`_lean`."""
+    if isinstance(value, dict):
+        span = value.get(COPY_KEY)
+        if len(value) == 1 and isinstance(span, list):
+            return output[span[0] : span[1]]
+        return {k: _restore(v, output) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, output) for v in value]
+    return value
+
+
+def _packed(part: Part) -> bytes:
+    """``part`` as ``parts.data``: a tool call's structured result without the text
+    its output already holds (one copy of each tool result)."""
+    if isinstance(part, ToolCallPart) and part.result is not None and isinstance(part.result.output, str):
+        lean = _lean(part.result.structured, part.result.output)
+        if lean is not part.result.structured:
+            result = msgspec.structs.replace(part.result, structured=lean)
+            return pack(msgspec.structs.replace(part, result=result))
+    return pack(part)
+
+
+def stored_part(data: bytes) -> Part:
+    """The part :func:`_packed` stored as ``data``."""
+    part: Part = unpack(data, Part)  # type: ignore[arg-type]
+    if _COPY_BYTES not in data:
+        return part
+    if isinstance(part, ToolCallPart) and part.result is not None and isinstance(part.result.output, str):
+        part.result.structured = _restore(part.result.structured, part.result.output)
+    return part
+
+
 def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None, str]:
     """``parts`` values ``type, tool, call_id, text, data``, and what ``parts_fts``
     indexes for it (:func:`~agentlog.index.fts.index_text`).  ``text`` is a plain
@@ -581,7 +639,7 @@ def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | Non
         call.tool if call else None,
         call.call_id if call else None,
         text or "",
-        None if text is not None else pack(part),
+        None if text is not None else _packed(part),
         index_text(search_text(part)),
     )
 
