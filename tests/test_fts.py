@@ -106,21 +106,22 @@ def test_each_part_is_stored_once(home, tmp_path):
     conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
 
 
-def _downgrade_to_before(conn: sqlite3.Connection, before: int) -> None:
-    """The index as schema ``before`` wrote it: the search text in ``parts.text`` for
-    every part, ``parts_fts`` over ``parts`` itself."""
+def downgrade_search_index(conn: sqlite3.Connection) -> None:
+    """The search tables as the schema before ``parts_search`` had them: the search
+    text in ``parts.text`` for every part, ``parts_fts`` over ``parts`` itself, no
+    ``parts.searchable``; ``user_version`` is the caller's to set."""
+    conn.create_function("old_text", 2, stored_text)
     conn.executescript(
-        """DROP TRIGGER parts_ad; DROP TABLE parts_fts; DROP VIEW parts_search;
+        """DROP TRIGGER parts_ad; DROP TRIGGER parts_au_search; DROP TRIGGER messages_au_search;
+        DROP TABLE parts_fts; DROP VIEW parts_search; ALTER TABLE parts DROP COLUMN searchable;
+        UPDATE parts SET text = old_text(text, data);
         CREATE VIRTUAL TABLE parts_fts USING fts5(
             text, content='parts', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+        INSERT INTO parts_fts (parts_fts) VALUES ('rebuild');
         CREATE TRIGGER parts_ad AFTER DELETE ON parts BEGIN
             INSERT INTO parts_fts(parts_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
         END;"""
     )
-    conn.create_function("old_text", 2, stored_text)
-    conn.execute("UPDATE parts SET text = old_text(text, data)")
-    conn.execute("INSERT INTO parts_fts (parts_fts) VALUES ('rebuild')")
-    conn.execute(f"PRAGMA user_version = {before}")
 
 
 def test_an_index_of_the_schema_before_is_migrated(home, tmp_path):
@@ -129,7 +130,8 @@ def test_an_index_of_the_schema_before_is_migrated(home, tmp_path):
     conn = connect(path)
     sync(conn, all_adapters(), {"HOME": str(home)}, home)
     want = index_sessions(conn)
-    _downgrade_to_before(conn, before)
+    downgrade_search_index(conn)
+    conn.execute(f"PRAGMA user_version = {before}")
     assert conn.execute("SELECT COUNT(*) FROM parts_fts WHERE parts_fts MATCH '最新'").fetchone() == (0,)
     conn.close()
     conn = connect(path)
@@ -166,3 +168,37 @@ def test_a_tool_result_is_stored_once_and_read_back_whole(tmp_path):
         assert call.result.structured == {"stdout": output, "stderr": "", "interrupted": False}
         assert data.count(output.encode()) == 1 and COPY_KEY.encode() in data
     assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_a_message_hidden_or_replayed_leaves_the_index_and_comes_back(home, tmp_path):
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    check = "INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)"
+    assert search(conn, "アップデート").total == 1
+    for column in ("replayed", "hidden"):
+        conn.execute(f"UPDATE messages SET {column} = 1 WHERE id = 'm_ja'")
+        conn.execute(check)
+        assert search(conn, "アップデート").total == 0
+        assert conn.execute(
+            "SELECT searchable FROM parts p JOIN messages m ON m.rowid = p.message_rowid WHERE m.id = 'm_ja'"
+        ).fetchall() == [(0,)]
+        conn.execute(f"UPDATE messages SET {column} = 0 WHERE id = 'm_ja'")
+        conn.execute(check)
+        assert [h.message_id for h in search(conn, "アップデート").hits] == ["m_ja"]
+
+
+def test_a_common_word_is_ranked_among_its_newest_hits_and_counted_whole(home, tmp_path, monkeypatch):
+    from agentlog.index import search as search_module
+
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    whole = search(conn, "claude")
+    assert (whole.total, whole.note) == (5, None)
+    monkeypatch.setattr(search_module, "RANK_WINDOW", 2)
+    page = search(conn, "claude", limit=2)
+    newest_two = {"m_claude_beta", "m_model"}  # the last two written of the five
+    assert ({h.message_id for h in page.hits}, page.total) == (newest_two, 5)
+    assert page.note == "ranked among the newest 2 of 5 hits"
+    grouped = search(conn, "claude", limit=1, by_session=True)
+    assert grouped.note == "ranked and grouped among the newest 2 of 5 hits"
+    assert search(conn, "claude", limit=2, agent="claude_code").note is None  # a filter: every hit ranked

@@ -304,12 +304,14 @@ def test_roll_ups_summed_in_usd_by_an_older_index_are_rebuilt_in_nano_dollars(ho
     """Migration 10: an index whose roll-ups summed recorded costs in USD (column
     ``cost_usd``) has them emptied on opening and rebuilt by the next report."""
     from agentlog.index.schema import MIGRATIONS
+    from test_fts import downgrade_search_index
 
     _, conn = home_index
     want = [(r.session_key, r.calls, Pricer().price(r).cost) for r in usage_records(conn) if r.recorded_nano]
     assert ("claude_code:busy", 1, 500_000_000_000) in want and len(want) > 1  # busy's recorded $0.50
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("UPDATE usage_rollup SET cost_usd = cost_usd / 1e9")
+    downgrade_search_index(conn)  # what the later migrations change, as before them
     conn.execute(
         f"PRAGMA user_version = {next(n for n, m in enumerate(MIGRATIONS) if 'recorded_nano_usd' in m)}"
     )

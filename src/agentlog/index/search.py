@@ -177,9 +177,8 @@ def search(
     if not translation.match:
         return _page([], 0, offset, limit, translation)
     sql_functions(conn)
-    where, params = ["parts_fts MATCH ?", "m.hidden = 0", "m.replayed = 0"], [translation.match]
-    if not reasoning:
-        where.append("p.type != 'reasoning'")
+    where: list[str] = []
+    params: list[object] = []
     for clause, value in (
         ("s.agent = ?", agent),
         (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", project or None),
@@ -191,40 +190,79 @@ def search(
         if value is not None:
             where.append(clause)
             params.append(value)
+    budget = budget or Budget()
+    budget.start()
+    try:
+        return _search(conn, translation, where, params, reasoning, limit, offset, by_session, sort, budget)
+    except sqlite3.OperationalError as exc:
+        if budget.reason or any(word in str(exc) for word in NOT_SYNTAX):
+            raise
+        translation = fallback(query, f"FTS5 cannot parse {query!r} ({exc})")
+        if not translation.match:
+            return _page([], 0, offset, limit, translation)
+        return _search(conn, translation, where, params, reasoning, limit, offset, by_session, sort, budget)
+
+
+RANK_WINDOW = 2_000
+"""Hits ranked at most by a search sorted by rank with no filter that needs the
+messages (agent, project, time, role, tool): when more match, the newest
+``RANK_WINDOW`` of them (in index order) are ranked and grouped, and the page says
+so; ``total`` still counts every hit.  Ranking costs ~5 µs a hit (bm25 reads each
+hit's size, the sort keys its message): a word in every other message of a million
+took seconds."""
+
+
+def _scoped(match: str, reasoning: bool) -> str:
+    """``match`` in the columns searched: ``text``, and ``reasoning`` on request."""
+    return match if reasoning else f"{{text}} : ({match})"
+
+
+def _search(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    where: list[str],
+    params: list[object],
+    reasoning: bool,
+    limit: int,
+    offset: int,
+    by_session: bool,
+    sort: SearchSort,
+    budget: Budget,
+) -> HitPage:
+    match = _scoped(translation.match, reasoning)
+    window = 0
+    if sort == "rank" and not where:
+        (matches,) = budget.run(conn, "SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ?", (match,))[0]
+        if matches > max(RANK_WINDOW, offset + limit):
+            window = max(RANK_WINDOW, offset + limit)
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
-    filtered = f"{_FROM} WHERE {' AND '.join(where)}"
-    if by_session:  # rowids first: a window's subquery cannot cut snippets
+    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_FROM} WHERE {' AND '.join(['parts_fts MATCH ?', *where])}"
+    if window:
+        found += f" ORDER BY parts_fts.rowid DESC LIMIT {window}"
+    if by_session:
         sql = f"""
             SELECT part_rowid, score, hits FROM (
                 SELECT part_rowid, score, ts, session_key, message_id, idx,
                        row_number() OVER whole AS r, count(*) OVER whole AS hits,
                        max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
-                FROM (SELECT parts_fts.rowid AS part_rowid, {keys} {filtered})
+                FROM ({found})
                 WINDOW whole AS (
                     PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
                     ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
             WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
-    else:  # SQLite cuts snippets only for the rows that reach the page
-        sql = f"SELECT {_HIT_COLUMNS}, {keys} {filtered} ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
-    budget = budget or Budget()
-    budget.start()
-    counted = _count(conn)
-    try:
-        ranked = budget.run(conn, sql, (*params, limit, offset))
-    except sqlite3.OperationalError as exc:
-        if any(word in str(exc) for word in NOT_SYNTAX):
-            raise
-        translation = fallback(query, f"FTS5 cannot parse {query!r} ({exc})")
-        if not translation.match:
-            return _page([], 0, offset, limit, translation)
-        params[0] = translation.match
-        counted = _count(conn)
-        ranked = budget.run(conn, sql, (*params, limit, offset))
-    if by_session:
-        hits = [_hit(conn, budget, translation.terms, *row) for row in ranked]
     else:
-        hits = [_row_hit(row, translation.terms, row[10], 1) for row in ranked]
-    return _page(hits, counted[0], offset, limit, translation)
+        sql = f"SELECT part_rowid, score, 1 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
+    counted = _count(conn)
+    ranked = budget.run(conn, sql, (match, *params, limit, offset))
+    hits = [_hit(conn, budget, translation.terms, *row) for row in ranked]
+    total = counted[0] if by_session or not window else matches
+    page = _page(hits, total, offset, limit, translation)
+    if window:
+        ranked_note = (
+            f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {matches:,} hits"
+        )
+        page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
+    return page
 
 
 COUNTER = "agentlog_count_row"

@@ -249,8 +249,16 @@ class Store:
             for m in messages
         ]  # the Python work first, while an earlier indexing may still run
         existing = self._stored_rowids(key, messages)
+        replayed: set[int] = set()
         if existing:
             stale = [(r,) for r in existing.values()]
+            for chunk in _chunks(list(existing.values())):
+                replayed.update(
+                    r
+                    for (r,) in self.conn.execute(
+                        f"SELECT rowid FROM messages WHERE replayed = 1 AND rowid IN ({_marks(chunk)})", chunk
+                    )
+                )
             self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
             self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
         next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
@@ -270,7 +278,11 @@ class Store:
             else:
                 update_rows.append((*row, rowid))
             self.written.append(rowid)
-            part_rows.extend((rowid, idx, *part) for idx, part in enumerate(parts))
+            shown = not m.hidden and rowid not in replayed
+            part_rows.extend(
+                (rowid, idx, *part[:-1], searchable(part[0]) if shown and part[-1] else 0, part[-1])
+                for idx, part in enumerate(parts)
+            )
             if usage is not None:
                 usage_rows.append((rowid, *usage))
         self.conn.executemany(
@@ -287,13 +299,17 @@ class Store:
         first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
         rows = [(first_part + n, *row[:-1]) for n, row in enumerate(part_rows)]
         self.conn.executemany(
-            "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data, searchable) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
         index = (
-            "INSERT INTO parts_fts (rowid, text) VALUES (?, ?)",
-            [(first_part + n, row[-1]) for n, row in enumerate(part_rows)],
+            "INSERT INTO parts_fts (rowid, text, reasoning) VALUES (?, ?, ?)",
+            [
+                (first_part + n, *((row[-1], None) if row[-2] == SEARCHED else (None, row[-1])))
+                for n, row in enumerate(part_rows)
+                if row[-2]
+            ],
         )
         if len(part_rows) >= BACKGROUND_PARTS:
             self._indexing = _Background(self._conn, *index)
@@ -568,6 +584,17 @@ def _message_row(m: Message) -> tuple[Any, ...]:
         m.offset,
         int(m.hidden),
     )
+
+
+SEARCHED, REASONING = 1, 2
+"""``parts.searchable``: in ``parts_fts``'s ``text`` column (searched by default), in
+its ``reasoning`` column (searched on request); 0: not in ``parts_fts`` (a hidden or
+replayed message's part, or a part with no search text)."""
+
+
+def searchable(part_type: str) -> int:
+    """``parts.searchable`` of a visible message's part of type ``part_type``."""
+    return REASONING if part_type == "reasoning" else SEARCHED
 
 
 COPY_KEY = "\x00agentlog:output"
