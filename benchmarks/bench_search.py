@@ -9,7 +9,9 @@
   index of at least ``--messages`` messages, and how long a 300-term prefix query takes to
   be answered or refused (bound: 1 s);
 * size: the index's bytes per GB of logs on a generated Claude Code file of ``--mb`` MB
-  (normal-length messages and tool results), the full-text tables apart.
+  (normal-length messages and tool results), the full-text tables apart;
+* unspaced: the full-text index of ``--mb``/10 MB of unspaced Japanese text, with and
+  without the rewriting into pairs of characters that finds substrings.
 
 The corpus (generated Claude Code files, :mod:`corpus`) and its index are built once
 under ``--cache`` and reused by later runs (delete the folder to rebuild them).
@@ -122,11 +124,46 @@ def size(cache: Path, mb: float) -> None:
         print(f"  {name:<28}{used / 1e6:8.1f} MB  {used / logs:5.2f}×")
 
 
+_JA = (
+    "最新 アップデート 検索 機能 設定 ファイル 確認 修正 テスト 実行 エラー 表示 画面 ボタン 追加 削除 変更 "
+    "保存 読み込み 書き込み 問題 解決 方法 説明 ドキュメント 参照 環境 変数 パス 関数 引数 戻り値 配列 文字列"
+).split()
+_PARTICLES = "は が を に で と の も から まで です ます した".split()
+
+
+def _japanese(rng: random.Random, words: int) -> str:
+    """An unspaced Japanese sentence of ``words`` words and particles."""
+    return "".join(rng.choice(_JA) + rng.choice(_PARTICLES) for _ in range(words // 2)) + "。"
+
+
+def unspaced_size(megabytes: float) -> None:
+    """Bytes of an FTS5 index of Japanese text with and without :func:`index_text`'s
+    rewriting (pairs of characters), per MB of text."""
+    import sqlite3
+
+    from agentlog.index.fts import index_text
+
+    rng = random.Random(5)
+    texts, size = [], 0
+    while size < megabytes * 1e6:
+        texts.append(_japanese(rng, rng.randint(10, 80)))
+        size += len(texts[-1].encode())
+    sizes = {}
+    for name, rewrite in (("as one word per run (unicode61)", str), ("as pairs (index_text)", index_text)):
+        conn = sqlite3.connect(":memory:")
+        conn.execute("CREATE VIRTUAL TABLE f USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')")
+        conn.executemany("INSERT INTO f (rowid, text) VALUES (?, ?)", ((n, rewrite(t)) for n, t in enumerate(texts)))
+        conn.execute("INSERT INTO f (f) VALUES ('optimize')")
+        sizes[name] = sum(len(b) for (b,) in conn.execute("SELECT block FROM f_data"))
+    for name, used in sizes.items():
+        print(f"Japanese text {size / 1e6:.0f} MB indexed {name}: {used / 1e6:.1f} MB ({used / size:.2f}× the text)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", choices=["latency", "size"])
+    parser.add_argument("--only", choices=["latency", "size", "unspaced"])
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3, help="times each query is run")
     parser.add_argument("--mb", type=float, default=50, help="log size for the size figures")
@@ -137,6 +174,8 @@ def main() -> None:
         latency(args.cache, args.messages, args.rounds)
     if args.only in (None, "size"):
         size(args.cache, args.mb)
+    if args.only in (None, "unspaced"):
+        unspaced_size(args.mb / 10)
 
 
 if __name__ == "__main__":
