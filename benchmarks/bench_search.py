@@ -151,12 +151,18 @@ def unspaced_size(megabytes: float) -> None:
     sizes = {}
     for name, rewrite in (("as one word per run (unicode61)", str), ("as pairs (index_text)", index_text)):
         conn = sqlite3.connect(":memory:")
-        conn.execute("CREATE VIRTUAL TABLE f USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')")
-        conn.executemany("INSERT INTO f (rowid, text) VALUES (?, ?)", ((n, rewrite(t)) for n, t in enumerate(texts)))
+        conn.execute(
+            "CREATE VIRTUAL TABLE f USING fts5(text, content='', tokenize='unicode61 remove_diacritics 2')"
+        )
+        conn.executemany(
+            "INSERT INTO f (rowid, text) VALUES (?, ?)", ((n, rewrite(t)) for n, t in enumerate(texts))
+        )
         conn.execute("INSERT INTO f (f) VALUES ('optimize')")
         sizes[name] = sum(len(b) for (b,) in conn.execute("SELECT block FROM f_data"))
     for name, used in sizes.items():
-        print(f"Japanese text {size / 1e6:.0f} MB indexed {name}: {used / 1e6:.1f} MB ({used / size:.2f}× the text)")
+        print(
+            f"Japanese text {size / 1e6:.0f} MB indexed {name}: {used / 1e6:.1f} MB ({used / size:.2f}× the text)"
+        )
 
 
 def main() -> None:

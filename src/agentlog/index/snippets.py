@@ -72,6 +72,8 @@ def snippet(text: str, terms: tuple[str, ...], start: str, end: str) -> str:
 _LAST_WORDS = re.compile(rf"(?:\S+\s+){{0,{BEFORE_WORDS}}}\S*$")
 _FIRST_WORDS = re.compile(rf"\s*(?:\S+\s+){{0,{WORDS - 1}}}\S*")
 _SPACE = re.compile(r"\s")
+_JOINER = re.compile(r"[^\w\s]{1,2}|_")
+"""What may stand between two marked words for one mark to hold both."""
 
 
 def _window(text: str, at: int, until: int, found: list[re.Match[str]], start: str, end: str) -> str:
@@ -86,11 +88,17 @@ def _window(text: str, at: int, until: int, found: list[re.Match[str]], start: s
     if hi < len(text) and hi == lo + MAX_CHARS and not text[hi].isspace():  # cut inside a word
         cut = tail.rfind(" ", until - lo)
         hi = max(lo + cut if cut > 0 else hi, until)
-    pieces = ["…" if lo > 0 else ""]
-    last = lo
+    spans: list[list[int]] = []
     for match in found:
         if match.start() >= lo and match.end() <= hi:
-            pieces += [text[last : match.start()], start, text[match.start() : match.end()], end]
-            last = match.end()
+            if spans and _JOINER.fullmatch(text, spans[-1][1], match.start()):
+                spans[-1][1] = match.end()  # words of one identifier (CLAUDE.md, daily_mean): one mark
+            else:
+                spans.append([match.start(), match.end()])
+    pieces = ["…" if lo > 0 else ""]
+    last = lo
+    for first, after in spans:
+        pieces += [text[last:first], start, text[first:after], end]
+        last = after
     pieces += [text[last:hi].rstrip(), "…" if hi < len(text) else ""]
     return "".join(pieces)
