@@ -201,4 +201,9 @@ def test_a_common_word_is_ranked_among_its_newest_hits_and_counted_whole(home, t
     assert page.note == "ranked among the newest 2 of 5 hits"
     grouped = search(conn, "claude", limit=1, by_session=True)
     assert grouped.note == "ranked and grouped among the newest 2 of 5 hits"
-    assert search(conn, "claude", limit=2, agent="claude_code").note is None  # a filter: every hit ranked
+    assert grouped.total == 2  # the sessions of the two newest hits
+    filtered = search(conn, "claude", limit=2, agent="claude_code")  # counted through the filter
+    assert (filtered.total, filtered.note) == (5, "ranked among the newest 2 of 5 hits")
+    newest = search(conn, "claude", limit=2, sort="newest")  # sorted by time: every hit
+    assert (newest.total, newest.note) == (5, None)
+    assert search(conn, "claude", limit=2, offset=3).note is None  # a page past the window widens it

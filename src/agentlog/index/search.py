@@ -204,10 +204,10 @@ def search(
 
 
 RANK_WINDOW = 2_000
-"""Hits ranked at most by a search sorted by rank with no filter that needs the
-messages (agent, project, time, role, tool): when more match, the newest
-``RANK_WINDOW`` of them (in index order) are ranked and grouped, and the page says
-so; ``total`` still counts every hit.  Ranking costs ~5 µs a hit (bm25 reads each
+"""Hits ranked at most by a search sorted by rank: when more match, the newest
+``RANK_WINDOW`` of them (in index order: the order sources were read) are ranked
+and grouped, and the page says so; ``total`` still counts every hit (with filters
+on the messages, a count of every match that passes them).  Ranking costs ~5 µs a hit (bm25 reads each
 hit's size, the sort keys its message): a word in every other message of a million
 took seconds."""
 
@@ -230,34 +230,40 @@ def _search(
     budget: Budget,
 ) -> HitPage:
     match = _scoped(translation.match, reasoning)
-    window = 0
-    if sort == "rank" and not where:
-        (matches,) = budget.run(conn, "SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ?", (match,))[0]
-        if matches > max(RANK_WINDOW, offset + limit):
-            window = max(RANK_WINDOW, offset + limit)
+    window = max(RANK_WINDOW, offset + limit) if sort == "rank" else 0
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
-    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_FROM} WHERE {' AND '.join(['parts_fts MATCH ?', *where])}"
-    if window:
+    filters = " AND ".join(["parts_fts MATCH ?", *where])
+    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_FROM} WHERE {filters}"
+    if window:  # the newest hits only, in index order: FTS5 stops there
         found += f" ORDER BY parts_fts.rowid DESC LIMIT {window}"
     if by_session:
         sql = f"""
-            SELECT part_rowid, score, hits FROM (
+            SELECT part_rowid, score, hits, candidates FROM (
                 SELECT part_rowid, score, ts, session_key, message_id, idx,
                        row_number() OVER whole AS r, count(*) OVER whole AS hits,
-                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
+                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest, count(*) OVER () AS candidates
                 FROM ({found})
                 WINDOW whole AS (
                     PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
                     ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
             WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
     else:
-        sql = f"SELECT part_rowid, score, 1 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
+        sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     counted = _count(conn)
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
-    hits = [_hit(conn, budget, translation.terms, *row) for row in ranked]
-    total = counted[0] if by_session or not window else matches
-    page = _page(hits, total, offset, limit, translation)
-    if window:
+    candidates = ranked[0][3] if by_session and ranked else counted[0]
+    matches = counted[0]
+    if window and candidates >= window:  # more may match: count them all
+        count = (
+            f"SELECT count(*) {_FROM} WHERE {filters}"
+            if where
+            else "SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ?"
+        )
+        matches = budget.run(conn, count, (match, *params))[0][0]
+    page = _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
+    if window and candidates < matches:
+        if not by_session:
+            page.total = matches
         ranked_note = (
             f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {matches:,} hits"
         )
@@ -305,14 +311,17 @@ _FROM = """
 _HIT_COLUMNS = "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, p.text, p.data"
 
 
-def _hit(
-    conn: sqlite3.Connection, budget: Budget, terms: tuple[str, ...], rowid: int, score: float, hits: int
-) -> Hit:
-    """The hit at part ``rowid``, with its snippet cut for ``terms``."""
-    sql = f"""SELECT {_HIT_COLUMNS} FROM parts p JOIN messages m ON m.rowid = p.message_rowid
-        JOIN sessions s ON s.key = m.session_key WHERE p.rowid = ?"""
-    (row,) = budget.run(conn, sql, (rowid,))
-    return _row_hit(row, terms, score, hits)
+def _hits(
+    conn: sqlite3.Connection, budget: Budget, terms: tuple[str, ...], ranked: list[tuple[Any, ...]]
+) -> list[Hit]:
+    """The hits at the part rowids of ``ranked`` (``rowid, score, session hits, …``),
+    in that order, with their snippets cut for ``terms``."""
+    if not ranked:
+        return []
+    sql = f"""SELECT p.rowid, {_HIT_COLUMNS} FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+        JOIN sessions s ON s.key = m.session_key WHERE p.rowid IN ({", ".join("?" * len(ranked))})"""
+    rows = {row[0]: row[1:] for row in budget.run(conn, sql, tuple(r[0] for r in ranked))}
+    return [_row_hit(rows[rowid], terms, score, hits) for rowid, score, hits, _ in ranked]
 
 
 def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int) -> Hit:
