@@ -59,6 +59,7 @@ def test_snippets_mark_substrings_words_and_prefixes_in_the_text_itself():
         == "…w37 w38 w39 the [CLAUDE.md] file x0 x1 x2 x3 x4 x5 x6 x7 x8 x9…"
     )
     assert snippet("nothing matches here", ("zebra",), "[", "]") == "nothing matches here"
+    assert snippet("python最新版 pythonic", ("python", "最新"), "[", "]") == "[python][最新]版 pythonic"
     # the place where most terms occur wins over the first occurrence
     text = "alpha " + "filler " * 30 + "alpha beta gamma"
     assert (

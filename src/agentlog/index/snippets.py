@@ -16,9 +16,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from itertools import islice
 
-from agentlog.index.fts import SPECIAL_ANY, UNSPACED
+from agentlog.index.fts import SPECIAL_ANY
 
 BEFORE_WORDS = 4
 """Words shown before the first mark."""
@@ -28,21 +27,52 @@ MAX_CHARS = 200
 """Characters a snippet holds at most (a "word" of code may be long)."""
 _SCAN = 500
 """Matches looked at to find the best place."""
-_WORD = f"[^\\W_{UNSPACED}]"
-"""A character that continues a word (letters, digits, not an unspaced script)."""
 
 
 @lru_cache(maxsize=64)
-def _pattern(terms: tuple[str, ...]) -> re.Pattern[str] | None:
-    alternatives = []
+def _pattern(terms: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[str, ...]]:
+    """One pattern of every term (group ``n + 1``: ``terms[n]``, its ``*`` left out),
+    and each term's kind: ``sub`` (matched anywhere), ``prefix`` or ``word`` (whole
+    words: checked by :func:`_kept`, a pattern with Unicode word classes costs
+    milliseconds to compile)."""
+    alternatives, kinds = [], []
     for term in terms:
-        if SPECIAL_ANY.search(term):
-            alternatives.append(f"({re.escape(term)})")
-        elif term.endswith("*"):
-            alternatives.append(f"(?<!{_WORD})({re.escape(term[:-1])}{_WORD}*)")
-        elif term:
-            alternatives.append(f"(?<!{_WORD})({re.escape(term)})(?!{_WORD})")
-    return re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None
+        kind = "sub" if SPECIAL_ANY.search(term) else "prefix" if term.endswith("*") else "word"
+        body = term[:-1] if kind == "prefix" else term
+        if body:
+            alternatives.append(f"({re.escape(body)})")
+            kinds.append(kind)
+    return (re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None), tuple(kinds)
+
+
+def _continues(text: str, at: int) -> bool:
+    """Whether the character at ``at`` continues a word (a letter or digit, not of an
+    unspaced script)."""
+    return 0 <= at < len(text) and text[at].isalnum() and not SPECIAL_ANY.match(text, at)
+
+
+def _matches(text: str, terms: tuple[str, ...]) -> list[tuple[int, int, int]]:
+    """``(start, end, term number)`` of the first :data:`_SCAN` occurrences of
+    ``terms`` in ``text``, by the index's rules."""
+    pattern, kinds = _pattern(terms)
+    if pattern is None:
+        return []
+    out: list[tuple[int, int, int]] = []
+    for found in pattern.finditer(text):
+        group = (found.lastindex or 1) - 1
+        first, after = found.span()
+        kind = kinds[group]
+        if kind != "sub" and _continues(text, first - 1):
+            continue
+        if kind == "prefix":
+            while _continues(text, after):
+                after += 1
+        elif kind == "word" and _continues(text, after):
+            continue
+        out.append((first, after, group))
+        if len(out) == _SCAN:
+            break
+    return out
 
 
 def _fold(text: str) -> str:
@@ -55,18 +85,17 @@ def snippet(text: str, terms: tuple[str, ...], start: str, end: str) -> str:
     characters) around the place where most of ``terms`` occur, each occurrence
     between ``start`` and ``end``; ``…`` where text is left out.  The first words
     when no term occurs."""
-    pattern = _pattern(terms)
-    found = list(islice(pattern.finditer(text), _SCAN)) if pattern else []
-    if pattern and not found and not text.isascii():
-        found = list(islice(pattern.finditer(_fold(text)), _SCAN))
+    found = _matches(text, terms)
+    if not found and not text.isascii():
+        found = _matches(_fold(text), terms)
     if not found:
         return _window(text, 0, 0, [], start, end)
     best, score = found[0], 0
-    for n, match in enumerate(found):
-        near = {m.lastindex for m in found[n:] if m.start() < match.start() + MAX_CHARS // 2}
+    for n, (first, _, _) in enumerate(found):
+        near = {term for at, _, term in found[n:] if at < first + MAX_CHARS // 2}
         if len(near) > score:
-            best, score = match, len(near)
-    return _window(text, best.start(), best.end(), found, start, end)
+            best, score = found[n], len(near)
+    return _window(text, best[0], best[1], found, start, end)
 
 
 _LAST_WORDS = re.compile(rf"(?:\S+\s+){{0,{BEFORE_WORDS}}}\S*$")
@@ -76,7 +105,7 @@ _JOINER = re.compile(r"[^\w\s]{1,2}|_")
 """What may stand between two marked words for one mark to hold both."""
 
 
-def _window(text: str, at: int, until: int, found: list[re.Match[str]], start: str, end: str) -> str:
+def _window(text: str, at: int, until: int, found: list[tuple[int, int, int]], start: str, end: str) -> str:
     """The snippet of ``text`` around ``at…until`` with ``found`` marked."""
     head = text[max(0, at - MAX_CHARS // 3) : at]
     lo = at - len(head) + _LAST_WORDS.search(head).start()  # type: ignore[union-attr]  # always matches
@@ -89,12 +118,12 @@ def _window(text: str, at: int, until: int, found: list[re.Match[str]], start: s
         cut = tail.rfind(" ", until - lo)
         hi = max(lo + cut if cut > 0 else hi, until)
     spans: list[list[int]] = []
-    for match in found:
-        if match.start() >= lo and match.end() <= hi:
-            if spans and _JOINER.fullmatch(text, spans[-1][1], match.start()):
-                spans[-1][1] = match.end()  # words of one identifier (CLAUDE.md, daily_mean): one mark
+    for first, after, _ in found:
+        if first >= lo and after <= hi:
+            if spans and _JOINER.fullmatch(text, spans[-1][1], first):
+                spans[-1][1] = after  # words of one identifier (CLAUDE.md, daily_mean): one mark
             else:
-                spans.append([match.start(), match.end()])
+                spans.append([first, after])
     pieces = ["…" if lo > 0 else ""]
     last = lo
     for first, after in spans:
