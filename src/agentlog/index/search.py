@@ -203,7 +203,7 @@ def search(
         return _search(conn, translation, where, params, reasoning, limit, offset, by_session, sort, budget)
 
 
-RANK_WINDOW = 2_000
+RANK_WINDOW = 1_000
 """Hits ranked at most by a search sorted by rank: when more match, the newest
 ``RANK_WINDOW`` of them (in index order: the order sources were read) are ranked
 and grouped, and the page says so; ``total`` still counts every hit (with filters
