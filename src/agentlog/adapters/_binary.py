@@ -61,9 +61,13 @@ def payload_size(payload: str) -> int:
 
 def inline_size(source: dict[str, Any]) -> int | None:
     """Bytes of the payload an Anthropic image/document ``source`` holds inline
-    (``{"type": "base64", "data": …}``), ``None`` when it names a URL or file."""
+    (``{"type": "base64", "data": …}``), ``None`` when it names a URL or file or its
+    data is not base64 (a fixture's placeholder)."""
     data = source.get("data")
-    return payload_size(data) if source.get("type") == "base64" and isinstance(data, str) else None
+    if source.get("type") != "base64" or not isinstance(data, str):
+        return None
+    body = "".join(data.split())
+    return payload_size(body) if _BASE64.fullmatch(body) or not body else None
 
 
 def _sniff(payload: str) -> str:
