@@ -289,7 +289,14 @@ MIGRATIONS: list[str] = [
     DELETE FROM usage_rollup_state;
     ALTER TABLE usage_rollup RENAME COLUMN cost_usd TO recorded_nano_usd;
     """,
-    # 11: one copy of each part: ``parts.text`` only for plain text parts (a tool call's
+    # codex: roll-ups keep calls priced at an inferred model (flagged model_inferred)
+    # apart, so a report can say which calls used a fallback (a cache: rebuilt)
+    """
+    DELETE FROM usage_rollup;
+    DELETE FROM usage_rollup_state;
+    ALTER TABLE usage_rollup ADD COLUMN model_inferred INTEGER NOT NULL DEFAULT 0;
+    """,
+    # fts: one copy of each part: ``parts.text`` only for plain text parts (a tool call's
     # input and output, reasoning, are in ``data`` alone); ``parts_fts`` indexes the
     # search text rewritten for unspaced scripts and emoji (agentlog.index.fts), only
     # of the parts a search may find (``parts.searchable``: 1 in column text, 2 in
