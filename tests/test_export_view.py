@@ -173,3 +173,21 @@ def test_hostile_export_in_chromium_runs_nothing_and_loads_nothing(hostile_index
             browser.close()
     assert requests == [path.as_uri()]
     assert dialogs == [] and errors == []
+
+
+def test_plain_text_fast_path_equals_the_markdown_renderer():
+    import random
+
+    import nh3
+
+    rng = random.Random(7)
+    pieces = ["word", "two words", " ", "  ", "    ", "\t", "\n", "\n\n", "\n \n", "\n   ", "é", "1.5", "a-b"]
+    pieces += ["x)", "\u00a0", "(", ",", "-", "--", "\n-", "+", "1)", "2.", "o'k", '"q"', "%", "/", "?", "@", "{"]
+    checked = 0
+    for _ in range(5000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 14)))
+        if content._MARKUP.search(text):
+            continue
+        checked += 1
+        assert str(content.markdown(text)) == nh3.clean(content._MARKDOWN.render(text)), repr(text)
+    assert checked > 500

@@ -272,6 +272,7 @@ RULES: tuple[_Rule, ...] = (
 
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 """Every kind a finding can have."""
+_ORDER = {kind: i for i, kind in enumerate(KINDS)}
 
 
 _AUTOMATON: Any = None
@@ -318,7 +319,7 @@ def findings(text: str) -> list[Finding]:
     overlapping spans the one starting first (then the earlier rule, then the
     longer) is kept.  Scanned in :data:`CHUNK`-character chunks."""
     found: list[tuple[int, int, int, Finding]] = []
-    order = {kind: i for i, kind in enumerate(KINDS)}
+    order = _ORDER
     for at in range(0, max(len(text), 1), CHUNK):
         window = text[at : at + CHUNK + OVERLAP] if len(text) > CHUNK else text
         for f in _scan(window, at):

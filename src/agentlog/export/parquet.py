@@ -34,21 +34,15 @@ from agentlog.export import Transcript
 from agentlog.model import Message, Session, TextPart, ToolCallPart, Usage
 from agentlog.present import output_text
 from agentlog.usage.pricing import PricedCall
+from agentlog.usage.report import BUCKETS as REPORT_BUCKETS
 
 BATCH = 50_000
 """Rows of one table gathered before they are written."""
 MARKER = ".agentlog-parquet"
 """The file that marks a folder as an agentlog dataset (re-exporting replaces its tables)."""
 TABLES = ("sessions", "messages", "parts", "usage")
-BUCKETS = (
-    "input_tokens",
-    "cache_read_tokens",
-    "cache_write_5m_tokens",
-    "cache_write_1h_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "total_tokens",
-)
+BUCKETS = tuple(b for b in REPORT_BUCKETS if b.endswith("_tokens"))
+"""The token buckets, as the usage reports name them."""
 
 
 def month(stamp: datetime | None) -> str:
