@@ -114,7 +114,9 @@ def test_export_golden(demo, update_golden, name, refs, fmt, options):
     if fmt == "html":  # the inlined stylesheet and its hash: test_html_is_self_contained
         css = stylesheet()
         assert text.count(css) == 1 and text.count(policy(css).replace("'", "&#39;")) == 1
-        text = text.replace(css, "/* style.css + highlight_css() */").replace(policy(css).replace("'", "&#39;"), "CSP")
+        text = text.replace(css, "/* style.css + highlight_css() */").replace(
+            policy(css).replace("'", "&#39;"), "CSP"
+        )
     path = GOLDEN / name
     if update_golden:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -126,7 +128,10 @@ def test_export_golden(demo, update_golden, name, refs, fmt, options):
 def test_html_is_self_contained(demo):
     html = export_bytes(demo, "html", [WEATHER], ExportOptions(subagents=True)).decode()
     head = unescape(html[: html.index("<style>")])
-    assert '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'sha256-' in head
+    assert (
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'sha256-"
+        in head
+    )
     assert "<script" not in html and "<link" not in html and "http://" not in head
     assert 'src="http' not in html and "url(" not in html.split("</style>")[1]
     assert html.count('<section class="session-head"') == 2  # the session and its subagent
@@ -158,7 +163,10 @@ def test_slim_is_one_line_per_call_and_fits_a_budget():
     messages = [
         Message(id="1", role="user", parts=[TextPart(text="make the tests pass")]),
         Message(id="2", role="assistant", parts=[TextPart(text="Running them."), call]),
-        *(Message(id=f"r{i}", role="assistant", parts=[TextPart(text=f"step {i} " + "x" * 30)]) for i in range(10)),
+        *(
+            Message(id=f"r{i}", role="assistant", parts=[TextPart(text=f"step {i} " + "x" * 30)])
+            for i in range(10)
+        ),
     ]
     out = io.StringIO()
     write_slim([_transcript(messages)], out, None)
@@ -194,7 +202,12 @@ def test_parquet_reads_back_with_the_index_counts_and_usage_totals(demo, tmp_pat
     (messages,) = demo.execute("SELECT COUNT(*) FROM messages WHERE hidden = 0 AND replayed = 0").fetchone()
     calls = index_usage(demo, UsageQuery()).calls
     total = sum(pc.call.usage.total_tokens for pc in calls)
-    assert report.rows == {"sessions": 9, "messages": messages, "parts": report.rows["parts"], "usage": len(calls)}
+    assert report.rows == {
+        "sessions": 9,
+        "messages": messages,
+        "parts": report.rows["parts"],
+        "usage": len(calls),
+    }
 
     def table(name):
         return ds.dataset(tmp_path / "pq" / name, format="parquet", partitioning="hive").to_table()
@@ -208,7 +221,20 @@ def test_parquet_reads_back_with_the_index_counts_and_usage_totals(demo, tmp_pat
     assert usage.num_rows == len(calls) and sum(usage.column("total_tokens").to_pylist()) == total
     assert {p.name for p in (tmp_path / "pq" / "usage").iterdir()} == {"agent=claude_code", "agent=codex"}
 
-    duckdb = pytest.importorskip("duckdb")
+
+def test_parquet_reads_back_in_duckdb(demo, tmp_path):
+    pytest.importorskip("pyarrow")
+    duckdb = pytest.importorskip(
+        "duckdb", reason="duckdb is not installed (not in the test extra: too large)"
+    )
+    options = ExportOptions(subagents=True)
+    export_sessions(
+        demo, "parquet", select(demo, [], SessionFilter(), options), options, tmp_path / "pq", io.BytesIO()
+    )
+    every = queries.list_sessions(demo, SessionFilter(include_children=True))
+    (messages,) = demo.execute("SELECT COUNT(*) FROM messages WHERE hidden = 0 AND replayed = 0").fetchone()
+    calls = index_usage(demo, UsageQuery()).calls
+    total = sum(pc.call.usage.total_tokens for pc in calls)
     base = tmp_path / "pq"
     con = duckdb.connect()
     got = con.execute(
@@ -250,7 +276,10 @@ def test_site_rewrites_only_changed_sessions(tmp_path):
     index_html = (site / "index.html").read_text()
     assert f'href="sessions/claude_code/{SECRET_ID}.html"' in index_html
     log = next((home / ".claude" / "projects").rglob("*.jsonl"))
-    extra = json.loads(log.read_text().splitlines()[0]) | {"uuid": "u3", "timestamp": "2026-11-22T11:00:00.000Z"}
+    extra = json.loads(log.read_text().splitlines()[0]) | {
+        "uuid": "u3",
+        "timestamp": "2026-11-22T11:00:00.000Z",
+    }
     extra["message"] = {"role": "user", "content": "one more thing"}
     log.write_text(log.read_text() + json.dumps(extra) + "\n")
     code, _, err = run("export", "--all", "-f", "html", "-o", str(site), env=env)
@@ -269,8 +298,13 @@ def test_a_session_with_an_aws_key_and_a_github_token_exports_redacted(secret):
         assert AWS_KEY not in text and GITHUB_TOKEN not in text, fmt
         assert "[REDACTED:aws_access_key]" in text and "[REDACTED:github_token]" in text, fmt
     md = export_bytes(conn, "md", [key]).decode()
-    assert "deploy with key [REDACTED:aws_access_key] and push with token [REDACTED:github_token] please" in md
-    assert "command: AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key] GH_TOKEN=[REDACTED:github_token] ./deploy.sh" in md
+    assert (
+        "deploy with key [REDACTED:aws_access_key] and push with token [REDACTED:github_token] please" in md
+    )
+    assert (
+        "command: AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key] GH_TOKEN=[REDACTED:github_token] ./deploy.sh"
+        in md
+    )
     assert "using [REDACTED:github_token]\nok" in md
     raw = export_bytes(conn, "md", [key], ExportOptions(redact=False)).decode()
     assert AWS_KEY in raw and GITHUB_TOKEN in raw
@@ -305,7 +339,9 @@ def test_secrets_lists_kinds_and_counts_never_the_secret(secret):
     # prompt, reply, title: 1 each of both; command: both; output: the token
     assert found.kinds == {"aws_access_key": 4, "github_token": 5}
     assert found.total == 9
-    code, out, _ = run("secrets", "--json", "--no-sync", env={"HOME": str(home), "AGENTLOG_INDEX": str(index)})
+    code, out, _ = run(
+        "secrets", "--json", "--no-sync", env={"HOME": str(home), "AGENTLOG_INDEX": str(index)}
+    )
     assert code == 0 and AWS_KEY not in out and GITHUB_TOKEN not in out
     (row,) = json.loads(out)
     assert row["kinds"] == {"aws_access_key": 4, "github_token": 5} and row["total"] == 9
