@@ -356,3 +356,46 @@ def test_cli_export_usage_errors(demo):
     assert "go with --all" in run("--demo", "export", CODEX, "--agent", "codex")[2]
     code, _, err = run("--demo", "export", "--all", "-f", "parquet", "--no-sync")
     assert code == 2 and "-o PATH" in err
+
+
+# --- every fixture home --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fixture_homes(tmp_path_factory):
+    from homes import LAYOUTS
+
+    base = tmp_path_factory.mktemp("all-homes")
+    home = base / "home"
+    for layout in LAYOUTS.values():
+        layout(home)
+    path = build_index(base / "index.sqlite", home)
+    conn = db.connect(path, readonly=True)
+    yield conn, base
+    conn.close()
+
+
+def test_every_format_exports_every_fixture_session(fixture_homes):
+    conn, base = fixture_homes
+    options = ExportOptions(subagents=True)
+    transcripts = select(conn, [], SessionFilter(), options)
+    sessions = sum(1 for t in transcripts for _ in t.tree())
+    assert sessions == len(queries.list_sessions(conn, SessionFilter(include_children=True)))
+    assert len({t.session.agent for t in transcripts}) >= 25
+    data = json.loads(export_bytes(conn, "json", [], options, SessionFilter()))
+    assert len(data) == sessions
+    for d in data:
+        jsonschema.validate(d, json_schema())
+    lines = export_bytes(conn, "jsonl", [], options, SessionFilter()).decode().splitlines()
+    assert sum(json.loads(line)["type"] == "session" for line in lines) == sessions
+    keys = [m.session.key for t in transcripts for m in t.tree()]
+    md = export_bytes(conn, "md", [], options, SessionFilter()).decode()
+    assert [line.split("`")[1] for line in md.splitlines() if line.startswith("- **session**: `")] == keys
+    html = export_bytes(conn, "html", [], options, SessionFilter()).decode()
+    assert html.count('<section class="session-head"') == sessions
+    slim = export_bytes(conn, "slim", [], options, SessionFilter()).decode()
+    assert all(f", {t.session.key})\n" in slim for t in transcripts)
+    assert sum(line.startswith("## subagent: ") for line in slim.splitlines()) == sessions - len(transcripts)
+    report = export_sessions(conn, "html", transcripts, options, base / "site", io.BytesIO(), site=True)
+    assert report.pages_written == len(transcripts) and report.pages_unchanged == 0
+    assert len(list((base / "site" / "sessions").rglob("*.html"))) == len(transcripts)

@@ -68,12 +68,13 @@ def select(
     conn: sqlite3.Connection, refs: Sequence[str], where: SessionFilter | None, options: ExportOptions
 ) -> list[Transcript]:
     """The sessions ``refs`` name (keys, ids or unique id prefixes, in that
-    order) or, with ``where``, every session it keeps (main sessions; their
-    subagents come with them when ``options.subagents``).  Raises
+    order) or, with ``where``, every session it keeps that is not a child of
+    another it keeps (whose subagents come with it when ``options.subagents``).  Raises
     :class:`~agentlog.errors.NotFound` for a ref that names no session."""
-    if where is not None:
-        listed = queries.list_sessions(conn, msgspec.structs.replace(where, include_children=False))
-        keys = [s.key for s in listed]
+    if where is not None:  # a subagent whose parent is not kept (gone, empty, out of span) stands alone
+        listed = queries.list_sessions(conn, msgspec.structs.replace(where, include_children=True))
+        kept = {s.key for s in listed}
+        keys = [s.key for s in listed if s.parent_key is None or s.parent_key not in kept]
     else:
         keys = list(dict.fromkeys(queries.resolve_key(conn, ref) for ref in refs))
     by_key: dict[str, Session] = {}
