@@ -31,7 +31,9 @@ HOSTILE_TEXT = "\n\n".join(
 )
 
 
-def _line(session_id: str, kind: str, uuid: str, parent: str | None, message: dict, stamp: str, cwd: str) -> str:
+def _line(
+    session_id: str, kind: str, uuid: str, parent: str | None, message: dict, stamp: str, cwd: str
+) -> str:
     return json.dumps(
         {
             "parentUuid": parent,
@@ -53,7 +55,15 @@ def _session(home: Path, session_id: str, prompt: str, command: str, output: lis
     folder = home / ".claude" / "projects" / cwd.replace("/", "-")
     folder.mkdir(parents=True, exist_ok=True)
     lines = [
-        _line(session_id, "user", "u1", None, {"role": "user", "content": prompt}, "2026-11-22T10:00:00.000Z", cwd),
+        _line(
+            session_id,
+            "user",
+            "u1",
+            None,
+            {"role": "user", "content": prompt},
+            "2026-11-22T10:00:00.000Z",
+            cwd,
+        ),
         _line(
             session_id,
             "assistant",
@@ -78,7 +88,10 @@ def _session(home: Path, session_id: str, prompt: str, command: str, output: lis
             "user",
             "u2",
             "a1",
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": output}]},
+            {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": output}],
+            },
             "2026-11-22T10:00:02.000Z",
             cwd,
         ),
@@ -107,5 +120,7 @@ def hostile_export_home(home: Path) -> Path:
         {"type": "image", "source": {"type": "base64", "media_type": "image/svg+xml", "data": PNG}},
         {"type": "image", "source": {"type": "url", "url": "https://example.com/remote.png"}},
     ]
-    _session(home, HOSTILE_ID, HOSTILE_TEXT, HOSTILE_TEXT, output, "/tmp/evil\"><script>alert('cwd')</script>")
+    _session(
+        home, HOSTILE_ID, HOSTILE_TEXT, HOSTILE_TEXT, output, "/tmp/evil\"><script>alert('cwd')</script>"
+    )
     return home

@@ -39,7 +39,9 @@ def test_viewer_hides_secrets_unless_asked(secret_index):
         page = create_app(secret_index).test_client().get(path).get_data(as_text=True)
         assert AWS_KEY not in page and GITHUB_TOKEN not in page, path
         assert "[REDACTED:aws_access_key]" in page, path
-    shown = create_app(secret_index, redact=False).test_client().get(f"/session?key={key}").get_data(as_text=True)
+    shown = (
+        create_app(secret_index, redact=False).test_client().get(f"/session?key={key}").get_data(as_text=True)
+    )
     assert AWS_KEY in shown and GITHUB_TOKEN in shown and "secrets shown" in shown
 
 
@@ -51,7 +53,9 @@ def test_renderer_edit_diff_and_write_diff():
         input={"file_path": "src/a.py", "old_string": "x = 1\ny = 2\n", "new_string": "x = 1\ny = 3\n"},
     )
     assert content.file_edits(edit) == [
-        content.FileEdit("src/a.py", "--- a/src/a.py\n+++ b/src/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n")
+        content.FileEdit(
+            "src/a.py", "--- a/src/a.py\n+++ b/src/a.py\n@@ -1,2 +1,2 @@\n x = 1\n-y = 2\n+y = 3\n"
+        )
     ]
     multi = ToolCallPart(
         call_id="2",
@@ -62,8 +66,12 @@ def test_renderer_edit_diff_and_write_diff():
     assert content.file_edits(multi) == [
         content.FileEdit("/abs/b.py", "--- a/abs/b.py\n+++ b/abs/b.py\n@@ -1 +1 @@\n-a\n+b\n")
     ]
-    write = ToolCallPart(call_id="3", tool="write", raw_name="Write", input={"file_path": "n.txt", "content": "hi\n"})
-    assert content.file_edits(write) == [content.FileEdit("n.txt", "--- a/n.txt\n+++ b/n.txt\n@@ -0,0 +1 @@\n+hi\n")]
+    write = ToolCallPart(
+        call_id="3", tool="write", raw_name="Write", input={"file_path": "n.txt", "content": "hi\n"}
+    )
+    assert content.file_edits(write) == [
+        content.FileEdit("n.txt", "--- a/n.txt\n+++ b/n.txt\n@@ -0,0 +1 @@\n+hi\n")
+    ]
     patch = ToolCallPart(
         call_id="4",
         tool="edit",
@@ -74,7 +82,10 @@ def test_renderer_edit_diff_and_write_diff():
         content.FileEdit("old.py", "--- a/old.py\n+++ /dev/null\n"),
         content.FileEdit("m.py", "--- a/m.py\n+++ b/m.py\n@@\n-a\n+b\n"),
     ]
-    assert content.file_edits(ToolCallPart(call_id="5", tool="bash", raw_name="Bash", input={"command": "ls"})) == []
+    assert (
+        content.file_edits(ToolCallPart(call_id="5", tool="bash", raw_name="Bash", input={"command": "ls"}))
+        == []
+    )
 
 
 def test_renderer_todos_images_and_inputs():
@@ -96,7 +107,9 @@ def test_renderer_todos_images_and_inputs():
         {"type": "image", "source": {"type": "url", "url": "https://example.com/x.png"}},
     ]
     assert content.images(blocks) == [f"data:image/png;base64,{PNG}"]
-    assert content.file_image(FilePart(media_type="image/png", ref=f"data:image/png;base64,{PNG}")) is not None
+    assert (
+        content.file_image(FilePart(media_type="image/png", ref=f"data:image/png;base64,{PNG}")) is not None
+    )
     assert content.file_image(FilePart(media_type="image/png", ref="https://example.com/x.png")) is None
     assert content.input_text({"command": "a\nb", "timeout": 5}) == "command:\n  a\n  b\ntimeout: 5"
 
@@ -130,7 +143,9 @@ def _hostile_html(index: Path, tmp_path: Path) -> Path:
     try:
         options = ExportOptions()
         out = io.BytesIO()
-        export_sessions(conn, "html", select(conn, [f"claude_code:{HOSTILE_ID}"], None, options), options, None, out)
+        export_sessions(
+            conn, "html", select(conn, [f"claude_code:{HOSTILE_ID}"], None, options), options, None, out
+        )
     finally:
         conn.close()
     path = tmp_path / "hostile.html"
@@ -143,7 +158,7 @@ def test_hostile_export_has_no_script_and_no_remote_reference(hostile_index, tmp
     assert "<script" not in html and "<iframe" not in html and "<svg" not in html and "<link" not in html
     assert "&lt;script&gt;alert(&#39;prompt&#39;)&lt;/script&gt;" in html
     assert html.count("<img ") == 1 and f'<img class="output-image" src="data:image/png;base64,{PNG}"' in html
-    assert 'src="https://' not in html and "href=\"javascript" not in html
+    assert 'src="https://' not in html and 'href="javascript' not in html
 
 
 @pytest.mark.e2e
@@ -155,7 +170,9 @@ def test_hostile_export_in_chromium_runs_nothing_and_loads_nothing(hostile_index
     dialogs: list[str] = []
     errors: list[str] = []
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"], headless=True)
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox"], headless=True
+        )
         try:
             page = browser.new_context(viewport={"width": 390, "height": 800}).new_page()
             page.on("request", lambda r: requests.append(r.url))
@@ -167,7 +184,9 @@ def test_hostile_export_in_chromium_runs_nothing_and_loads_nothing(hostile_index
             page.wait_for_timeout(300)
             assert page.locator("script").count() == 0
             assert page.evaluate("document.documentElement.scrollWidth") <= 390
-            assert page.locator("img.output-image").evaluate("i => i.naturalWidth") == 1  # the data: PNG shows
+            assert (
+                page.locator("img.output-image").evaluate("i => i.naturalWidth") == 1
+            )  # the data: PNG shows
             assert "<script>alert('prompt')</script>" in page.inner_text("ol.transcript")
         finally:
             browser.close()
@@ -182,7 +201,25 @@ def test_plain_text_fast_path_equals_the_markdown_renderer():
 
     rng = random.Random(7)
     pieces = ["word", "two words", " ", "  ", "    ", "\t", "\n", "\n\n", "\n \n", "\n   ", "é", "1.5", "a-b"]
-    pieces += ["x)", "\u00a0", "(", ",", "-", "--", "\n-", "+", "1)", "2.", "o'k", '"q"', "%", "/", "?", "@", "{"]
+    pieces += [
+        "x)",
+        "\u00a0",
+        "(",
+        ",",
+        "-",
+        "--",
+        "\n-",
+        "+",
+        "1)",
+        "2.",
+        "o'k",
+        '"q"',
+        "%",
+        "/",
+        "?",
+        "@",
+        "{",
+    ]
     checked = 0
     for _ in range(5000):
         text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 14)))

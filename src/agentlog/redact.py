@@ -372,7 +372,11 @@ ELLIPSIS = "…"
 
 def _fragment(token: str) -> bool:
     """A cut-off piece that may be the rest of a secret: 16+ key characters, letters and digits."""
-    return bool(_FRAGMENT.fullmatch(token)) and any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+    return (
+        bool(_FRAGMENT.fullmatch(token))
+        and any(c.isdigit() for c in token)
+        and any(c.isalpha() for c in token)
+    )
 
 
 def redact_snippet(text: str, marks: tuple[str, str]) -> str:

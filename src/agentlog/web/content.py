@@ -47,7 +47,9 @@ def _fenced(code: str, language: str, _attrs: Any) -> str:
 _MARKDOWN = MarkdownIt("commonmark", {"html": False, "highlight": _fenced}).enable(["table", "strikethrough"])
 
 
-_MARKUP = re.compile(r"[*_`#\[\]<>!|~\\&:=]|[^\S \n]|^ *(?:[-+]|\d+[.)])(?: |$)|^ *-[- ]*$|^ {4}| {2,}$", re.MULTILINE)
+_MARKUP = re.compile(
+    r"[*_`#\[\]<>!|~\\&:=]|[^\S \n]|^ *(?:[-+]|\d+[.)])(?: |$)|^ *-[- ]*$|^ {4}| {2,}$", re.MULTILINE
+)
 """Anything CommonMark could read as markup (emphasis, code, links, HTML, entities,
 autolinks, headings and setext underlines, lists, indented code, hard breaks)
 or whitespace other than spaces and newlines;
@@ -268,7 +270,9 @@ def highlight(code: str, path: str | None = None, language: str | None = None) -
     is longer than :data:`HIGHLIGHT_CHARS`."""
     lexer = None
     if len(code) <= HIGHLIGHT_CHARS:
-        lexer = _lexer(language, None) if language else _lexer(None, path.rsplit("/", 1)[-1]) if path else None
+        lexer = (
+            _lexer(language, None) if language else _lexer(None, path.rsplit("/", 1)[-1]) if path else None
+        )
     if lexer is None:
         return escape(code)
     return Markup(pygments.highlight(code, lexer, _FORMATTER))
