@@ -35,7 +35,7 @@ def hostile_index(tmp_path_factory):
 
 def test_viewer_hides_secrets_unless_asked(secret_index):
     key = f"claude_code:{SECRET_ID}"
-    for path in (f"/session?key={key}", "/search?q=deploy", "/"):
+    for path in (f"/session?key={key}", "/search?q=deploy", "/", f"/raw?key={key}&id=msg_a1"):
         page = create_app(secret_index).test_client().get(path).get_data(as_text=True)
         assert AWS_KEY not in page and GITHUB_TOKEN not in page, path
         assert "[REDACTED:aws_access_key]" in page, path

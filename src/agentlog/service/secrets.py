@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import replace
+from typing import Any
 
 import msgspec
 
@@ -15,7 +16,7 @@ from agentlog.export.redaction import count_kinds, redact_header, redact_message
 from agentlog.index import queries
 from agentlog.model import Session
 from agentlog.query import SessionFilter
-from agentlog.redact import redact
+from agentlog.redact import redact, redact_value
 from agentlog.service.export import stream_messages
 from agentlog.service.sessions import TranscriptPage
 
@@ -56,6 +57,11 @@ def sessions_with_secrets(conn: sqlite3.Connection, where: SessionFilter) -> lis
 def redacted_title(text: str | None) -> str | None:
     """A title (or any one-line text) with its secrets replaced."""
     return redact(text) if text else text
+
+
+def redacted_records(records: list[Any]) -> list[Any]:
+    """Raw records (decoded JSON values or lines of text) with the secrets in every string replaced."""
+    return [redact_value(r) for r in records]
 
 
 def _sessions(rows: list[Session]) -> list[Session]:

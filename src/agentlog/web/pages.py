@@ -27,7 +27,7 @@ from agentlog.query import SQL_INT_MAX, SessionFilter, Span, parse_span, parse_z
 from agentlog.service import sessions as session_service
 from agentlog.service.search import SearchFilter, SearchPaging
 from agentlog.service.search import search as search_index
-from agentlog.service.secrets import redacted_page, redacted_title
+from agentlog.service.secrets import redacted_page, redacted_records, redacted_title
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.usage.pricing import CostMode
 from agentlog.usage.report import BUCKETS, Group, build_rows, group_key
@@ -221,8 +221,13 @@ def raw() -> str:
         raise NotFound(f"the log file cannot be read now: {exc}") from None
     if found is None:
         raise NotFound(f"no raw records for message {message_id!r} (documents and databases have none)")
+    records = [_record(line) for line in found.lines]
     return render_template(
-        "raw.html", key=key, message_id=message_id, raw=found, records=[_record(line) for line in found.lines]
+        "raw.html",
+        key=key,
+        message_id=message_id,
+        raw=found,
+        records=redacted_records(records) if _redacting() else records,
     )
 
 
