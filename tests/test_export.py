@@ -325,6 +325,16 @@ def test_a_session_with_an_aws_key_and_a_github_token_searches_redacted(secret):
     assert any(AWS_KEY in h.snippet for h in raw.hits)
 
 
+def test_cli_show_prints_no_secret_unless_asked(secret):
+    _, index, home = secret
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(index)}
+    for args in ((), ("--json",), ("--full",)):
+        code, out, _ = run("show", SECRET_ID[:8], "--no-sync", *args, env=env)
+        assert code == 0 and "REDACTED:github_token" in out and AWS_KEY not in out and GITHUB_TOKEN not in out
+    code, out, _ = run("show", SECRET_ID[:8], "--no-sync", "--json", "--no-redact", env=env)
+    assert code == 0 and AWS_KEY in out and GITHUB_TOKEN in out
+
+
 def test_cli_search_prints_no_secret(secret):
     _, index, home = secret
     code, out, _ = run("search", "deploy", "--no-sync", env={"HOME": str(home), "AGENTLOG_INDEX": str(index)})
