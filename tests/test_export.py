@@ -409,3 +409,11 @@ def test_every_format_exports_every_fixture_session(fixture_homes):
     report = export_sessions(conn, "html", transcripts, options, base / "site", io.BytesIO(), site=True)
     assert report.pages_written == len(transcripts) and report.pages_unchanged == 0
     assert len(list((base / "site" / "sessions").rglob("*.html"))) == len(transcripts)
+
+
+def test_parquet_without_pyarrow_says_what_to_install(demo, tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)
+    code, _, err = run("--demo", "export", "--all", "-f", "parquet", "-o", str(tmp_path / "pq"), "--no-sync")
+    assert code == 2
+    assert err.strip().endswith("--format parquet needs pyarrow: pip install 'agentlog[parquet]'")
+    assert not (tmp_path / "pq").exists()
