@@ -417,3 +417,20 @@ def test_parquet_without_pyarrow_says_what_to_install(demo, tmp_path, monkeypatc
     assert code == 2
     assert err.strip().endswith("--format parquet needs pyarrow: pip install 'agentlog[parquet]'")
     assert not (tmp_path / "pq").exists()
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [("json", "[]\n"), ("jsonl", ""), ("md", ""), ("slim", "")])
+def test_export_of_no_session(demo, fmt, expected):
+    code, out, err = run(
+        "--demo", "export", "--all", "--agent", "codex", "--since", "2099-01-01", "-f", fmt, "--no-sync"
+    )
+    assert (code, out, err.strip()) == (0, expected, "no sessions match")
+
+
+def test_html_of_no_session_is_an_empty_page(demo, tmp_path):
+    code, _, err = run(
+        "--demo", "export", "--all", "--since", "2099-01-01", "-f", "html", "-o", str(tmp_path / "s")
+    )
+    assert code == 0 and "no sessions match" in err
+    assert '<table class="sessions">' in (tmp_path / "s" / "index.html").read_text()
+    assert not (tmp_path / "s" / "sessions").exists()

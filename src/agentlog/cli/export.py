@@ -97,6 +97,8 @@ def export_command(
         conn, cast(Format, fmt), transcripts, options, output, sys.stdout.buffer, site=everything
     )
     sys.stdout.flush()
+    if not transcripts:
+        app.err.print("no sessions match")
     if output is not None:
         done = f"{plural(report.sessions, 'session')} exported to {output}"
         if report.pages_written or report.pages_unchanged:

@@ -103,7 +103,7 @@ def write_page(
     def session_href(key: str) -> str | None:
         return anchors.get(key) or (href(key) if href else None)
 
-    title = sections[0].session.title or sections[0].session.id if sections else "agentlog"
+    title = (sections[0].session.title or sections[0].session.id) if sections else "agentlog"
     _render(
         "export.html",
         out,
