@@ -69,12 +69,19 @@ def select(
 ) -> list[Transcript]:
     """The sessions ``refs`` name (keys, ids or unique id prefixes, in that
     order) or, with ``where``, every session it keeps that is not a child of
-    another it keeps (whose subagents come with it when ``options.subagents``).  Raises
+    another it keeps (whose subagents come with it when ``options.subagents``);
+    ``codex exec`` runs (kind ``exec``) only with ``where.include_exec`` or
+    ``options.subagents``, as ``agentlog sessions`` lists them.  Raises
     :class:`~agentlog.errors.NotFound` for a ref that names no session."""
     if where is not None:  # a subagent whose parent is not kept (gone, empty, out of span) stands alone
         listed = queries.list_sessions(conn, msgspec.structs.replace(where, include_children=True))
         kept = {s.key for s in listed}
-        keys = [s.key for s in listed if s.parent_key is None or s.parent_key not in kept]
+        keys = [
+            s.key
+            for s in listed
+            if (s.parent_key is None or s.parent_key not in kept)
+            and (s.kind != "exec" or where.include_exec or options.subagents)
+        ]
     else:
         keys = list(dict.fromkeys(queries.resolve_key(conn, ref) for ref in refs))
     by_key: dict[str, Session] = {}
