@@ -266,8 +266,13 @@ def discover_sources(
     home: Path,
     extra_roots: Iterable[Path] = (),
     report: LoadReport | None = None,
+    stats: dict[str, os.stat_result] | None = None,
 ) -> list[tuple[Adapter, SourceRef]]:
     """Every source of ``adapters`` under their default roots and ``extra_roots``.
+
+    ``stats``, when given, receives the ``os.stat`` each source was found with
+    (by path): a sync compares them with what it stored, without a second
+    ``stat`` per file.
 
     A file reached twice (overlapping roots, symlinks, hard links: the same
     :func:`~agentlog.probe.identity`) is listed once.  Under a
@@ -299,6 +304,8 @@ def discover_sources(
             seen.add(key)
             found.append((adapter, ref))
             counts[adapter.slug] += 1
+            if stats is not None:
+                stats[ref.path] = st
 
     for adapter in adapters:
         with collecting(adapter.slug, report.problems):
@@ -346,6 +353,7 @@ def project_sources(
     cwds: Iterable[str],
     known: Iterable[str] = (),
     report: LoadReport | None = None,
+    stats: Mapping[str, os.stat_result] | None = None,
 ) -> list[tuple[Adapter, SourceRef]]:
     """The sources agents keep inside projects (:attr:`~agentlog.adapters.Adapter.project_files`),
     looked for in each folder of ``cwds`` (the ``cwd`` other agents' sessions
@@ -355,14 +363,18 @@ def project_sources(
     Relative ``cwds`` are ignored; files in ``known`` (sources already found,
     compared by :func:`~agentlog.probe.identity`, so a link or a second path to
     one is no new file) are left out and each file is listed once.
-    Only ``stat`` calls: nothing is opened.  A ``cwd`` is text from a log: one
+    Only ``stat`` calls: nothing is opened (none for a file of ``known`` whose
+    ``stat`` is in ``stats``; none at all when no adapter keeps project files).  A ``cwd`` is text from a log: one
     too long for the file system, inside a folder the user cannot enter, or
     holding a NUL is recorded in ``report.problems`` as a problem of that
     folder (the topmost one that fails covers those below it), never raised.
     """
     report = report if report is not None else LoadReport()
     wanted = [a for a in adapters if a.project_files]
-    seen = {identity(p, st) for p in known if (st := stat_of(p)) is not None}
+    if not wanted:
+        return []
+    stats = stats or {}
+    seen = {identity(p, st) for p in known if (st := stats.get(p) or stat_of(p)) is not None}
     folders: dict[Path, None] = {}
     for cwd in cwds if wanted else ():
         if os.path.isabs(cwd) and _utf8(cwd):

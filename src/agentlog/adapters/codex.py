@@ -126,6 +126,7 @@ Rate limits
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime, timedelta
@@ -160,7 +161,6 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
-from agentlog.readers import walk_files
 from agentlog.rules import session_key
 
 SLUG = "codex"
@@ -1081,9 +1081,9 @@ class CodexAdapter(JsonlAdapter):
         if not any(probe.is_dir(f) for f in folders):
             folders = [root]
         for folder in folders:
-            for path in walk_files(folder, ".jsonl"):
-                if path.name.startswith("rollout-"):
-                    yield SourceRef(agent=self.slug, path=str(path))
+            for path in probe.walk_paths(folder, ".jsonl"):
+                if os.path.basename(path).startswith("rollout-"):
+                    yield SourceRef(agent=self.slug, path=path)
 
     def sniff(self, name: str, head: bytes) -> float:
         rollout = name.startswith("rollout-") and name.endswith(".jsonl")

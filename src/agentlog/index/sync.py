@@ -6,8 +6,10 @@ Per source (``shared/DESIGN.md`` §5):
   a ``stat`` (the ctime catches a permission change, which leaves the mtime alone);
 * an append-only source that grew and whose bytes before ``parsed_offset``
   still end with the stored tail → only the new bytes are parsed, resuming the
-  saved parser state (one that kept its size but not its mtime was rewritten in
-  place);
+  saved parser state; one that kept its size but not its whole stat was rewritten
+  in place — a new mtime, or only a new ctime, which any write sets and ``utime``
+  cannot restore (a rewrite whose mtime was put back: #12 rule 18) — and is read
+  whole;
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
 * a source that vanished (deleted, or under a folder discovery could not look at:
@@ -44,6 +46,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
 from agentlog.adapters.base import Fragment
@@ -104,6 +107,8 @@ class _Row:
     error: str | None
     duplicate_of: str | None
     archived_at: str | None
+    sidecars: str
+    """The sidecar paths as a JSON list."""
 
 
 Progress = Callable[[int, int, str], None]
@@ -127,31 +132,38 @@ def sync(
     adapters = list(adapters)
     by_slug = {a.slug: a for a in adapters}
     report = SyncReport()
+    stats: dict[str, os.stat_result] = {}  # each source's stat from discovery: one per file
     refs = {
         ref.path: (adapter, ref)
-        for adapter, ref in discover_sources(adapters, env, home, extra_roots, report.roots)
+        for adapter, ref in discover_sources(adapters, env, home, extra_roots, report.roots, stats)
     }
     report.failed.extend(report.roots.errors)  # e.g. file names that are not UTF-8
-    rows = _known(conn, list(by_slug))
+    rows = _known(conn, list(by_slug))  # one query for every known source
     # Sources found once under a --root are remembered and kept fresh.
-    for path, (agent, sidecars) in rows.items():
+    for path, known in rows.items():
+        agent = known.agent
         if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
-            refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
+            sidecars = tuple(json.loads(known.sidecars)) if known.sidecars != "[]" else ()
+            refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=sidecars))
     gone = set(rows) - set(refs)
-    hidden = {path: report.roots.hides(path, rows[path][0]) for path in gone}
+    hidden = {path: report.roots.hides(path, rows[path].agent) for path in gone}
     why = {
         path: f"{problem.path} cannot be looked at: {problem.error}"
         for path, problem in hidden.items()
         if problem
     }
-    archived, removed = archive.archive_gone(conn, gone, why)
-    report.archived += archived
-    report.removed += removed
-    _sync_all(conn, list(refs.values()), full, progress, report)
+    if gone:
+        archived, removed = archive.archive_gone(conn, gone, why)
+        report.archived += archived
+        report.removed += removed
+        rows = _known(conn, list(by_slug))  # it marks the copies of what it archived
+    _sync_all(conn, list(refs.values()), full, progress, report, rows, stats)
     # Then the sources agents keep inside projects, in the folders the sessions
     # stored so far were recorded in (kept fresh above once found).
-    cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
-    _sync_all(conn, project_sources(adapters, cwds, refs, report.roots), full, progress, report)
+    if any(a.project_files for a in adapters):
+        cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+        extra = project_sources(adapters, cwds, refs, report.roots, stats)
+        _sync_all(conn, extra, full, progress, report)
     if "claude_code" in by_slug:  # last: the transcripts it must not count twice are stored
         history.sync_history(conn, env, home, report, full)
     report.seconds = time.perf_counter() - start
@@ -164,28 +176,38 @@ def _sync_all(
     full: bool,
     progress: Progress | None,
     report: SyncReport,
+    rows: Mapping[str, _Known] | None = None,
+    stats: Mapping[str, os.stat_result] | None = None,
 ) -> None:
-    """Sync ``refs``: skip the unchanged ones after a ``stat``, parse the rest."""
+    """Sync ``refs``: skip the unchanged ones after a ``stat``, parse the rest.
+    ``rows``: what the index holds of every known source (else looked up one by
+    one); ``stats``: each source's ``stat`` taken by discovery in this sync (else
+    taken here).  An unchanged source costs a dictionary look-up and a tuple
+    comparison: no query, no second ``stat``."""
     work: list[tuple[Adapter, SourceRef, os.stat_result, _Row | None, str]] = []
+    stats = stats or {}
     for adapter, ref in refs:
         path = ref.path
         report.sources += 1
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            _record_error(conn, adapter, ref, describe_error(exc), None, report)
-            continue
-        row = _row(conn, path)
-        sig = _sidecar_sig(ref)
-        if not full and row is not None and _unchanged(row, st, sig, adapter):
-            if row.archived_at is not None:  # back as it was read: what is stored is its content
+        st = stats.get(path)
+        if st is None:
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                _record_error(conn, adapter, ref, describe_error(exc), None, report)
+                continue
+        seen = rows.get(path) if rows is not None else _row(conn, path)
+        sig = _sidecar_sig(ref) if ref.sidecars else ""
+        if not full and seen is not None and _unchanged(seen, st, sig, adapter):
+            if seen.archived_at is not None:  # back as it was read: what is stored is its content
                 with transaction(conn):
                     conn.execute(
-                        "UPDATE sources SET archived_at = NULL, error = NULL WHERE id = ?", (row.id,)
+                        "UPDATE sources SET archived_at = NULL, error = NULL WHERE id = ?", (seen.id,)
                     )
                 report.restored += 1
             report.unchanged += 1
             continue
+        row = seen if isinstance(seen, _Row) or seen is None else _row(conn, path)
         work.append((adapter, ref, st, row, sig))
     total = sum(
         st.st_size - (row.parsed_offset if row and _appendable(row, st, sig, a, full) else 0)
@@ -200,22 +222,36 @@ def _sync_all(
         progress(total, total, "")
 
 
-def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[str, list[str]]]:
+_COLUMNS = """id, size, mtime_ns, ctime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
+    sidecar_sig, error, duplicate_of, archived_at, sidecars"""
+
+
+class _Known(NamedTuple):
+    """What the no-change check needs of a known source (no blobs: one query for
+    thousands of sources stays a few milliseconds)."""
+
+    agent: str
+    id: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    parser_version: int | None
+    sidecar_sig: str
+    sidecars: str
+    archived_at: str | None
+
+
+def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, _Known]:
+    """``path -> what the no-change check needs`` of every source of ``agents`` the index knows."""
     marks = ", ".join("?" * len(agents))
-    return {
-        path: (agent, json.loads(sidecars))
-        for path, agent, sidecars in conn.execute(
-            f"SELECT path, agent, sidecars FROM sources WHERE agent IN ({marks})", agents
-        )
-    }
+    query = f"""SELECT path, agent, id, size, mtime_ns, ctime_ns, inode, parser_version, sidecar_sig, sidecars,
+                       archived_at FROM sources WHERE agent IN ({marks})"""
+    return {path: _Known(*rest) for path, *rest in conn.execute(query, agents)}
 
 
 def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
-    found = conn.execute(
-        """SELECT id, size, mtime_ns, ctime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
-                  sidecar_sig, error, duplicate_of, archived_at FROM sources WHERE path = ?""",
-        (path,),
-    ).fetchone()
+    found = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE path = ?", (path,)).fetchone()
     return _Row(*found) if found else None
 
 
@@ -230,7 +266,7 @@ def _sidecar_sig(ref: SourceRef) -> str:
     return ",".join(parts)
 
 
-def _unchanged(row: _Row, st: os.stat_result, sig: str, adapter: Adapter) -> bool:
+def _unchanged(row: _Row | _Known, st: os.stat_result, sig: str, adapter: Adapter) -> bool:
     return (row.size, row.mtime_ns, row.ctime_ns, row.inode, row.sidecar_sig, row.parser_version) == (
         st.st_size,
         st.st_mtime_ns,
@@ -251,7 +287,10 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
         and row.inode == st.st_ino
         and row.sidecar_sig == sig
         and st.st_size >= row.parsed_offset
-        and (st.st_size > row.size or st.st_mtime_ns == row.mtime_ns)  # same size, new mtime: rewritten
+        # Same size: nothing was appended, yet the stat differs — a new mtime, or only
+        # a new ctime (a rewrite in place whose mtime was restored with utime, which
+        # cannot restore the ctime; or a chmod): read whole (#12 rule 18).
+        and st.st_size > row.size
         and row.parser_state is not None
     )
 
