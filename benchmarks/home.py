@@ -72,8 +72,10 @@ def _write(path: Path, lines, limit: int | None, stats: HomeStats) -> None:
     stats.bytes += size
 
 
-def write_home(home: Path, shape: HomeShape = HomeShape()) -> HomeStats:
-    """Write a home under ``home`` with ``shape``'s sources; returns what was written."""
+def write_home(home: Path, shape: HomeShape | None = None) -> HomeStats:
+    """Write a home under ``home`` with ``shape``'s sources (default
+    :class:`HomeShape`); returns what was written."""
+    shape = shape or HomeShape()
     rng = random.Random(shape.seed)
     stats = HomeStats()
     projects = [f"-home-bench-{_text(rng, 1)}-{n}" for n in range(max(1, shape.claude // 40))]
