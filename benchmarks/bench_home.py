@@ -46,6 +46,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,12 +71,16 @@ class Run:
     code: int
 
 
-def run(cmd: list[str], env: dict[str, str]) -> Run:
-    """Run ``cmd`` to its end; its wall and CPU seconds and peak RSS (its own)."""
+def run(cmd: list[str], env: dict[str, str], timeout: float = 900) -> Run:
+    """Run ``cmd`` to its end (killed after ``timeout`` s: exit code -9); its wall
+    and CPU seconds and peak RSS (its own)."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.DEVNULL)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
         _, status, usage = os.wait4(proc.pid, 0)
+        timer.cancel()
         wall = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
@@ -95,7 +100,8 @@ def show(
 
     def text(r: Run | float) -> str:
         if isinstance(r, Run):
-            return f"{r.wall:.3f} s wall, {r.cpu:.3f} s CPU, {r.rss_mb:.0f} MB RSS"
+            failed = f" (exit {r.code}{': killed' if r.code == -9 else ''})" if r.code else ""
+            return f"{r.wall:.3f} s wall, {r.cpu:.3f} s CPU, {r.rss_mb:.0f} MB RSS{failed}"
         return f"{r:.3f}"
 
     line = f"{figure}: agentlog {text(ours)}"
@@ -261,7 +267,8 @@ class Bench:
         self.fresh(index)
         env = self.env(home, index)
         show("index", run([*self.agentlog, "index"], env), target="RSS <= 300 MB")
-        show("search", run([*self.agentlog, "search", "word", "--json"], env), target="RSS <= 300 MB")
+        found = run([*self.agentlog, "search", "word", "--json"], env, timeout=self.args.record_timeout)
+        show("search", found, target="RSS <= 300 MB")
 
     def startup(self) -> None:
         home = self.work / "one"
@@ -318,6 +325,9 @@ def main() -> None:
     parser.add_argument("--home-mb", type=float, default=None, help="Claude MB of the multi-agent home")
     parser.add_argument("--log-mb", type=float, default=300)
     parser.add_argument("--record-mib", type=int, default=64)
+    parser.add_argument(
+        "--record-timeout", type=float, default=120, help="seconds before the record's search is killed"
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--startup-runs", type=int, default=20)
     parser.add_argument("--ccusage", default=CCUSAGE)
