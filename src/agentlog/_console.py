@@ -24,9 +24,9 @@ def main() -> None:
         print(f"agentlog, version {__version__}")
         return
     with gc_paused():
-        from agentlog.adapters import all_adapters
+        from agentlog.adapters import registered
         from agentlog.cli import main as cli
 
-        all_adapters()  # the commands that read logs all need them: loaded the same way
+        registered()  # those a command reads: imported when their logs are found
         gc.freeze()
     cli()

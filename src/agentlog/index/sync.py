@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
+from agentlog.adapters import Adapter, JsonlAdapter, LazyAdapter, SourceRef, resolved
 from agentlog.adapters.base import Fragment
 from agentlog.index import archive, history
 from agentlog.index.db import MMAP_SIZE, rollback, transaction
@@ -121,14 +121,16 @@ Progress = Callable[[int, int, str], None]
 
 def sync(
     conn: sqlite3.Connection,
-    adapters: Iterable[Adapter],
+    adapters: Iterable[Adapter | LazyAdapter],
     env: Mapping[str, str],
     home: Path,
     extra_roots: Iterable[Path] = (),
     full: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
-    """Bring the index up to date for ``adapters``; returns what was done.
+    """Bring the index up to date for ``adapters`` (adapters, or
+    :class:`~agentlog.adapters.LazyAdapter` objects: imported only when their
+    files are found); returns what was done.
 
     ``conn`` comes from :func:`agentlog.index.db.connect`: a store indexes text in
     a second thread while this one goes on (never both on the connection at once)."""
@@ -148,7 +150,7 @@ map reads use (:data:`agentlog.index.db.MMAP_SIZE`), which is set back after."""
 
 def _sync(
     conn: sqlite3.Connection,
-    adapters: Iterable[Adapter],
+    adapters: Iterable[Adapter | LazyAdapter],
     env: Mapping[str, str],
     home: Path,
     extra_roots: Iterable[Path],
@@ -171,7 +173,7 @@ def _sync(
         agent = known.agent
         if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
             sidecars = tuple(json.loads(known.sidecars)) if known.sidecars != "[]" else ()
-            refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=sidecars))
+            refs[path] = (resolved(by_slug[agent]), SourceRef(agent=agent, path=path, sidecars=sidecars))
     gone = set(rows) - set(refs)
     hidden = {path: report.roots.hides(path, rows[path].agent) for path in gone}
     why = {
