@@ -253,15 +253,21 @@ class Bench:
         path = home / ".claude" / "projects" / "-p" / "huge-record.jsonl"
         if not path.exists():
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = "word " * (self.args.record_mib * (1 << 20) // 5)
-            line = {
+            head = {
                 "type": "user",
                 "sessionId": "huge-record",
                 "uuid": "u1",
                 "timestamp": "2026-11-01T10:00:00Z",
-                "message": {"role": "user", "content": text},
+                "message": {"role": "user", "content": "@"},
             }
-            path.write_text(json.dumps(line) + "\n")
+            before, after = json.dumps(head).split('"@"')
+            # Written in pieces: this process stays small, and a child's peak RSS
+            # (which starts from this process's at the fork) stays its own.
+            with open(path, "w") as fh:
+                fh.write(before + '"')
+                for _ in range(self.args.record_mib):
+                    fh.write("word " * ((1 << 20) // 5))
+                fh.write('"' + after + "\n")
         print(f"\n== record: one line of {path.stat().st_size / (1 << 20):.0f} MiB")
         index = self.work / "record.sqlite"
         self.fresh(index)
