@@ -19,19 +19,30 @@ import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
+from agentlog.index.fts import index_text, search_text
 from agentlog.model import (
     Diagnostics,
     Message,
     Part,
     RateLimits,
-    ReasoningPart,
     Session,
     TextPart,
     ToolCallPart,
     Usage,
 )
 from agentlog.packing import pack, unpack
-from agentlog.rules import Signature, counts_model, owner_rank, session_key, spawning_call
+from agentlog.rules import (
+    REPLAY_CANDIDATE,
+    CallTokens,
+    Signature,
+    counts_model,
+    first_user_text,
+    fork_title,
+    owner_rank,
+    replayed_prefix,
+    session_key,
+    spawning_call,
+)
 
 _JSON = msgspec.json.Encoder().encode
 _CHUNK = 500
@@ -44,35 +55,6 @@ HEADER_COLUMNS = (
 def iso(stamp: datetime | None) -> str | None:
     """An aware datetime as sortable ISO 8601 UTC text."""
     return stamp.astimezone(UTC).isoformat(timespec="microseconds") if stamp else None
-
-
-def search_text(part: Part) -> str:
-    """What full-text search indexes for a part."""
-    if isinstance(part, TextPart):
-        return part.text
-    if isinstance(part, ReasoningPart):
-        return part.text or part.summary
-    if isinstance(part, ToolCallPart):
-        pieces = [part.tool, _flat(part.input)]
-        if part.result is not None:
-            pieces.append(_flat(part.result.output))
-        return "\n".join(p for p in pieces if p)
-    return ""
-
-
-def _flat(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(
-            b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else _flat(b) for b in value
-        )
-    try:
-        return _JSON(value).decode()
-    except (TypeError, ValueError, OverflowError):  # not JSON-shaped (e.g. huge ints): still searchable
-        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def encode_headers(headers: list[Session]) -> bytes:
@@ -91,6 +73,9 @@ class Store:
         exists, so look-ups are limited to the ids and call ids it remembers."""
         self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
+        self._titles: dict[str, str | None] = {}
+        """Session key → the title its header gives, for the headers written here
+        (a source's stored headers are updated after its sessions)."""
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
         self._models: dict[str, list[str]] = {}
         """Session key → models of the messages written since then that name one
@@ -171,6 +156,7 @@ class Store:
         """Write the sessions a source defines; ``models`` adds to what is stored
         (an appended part's header knows only the models it saw)."""
         for h in headers:
+            self._titles[h.key] = h.title
             values = [getattr(h, c) for c in HEADER_COLUMNS]
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (h.key,)).fetchone()
             models = json.loads(row[0]) if row else []
@@ -278,8 +264,16 @@ class Store:
             for m in messages
         ]  # the Python work first, while an earlier indexing may still run
         existing = self._stored_rowids(key, messages)
+        replayed: set[int] = set()
         if existing:
             stale = [(r,) for r in existing.values()]
+            for chunk in _chunks(list(existing.values())):
+                replayed.update(
+                    r
+                    for (r,) in self.conn.execute(
+                        f"SELECT rowid FROM messages WHERE replayed = 1 AND rowid IN ({_marks(chunk)})", chunk
+                    )
+                )
             self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
             self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
         next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
@@ -299,7 +293,11 @@ class Store:
             else:
                 update_rows.append((*row, rowid))
             self.written.append(rowid)
-            part_rows.extend((rowid, idx, *part) for idx, part in enumerate(parts))
+            shown = not m.hidden and rowid not in replayed
+            part_rows.extend(
+                (rowid, idx, *part[:-1], searchable(part[0]) if shown and part[-1] else 0, part[-1])
+                for idx, part in enumerate(parts)
+            )
             if usage is not None:
                 usage_rows.append((rowid, *usage))
         self.conn.executemany(
@@ -314,18 +312,24 @@ class Store:
         )
         self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
         first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
+        rows = [(first_part + n, *row[:-1]) for n, row in enumerate(part_rows)]
         self.conn.executemany(
-            "INSERT INTO parts (message_rowid, idx, type, tool, call_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            part_rows,
+            "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data, searchable) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
         )
         index = (
-            "INSERT INTO parts_fts (rowid, text) SELECT rowid, text FROM parts WHERE rowid >= ?",
-            (first_part,),
+            "INSERT INTO parts_fts (rowid, text, reasoning) VALUES (?, ?, ?)",
+            [
+                (first_part + n, *((row[-1], None) if row[-2] == SEARCHED else (None, row[-1])))
+                for n, row in enumerate(part_rows)
+                if row[-2]
+            ],
         )
         if len(part_rows) >= BACKGROUND_PARTS:
             self._indexing = _Background(self._conn, *index)
         else:
-            self._conn.execute(*index)
+            self._conn.executemany(*index)
 
     def _stored_rowids(self, key: str, messages: list[Message]) -> dict[str, int]:
         """``{message id: rowid}`` of the ``messages`` already stored in session ``key``."""
@@ -364,7 +368,7 @@ class Store:
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(TextPart(text=text) if data is None else unpack(data, Part))  # type: ignore[arg-type]
+                out[rowid].parts.append(TextPart(text=text) if data is None else stored_part(data))
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
@@ -391,7 +395,8 @@ class Store:
                 "WHERE key = ?",
                 (key,),
             )
-        for key in set(keys) | self._mark_replays(written):
+        forks = self._mark_fork_copies(sorted(set(keys) | self.cleared))
+        for key in set(keys) | self._mark_replays(written) | forks:
             self.conn.execute(
                 """UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
@@ -446,6 +451,84 @@ class Store:
             )
             changed.update(c[2] for c in copies)
         return changed
+
+    def _mark_fork_copies(self, keys: list[str]) -> set[str]:
+        """:func:`~agentlog.rules.replayed_prefix` for the forks among ``keys`` and
+        the children of ``keys`` that hold ``replay_candidate`` calls: the copied
+        calls, and every message before the last of them, are marked ``replayed``
+        (as :mod:`agentlog.link` flags them).  Returns the keys (re)marked."""
+        rows: set[tuple[str, str]] = set()
+        for chunk in _chunks(keys):
+            marks = _marks(chunk)
+            rows.update(
+                self.conn.execute(
+                    f"""SELECT key, parent_key FROM sessions s WHERE parent_key IS NOT NULL
+                        AND (key IN ({marks}) OR parent_key IN ({marks}))
+                        AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = s.key
+                                    AND m.flags LIKE '%"{REPLAY_CANDIDATE}"%')""",
+                    (*chunk, *chunk),
+                ).fetchall()
+            )
+        changed: set[str] = set()
+        for key, parent_key in sorted(rows):
+            child = self._calls_of(key)
+            if not any(candidate for _, _, candidate in child):
+                continue
+            theirs = [tokens for _, tokens, _ in self._calls_of(parent_key)]
+            n = replayed_prefix(theirs, [(tokens, candidate) for _, tokens, candidate in child])
+            cut = child[n - 1][0] if n else 0
+            self.conn.execute(
+                "UPDATE messages SET replayed = 1 WHERE session_key = ? AND rowid <= ?", (key, cut)
+            )
+            self.conn.execute(
+                """UPDATE messages SET replayed = 0 WHERE session_key = ? AND rowid > ? AND replayed = 1
+                   AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.id = messages.id
+                                   AND o.rowid != messages.rowid)""",
+                (key, cut),
+            )
+            self._retitle_fork(key, cut)
+            changed.add(key)
+        return changed
+
+    def _retitle_fork(self, key: str, cut: int) -> None:
+        """:func:`~agentlog.rules.fork_title` of fork ``key`` whose copy ends at
+        message ``cut`` (a rowid; 0: no copy), from the title its header
+        recorded, as :mod:`agentlog.link` sets it."""
+        if key in self._titles:
+            title = self._titles[key]
+        else:
+            row = self.conn.execute(
+                "SELECT src.headers FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.key = ?",
+                (key,),
+            ).fetchone()
+            title = _recorded_title(row[0] if row else None, key)
+        rowids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid", (key,)
+            )
+        ]
+        users = self.messages_by_rowid(rowids)
+        copied = {m.text.strip() for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
+        own = Session(key=key, agent="", id="", messages=users)
+        self.conn.execute(
+            "UPDATE sessions SET title = ? WHERE key = ?",
+            (fork_title(title, copied, first_user_text(own)), key),
+        )
+
+    def _calls_of(self, key: str) -> list[tuple[int, CallTokens, bool]]:
+        """``(rowid, tokens, flagged replay_candidate)`` of each stored call of
+        session ``key``, in the order its messages were first written."""
+        return [
+            (rowid, (t[0], t[1], t[2], t[3], t[4], t[5]), f'"{REPLAY_CANDIDATE}"' in flags)
+            for rowid, flags, *t in self.conn.execute(
+                """SELECT m.rowid, m.flags, u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
+                          u.cache_write_1h_tokens, u.output_tokens, u.reasoning_tokens
+                   FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                   WHERE m.session_key = ? ORDER BY m.rowid""",
+                (key,),
+            )
+        ]
 
     def _call_stats(self, key: str) -> tuple[datetime | None, int]:
         """:func:`~agentlog.rules.call_stats` of session ``key`` as stored (the
@@ -503,6 +586,15 @@ class Store:
                 "UPDATE sessions SET parent_tool_call_id = ? WHERE key = ?",
                 (spawning_call(parent, child), key),
             )
+
+
+def _recorded_title(headers: bytes | None, key: str) -> str | None:
+    """The title session ``key``'s own header recorded, from its source's stored
+    headers (``None`` when none, or unknown)."""
+    for header in unpack(headers, list[Session]) if headers else []:
+        if header.key == key:
+            return header.title
+    return None
 
 
 def _recorded_call(headers: bytes | None, key: str) -> str | None:
@@ -563,17 +655,18 @@ BACKGROUND_PARTS = 1_000
 
 
 class _Background:
-    """One SQL statement running in a thread (SQLite runs it without the GIL);
-    :meth:`wait` for it, and its error, before the connection is used again."""
+    """One SQL statement run for each of ``rows`` in a thread (SQLite runs it
+    without the GIL); :meth:`wait` for it, and its error, before the connection is
+    used again."""
 
-    def __init__(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    def __init__(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(conn, sql, params))
+        self._thread = threading.Thread(target=self._run, args=(conn, sql, rows))
         self._thread.start()
 
-    def _run(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    def _run(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
         try:
-            conn.execute(sql, params)
+            conn.executemany(sql, rows)
         except BaseException as exc:  # raised again by wait(), in the caller's thread
             self._error = exc
 
@@ -596,15 +689,88 @@ def _message_row(m: Message) -> tuple[Any, ...]:
     )
 
 
-def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None]:
-    """``parts`` values ``type, tool, call_id, text, data``."""
+SEARCHED, REASONING = 1, 2
+"""``parts.searchable``: in ``parts_fts``'s ``text`` column (searched by default), in
+its ``reasoning`` column (searched on request); 0: not in ``parts_fts`` (a hidden or
+replayed message's part, or a part with no search text)."""
+
+
+def searchable(part_type: str) -> int:
+    """``parts.searchable`` of a visible message's part of type ``part_type``."""
+    return REASONING if part_type == "reasoning" else SEARCHED
+
+
+COPY_KEY = "\x00agentlog:output"
+"""Stored in place of a string of a structured tool result that its output already
+holds: ``{COPY_KEY: [start, end]}``, the output's ``[start:end]``."""
+MIN_COPY = 64
+"""Shorter strings of a structured result are stored as they are."""
+_COPY_BYTES = COPY_KEY.encode()
+
+
+def _lean(value: Any, output: str) -> Any:
+    """``value`` (a structured result) with each string of at least :data:`MIN_COPY`
+    characters that ``output`` contains as a reference to it (``value`` itself when
+    there is none): Claude's ``toolUseResult`` repeats the output (``stdout``,
+    ``content``), Codex's end events too."""
+    if isinstance(value, str):
+        at = output.find(value) if len(value) >= MIN_COPY else -1
+        return {COPY_KEY: [at, at + len(value)]} if at >= 0 else value
+    if isinstance(value, list):
+        items = [_lean(v, output) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, dict) and COPY_KEY not in value:
+        fields = {k: _lean(v, output) for k, v in value.items()}
+        return fields if any(fields[k] is not value[k] for k in value) else value
+    return value
+
+
+def _restore(value: Any, output: str) -> Any:
+    """``value`` as it was before :func:`_lean`."""
+    if isinstance(value, dict):
+        span = value.get(COPY_KEY)
+        if len(value) == 1 and isinstance(span, list):
+            return output[span[0] : span[1]]
+        return {k: _restore(v, output) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, output) for v in value]
+    return value
+
+
+def _packed(part: Part) -> bytes:
+    """``part`` as ``parts.data``: a tool call's structured result without the text
+    its output already holds (one copy of each tool result)."""
+    if isinstance(part, ToolCallPart) and part.result is not None and isinstance(part.result.output, str):
+        lean = _lean(part.result.structured, part.result.output)
+        if lean is not part.result.structured:
+            result = msgspec.structs.replace(part.result, structured=lean)
+            return pack(msgspec.structs.replace(part, result=result))
+    return pack(part)
+
+
+def stored_part(data: bytes) -> Part:
+    """The part :func:`_packed` stored as ``data``."""
+    part: Part = unpack(data, Part)  # type: ignore[arg-type]
+    if _COPY_BYTES not in data:
+        return part
+    if isinstance(part, ToolCallPart) and part.result is not None and isinstance(part.result.output, str):
+        part.result.structured = _restore(part.result.structured, part.result.output)
+    return part
+
+
+def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None, str]:
+    """``parts`` values ``type, tool, call_id, text, data``, and what ``parts_fts``
+    indexes for it (:func:`~agentlog.index.fts.index_text`).  ``text`` is a plain
+    text part's text, else empty: the part is in ``data`` alone, once."""
     call = part if isinstance(part, ToolCallPart) else None
+    text = part.text if type(part) is TextPart else None
     return (
         str(part.__struct_config__.tag),
         call.tool if call else None,
         call.call_id if call else None,
-        search_text(part),
-        None if type(part) is TextPart else pack(part),
+        text or "",
+        None if text is not None else _packed(part),
+        index_text(search_text(part)),
     )
 
 
