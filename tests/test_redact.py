@@ -184,3 +184,29 @@ def test_redaction_is_idempotent() -> None:
     once = r.redact(" ".join(text for text, _, _ in SECRETS))
     assert r.redact(once) == once
     assert r.findings(once) == []
+
+
+S, E = "\x02", "\x03"
+
+
+def test_snippet_marks_kept_and_moved_to_a_redactions_edges() -> None:
+    assert (
+        r.redact_snippet(f"key {S}AKIAZ3QWERTY2TYUIOPA{E} here", (S, E))
+        == f"key {S}[REDACTED:aws_access_key]{E} here"
+    )
+    assert (
+        r.redact_snippet(f"{S}deploy{E} ghp_{A36} {S}now{E}", (S, E))
+        == f"{S}deploy{E} [REDACTED:github_token] {S}now{E}"
+    )
+    plain = f"plain {S}text{E} only"
+    assert r.redact_snippet(plain, (S, E)) is plain
+
+
+def test_snippet_edge_fragment_of_a_cut_secret() -> None:
+    text = f"…dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4 pushed {S}token{E} ok AKIAZ3QWERTY2TYUIOPA…"
+    assert (
+        r.redact_snippet(text, (S, E))
+        == f"…[REDACTED:fragment] pushed {S}token{E} ok [REDACTED:aws_access_key]…"
+    )
+    words = "…version3 of the parser_module_for_json is here…"
+    assert r.redact_snippet(words, (S, E)) == words  # 'version3' is short; the long one has no digit

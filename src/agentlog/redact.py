@@ -272,6 +272,7 @@ RULES: tuple[_Rule, ...] = (
 
 KINDS: tuple[str, ...] = tuple(dict.fromkeys(rule.kind for rule in RULES))
 """Every kind a finding can have."""
+_ORDER = {kind: i for i, kind in enumerate(KINDS)}
 
 
 _AUTOMATON: Any = None
@@ -318,7 +319,7 @@ def findings(text: str) -> list[Finding]:
     overlapping spans the one starting first (then the earlier rule, then the
     longer) is kept.  Scanned in :data:`CHUNK`-character chunks."""
     found: list[tuple[int, int, int, Finding]] = []
-    order = {kind: i for i, kind in enumerate(KINDS)}
+    order = _ORDER
     for at in range(0, max(len(text), 1), CHUNK):
         window = text[at : at + CHUNK + OVERLAP] if len(text) > CHUNK else text
         for f in _scan(window, at):
@@ -363,3 +364,79 @@ def redact_value(value: Any) -> Any:
             return value
         return type(value)(values)
     return value
+
+
+_FRAGMENT = re.compile(r"[A-Za-z0-9_+/=-]{16,}")
+ELLIPSIS = "…"
+
+
+def _fragment(token: str) -> bool:
+    """A cut-off piece that may be the rest of a secret: 16+ key characters, letters and digits."""
+    return (
+        bool(_FRAGMENT.fullmatch(token))
+        and any(c.isdigit() for c in token)
+        and any(c.isalpha() for c in token)
+    )
+
+
+def redact_snippet(text: str, marks: tuple[str, str]) -> str:
+    """A search snippet redacted: ``text`` holds highlight ``marks`` (a start and
+    an end character around each match) which are kept, moved to a redaction's
+    edges when inside it.  A snippet cut from a longer text (beginning or ending
+    with ``…``) may start or end inside a secret: such an edge piece (16 or more
+    key characters mixing letters and digits) is replaced by ``[REDACTED:fragment]``."""
+    plain_chars: list[str] = []
+    placed: list[tuple[int, str]] = []
+    for c in text:
+        if c in marks:
+            placed.append((len(plain_chars), c))
+        else:
+            plain_chars.append(c)
+    plain = "".join(plain_chars)
+    spans = [(f.start, f.end, f.kind) for f in findings(plain)]
+    spans += _edge_fragments(plain, spans)
+    if not spans:
+        return text
+    spans.sort()
+    out: list[str] = []
+    at = 0
+    marks_at = iter([*placed, (len(plain) + 1, "")])
+    pending = next(marks_at)
+
+    def emit_marks(upto: int, inclusive: bool) -> None:
+        nonlocal pending
+        while pending[0] < upto or (inclusive and pending[0] == upto):
+            out.append(pending[1])
+            pending = next(marks_at)
+
+    for start, end, kind in spans:
+        for i in range(at, start):
+            emit_marks(i, inclusive=True)
+            out.append(plain[i])
+        emit_marks(start, inclusive=True)
+        starts = ends = 0
+        while pending[0] < end:  # marks inside the secret: starts before it, ends after
+            starts += pending[1] == marks[0]
+            ends += pending[1] == marks[1]
+            pending = next(marks_at)
+        out.append(marks[0] * starts + marker(kind) + marks[1] * ends)
+        at = end
+    for i in range(at, len(plain)):
+        emit_marks(i, inclusive=True)
+        out.append(plain[i])
+    emit_marks(len(plain), inclusive=True)
+    return "".join(out)
+
+
+def _edge_fragments(plain: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Spans of the cut-off pieces at a snippet's ``…`` edges not inside ``spans``."""
+    found: list[tuple[int, int, str]] = []
+    if plain.startswith(ELLIPSIS):
+        match = re.match(r"…\s*(\S+)", plain)
+        if match and _fragment(match.group(1)):
+            found.append((match.start(1), match.end(1), "fragment"))
+    if plain.endswith(ELLIPSIS):
+        match = re.search(r"(\S+?)\s*…$", plain)
+        if match and _fragment(match.group(1)):
+            found.append((match.start(1), match.end(1), "fragment"))
+    return [f for f in found if not any(s < f[1] and f[0] < e for s, e, _ in spans)]
