@@ -44,7 +44,9 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: recorded time is known to be wrong at times (Trae); ``approximate``: the usage
 #: figures are rounded by the agent (Aider); ``usage_partial``: some buckets are
 #: unknown (Copilot CLI without OTel); ``usage_context_inclusive``: the figure is a
-#: per-turn context size that includes earlier turns (Cursor ``tokenCount``).
+#: per-turn context size that includes earlier turns (Cursor ``tokenCount``);
+#: ``text_replaced``: its record held invalid UTF-8 or a lone surrogate escape,
+#: decoded as U+FFFD (:mod:`agentlog.adapters._json`).
 MessageFlag = Literal[
     "meta",
     "synthetic",
@@ -59,6 +61,7 @@ MessageFlag = Literal[
     "approximate",
     "usage_partial",
     "usage_context_inclusive",
+    "text_replaced",
 ]
 MESSAGE_FLAGS: tuple[MessageFlag, ...] = get_args(MessageFlag)
 """The flag vocabulary, in documentation order."""

@@ -39,7 +39,6 @@ duplicate files by their user messages, which the scanner does not decode.
 
 from __future__ import annotations
 
-import codecs
 import functools
 import os
 from collections.abc import Iterator
@@ -52,6 +51,7 @@ import msgspec
 
 from agentlog import worker
 from agentlog.adapters import SourceRef
+from agentlog.adapters._json import JsonError, parse_json
 from agentlog.adapters._values import parse_time, service_tier
 from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.collector import gc_paused
@@ -142,8 +142,8 @@ def _usage(line: _Line) -> Usage | None:
 def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
     """A line with unexpected field types: decoded generically, read like the adapter does."""
     try:
-        record = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError):
+        record = parse_json(data)
+    except JsonError:
         return None
     if not isinstance(record, dict):
         return None
@@ -237,7 +237,6 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
         find, rfind, view = block.find, block.rfind, memoryview(block)
         first = 0
         need_cwd = f.main.cwd is None  # lines holding "cwd" are decoded until the first one
-        utf8 = block.isascii() or _utf8(view[:end])  # else each line is checked
         while first < end:
             last = find(b"\n", first, end)
             last = end if last < 0 else last
@@ -245,24 +244,18 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
                 rfind(b'"usage"', first, last) >= 0
                 or _sidechain(block, first, last)
                 or (need_cwd and find(b'"cwd"', first, last) >= 0)
-            ) and (utf8 or _utf8(view[first:last])):
+            ):
                 _decode_add(f, view[first:last], base + first)
                 need_cwd = f.main.cwd is None
             first = last + 1
 
 
-def _utf8(data: bytes | memoryview) -> bool:
-    """Whether ``data`` is valid UTF-8.  A line that is not is no record, on every
-    path (the parsers skip it as ``invalid_utf8``); msgspec does not check the
-    strings of the fields a typed decode skips, so the scan checks."""
-    try:
-        codecs.utf_8_decode(data, "strict", True)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _decode_add(f: _File, data: bytes | memoryview, offset: int) -> None:
+    """Decode one line and :func:`_add` it.  msgspec does not check the strings of
+    the fields a typed decode skips, so a line with invalid UTF-8 there is read
+    as the parsers read it (decoded with replacement characters); one with it in a
+    field the scan reads, a lone surrogate escape or a byte-order mark fails the
+    typed decode and is read by :func:`_loose` through the adapters' decoder."""
     try:
         line = _DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -562,5 +555,4 @@ def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str) ->
     for mid, call in tail.calls.items():
         main.calls.setdefault(mid, call)
     for offset, line in zip(again, read_lines_at(path, again), strict=True):
-        if line.isascii() or _utf8(line):
-            _decode_add(f, line, offset)
+        _decode_add(f, line, offset)
