@@ -138,7 +138,7 @@ def test_shape_catalog_2_1_counts_every_record():
     d = main.diagnostics
     assert d.records_total == 89
     assert d.records_total == d.records_used + sum(d.skipped.values())
-    assert d.skipped["ignored:attachment"] == 38
+    assert d.skipped["ignored:attachment"] == 34  # the 4 queued_command attachments are prompts
     assert main.title == "Stage0 small fixture"  # custom-title beats ai-title and summary
     compaction = [p for m in main.messages for p in m.parts if isinstance(p, CompactionPart)]
     assert compaction[0].trigger == "auto" and compaction[0].tokens_before == 120000
@@ -334,3 +334,120 @@ def test_user_roots_are_claimed_by_content(tmp_path):
     report = LoadReport()
     found = discover_sources(all_adapters(), {}, tmp_path / "nohome", [tmp_path], report)
     assert [(a.slug, Path(r.path).name) for a, r in found] == [("claude_code", "a.jsonl")]
+
+
+# --- issue #12 rules 5 and 6 ----------------------------------------------------------------
+
+
+def _written_home(tmp_path: Path, *names: str) -> Path:
+    project = tmp_path / ".claude/projects/-w"
+    for name in names:
+        source = fixture(f"claude_code/{name}")
+        target = project / source.relative_to(source.parents[len(Path(name).parts) - 1])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+    return tmp_path
+
+
+RESUMED = (
+    "written-resumed/5a1e0000-0000-4000-8000-000000000001.jsonl",
+    "written-resumed/5a1e0000-0000-4000-8000-000000000002.jsonl",
+)
+
+
+def test_replayed_prompts_of_a_resumed_file_are_flagged_like_their_replies(tmp_path):
+    """A resumed file re-persists the earlier chain with the same uuids (agentsview
+    claude_lineage.go): its copied prompts are ``replayed``, so it counts and is
+    titled by its own prompts only; the original keeps all of them."""
+    from agentlog.load import load_sessions
+
+    home = _written_home(tmp_path, *RESUMED)
+    sessions = {s.id[-1]: s for s in load_sessions(["claude_code"], {}, home)}
+    original, resumed = sessions["1"], sessions["2"]
+    assert (original.title, original.message_count, original.usage.output_tokens) == (
+        "add logging to the worker",
+        4,
+        100,
+    )
+    assert [(m.id, m.flags) for m in original.messages] == [
+        ("r-u1", []), ("msg_r1", []), ("r-u2", []), ("msg_r2", []),
+    ]  # fmt: skip
+    assert (resumed.title, resumed.message_count, resumed.usage.output_tokens) == ("ship it", 2, 7)
+    assert [(m.id, m.role, m.flags) for m in resumed.messages] == [
+        ("r-u1", "user", ["replayed"]),
+        ("msg_r1", "assistant", ["replayed"]),
+        ("r-u2", "user", ["replayed"]),
+        ("msg_r2", "assistant", ["replayed"]),
+        ("r-u3", "user", []),
+        ("msg_r3", "assistant", []),
+    ]
+
+
+def test_replayed_prompts_through_the_index_equal_memory(tmp_path, private_index):
+    from agentlog.adapters import get_adapter
+    from agentlog.index.db import connect
+    from agentlog.index.sync import sync
+
+    home = _written_home(tmp_path, *RESUMED)
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, [get_adapter("claude_code")], {}, home)
+    rows = conn.execute("SELECT id, title, message_count FROM sessions ORDER BY id").fetchall()
+    assert rows == [
+        ("5a1e0000-0000-4000-8000-000000000001", "add logging to the worker", 4),
+        ("5a1e0000-0000-4000-8000-000000000002", "ship it", 2),
+    ]
+    # the resumed file grows (parsed from where it stopped): its title stays its own
+    resumed = home / ".claude/projects/-w/written-resumed/5a1e0000-0000-4000-8000-000000000002.jsonl"
+    with resumed.open("a") as fh:
+        fh.write(
+            _line(
+                type="user",
+                uuid="r-u4",
+                sessionId=resumed.stem,
+                message={"role": "user", "content": "thanks"},
+            )
+        )
+    sync(conn, [get_adapter("claude_code")], {}, home)
+    rows = conn.execute("SELECT id, title, message_count FROM sessions ORDER BY id").fetchall()
+    assert rows[1] == ("5a1e0000-0000-4000-8000-000000000002", "ship it", 3)
+
+
+def test_a_prompt_and_a_reply_sharing_an_id_are_no_replay(tmp_path):
+    """Only copies of the same role are one message (a synthetic fixture's user
+    ``uuid`` "msg_001" is not another file's ``message.id`` "msg_001")."""
+    from agentlog.load import load_sessions
+
+    project = tmp_path / ".claude/projects/-w"
+    project.mkdir(parents=True)
+    (project / "a.jsonl").write_text(
+        _line(type="user", uuid="msg_1", sessionId="a", message={"role": "user", "content": "hi"})
+    )
+    (project / "b.jsonl").write_text(_assistant("x1", "msg_1", 5))
+    sessions = {s.id: s for s in load_sessions(["claude_code"], {}, tmp_path)}
+    assert [m.flags for m in sessions["a"].messages] == [[]]
+    assert sessions["b"].usage.output_tokens == 5
+
+
+def test_queued_commands_are_prompts_and_task_notifications_system_messages():
+    """``attachment``/``queued_command`` (2.1.x; agentsview ``extractQueuedCommand``)."""
+    session = parse_one("claude_code", fixture("claude_code/written-queued-command.jsonl"))
+    assert [(m.id, m.role, m.flags, m.text[:40]) for m in session.messages] == [
+        ("q-u1", "user", [], "run the test suite"),
+        ("msg_q1", "assistant", [], ""),
+        ("q-att1", "user", [], "also check the linter"),
+        ("q-att3", "system", ["meta"], "<task-notification>\n<task-id>bash_1</tas"),
+        ("q-att4", "user", [], "and this screenshot"),
+        ("msg_q2", "assistant", [], "Tests pass; the linter is clean."),
+    ]
+    shot = session.messages[4]
+    assert [(type(p).__name__, getattr(p, "media_type", None)) for p in shot.parts] == [
+        ("FilePart", "image/png"),
+        ("TextPart", None),
+    ]
+    assert session.messages[2].timestamp is not None and session.messages[2].timestamp.second == 3
+    assert session.message_count == 5
+    assert session.title == "run the test suite"
+    d = session.diagnostics
+    assert (d.records_total, d.records_used) == (9, 7)
+    assert d.skipped == {"ignored:attachment": 1, "empty:queued_command": 1}
+    assert (session.usage.output_tokens, session.usage.cache_read_tokens) == (31, 1000)

@@ -11,7 +11,9 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`keeps_new_copy` — which copy of a streamed response is kept;
 * :func:`first_cwd` — a session's cwd (and so its project);
 * :func:`title_wins` and :func:`session_title` — title precedence;
-* :func:`owner_rank` — which session's copy of a replayed call counts;
+* :func:`owner_rank` — which session's copy of a replayed call counts, and
+  :func:`replay_candidate` — which messages such copies are (calls; Claude Code
+  prompts too), :func:`title_after_replays` — a title that named a replayed prompt;
 * :func:`counts_model` — which messages name a session's models;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
 * :func:`same_session` — whether two sources holding one session key are one
@@ -152,6 +154,43 @@ def call_stats(messages: Iterable[Message]) -> tuple[datetime | None, int]:
             if m.timestamp is not None and (first is None or m.timestamp < first):
                 first = m.timestamp
     return first, count
+
+
+REPLAYED_PROMPT_AGENTS = frozenset({"claude_code"})
+"""Agents whose user messages carry a global id that a resumed or forked session
+file re-persists unchanged: Claude Code writes the earlier chain into the new
+file with its original ``uuid``, ``timestamp`` and ``message.id`` and only
+``sessionId`` rewritten (``claude --resume … --fork-session``; agentsview
+``internal/parser/claude_lineage.go``)."""
+
+
+def replay_candidate(agent: str, role: str, has_usage: bool) -> bool:
+    """Whether copies of a message (the same id) in several sessions of ``agent``
+    are one message replayed, owned by the session :func:`owner_rank` puts first
+    and flagged ``replayed`` in the others: a call (it has usage), or a user
+    prompt of a :data:`REPLAYED_PROMPT_AGENTS` agent (so a resumed file's copied
+    prompts are neither counted nor its title twice)."""
+    return has_usage or (role == "user" and agent in REPLAYED_PROMPT_AGENTS)
+
+
+def title_after_replays(title: str | None, messages: Iterable[Message]) -> str | None:
+    """A session's ``title`` once its replayed copies are flagged: a title that is
+    the text of one of its replayed prompts (the parser named the session after
+    its first prompt, which the resumed file copied) becomes its first own
+    visible prompt (unchanged when it has none); any other title is kept."""
+    if title is None:
+        return None
+    own = None
+    replayed = False
+    for m in messages:
+        if m.role != "user":
+            continue
+        text = m.text.strip()
+        if "replayed" in m.flags:
+            replayed = replayed or text == title
+        elif own is None and not m.hidden and text:
+            own = text
+    return own if replayed and own else title
 
 
 NO_MODEL_FLAGS = frozenset({"synthetic", "replayed"})

@@ -22,8 +22,14 @@ Records (one JSON object per line, ``type`` discriminates)
     ``local_command`` → meta), ``summary``/``custom-title``/``ai-title`` (titles:
     custom > ai > summary > first real prompt), drift shapes ``tool_use``/``tool_result``
     at top level, and lines with no ``type`` but a ``message.role`` (old usage-only
-    lines with ``costUSD``).  Ignored with a reason code: ``progress``,
-    ``attachment``, ``queue-operation`` (enqueued input reappears as a ``user`` line),
+    lines with ``costUSD``), and ``attachment`` lines of type ``queued_command``
+    (2.1.x: ``attachment.prompt``, a string or content blocks, typed while a tool
+    ran → a user message; a ``<task-notification>`` prompt → a system message
+    flagged ``meta``; agentsview ``internal/parser/claude.go``
+    ``extractQueuedCommand``/``classifyClaudeSystemMessage``; shapes in the 2.1
+    shape catalog of jazzyalex/agent-sessions).  Ignored with a reason code:
+    ``progress``, other ``attachment`` types, ``queue-operation`` (enqueued input
+    reappears as a ``user`` line or a ``queued_command`` attachment),
     ``file-history-snapshot``, the small metadata lines (``agent-name``, ``mode`` …)
     and noise ``system`` subtypes (``turn_duration``, ``stop_hook_summary`` …).
     Anything else is kept raw as an ``unknown`` message.
@@ -237,6 +243,31 @@ def usage_of(record: dict[str, Any], usage: Any) -> Usage | None:
     )
 
 
+def _user_parts(content: list[Any]) -> list[Part]:
+    """The parts of a user message's ``content`` blocks (``tool_result`` blocks are
+    tool outputs, left out here)."""
+    parts: list[Part] = []
+    for block in content:
+        if not isinstance(block, dict):
+            parts.append(UnknownPart(raw=block))
+        elif block.get("type") == "text":
+            # A slash command is recorded as <command-name>/<command-args> tags:
+            # keep what the person typed ("/review pr 12").
+            text = str(block.get("text") or "")
+            parts.append(TextPart(text=prompt_title(text) if _COMMAND.search(text) else text))
+        elif block.get("type") in ("image", "document"):
+            source = as_dict(block.get("source"))
+            parts.append(
+                FilePart(
+                    media_type=str(source.get("media_type") or block["type"]),
+                    ref=str(source.get("url") or source.get("path") or ""),
+                )
+            )
+        elif block.get("type") != "tool_result":
+            parts.append(UnknownPart(raw=block))
+    return parts
+
+
 class ClaudeState(msgspec.Struct, kw_only=True):
     """Parser state between reads (small: headers, titles, a few maps)."""
 
@@ -305,6 +336,8 @@ class ClaudeParser(LineParser[ClaudeState]):
             self._drift_tool_use(record, offset)
         elif kind == "tool_result":
             self._drift_tool_result(record, offset)
+        elif kind == "attachment" and as_dict(record.get("attachment")).get("type") == "queued_command":
+            self._queued_command(record, offset)
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
             self._envelope_only(record)
             self.diagnostics.skip(f"ignored:{kind}")
@@ -447,24 +480,7 @@ class ClaudeParser(LineParser[ClaudeState]):
                 block = {**block, "tool_use_id": record["sourceToolUseID"]}
             self.emit(session.id, self._tool_output(block, structured if single else None, when, offset))
         out = self._base(record, offset, uuid, "user")
-        for block in content:
-            if not isinstance(block, dict):
-                out.parts.append(UnknownPart(raw=block))
-            elif block.get("type") == "text":
-                # A slash command is recorded as <command-name>/<command-args> tags:
-                # keep what the person typed ("/review pr 12").
-                text = str(block.get("text") or "")
-                out.parts.append(TextPart(text=prompt_title(text) if _COMMAND.search(text) else text))
-            elif block.get("type") in ("image", "document"):
-                source = as_dict(block.get("source"))
-                out.parts.append(
-                    FilePart(
-                        media_type=str(source.get("media_type") or block["type"]),
-                        ref=str(source.get("url") or source.get("path") or ""),
-                    )
-                )
-            elif block.get("type") != "tool_result":
-                out.parts.append(UnknownPart(raw=block))
+        out.parts.extend(_user_parts(content))
         if not out.parts:
             if results:
                 self.diagnostics.use()
@@ -472,11 +488,36 @@ class ClaudeParser(LineParser[ClaudeState]):
                 self.diagnostics.skip("empty_message")
             return
         out.flags.extend(self._user_flags(record, out.text))
+        self._prompt(session, out)
+
+    def _prompt(self, session: Session, out: Message) -> None:
+        """Emit the user message ``out``; the first real prompt names the session."""
         held = self.state.titles.get(session.id)
         if not out.flags and title_wins(TITLE_PROMPT, held[0] if held else None) and out.text.strip():
             self.state.titles[session.id] = (TITLE_PROMPT, prompt_title(out.text))
         self.diagnostics.use()
         self.emit(session.id, out)
+
+    def _queued_command(self, record: dict[str, Any], offset: int) -> None:
+        """An ``attachment`` of type ``queued_command`` (2.1.x): input the user typed
+        while a tool ran, which the model read with the next tool result.  A prompt
+        is a user message; a ``<task-notification>`` (a background task finished) is
+        a system message flagged ``meta``, as the same text in a user line is."""
+        attachment = as_dict(record.get("attachment"))
+        prompt = attachment.get("prompt")
+        content = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
+        session = self._session_for(record)
+        uuid = as_str(record.get("uuid")) or f"{session.id}@{offset}"
+        out = self._base(record, offset, uuid, "user")
+        out.timestamp = out.timestamp or parse_time(attachment.get("timestamp"))
+        out.parts.extend(_user_parts(content if isinstance(content, list) else []))
+        if not out.text.strip() and not any(not isinstance(p, TextPart) for p in out.parts):
+            self.diagnostics.skip("empty:queued_command")  # nothing typed (agentsview skips it too)
+            return
+        out.flags.extend(self._user_flags(attachment, out.text))
+        if out.text.lstrip().startswith("<task-notification>"):
+            out.role = "system"
+        self._prompt(session, out)
 
     @staticmethod
     def _user_flags(record: dict[str, Any], text: str) -> list[MessageFlag]:
@@ -611,7 +652,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Claude Code"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -31,9 +31,22 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.packing import pack, unpack
-from agentlog.rules import Signature, counts_model, owner_rank, session_key, spawning_call
+from agentlog.rules import (
+    REPLAYED_PROMPT_AGENTS,
+    Signature,
+    counts_model,
+    owner_rank,
+    session_key,
+    spawning_call,
+    title_after_replays,
+)
 
 _JSON = msgspec.json.Encoder().encode
+_REPLAY_CANDIDATE = "(u.message_rowid IS NOT NULL OR (m.role = 'user' AND s.agent IN ({})))".format(
+    ", ".join(f"'{a}'" for a in sorted(REPLAYED_PROMPT_AGENTS))
+)
+"""SQL of :func:`~agentlog.rules.replay_candidate` over ``messages m LEFT JOIN usage u``
+and ``sessions s``."""
 _CHUNK = 500
 HEADER_COLUMNS = (
     "title", "cwd", "git_branch", "agent_version", "kind", "parent_key", "parent_tool_call_id",
@@ -97,7 +110,9 @@ class Store:
         (:func:`~agentlog.rules.counts_model`), in order."""
         self.cleared: set[str] = set()
         """Keys of the sessions of sources cleared since the last refresh."""
-        self.orphans: set[tuple[str, str]] = set()
+        self.orphans: set[tuple[str, str, str]] = set()
+        self._header_titles: dict[str, str | None] = {}
+        """The header titles of the sessions stored by this store (:meth:`_retitle`)."""
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
 
@@ -145,9 +160,10 @@ class Store:
     def _adopt_copies(self, source_id: int) -> None:
         self.orphans.update(
             self.conn.execute(
-                """SELECT s.agent, m.id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                f"""SELECT s.agent, m.id, m.role FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
                    JOIN sessions s ON s.key = m.session_key WHERE m.source_id = ? AND m.replayed = 0
-                   AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.source_id != m.source_id)""",
+                   AND {_REPLAY_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.role = m.role
+                   AND o.source_id != m.source_id)""",
                 (source_id,),
             )
         )
@@ -171,6 +187,7 @@ class Store:
         """Write the sessions a source defines; ``models`` adds to what is stored
         (an appended part's header knows only the models it saw)."""
         for h in headers:
+            self._header_titles[h.key] = h.title
             values = [getattr(h, c) for c in HEADER_COLUMNS]
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (h.key,)).fetchone()
             models = json.loads(row[0]) if row else []
@@ -391,13 +408,22 @@ class Store:
                 "WHERE key = ?",
                 (key,),
             )
-        for key in set(keys) | self._mark_replays(written):
+        remarked = self._mark_replays(written)
+        for key in set(keys) | remarked:
             self.conn.execute(
                 """UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
                 {"k": key},
             )
             self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
+            if (
+                key in remarked
+                or self.conn.execute(
+                    "SELECT 1 FROM messages WHERE session_key = ? AND role = 'user' AND replayed = 1 LIMIT 1",
+                    (key,),
+                ).fetchone()
+            ):
+                self._retitle(key)  # its header's title may name a replayed prompt
         self._add_models()
         cleared, self.cleared = self.cleared, set()
         self._link_children(sorted(set(keys) | cleared))
@@ -413,7 +439,8 @@ class Store:
             self.conn.execute("UPDATE sessions SET models = ? WHERE key = ?", (json.dumps(models), key))
 
     def _mark_replays(self, rowids: list[int]) -> set[str]:
-        """A message id with usage in several sessions of one agent counts once: in
+        """A message id (of one role) with usage — or a replayed prompt,
+        :func:`~agentlog.rules.replay_candidate` — in several sessions of one agent counts once: in
         the session :func:`~agentlog.rules.owner_rank` puts first (among the
         copies left, for :attr:`orphans`).  Returns the keys of the sessions whose
         copies were (re)marked."""
@@ -422,19 +449,20 @@ class Store:
         for chunk in _chunks(rowids):
             ids.update(
                 self.conn.execute(
-                    f"""SELECT s.agent, m.id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                    f"""SELECT s.agent, m.id, m.role FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
                     JOIN sessions s ON s.key = m.session_key WHERE m.rowid IN ({_marks(chunk)})
-                    AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.rowid != m.rowid)""",
+                    AND {_REPLAY_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.role = m.role
+                    AND o.rowid != m.rowid)""",
                     chunk,
                 )
             )
         stats: dict[str, tuple[datetime | None, int]] = {}
-        for agent, mid in ids:
+        for agent, mid, role in ids:
             copies = self.conn.execute(
-                """SELECT m.rowid, s.kind, s.key FROM messages m
-                   JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
-                   WHERE m.id = ? AND s.agent = ?""",
-                (mid, agent),
+                f"""SELECT m.rowid, s.kind, s.key FROM messages m
+                   LEFT JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
+                   WHERE m.id = ? AND m.role = ? AND s.agent = ? AND {_REPLAY_CANDIDATE}""",
+                (mid, role, agent),
             ).fetchall()
             for _, _, key in copies:
                 if key not in stats:
@@ -446,6 +474,33 @@ class Store:
             )
             changed.update(c[2] for c in copies)
         return changed
+
+    def _retitle(self, key: str) -> None:
+        """:func:`~agentlog.rules.title_after_replays` of session ``key``: from the
+        title its own header recorded and its user messages as now marked."""
+        if key in self._header_titles:  # stored just now (its source's headers are written after)
+            title = self._header_titles[key]
+        else:
+            row = self.conn.execute(
+                "SELECT src.headers FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.key = ?",
+                (key,),
+            ).fetchone()
+            header = _header(row[0] if row else None, key)
+            if header is None:
+                return
+            title = header.title
+        prompts = self.messages_by_rowid(
+            [
+                r
+                for (r,) in self.conn.execute(
+                    "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid",
+                    (key,),
+                )
+            ]
+        )
+        self.conn.execute(
+            "UPDATE sessions SET title = ? WHERE key = ?", (title_after_replays(title, prompts), key)
+        )
 
     def _call_stats(self, key: str) -> tuple[datetime | None, int]:
         """:func:`~agentlog.rules.call_stats` of session ``key`` as stored (the
@@ -505,15 +560,19 @@ class Store:
             )
 
 
+def _header(headers: bytes | None, key: str) -> Session | None:
+    """Session ``key``'s own header, from its source's stored headers (``None``
+    when none, or unknown)."""
+    if not headers:
+        return None
+    return next((h for h in unpack(headers, list[Session]) if h.key == key), None)
+
+
 def _recorded_call(headers: bytes | None, key: str) -> str | None:
     """The ``parent_tool_call_id`` session ``key``'s own header recorded, from its
     source's stored headers (``None`` when none, or unknown)."""
-    if not headers:
-        return None
-    for header in unpack(headers, list[Session]):
-        if header.key == key:
-            return header.parent_tool_call_id
-    return None
+    header = _header(headers, key)
+    return header.parent_tool_call_id if header else None
 
 
 USAGE_COLUMNS = (
