@@ -52,7 +52,7 @@ def test_v1_0_17_session_with_tools_acceptance():
     assert s.cwd == "/Users/USER/dev/ai-music"
     assert s.models == ["claude-sonnet-4-20250514"]
     assert s.diagnostics.records_total == 76 and s.diagnostics.records_used == 76
-    assert s.resume_command == "claude --resume v1.0.17-real-session-with-tools"
+    assert s.resume_command == "claude --resume ba79134d-b6e9-4867-af0c-6941038c9e4b"  # its records' id
 
 
 def test_summary_title_and_interruption():
@@ -451,3 +451,79 @@ def test_queued_commands_are_prompts_and_task_notifications_system_messages():
     assert (d.records_total, d.records_used) == (9, 7)
     assert d.skipped == {"ignored:attachment": 1, "empty:queued_command": 1}
     assert (session.usage.output_tokens, session.usage.cache_read_tokens) == (31, 1000)
+
+
+# --- issue #12 rule 7: duplicate files are decided by content ------------------------------
+
+COPY_ID = "7e57c0de-0000-4000-8000-00000000c0de"
+
+
+def _sync_rows(home: Path, tmp_path: Path) -> list[tuple[str, str | None, int]]:
+    from agentlog.adapters import get_adapter
+    from agentlog.index.db import connect
+    from agentlog.index.sync import sync
+
+    conn = connect(tmp_path / "rule7.sqlite")
+    sync(conn, [get_adapter("claude_code")], {}, home)
+    return conn.execute("SELECT id, resume_command, message_count FROM sessions ORDER BY id").fetchall()
+
+
+def test_a_renamed_file_is_the_session_its_records_name():
+    (session,) = parse_files(CC, fixture("claude_code/written-renamed-copy.jsonl"))
+    assert (session.key, session.id, session.kind) == (f"claude_code:{COPY_ID}", COPY_ID, "main")
+    assert session.resume_command == f"claude --resume {COPY_ID}"
+    assert session.title == "Renamed copy of a session"  # the summary before the first sessionId line
+    assert [m.id for m in session.messages] == ["c-u1", "msg_c1"]
+
+
+def test_the_same_session_under_two_names_is_one_session_named_by_its_records(tmp_path):
+    from agentlog.adapters import SourceRef
+    from agentlog.load import LoadReport, load_sessions
+    from agentlog.usage import calls_from_sessions
+    from agentlog.usage.scan import scan_calls
+
+    project = tmp_path / ".claude/projects/-w-copy"
+    (project / "backup").mkdir(parents=True)
+    data = fixture("claude_code/written-renamed-copy.jsonl").read_bytes()
+    (project / f"{COPY_ID}.jsonl").write_bytes(data)
+    (project / "backup" / "session (copy).jsonl").write_bytes(data)
+    report = LoadReport()
+    sessions = load_sessions(["claude_code"], {}, tmp_path, report=report)
+    assert [(s.id, s.resume_command, s.message_count) for s in sessions] == [
+        (COPY_ID, f"claude --resume {COPY_ID}", 2)
+    ]
+    assert report.duplicates == [str(project / "backup" / "session (copy).jsonl")]
+    assert _sync_rows(tmp_path, tmp_path) == [(COPY_ID, f"claude --resume {COPY_ID}", 2)]
+    refs = [SourceRef(agent=CC, path=str(p)) for p in sorted(project.rglob("*.jsonl"))]
+    fast = [(c.session_key, c.usage.total_tokens) for c in scan_calls(refs)]
+    assert fast == [(f"claude_code:{COPY_ID}", 2039)]
+    assert fast == [(c.session_key, c.usage.total_tokens) for c in calls_from_sessions(sessions)]
+
+
+def test_two_files_of_one_name_holding_different_sessions_are_two_sessions(tmp_path):
+    """``p1/chat.jsonl`` and ``p2/chat.jsonl``: no message in common, so the later
+    one is kept under ``chat~<crc of its path>`` (:func:`agentlog.rules.distinct_id`)."""
+    from agentlog.load import LoadReport, load_sessions
+    from agentlog.rules import distinct_id
+
+    first = tmp_path / ".claude/projects/p1/chat.jsonl"
+    second = tmp_path / ".claude/projects/p2/chat.jsonl"
+    for path, uuid, text, when in ((first, "n-1", "one", "01"), (second, "n-2", "two", "02")):
+        path.parent.mkdir(parents=True)
+        line = _line(
+            type="user",
+            uuid=uuid,
+            timestamp=f"2026-01-{when}T00:00:00Z",
+            message={"role": "user", "content": text},
+        )
+        path.write_text(line)
+    report = LoadReport()
+    sessions = load_sessions(["claude_code"], {}, tmp_path, report=report)
+    other = distinct_id("chat", str(second))
+    expected = sorted([("chat", "claude --resume chat", 1), (other, "claude --resume chat", 1)])
+    assert (
+        sorted((s.id, s.resume_command, s.message_count) for s in sessions) == expected
+    )  # the real id resumes
+    assert sorted(s.title or "" for s in sessions) == ["one", "two"]
+    assert report.duplicates == []
+    assert sorted(_sync_rows(tmp_path, tmp_path)) == expected

@@ -5,7 +5,8 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 :mod:`agentlog.index.sync`) and the Claude Code fast usage scanner
 (:mod:`agentlog.usage.scan`) all call these, so they cannot disagree:
 
-* :func:`session_key` — how a session is named;
+* :func:`session_key` — how a session is named, :func:`recorded_session_id` —
+  a Claude Code file by the ``sessionId`` of its records;
 * :func:`bounded_usage` — token counts out of range (negative, or from 2**53 on)
   count as 0 and are reported (``Diagnostics.invalid_values``);
 * :func:`keeps_new_copy` — which copy of a streamed response is kept;
@@ -44,6 +45,16 @@ TOKENS_OUT_OF_RANGE = "tokens_out_of_range"
 def session_key(agent: str, session_id: str) -> str:
     """The globally unique key of session ``session_id`` of ``agent``: ``"{agent}:{id}"``."""
     return f"{agent}:{session_id}"
+
+
+def recorded_session_id(file_id: str, recorded: str | None) -> str:
+    """The id of a session whose file is named ``file_id`` and whose first line
+    that records one says ``recorded``: the recorded id.  Claude Code names a
+    session file after the ``sessionId`` its lines carry, so a file renamed or
+    copied (``<id> (1).jsonl``, a backup folder) is still that session — one
+    copy kept by :func:`same_session` — and is resumed by that id.  Used by the
+    Claude Code parser and usage scanner for main session files."""
+    return recorded or file_id
 
 
 def bounded_usage(usage: Usage) -> tuple[Usage, int]:

@@ -13,6 +13,12 @@ Locations
     with ``agent-<id>.meta.json`` (``agentType``, ``description``, ``toolUseId``),
     and Workflow agents one level deeper in ``subagents/workflows/wf_*/``.
     Subagents are linked by directory and ``agentId``, never by ``sessionId``.
+    A main session is the ``sessionId`` its first line that records one gives
+    (:func:`agentlog.rules.recorded_session_id`; the file stem only when no line
+    gives one): a renamed or backed-up copy is that session, found a duplicate by
+    content (:func:`agentlog.rules.same_session`), resumed by that id — e.g.
+    sniffly's mock file ``v1.0.17-real-session-with-tools.jsonl`` is
+    ``ba79134d-…``, the name it had upstream.
     ``cwd`` comes from the records, never from the lossy folder name.
 
 Records (one JSON object per line, ``type`` discriminates)
@@ -103,6 +109,7 @@ from agentlog.rules import (
     TITLE_PROMPT,
     TITLE_SUMMARY,
     first_cwd,
+    recorded_session_id,
     session_key,
     session_title,
     title_wins,
@@ -278,6 +285,8 @@ class ClaudeState(msgspec.Struct, kw_only=True):
     """Inline sidechain line uuid → subagent session id (generation 1 only)."""
     last_call_by_name: dict[str, str] = msgspec.field(default_factory=dict)
     """For drift-shaped ``tool_result`` lines that carry a tool name but no id."""
+    named: bool = False
+    """Whether the main session's id is settled (:func:`agentlog.rules.recorded_session_id`)."""
 
 
 class ClaudeParser(LineParser[ClaudeState]):
@@ -312,6 +321,35 @@ class ClaudeParser(LineParser[ClaudeState]):
                 return {}
         return {}
 
+    def _name(self, record: dict[str, Any]) -> None:
+        """Settle the main session's id at the first line that records one
+        (:func:`agentlog.rules.recorded_session_id`): a renamed or copied file is
+        the session its records name, so a copy is found a duplicate by content
+        and ``claude --resume`` gets the real id."""
+        main = self.main
+        if main.kind != "main":
+            self.state.named = True
+            return
+        if record.get("isSidechain") is True:
+            return
+        recorded = as_str(record.get("sessionId"))
+        if recorded is None:
+            return
+        self.state.named = True
+        sid = recorded_session_id(main.id, recorded)
+        if sid == main.id:
+            return
+        state = self.state
+        state.sessions = {sid: main, **{k: v for k, v in state.sessions.items() if v is not main}}
+        if main.id in state.titles:
+            state.titles[sid] = state.titles.pop(main.id)
+        main.id, main.key = sid, session_key(SLUG, sid)
+
+    def emit(self, session_id: str, item: Message | ToolOutput) -> None:
+        if session_id == self.main.id:
+            self.state.named = True  # what is emitted keeps the id it was emitted under
+        super().emit(session_id, item)
+
     @property
     def main(self) -> Session:
         return next(iter(self.state.sessions.values()))
@@ -319,6 +357,8 @@ class ClaudeParser(LineParser[ClaudeState]):
     # -- records ------------------------------------------------------------
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
+        if not self.state.named:
+            self._name(record)
         kind = record.get("type")
         message = record.get("message")
         if kind is None and isinstance(message, dict) and message.get("role") in ("user", "assistant"):

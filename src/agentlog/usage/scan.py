@@ -64,6 +64,7 @@ from agentlog.rules import (
     first_cwd,
     keeps_new_copy,
     owner_rank,
+    recorded_session_id,
     same_session,
     session_key,
 )
@@ -193,6 +194,8 @@ class _File:
     sessions: dict[str, _Session] = field(default_factory=dict)
     sidechains: dict[str, str] = field(default_factory=dict)
     offsets: dict[str, list[int]] | None = None
+    recorded: str | None = None
+    """The ``sessionId`` of the first main-session line decoded (see :func:`_found`)."""
 
 
 def _open_file(path: str) -> _File:
@@ -270,6 +273,8 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     """Record one decoded line; ``raw`` identifies the usage copy, ``usage`` is
     its exclusive form when already known (else made from ``line`` if needed)."""
     main = f.main
+    if f.recorded is None and main.kind == "main" and not line.isSidechain:
+        f.recorded = line.sessionId
     session = main if main.kind == "main" and not line.isSidechain else _session_of(f, line)
     if session.cwd is None:
         session.cwd = first_cwd((line.cwd,))
@@ -342,13 +347,20 @@ def _renamed(sessions: list[_Session], path: str) -> list[_Session]:
     """The sessions of file ``path`` under :func:`~agentlog.rules.distinct_id`
     ids (see :func:`agentlog.load.rename_source`)."""
     keys = {s.key: session_key(SLUG, distinct_id(s.key.removeprefix(f"{SLUG}:"), path)) for s in sessions}
+    return _rekeyed(sessions, keys)
+
+
+def _rekeyed(sessions: list[_Session], keys: dict[str, str]) -> list[_Session]:
+    """``sessions`` with each key in ``keys`` (old → new) replaced, in their
+    calls and as a parent too."""
     return [
         msgspec.structs.replace(
             s,
-            key=keys[s.key],
+            key=keys.get(s.key, s.key),
             parent_key=keys.get(s.parent_key, s.parent_key) if s.parent_key else None,
             calls={
-                mid: msgspec.structs.replace(call, session_key=keys[s.key]) for mid, call in s.calls.items()
+                mid: msgspec.structs.replace(call, session_key=keys.get(s.key, s.key))
+                for mid, call in s.calls.items()
             },
         )
         for s in sessions
@@ -417,6 +429,8 @@ class _Found(msgspec.Struct, gc=False):
     sessions: list[_Session] = msgspec.field(default_factory=list)
     offsets: dict[str, list[int]] = msgspec.field(default_factory=dict)
     error: str | None = None
+    recorded: str | None = None
+    """:attr:`_File.recorded` (a head cut before its first main line takes the tail's)."""
 
 
 _FOUND = msgspec.msgpack.Decoder(list[_Found])
@@ -514,7 +528,11 @@ def _found(result: _File | str) -> _Found:
     if isinstance(result, str):
         return _Found(error=result)
     sessions = [msgspec.structs.replace(s, raw={}) for s in result.sessions.values()]
-    return _Found(sessions=sessions, offsets=result.offsets or {})
+    main = result.main
+    if main.kind == "main":  # named by its records, as the adapter names it
+        sid = recorded_session_id(main.key.removeprefix(f"{SLUG}:"), result.recorded)
+        sessions = _rekeyed(sessions, {main.key: session_key(SLUG, sid)})
+    return _Found(sessions=sessions, offsets=result.offsets or {}, recorded=result.recorded)
 
 
 def _scan_in_worker(pieces: list[_Piece]) -> Iterator[bytes]:
@@ -535,18 +553,20 @@ def _settle(head: _File | str, tail: _Found, piece: _Piece) -> _File | str:
             # inline sidechains chain to lines before the cut: scan the tail again after the head
             _scan_range(head, piece.path, piece.start)
         else:
-            _join(head, tail.sessions[0], tail.offsets, piece.path)
+            _join(head, tail.sessions[0], tail.offsets, piece.path, tail.recorded)
     except OSError as exc:
         return describe_error(exc)
     return head
 
 
-def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str) -> None:
+def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str, recorded: str | None) -> None:
     """Continue ``f`` (a head's state) with its file's ``tail`` (that piece's only
     session, found on its own), as one pass over both would: the tail's new
     message ids follow the head's, and the tail's lines of an id the head already
     has are read again and added to the head's call in file order."""
     main = f.main
+    if f.recorded is None:
+        f.recorded = recorded
     if main.cwd is None:
         main.cwd = tail.cwd
     if main.parent_key is None:
