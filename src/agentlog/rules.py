@@ -10,7 +10,9 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`bounded_usage` — token counts out of range (negative, or from 2**53 on)
   count as 0 and are reported (``Diagnostics.invalid_values``);
 * :func:`keeps_new_copy` — which copy of a streamed response is kept;
-* :func:`first_cwd` — a session's cwd (and so its project);
+* :func:`first_cwd` — a session's cwd (and so its project), and the one project
+  rule over it: :func:`project_folder` (grouping), :func:`project_name`,
+  :func:`folder_contains` (``--project``), for POSIX and Windows paths alike;
 * :func:`title_wins` and :func:`session_title` — title precedence;
 * :func:`owner_rank` — which session's copy of a replayed call counts, and
   :func:`replay_candidate` — which messages such copies are (calls; Claude Code
@@ -117,6 +119,50 @@ def first_cwd(recorded: Iterable[str | None]) -> str | None:
     folder it started in (``projects/<encoded cwd>``); the first recorded cwd is
     that folder, whichever record type holds it."""
     return next((cwd for cwd in recorded if cwd), None)
+
+
+_WINDOWS = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+"""A Windows path: a drive letter (``C:\\Users\\…``, ``D:/Work Space/…``) or a UNC
+share (``\\\\server\\share``)."""
+
+
+def project_folder(cwd: str | None) -> str | None:
+    """The folder a recorded ``cwd`` names, written one way so that every record
+    of it groups as one project: a Windows path (agents on Windows record
+    ``C:\\Users\\me\\app``; Node-based ones, Git Bash and WSL interop also
+    ``C:/Users/me/app``, ``c:\\…``) with ``/`` separators and an upper-case drive
+    letter; any path without trailing separators (a root keeps its own).  A
+    POSIX path is otherwise unchanged (a ``\\`` in it is a character of a name)."""
+    if not cwd:
+        return None
+    folder = cwd
+    if _WINDOWS.match(cwd):
+        folder = cwd.replace("\\", "/")
+        if folder[1] == ":":
+            folder = folder[0].upper() + folder[1:]
+    stripped = folder.rstrip("/")
+    if not stripped or stripped.endswith(":"):
+        return stripped + "/"  # "/" and "C:/"
+    return stripped
+
+
+def project_name(cwd: str | None) -> str:
+    """A project's name: the last name of its :func:`project_folder`
+    (``/home/me/src/weather`` and ``D:\\Work Space\\weather\\`` → ``weather``;
+    blank when unknown or a root)."""
+    folder = project_folder(cwd)
+    return folder.rstrip("/").rsplit("/", 1)[-1] if folder else ""
+
+
+def folder_contains(cwd: str | None, text: str | None) -> bool:
+    """The ``--project`` match: whether the folder ``cwd`` contains ``text``,
+    ignoring case (Unicode case folding) and which separator either writes
+    (``work space/app`` matches ``D:\\Work Space\\app``, ``src\\app`` matches
+    ``/home/me/src/app``); an empty or missing ``text`` matches everything, a
+    missing ``cwd`` only that."""
+    if not text:
+        return True
+    return text.replace("\\", "/").casefold() in (cwd or "").replace("\\", "/").casefold()
 
 
 TITLE_PROMPT, TITLE_SUMMARY, TITLE_AI, TITLE_CUSTOM = 0, 1, 2, 3

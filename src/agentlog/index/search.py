@@ -26,7 +26,7 @@ import msgspec
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index.fts import Translation, fallback, translate
 from agentlog.index.store import iso
-from agentlog.query import TEXT_CONTAINS_SQL, sql_functions
+from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
 """Snippet highlight markers (control characters never found in logs)."""
@@ -180,7 +180,7 @@ def search(
         where.append("p.type != 'reasoning'")
     for clause, value in (
         ("s.agent = ?", agent),
-        (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", project or None),
+        (f"{FOLDER_CONTAINS_SQL}(s.cwd, ?)", project or None),
         ("m.timestamp >= ?", iso(since)),
         ("m.timestamp < ?", iso(until)),
         ("m.role = lower(?)", role),
