@@ -146,9 +146,13 @@ def test_found_under_home_and_shown(tmp_path):
     shutil.copytree(FIXTURES / "openclaw", claw)
     (claw / "gone.jsonl.deleted.2026-02-24T10-00-00").write_bytes((claw / "small.jsonl").read_bytes())
     pi = found_and_shown("pi", tmp_path)
-    assert len(pi) == 4
+    assert len(pi) == 5  # with the parentless-entries fixture (rule 11)
     claws = found_and_shown("openclaw", tmp_path)
-    assert sorted(s.id for s in claws) == ["openclaw-stage0-drift", "openclaw-stage0-small"]
+    assert sorted(s.id for s in claws) == [
+        "openclaw-stage0-drift",
+        "openclaw-stage0-small",
+        "openclaw-written-parentless",
+    ]
 
 
 def test_env_override_and_sniff():
