@@ -95,7 +95,11 @@ def jsonl_batches(
         try:
             parser.feed(line, offset)
             out.extend(parser.drain())
-            headers = parser.headers() if count + 1 >= limit else None
+            if count + 1 >= limit:
+                headers = parser.headers()
+                out.extend(parser.drain())  # what a parser emits on being asked (held fragments)
+            else:
+                headers = None
         except Exception as exc:
             raise ParserError(exc) from exc
         count += 1
@@ -105,8 +109,10 @@ def jsonl_batches(
     try:
         parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
         count_replaced(parser.diagnostics)  # texts decoded outside a line (a sidecar)
+        headers = parser.headers()
+        out.extend(parser.drain())  # what a parser emits on being asked (held fragments)
         out = bound_usage(out, parser.diagnostics)  # counted before the state is saved
-        end = parser.headers(), (reader.consumed, parser.snapshot())
+        end = headers, (reader.consumed, parser.snapshot())
     except Exception as exc:
         raise ParserError(exc) from exc
     yield out, *end

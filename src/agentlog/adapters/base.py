@@ -140,7 +140,9 @@ class LineParser(ABC, Generic[StateT]):
     @abstractmethod
     def headers(self) -> list[Session]:
         """The sessions this source has produced so far, without messages.
-        The first one owns the source's diagnostics."""
+        The first one owns the source's diagnostics.  It may emit fragments it
+        held back until now (Claude Code's, before its session id is known):
+        :meth:`drain` after it."""
 
     # -- shared machinery ---------------------------------------------------
 

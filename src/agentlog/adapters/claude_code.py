@@ -294,6 +294,11 @@ class ClaudeParser(LineParser[ClaudeState]):
 
     state_type = ClaudeState
 
+    def __init__(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> None:
+        self._pending: list[Message | ToolOutput] = []
+        """What the main session emitted before its id was settled (:meth:`_name`)."""
+        super().__init__(ref, sidecars)
+
     def initial_state(self) -> ClaudeState:
         state = ClaudeState()
         path = PurePath(self.ref.path)
@@ -325,29 +330,38 @@ class ClaudeParser(LineParser[ClaudeState]):
         """Settle the main session's id at the first line that records one
         (:func:`agentlog.rules.recorded_session_id`): a renamed or copied file is
         the session its records name, so a copy is found a duplicate by content
-        and ``claude --resume`` gets the real id."""
+        and ``claude --resume`` gets the real id.  What the main session emitted
+        before (a line with no ``sessionId``) waits for that id (:meth:`emit`)."""
         main = self.main
-        if main.kind != "main":
-            self.state.named = True
+        if main.kind == "main" and record.get("isSidechain") is True:
             return
-        if record.get("isSidechain") is True:
+        recorded = as_str(record.get("sessionId")) if main.kind == "main" else None
+        if recorded is None and main.kind == "main":
             return
-        recorded = as_str(record.get("sessionId"))
-        if recorded is None:
-            return
-        self.state.named = True
         sid = recorded_session_id(main.id, recorded)
-        if sid == main.id:
-            return
-        state = self.state
-        state.sessions = {sid: main, **{k: v for k, v in state.sessions.items() if v is not main}}
-        if main.id in state.titles:
-            state.titles[sid] = state.titles.pop(main.id)
-        main.id, main.key = sid, session_key(SLUG, sid)
+        if sid != main.id:
+            state = self.state
+            old = main.key
+            state.sessions = {sid: main, **{k: v for k, v in state.sessions.items() if v is not main}}
+            if main.id in state.titles:
+                state.titles[sid] = state.titles.pop(main.id)
+            main.id, main.key = sid, session_key(SLUG, sid)
+            for session in state.sessions.values():
+                if session.parent_key == old:
+                    session.parent_key = main.key
+        self._settle()
+
+    def _settle(self) -> None:
+        """The main session's id is final: emit what waited for it."""
+        self.state.named = True
+        pending, self._pending = self._pending, []
+        for item in pending:
+            super().emit(self.main.id, item)
 
     def emit(self, session_id: str, item: Message | ToolOutput) -> None:
-        if session_id == self.main.id:
-            self.state.named = True  # what is emitted keeps the id it was emitted under
+        if not self.state.named and session_id == self.main.id:
+            self._pending.append(item)  # emitted under the id the records give (:meth:`_name`)
+            return
         super().emit(session_id, item)
 
     @property
@@ -676,6 +690,8 @@ class ClaudeParser(LineParser[ClaudeState]):
     # -- headers ------------------------------------------------------------
 
     def headers(self) -> list[Session]:
+        if not self.state.named:  # no line named it so far: the file's name does
+            self._settle()
         out = []
         for sid, header in self.state.sessions.items():
             copy = msgspec.structs.replace(header, diagnostics=Diagnostics(), sources=list(header.sources))

@@ -25,8 +25,10 @@ rule functions (:mod:`agentlog.rules`; ``shared/cost.md`` §1):
 * a message id seen in several sessions counts once, in the session
   :func:`~agentlog.rules.owner_rank` puts first (main before subagent, earliest
   first call, fewest calls, key);
-* sessions and subagents are keyed as the adapter keys them (file stem,
-  ``agent-<id>``, inline ``sidechain-<uuid>`` chains, :func:`~agentlog.rules.session_key`);
+* sessions and subagents are keyed as the adapter keys them (the ``sessionId``
+  of a main file's first decoded line, :func:`~agentlog.rules.recorded_session_id`,
+  else its stem; ``agent-<id>``, inline ``sidechain-<uuid>`` chains,
+  :func:`~agentlog.rules.session_key`);
   a file whose session key an earlier file holds is skipped when it shares a
   call with it, else keyed apart (:func:`~agentlog.rules.same_session`,
   :func:`~agentlog.rules.distinct_id`);
