@@ -3,11 +3,16 @@
 * A child session (``parent_key`` set) that does not yet know the tool call that
   spawned it is matched to a tool call of its parent by
   :func:`agentlog.rules.spawning_call`.
+* A fork whose copy of its parent's history has no end marker (calls flagged
+  ``replay_candidate``) has its first :func:`agentlog.rules.replayed_prefix`
+  calls, and every message up to the last of them, flagged ``replayed`` and
+  their usage dropped: the fork counts only its own calls (and takes its own
+  first prompt as title, :func:`agentlog.rules.fork_title`).
 * A message id seen with usage in several sessions of one agent (Claude Code
   replays history into resumed/forked files and sidechain logs) carries its usage
   once: in the session :func:`agentlog.rules.owner_rank` puts first; the other
   copies are flagged ``replayed`` and their usage is dropped.  Claude Code's user
-  prompts are judged alike (:func:`agentlog.rules.replay_candidate`), and a title
+  prompts are judged alike (:func:`agentlog.rules.dedup_candidate`), and a title
   that named a replayed prompt is the session's own first prompt
   (:func:`agentlog.rules.title_after_replays`).  Adapters give
   messages without a global id a session-scoped id, so only real replays collide.
@@ -17,7 +22,18 @@ from __future__ import annotations
 
 from agentlog.assemble import finalize
 from agentlog.model import Session
-from agentlog.rules import call_stats, owner_rank, replay_candidate, spawning_call, title_after_replays
+from agentlog.rules import (
+    REPLAY_CANDIDATE,
+    call_stats,
+    call_tokens,
+    dedup_candidate,
+    first_user_text,
+    fork_title,
+    owner_rank,
+    replayed_prefix,
+    spawning_call,
+    title_after_replays,
+)
 
 
 def link_sessions(sessions: list[Session]) -> list[Session]:
@@ -28,8 +44,30 @@ def link_sessions(sessions: list[Session]) -> list[Session]:
             parent = by_key.get(child.parent_key)
             if parent is not None:
                 child.parent_tool_call_id = spawning_call(parent, child)
+    _drop_fork_copies(sessions, by_key)
     _drop_replayed_usage(sessions)
     return sessions
+
+
+def _drop_fork_copies(sessions: list[Session], by_key: dict[str, Session]) -> None:
+    cuts: list[tuple[Session, int]] = []
+    for child in sessions:  # every cut first, from the calls as parsed (chains share them)
+        parent = by_key.get(child.parent_key) if child.parent_key else None
+        calls = [m for m in child.messages if m.usage is not None]
+        if parent is None or not any(REPLAY_CANDIDATE in m.flags for m in calls):
+            continue
+        theirs = [call_tokens(m.usage) for m in parent.messages if m.usage is not None]
+        n = replayed_prefix(theirs, [(call_tokens(m.usage), REPLAY_CANDIDATE in m.flags) for m in calls])  # type: ignore[arg-type]
+        if n:
+            cuts.append((child, child.messages.index(calls[n - 1])))
+    for child, last in cuts:
+        copied = child.messages[: last + 1]
+        for message in copied:
+            message.usage = None
+            message.flag("replayed")
+        prompts = {m.text.strip() for m in copied if m.role == "user"}
+        child.title = fork_title(child.title, prompts, first_user_text(child))
+        finalize(child)
 
 
 def _drop_replayed_usage(sessions: list[Session]) -> None:
@@ -41,7 +79,7 @@ def _drop_replayed_usage(sessions: list[Session]) -> None:
     changed: set[str] = set()
     for session in order:
         for message in session.messages:
-            if not replay_candidate(session.agent, message.role, message.usage is not None):
+            if not dedup_candidate(session.agent, message.role, message.usage is not None):
                 continue
             key = (session.agent, message.role, message.id)
             first = owner.setdefault(key, session.key)

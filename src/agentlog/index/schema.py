@@ -280,5 +280,12 @@ MIGRATIONS: list[str] = [
     DELETE FROM usage_rollup_state;
     ALTER TABLE usage_rollup RENAME COLUMN cost_usd TO recorded_nano_usd;
     """,
+    # codex: roll-ups keep calls priced at an inferred model (flagged model_inferred)
+    # apart, so a report can say which calls used a fallback (a cache: rebuilt)
+    """
+    DELETE FROM usage_rollup;
+    DELETE FROM usage_rollup_state;
+    ALTER TABLE usage_rollup ADD COLUMN model_inferred INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

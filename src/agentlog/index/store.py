@@ -32,20 +32,24 @@ from agentlog.model import (
 )
 from agentlog.packing import pack, unpack
 from agentlog.rules import (
+    REPLAY_CANDIDATE,
     REPLAYED_PROMPT_AGENTS,
+    CallTokens,
     Signature,
     counts_model,
+    first_user_text,
+    fork_title,
     owner_rank,
+    replayed_prefix,
     session_key,
     spawning_call,
     title_after_replays,
 )
 
 _JSON = msgspec.json.Encoder().encode
-_REPLAY_CANDIDATE = "(u.message_rowid IS NOT NULL OR (m.role = 'user' AND s.agent IN ({})))".format(
-    ", ".join(f"'{a}'" for a in sorted(REPLAYED_PROMPT_AGENTS))
-)
-"""SQL of :func:`~agentlog.rules.replay_candidate` over ``messages m LEFT JOIN usage u``
+_PROMPT_AGENTS = ", ".join(f"'{a}'" for a in sorted(REPLAYED_PROMPT_AGENTS))
+_DEDUP_CANDIDATE = f"(u.message_rowid IS NOT NULL OR (m.role = 'user' AND s.agent IN ({_PROMPT_AGENTS})))"
+"""SQL of :func:`~agentlog.rules.dedup_candidate` over ``messages m LEFT JOIN usage u``
 and ``sessions s``."""
 _CHUNK = 500
 HEADER_COLUMNS = (
@@ -104,6 +108,9 @@ class Store:
         exists, so look-ups are limited to the ids and call ids it remembers."""
         self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
+        self._titles: dict[str, str | None] = {}
+        """Session key → the title its header gives, for the headers written here
+        (a source's stored headers are updated after its sessions)."""
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
         self._models: dict[str, list[str]] = {}
         """Session key → models of the messages written since then that name one
@@ -111,8 +118,6 @@ class Store:
         self.cleared: set[str] = set()
         """Keys of the sessions of sources cleared since the last refresh."""
         self.orphans: set[tuple[str, str, str]] = set()
-        self._header_titles: dict[str, str | None] = {}
-        """The header titles of the sessions stored by this store (:meth:`_retitle`)."""
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
 
@@ -162,8 +167,8 @@ class Store:
             self.conn.execute(
                 f"""SELECT s.agent, m.id, m.role FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
                    JOIN sessions s ON s.key = m.session_key WHERE m.source_id = ? AND m.replayed = 0
-                   AND {_REPLAY_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.role = m.role
-                   AND o.source_id != m.source_id)""",
+                   AND {_DEDUP_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id
+                   AND o.role = m.role AND o.source_id != m.source_id)""",
                 (source_id,),
             )
         )
@@ -187,7 +192,7 @@ class Store:
         """Write the sessions a source defines; ``models`` adds to what is stored
         (an appended part's header knows only the models it saw)."""
         for h in headers:
-            self._header_titles[h.key] = h.title
+            self._titles[h.key] = h.title
             values = [getattr(h, c) for c in HEADER_COLUMNS]
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (h.key,)).fetchone()
             models = json.loads(row[0]) if row else []
@@ -408,8 +413,9 @@ class Store:
                 "WHERE key = ?",
                 (key,),
             )
+        forks = self._mark_fork_copies(sorted(set(keys) | self.cleared))
         remarked = self._mark_replays(written)
-        for key in set(keys) | remarked:
+        for key in set(keys) | remarked | forks:
             self.conn.execute(
                 """UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
@@ -419,7 +425,8 @@ class Store:
             if (
                 key in remarked
                 or self.conn.execute(
-                    "SELECT 1 FROM messages WHERE session_key = ? AND role = 'user' AND replayed = 1 LIMIT 1",
+                    f"""SELECT 1 FROM messages m JOIN sessions s ON s.key = m.session_key WHERE m.session_key = ?
+                    AND m.role = 'user' AND m.replayed = 1 AND s.agent IN ({_PROMPT_AGENTS}) LIMIT 1""",
                     (key,),
                 ).fetchone()
             ):
@@ -439,11 +446,11 @@ class Store:
             self.conn.execute("UPDATE sessions SET models = ? WHERE key = ?", (json.dumps(models), key))
 
     def _mark_replays(self, rowids: list[int]) -> set[str]:
-        """A message id (of one role) with usage — or a replayed prompt,
-        :func:`~agentlog.rules.replay_candidate` — in several sessions of one agent counts once: in
-        the session :func:`~agentlog.rules.owner_rank` puts first (among the
-        copies left, for :attr:`orphans`).  Returns the keys of the sessions whose
-        copies were (re)marked."""
+        """A message id (of one role) with usage — or a Claude Code prompt,
+        :func:`~agentlog.rules.dedup_candidate` — in several sessions of one agent
+        counts once: in the session :func:`~agentlog.rules.owner_rank` puts first
+        (among the copies left, for :attr:`orphans`).  Returns the keys of the
+        sessions whose copies were (re)marked."""
         ids, self.orphans = self.orphans, set()
         changed: set[str] = set()
         for chunk in _chunks(rowids):
@@ -451,8 +458,8 @@ class Store:
                 self.conn.execute(
                     f"""SELECT s.agent, m.id, m.role FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
                     JOIN sessions s ON s.key = m.session_key WHERE m.rowid IN ({_marks(chunk)})
-                    AND {_REPLAY_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.role = m.role
-                    AND o.rowid != m.rowid)""",
+                    AND {_DEDUP_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id
+                    AND o.role = m.role AND o.rowid != m.rowid)""",
                     chunk,
                 )
             )
@@ -461,7 +468,7 @@ class Store:
             copies = self.conn.execute(
                 f"""SELECT m.rowid, s.kind, s.key FROM messages m
                    LEFT JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
-                   WHERE m.id = ? AND m.role = ? AND s.agent = ? AND {_REPLAY_CANDIDATE}""",
+                   WHERE m.id = ? AND m.role = ? AND s.agent = ? AND {_DEDUP_CANDIDATE}""",
                 (mid, role, agent),
             ).fetchall()
             for _, _, key in copies:
@@ -478,29 +485,102 @@ class Store:
     def _retitle(self, key: str) -> None:
         """:func:`~agentlog.rules.title_after_replays` of session ``key``: from the
         title its own header recorded and its user messages as now marked."""
-        if key in self._header_titles:  # stored just now (its source's headers are written after)
-            title = self._header_titles[key]
+        if key in self._titles:  # stored just now (its source's headers are written after)
+            title = self._titles[key]
         else:
             row = self.conn.execute(
                 "SELECT src.headers FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.key = ?",
                 (key,),
             ).fetchone()
-            header = _header(row[0] if row else None, key)
-            if header is None:
-                return
-            title = header.title
-        prompts = self.messages_by_rowid(
-            [
-                r
-                for (r,) in self.conn.execute(
-                    "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid",
-                    (key,),
-                )
-            ]
-        )
+            title = _recorded_title(row[0] if row else None, key)
+        rowids = [
+            r
+            for (r,) in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid", (key,)
+            )
+        ]
         self.conn.execute(
-            "UPDATE sessions SET title = ? WHERE key = ?", (title_after_replays(title, prompts), key)
+            "UPDATE sessions SET title = ? WHERE key = ?",
+            (title_after_replays(title, self.messages_by_rowid(rowids)), key),
         )
+
+    def _mark_fork_copies(self, keys: list[str]) -> set[str]:
+        """:func:`~agentlog.rules.replayed_prefix` for the forks among ``keys`` and
+        the children of ``keys`` that hold ``replay_candidate`` calls: the copied
+        calls, and every message before the last of them, are marked ``replayed``
+        (as :mod:`agentlog.link` flags them).  Returns the keys (re)marked."""
+        rows: set[tuple[str, str]] = set()
+        for chunk in _chunks(keys):
+            marks = _marks(chunk)
+            rows.update(
+                self.conn.execute(
+                    f"""SELECT key, parent_key FROM sessions s WHERE parent_key IS NOT NULL
+                        AND (key IN ({marks}) OR parent_key IN ({marks}))
+                        AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = s.key
+                                    AND m.flags LIKE '%"{REPLAY_CANDIDATE}"%')""",
+                    (*chunk, *chunk),
+                ).fetchall()
+            )
+        changed: set[str] = set()
+        for key, parent_key in sorted(rows):
+            child = self._calls_of(key)
+            if not any(candidate for _, _, candidate in child):
+                continue
+            theirs = [tokens for _, tokens, _ in self._calls_of(parent_key)]
+            n = replayed_prefix(theirs, [(tokens, candidate) for _, tokens, candidate in child])
+            cut = child[n - 1][0] if n else 0
+            self.conn.execute(
+                "UPDATE messages SET replayed = 1 WHERE session_key = ? AND rowid <= ?", (key, cut)
+            )
+            self.conn.execute(
+                """UPDATE messages SET replayed = 0 WHERE session_key = ? AND rowid > ? AND replayed = 1
+                   AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.id = messages.id
+                                   AND o.rowid != messages.rowid)""",
+                (key, cut),
+            )
+            self._retitle_fork(key, cut)
+            changed.add(key)
+        return changed
+
+    def _retitle_fork(self, key: str, cut: int) -> None:
+        """:func:`~agentlog.rules.fork_title` of fork ``key`` whose copy ends at
+        message ``cut`` (a rowid; 0: no copy), from the title its header
+        recorded, as :mod:`agentlog.link` sets it."""
+        if key in self._titles:
+            title = self._titles[key]
+        else:
+            row = self.conn.execute(
+                "SELECT src.headers FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.key = ?",
+                (key,),
+            ).fetchone()
+            title = _recorded_title(row[0] if row else None, key)
+        rowids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid", (key,)
+            )
+        ]
+        users = self.messages_by_rowid(rowids)
+        copied = {m.text.strip() for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
+        own = Session(key=key, agent="", id="", messages=users)
+        self.conn.execute(
+            "UPDATE sessions SET title = ? WHERE key = ?",
+            (fork_title(title, copied, first_user_text(own)), key),
+        )
+
+    def _calls_of(self, key: str) -> list[tuple[int, CallTokens, bool]]:
+        """``(rowid, tokens, flagged replay_candidate)`` of each stored call of
+        session ``key``, in the order its messages were first written."""
+        return [
+            (rowid, (t[0], t[1], t[2], t[3], t[4], t[5]), f'"{REPLAY_CANDIDATE}"' in flags)
+            for rowid, flags, *t in self.conn.execute(
+                """SELECT m.rowid, m.flags, u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
+                          u.cache_write_1h_tokens, u.output_tokens, u.reasoning_tokens
+                   FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                   WHERE m.session_key = ? ORDER BY m.rowid""",
+                (key,),
+            )
+        ]
 
     def _call_stats(self, key: str) -> tuple[datetime | None, int]:
         """:func:`~agentlog.rules.call_stats` of session ``key`` as stored (the
@@ -560,19 +640,24 @@ class Store:
             )
 
 
-def _header(headers: bytes | None, key: str) -> Session | None:
-    """Session ``key``'s own header, from its source's stored headers (``None``
-    when none, or unknown)."""
-    if not headers:
-        return None
-    return next((h for h in unpack(headers, list[Session]) if h.key == key), None)
+def _recorded_title(headers: bytes | None, key: str) -> str | None:
+    """The title session ``key``'s own header recorded, from its source's stored
+    headers (``None`` when none, or unknown)."""
+    for header in unpack(headers, list[Session]) if headers else []:
+        if header.key == key:
+            return header.title
+    return None
 
 
 def _recorded_call(headers: bytes | None, key: str) -> str | None:
     """The ``parent_tool_call_id`` session ``key``'s own header recorded, from its
     source's stored headers (``None`` when none, or unknown)."""
-    header = _header(headers, key)
-    return header.parent_tool_call_id if header else None
+    if not headers:
+        return None
+    for header in unpack(headers, list[Session]):
+        if header.key == key:
+            return header.parent_tool_call_id
+    return None
 
 
 USAGE_COLUMNS = (
