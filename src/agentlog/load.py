@@ -109,10 +109,10 @@ def jsonl_batches(
     try:
         parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
         count_replaced(parser.diagnostics)  # texts decoded outside a line (a sidecar)
-        headers = parser.headers()
-        out.extend(parser.drain())  # what a parser emits on being asked (held fragments)
+        parser.headers()  # a parser may emit what it held back when asked (Claude Code)
+        out.extend(parser.drain())
         out = bound_usage(out, parser.diagnostics)  # counted before the state is saved
-        end = headers, (reader.consumed, parser.snapshot())
+        end = parser.headers(), (reader.consumed, parser.snapshot())
     except Exception as exc:
         raise ParserError(exc) from exc
     yield out, *end

@@ -160,6 +160,9 @@ class LineParser(ABC, Generic[StateT]):
         if not line.strip():
             return
         diagnostics = self.diagnostics
+        earlier = take_replaced()  # decoded before this line (a sidecar): counted, flags nothing
+        if earlier:
+            diagnostics.invalid(DECODED_WITH_REPLACEMENT, earlier)
         try:
             record = parse_object(line)
         except JsonError as exc:

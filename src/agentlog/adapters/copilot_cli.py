@@ -138,7 +138,8 @@ def otel_usage(sidecars: Mapping[str, bytes], session_id: str) -> list[Message]:
         spans, replaced = _export_spans(data)
         add_replaced(replaced)  # counted by every source that reads the export
         out += [
-            msgspec.structs.replace(m, id=f"{session_id}:{m.id}", parts=[]) for m in spans.get(session_id, ())
+            msgspec.structs.replace(m, id=f"{session_id}:{m.id}", parts=[], flags=list(m.flags))
+            for m in spans.get(session_id, ())
         ]
     return out
 
