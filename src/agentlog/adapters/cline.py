@@ -274,7 +274,9 @@ class _TaskParse(DocumentParser):
                 self.header.kind, self.header.parent_key = "subagent", session_key(self.slug, parent)
         rows: list[_UsageRow] = []
         data = self.sidecars.get(UI_MESSAGES)
-        ui = read_document(data, self.diagnostics) if data is not None else None  # a bad row costs only itself
+        ui = (
+            read_document(data, self.diagnostics) if data is not None else None
+        )  # a bad row costs only itself
         last = None
         for row in ui if isinstance(ui, list) else []:
             with self.guard():
