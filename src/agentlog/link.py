@@ -20,6 +20,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from agentlog.assemble import finalize
 from agentlog.model import Session
 from agentlog.rules import (
@@ -27,6 +29,7 @@ from agentlog.rules import (
     call_stats,
     call_tokens,
     dedup_candidate,
+    dedup_key,
     first_user_text,
     fork_title,
     owner_rank,
@@ -75,13 +78,13 @@ def _drop_replayed_usage(sessions: list[Session]) -> None:
         return owner_rank(s.kind, *call_stats(s.messages), s.key)
 
     order = sorted(sessions, key=rank)
-    owner: dict[tuple[str, str, str], str] = {}
+    owner: dict[tuple[str, str, str, datetime | None], str] = {}
     changed: set[str] = set()
     for session in order:
         for message in session.messages:
             if not dedup_candidate(session.agent, message.role, message.usage is not None):
                 continue
-            key = (session.agent, message.role, message.id)
+            key = dedup_key(session.agent, message)
             first = owner.setdefault(key, session.key)
             if first != session.key:
                 message.usage = None

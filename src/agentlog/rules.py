@@ -234,6 +234,13 @@ def dedup_candidate(agent: str, role: str, has_usage: bool) -> bool:
     return has_usage or (role == "user" and agent in REPLAYED_PROMPT_AGENTS)
 
 
+def dedup_key(agent: str, message: Message) -> tuple[str, str, str, datetime | None]:
+    """What copies of a :func:`dedup_candidate` message share: agent, role, id and,
+    for a prompt, its recorded time (a replayed entry keeps its ``timestamp``; two
+    hand-written files that both call a prompt ``u1`` are no copies)."""
+    return agent, message.role, message.id, message.timestamp if message.role == "user" else None
+
+
 def title_after_replays(title: str | None, messages: Iterable[Message]) -> str | None:
     """A session's ``title`` once its replayed copies are flagged: a title that is
     the text of one of its replayed prompts (the parser named the session after

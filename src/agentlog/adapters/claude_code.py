@@ -71,6 +71,7 @@ Tokens (Anthropic semantics, exclusive)
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -80,6 +81,7 @@ from typing import Any
 import msgspec
 
 from agentlog import probe
+from agentlog.adapters._binary import inline_size
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
@@ -102,7 +104,6 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
-from agentlog.readers import walk_files
 from agentlog.rules import (
     TITLE_AI,
     TITLE_CUSTOM,
@@ -268,6 +269,7 @@ def _user_parts(content: list[Any]) -> list[Part]:
                 FilePart(
                     media_type=str(source.get("media_type") or block["type"]),
                     ref=str(source.get("url") or source.get("path") or ""),
+                    size=inline_size(source),
                 )
             )
         elif block.get("type") != "tool_result":
@@ -719,12 +721,16 @@ class ClaudeCodeAdapter(JsonlAdapter):
         return [home / ".claude" / "projects", xdg / "claude" / "projects"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        for path in walk_files(root, ".jsonl"):
-            if path.name in ("journal.jsonl", "history.jsonl"):
+        for path in probe.walk_paths(root, ".jsonl"):
+            name = os.path.basename(path)
+            if name in ("journal.jsonl", "history.jsonl"):
                 continue
-            meta = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
-            sidecars = probe.regular_files([meta]) if _AGENT_FILE.match(path.name) else ()
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
+            sidecars = (
+                probe.regular_files([path[: -len(".jsonl")] + ".meta.json"])
+                if _AGENT_FILE.match(name)
+                else ()
+            )
+            yield SourceRef(agent=SLUG, path=path, sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:
         if (

@@ -12,7 +12,14 @@ from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
 from agentlog.cli.options import agent_option, filter_options, json_option, no_sync_option, pass_app
-from agentlog.cli.render import plain_table, print_json, render_transcript, session_row, sessions_table
+from agentlog.cli.render import (
+    plain_table,
+    print_json,
+    print_session_json,
+    render_transcript,
+    session_row,
+    sessions_table,
+)
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
 from agentlog.load import LoadReport, discover_sources, most_specific, sniff
@@ -24,6 +31,7 @@ from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
 from agentlog.service.home import Home
+from agentlog.service.secrets import redacted_view
 
 UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
 
@@ -142,19 +150,29 @@ def sessions(
 @click.option("--all", "show_all", is_flag=True, help="Also show meta/injected messages.")
 @click.option("--reasoning", is_flag=True, help="Expand reasoning.")
 @click.option("--full", is_flag=True, help="Do not cut long prompts and replies.")
+@click.option("--no-redact", is_flag=True, help="Show API keys, tokens and passwords (redacted by default).")
 @json_option
 @no_sync_option
 @pass_app
 def show(
-    app: App, session: str, show_all: bool, reasoning: bool, full: bool, as_json: bool, no_sync: bool
+    app: App,
+    session: str,
+    show_all: bool,
+    reasoning: bool,
+    full: bool,
+    no_redact: bool,
+    as_json: bool,
+    no_sync: bool,
 ) -> None:
     """Show one session (a key, an id, or a unique id prefix) as a transcript."""
     if not session.strip():
         raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
     conn, _ = open_index(app, no_sync)
     view = session_service.session(conn, session)
+    if not no_redact:
+        view = redacted_view(view)
     if as_json:
-        print_json(view.session)
+        print_session_json(view.session)
         return
     render_transcript(app.console, view.session, show_all=show_all, reasoning=reasoning, full=full)
     if view.children:
