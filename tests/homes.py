@@ -81,7 +81,11 @@ def _aider(home: Path) -> Placed:
 def _antigravity(home: Path) -> Placed:
     placed: Placed = {}
     brain = home / ".gemini/antigravity/brain"
-    for sid, name in (("0123abcd", "cli-small.jsonl"), ("4567cdef", "cli-schema-drift.jsonl")):
+    for sid, name in (
+        ("0123abcd", "cli-small.jsonl"),
+        ("4567cdef", "cli-schema-drift.jsonl"),
+        ("89ab0123", "written-model-switch.jsonl"),
+    ):
         _copy(f"antigravity/{name}", brain / sid / ".system_generated/logs/transcript.jsonl", placed)
     return placed
 

@@ -19,7 +19,7 @@ from agentlog.adapters.amp import AmpAdapter
 from agentlog.cli import main
 from agentlog.load import load_sessions
 from agentlog.model import ReasoningPart
-from conftest import fixture, parse_one
+from conftest import fixture, parse_files, parse_one
 
 THREAD = "T-019ca26f-0000-7000-8000-00000000a001"
 LEGACY = "T-0000aaaa-0000-4000-8000-00000000legacy"
@@ -98,3 +98,34 @@ def test_roots_and_sniff():
     head = fixture(f"amp/{THREAD}.json").read_bytes()
     assert AmpAdapter().sniff(f"{THREAD}.json", head) == 0.9
     assert AmpAdapter().sniff("x.json", b'{"messages":[]}') == 0.0
+
+
+def test_a_ledger_event_with_only_a_total_is_kept_and_flagged_partial():
+    """Issue #12 rule 12: ``tokens{total}`` without ``input``/``output`` is counted
+    (as input, the split unknown) and flagged ``usage_partial``, on its message or
+    on a carrier; an event with the split is read as before."""
+    (session,) = parse_files("amp", fixture("amp/T-0000bbbb-0000-4000-8000-0000000total.json"))
+    rows = [
+        (
+            m.id.split(":")[-1],
+            m.role,
+            m.flags,
+            (m.usage.input_tokens, m.usage.output_tokens) if m.usage else None,
+        )
+        for m in session.messages
+    ]
+    assert rows == [
+        ("0", "user", [], None),
+        ("1", "assistant", ["usage_partial"], (1500, 0)),
+        ("2", "user", [], None),
+        ("3", "assistant", [], (400, 40)),
+        (
+            "T-0000bbbb-0000-4000-8000-0000000total@ledger2",
+            "system",
+            ["meta", "synthetic", "usage_partial"],
+            (90, 0),
+        ),
+    ]
+    assert (session.usage.input_tokens, session.usage.output_tokens) == (1990, 40)
+    d = session.diagnostics
+    assert d.skipped == {} and d.records_used == d.records_total

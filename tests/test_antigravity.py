@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from agent_checks import accounted, calls, clean_env, found_and_shown, roles
 from agentlog.adapters.antigravity import AntigravityAdapter
 from agentlog.cli import main
-from conftest import FIXTURES, fixture, parse_one, shared_fixture
+from conftest import FIXTURES, fixture, parse_files, parse_one, shared_fixture
 
 AG = "antigravity"
 BRAIN = "antigravity/brain/aaaa1111-bbbb-2222-cccc-333344445555/.system_generated/logs/transcript.jsonl"
@@ -102,3 +102,22 @@ def test_conversation_database_is_found_and_reported_not_guessed(tmp_path):
     }
     head = (root / "conversations" / "bbbb.db").read_bytes()[:65536]
     assert AntigravityAdapter().sniff("bbbb.db", head) == 0.9
+
+
+def test_the_model_a_settings_change_selects_reaches_the_replies_after_it():
+    """Issue #12 rule 13: Antigravity names its model only in a prompt's
+    ``<USER_SETTINGS_CHANGE>`` wrapper; each reply takes the last one selected."""
+    (session,) = parse_files("antigravity", fixture("antigravity/written-model-switch.jsonl"))
+    replies = [(m.id, m.model) for m in session.messages if m.role == "assistant"]
+    stem = session.id
+    assert replies == [
+        (f"{stem}@1", "gemini-3.1-pro"),
+        (f"{stem}@3", "gemini-3.5-flash"),
+        (f"{stem}@5", "gemini-3.5-flash"),
+    ]
+    assert session.models == ["gemini-3.1-pro", "gemini-3.5-flash"]
+    assert [m.text for m in session.messages if m.role == "user" and not m.hidden] == [
+        "summarise the README",
+        "shorter please",
+        "thanks",
+    ]

@@ -80,8 +80,8 @@ def test_a_deleted_log_stays_listed_searchable_and_costed_until_prune(tmp_path):
     assert isinstance(before, dict) and (before["reparsed"], before["archived"]) == (2, 0)
     costs = session_usage(home)
     assert costs == {
-        "claude_code:usage-costUSD-minimal": (995, 1.02, 3),
-        "claude_code:v1.0.98-session": (116963, 0.093157, 7),
+        "claude_code:session-alpha": (995, 1.02, 3),
+        "claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a": (116963, 0.093157, 7),
     }
     (project / MINIMAL).unlink()
     (project / DEMO).unlink()  # both gone, as Claude Code's 30-day cleanup leaves them
@@ -89,20 +89,20 @@ def test_a_deleted_log_stays_listed_searchable_and_costed_until_prune(tmp_path):
     assert isinstance(synced, dict)
     assert (synced["sources"], synced["archived"], synced["removed"], synced["failed"]) == (0, 2, 0, [])
     rows = by_key(as_json(home, "sessions"))
-    assert set(rows) == {"claude_code:usage-costUSD-minimal", "claude_code:v1.0.98-session"}
+    assert set(rows) == {"claude_code:session-alpha", "claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"}
     assert all(r["archived"] for r in rows.values())
-    assert rows["claude_code:usage-costUSD-minimal"]["usage"] == MINIMAL_USAGE
-    assert rows["claude_code:usage-costUSD-minimal"]["messages"] == 3
+    assert rows["claude_code:session-alpha"]["usage"] == MINIMAL_USAGE
+    assert rows["claude_code:session-alpha"]["messages"] == 3
     assert session_usage(home) == costs  # still costed, to the cent
-    shown = as_json(home, "show", "v1.0.98-session")
+    shown = as_json(home, "show", "1af7fc5e-8455-4414-9ccd-011d40f70b2a")
     assert isinstance(shown, dict) and shown["archived"] is True and shown["title"] == "/init"
     found = as_json(home, "search", "CLAUDE.md")
     assert isinstance(found, dict) and {h["session_key"] for h in found["hits"]} == {
-        "claude_code:v1.0.98-session"
+        "claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"
     }
     code, out, _ = run(home, "sessions")
     assert code == 0 and out.count("archived") == 2
-    code, out, _ = run(home, "show", "v1.0.98-session")
+    code, out, _ = run(home, "show", "1af7fc5e-8455-4414-9ccd-011d40f70b2a")
     assert (
         "archived: its log is gone (or cannot be read); kept by the index until `agentlog prune`"
         in " ".join(out.split())
@@ -118,8 +118,8 @@ def test_a_deleted_log_stays_listed_searchable_and_costed_until_prune(tmp_path):
     assert isinstance(dry, dict) and dry["dry_run"] is True
     gone = [(s["path"], s["agent"], s["error"], s["sessions"]) for s in dry["sources"]]
     assert gone == [
-        (str(project / MINIMAL), "claude_code", None, ["claude_code:usage-costUSD-minimal"]),
-        (str(project / DEMO), "claude_code", None, ["claude_code:v1.0.98-session"]),
+        (str(project / MINIMAL), "claude_code", None, ["claude_code:session-alpha"]),
+        (str(project / DEMO), "claude_code", None, ["claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"]),
     ]
     assert [hashlib.sha1(f.read_bytes()).hexdigest() for f in files] == sums
     assert session_usage(home) == costs
@@ -143,7 +143,7 @@ def test_prune_text_and_one_agent(tmp_path):
     assert err == "would remove 1 archived source, 1 session\n"
     code, out, err = run(home, "prune")
     assert code == 0 and out.startswith(f"removed {project / MINIMAL}: 1 session,")
-    assert set(session_usage(home)) == {"claude_code:v1.0.98-session"}
+    assert set(session_usage(home)) == {"claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"}
 
 
 def test_a_log_rewritten_with_other_content_still_replaces_its_sessions(tmp_path):
@@ -153,9 +153,9 @@ def test_a_log_rewritten_with_other_content_still_replaces_its_sessions(tmp_path
     log.write_text(log.read_text().splitlines()[0] + "\n")  # shorter: its first call only
     synced = as_json(home, "index")
     assert isinstance(synced, dict) and (synced["reparsed"], synced["archived"]) == (1, 0)
-    row = by_key(as_json(home, "sessions"))["claude_code:usage-costUSD-minimal"]
+    row = by_key(as_json(home, "sessions"))["claude_code:session-alpha"]
     assert (row["archived"], row["messages"], row["usage"]["total_tokens"]) == (False, 1, 185)
-    assert session_usage(home)["claude_code:usage-costUSD-minimal"] == (185, 0.12, 1)
+    assert session_usage(home)["claude_code:session-alpha"] == (185, 0.12, 1)
     assert as_json(home, "prune", "--dry-run")["sources"] == []  # type: ignore[index]
 
 
@@ -164,12 +164,12 @@ def test_a_log_that_comes_back_is_no_longer_archived(tmp_path):
     run(home, "index")
     away = tmp_path / "away.jsonl"
     (project / MINIMAL).rename(away)
-    assert by_key(as_json(home, "sessions"))["claude_code:usage-costUSD-minimal"]["archived"] is True
+    assert by_key(as_json(home, "sessions"))["claude_code:session-alpha"]["archived"] is True
     away.rename(project / MINIMAL)
     synced = as_json(home, "index")
     assert isinstance(synced, dict) and synced["restored"] == 1
     assert not any(r["archived"] for r in by_key(as_json(home, "sessions")).values())
-    assert session_usage(home)["claude_code:usage-costUSD-minimal"] == (995, 1.02, 3)
+    assert session_usage(home)["claude_code:session-alpha"] == (995, 1.02, 3)
     conn = db.connect(home.parent / "index.sqlite")
     assert conn.execute("SELECT COUNT(*) FROM sources WHERE archived_at IS NOT NULL").fetchone() == (0,)
 
@@ -252,8 +252,8 @@ def test_an_unreadable_projects_folder_keeps_claudes_sessions(tmp_path):
         assert (synced["archived"], synced["removed"]) == (2, 0)  # never "2 removed"
         rows = cli("sessions")
         assert sorted((r["key"], r["archived"]) for r in rows) == [
-            ("claude_code:usage-costUSD-minimal", True),
-            ("claude_code:v1.0.98-session", True),
+            ("claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a", True),
+            ("claude_code:session-alpha", True),
         ]
         assert {
             r["key"]: (r["total_tokens"], r["cost_usd"]) for r in cli("usage", "session")["rows"]
@@ -289,7 +289,7 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     assert upgraded.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
     assert db.schema_matches(index)
     assert [s.key for s in queries.list_sessions(upgraded) if s.archived] == [
-        "claude_code:usage-costUSD-minimal"
+        "claude_code:session-alpha"
     ]
 
 

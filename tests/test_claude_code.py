@@ -52,7 +52,7 @@ def test_v1_0_17_session_with_tools_acceptance():
     assert s.cwd == "/Users/USER/dev/ai-music"
     assert s.models == ["claude-sonnet-4-20250514"]
     assert s.diagnostics.records_total == 76 and s.diagnostics.records_used == 76
-    assert s.resume_command == "claude --resume v1.0.17-real-session-with-tools"
+    assert s.resume_command == "claude --resume ba79134d-b6e9-4867-af0c-6941038c9e4b"  # its records' id
 
 
 def test_summary_title_and_interruption():
@@ -138,7 +138,7 @@ def test_shape_catalog_2_1_counts_every_record():
     d = main.diagnostics
     assert d.records_total == 89
     assert d.records_total == d.records_used + sum(d.skipped.values())
-    assert d.skipped["ignored:attachment"] == 38
+    assert d.skipped["ignored:attachment"] == 34  # the 4 queued_command attachments are prompts
     assert main.title == "Stage0 small fixture"  # custom-title beats ai-title and summary
     compaction = [p for m in main.messages for p in m.parts if isinstance(p, CompactionPart)]
     assert compaction[0].trigger == "auto" and compaction[0].tokens_before == 120000
@@ -334,3 +334,196 @@ def test_user_roots_are_claimed_by_content(tmp_path):
     report = LoadReport()
     found = discover_sources(all_adapters(), {}, tmp_path / "nohome", [tmp_path], report)
     assert [(a.slug, Path(r.path).name) for a, r in found] == [("claude_code", "a.jsonl")]
+
+
+# --- issue #12 rules 5 and 6 ----------------------------------------------------------------
+
+
+def _written_home(tmp_path: Path, *names: str) -> Path:
+    project = tmp_path / ".claude/projects/-w"
+    for name in names:
+        source = fixture(f"claude_code/{name}")
+        target = project / source.relative_to(source.parents[len(Path(name).parts) - 1])
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+    return tmp_path
+
+
+RESUMED = (
+    "written-resumed/5a1e0000-0000-4000-8000-000000000001.jsonl",
+    "written-resumed/5a1e0000-0000-4000-8000-000000000002.jsonl",
+)
+
+
+def test_replayed_prompts_of_a_resumed_file_are_flagged_like_their_replies(tmp_path):
+    """A resumed file re-persists the earlier chain with the same uuids (agentsview
+    claude_lineage.go): its copied prompts are ``replayed``, so it counts and is
+    titled by its own prompts only; the original keeps all of them."""
+    from agentlog.load import load_sessions
+
+    home = _written_home(tmp_path, *RESUMED)
+    sessions = {s.id[-1]: s for s in load_sessions(["claude_code"], {}, home)}
+    original, resumed = sessions["1"], sessions["2"]
+    assert (original.title, original.message_count, original.usage.output_tokens) == (
+        "add logging to the worker",
+        4,
+        100,
+    )
+    assert [(m.id, m.flags) for m in original.messages] == [
+        ("r-u1", []), ("msg_r1", []), ("r-u2", []), ("msg_r2", []),
+    ]  # fmt: skip
+    assert (resumed.title, resumed.message_count, resumed.usage.output_tokens) == ("ship it", 2, 7)
+    assert [(m.id, m.role, m.flags) for m in resumed.messages] == [
+        ("r-u1", "user", ["replayed"]),
+        ("msg_r1", "assistant", ["replayed"]),
+        ("r-u2", "user", ["replayed"]),
+        ("msg_r2", "assistant", ["replayed"]),
+        ("r-u3", "user", []),
+        ("msg_r3", "assistant", []),
+    ]
+
+
+def test_replayed_prompts_through_the_index_equal_memory(tmp_path, private_index):
+    from agentlog.adapters import get_adapter
+    from agentlog.index.db import connect
+    from agentlog.index.sync import sync
+
+    home = _written_home(tmp_path, *RESUMED)
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, [get_adapter("claude_code")], {}, home)
+    rows = conn.execute("SELECT id, title, message_count FROM sessions ORDER BY id").fetchall()
+    assert rows == [
+        ("5a1e0000-0000-4000-8000-000000000001", "add logging to the worker", 4),
+        ("5a1e0000-0000-4000-8000-000000000002", "ship it", 2),
+    ]
+    # the resumed file grows (parsed from where it stopped): its title stays its own
+    resumed = home / ".claude/projects/-w/written-resumed/5a1e0000-0000-4000-8000-000000000002.jsonl"
+    with resumed.open("a") as fh:
+        fh.write(
+            _line(
+                type="user",
+                uuid="r-u4",
+                sessionId=resumed.stem,
+                message={"role": "user", "content": "thanks"},
+            )
+        )
+    sync(conn, [get_adapter("claude_code")], {}, home)
+    rows = conn.execute("SELECT id, title, message_count FROM sessions ORDER BY id").fetchall()
+    assert rows[1] == ("5a1e0000-0000-4000-8000-000000000002", "ship it", 3)
+
+
+def test_a_prompt_and_a_reply_sharing_an_id_are_no_replay(tmp_path):
+    """Only copies of the same role are one message (a synthetic fixture's user
+    ``uuid`` "msg_001" is not another file's ``message.id`` "msg_001")."""
+    from agentlog.load import load_sessions
+
+    project = tmp_path / ".claude/projects/-w"
+    project.mkdir(parents=True)
+    (project / "a.jsonl").write_text(
+        _line(type="user", uuid="msg_1", sessionId="a", message={"role": "user", "content": "hi"})
+    )
+    (project / "b.jsonl").write_text(_assistant("x1", "msg_1", 5))
+    sessions = {s.id: s for s in load_sessions(["claude_code"], {}, tmp_path)}
+    assert [m.flags for m in sessions["a"].messages] == [[]]
+    assert sessions["b"].usage.output_tokens == 5
+
+
+def test_queued_commands_are_prompts_and_task_notifications_system_messages():
+    """``attachment``/``queued_command`` (2.1.x; agentsview ``extractQueuedCommand``)."""
+    session = parse_one("claude_code", fixture("claude_code/written-queued-command.jsonl"))
+    assert [(m.id, m.role, m.flags, m.text[:40]) for m in session.messages] == [
+        ("q-u1", "user", [], "run the test suite"),
+        ("msg_q1", "assistant", [], ""),
+        ("q-att1", "user", [], "also check the linter"),
+        ("q-att3", "system", ["meta"], "<task-notification>\n<task-id>bash_1</tas"),
+        ("q-att4", "user", [], "and this screenshot"),
+        ("msg_q2", "assistant", [], "Tests pass; the linter is clean."),
+    ]
+    shot = session.messages[4]
+    assert [(type(p).__name__, getattr(p, "media_type", None)) for p in shot.parts] == [
+        ("FilePart", "image/png"),
+        ("TextPart", None),
+    ]
+    assert session.messages[2].timestamp is not None and session.messages[2].timestamp.second == 3
+    assert session.message_count == 5
+    assert session.title == "run the test suite"
+    d = session.diagnostics
+    assert (d.records_total, d.records_used) == (9, 7)
+    assert d.skipped == {"ignored:attachment": 1, "empty:queued_command": 1}
+    assert (session.usage.output_tokens, session.usage.cache_read_tokens) == (31, 1000)
+
+
+# --- issue #12 rule 7: duplicate files are decided by content ------------------------------
+
+COPY_ID = "7e57c0de-0000-4000-8000-00000000c0de"
+
+
+def _sync_rows(home: Path, tmp_path: Path) -> list[tuple[str, str | None, int]]:
+    from agentlog.adapters import get_adapter
+    from agentlog.index.db import connect
+    from agentlog.index.sync import sync
+
+    conn = connect(tmp_path / "rule7.sqlite")
+    sync(conn, [get_adapter("claude_code")], {}, home)
+    return conn.execute("SELECT id, resume_command, message_count FROM sessions ORDER BY id").fetchall()
+
+
+def test_a_renamed_file_is_the_session_its_records_name():
+    (session,) = parse_files(CC, fixture("claude_code/written-renamed-copy.jsonl"))
+    assert (session.key, session.id, session.kind) == (f"claude_code:{COPY_ID}", COPY_ID, "main")
+    assert session.resume_command == f"claude --resume {COPY_ID}"
+    assert session.title == "Renamed copy of a session"  # the summary before the first sessionId line
+    assert [m.id for m in session.messages] == ["c-u1", "msg_c1"]
+
+
+def test_the_same_session_under_two_names_is_one_session_named_by_its_records(tmp_path):
+    from agentlog.adapters import SourceRef
+    from agentlog.load import LoadReport, load_sessions
+    from agentlog.usage import calls_from_sessions
+    from agentlog.usage.scan import scan_calls
+
+    project = tmp_path / ".claude/projects/-w-copy"
+    (project / "backup").mkdir(parents=True)
+    data = fixture("claude_code/written-renamed-copy.jsonl").read_bytes()
+    (project / f"{COPY_ID}.jsonl").write_bytes(data)
+    (project / "backup" / "session (copy).jsonl").write_bytes(data)
+    report = LoadReport()
+    sessions = load_sessions(["claude_code"], {}, tmp_path, report=report)
+    assert [(s.id, s.resume_command, s.message_count) for s in sessions] == [
+        (COPY_ID, f"claude --resume {COPY_ID}", 2)
+    ]
+    assert report.duplicates == [str(project / "backup" / "session (copy).jsonl")]
+    assert _sync_rows(tmp_path, tmp_path) == [(COPY_ID, f"claude --resume {COPY_ID}", 2)]
+    refs = [SourceRef(agent=CC, path=str(p)) for p in sorted(project.rglob("*.jsonl"))]
+    fast = [(c.session_key, c.usage.total_tokens) for c in scan_calls(refs)]
+    assert fast == [(f"claude_code:{COPY_ID}", 2039)]
+    assert fast == [(c.session_key, c.usage.total_tokens) for c in calls_from_sessions(sessions)]
+
+
+def test_two_files_of_one_name_holding_different_sessions_are_two_sessions(tmp_path):
+    """``p1/chat.jsonl`` and ``p2/chat.jsonl``: no message in common, so the later
+    one is kept under ``chat~<crc of its path>`` (:func:`agentlog.rules.distinct_id`)."""
+    from agentlog.load import LoadReport, load_sessions
+    from agentlog.rules import distinct_id
+
+    first = tmp_path / ".claude/projects/p1/chat.jsonl"
+    second = tmp_path / ".claude/projects/p2/chat.jsonl"
+    for path, uuid, text, when in ((first, "n-1", "one", "01"), (second, "n-2", "two", "02")):
+        path.parent.mkdir(parents=True)
+        line = _line(
+            type="user",
+            uuid=uuid,
+            timestamp=f"2026-01-{when}T00:00:00Z",
+            message={"role": "user", "content": text},
+        )
+        path.write_text(line)
+    report = LoadReport()
+    sessions = load_sessions(["claude_code"], {}, tmp_path, report=report)
+    other = distinct_id("chat", str(second))
+    expected = sorted([("chat", "claude --resume chat", 1), (other, "claude --resume chat", 1)])
+    assert (
+        sorted((s.id, s.resume_command, s.message_count) for s in sessions) == expected
+    )  # the real id resumes
+    assert sorted(s.title or "" for s in sessions) == ["one", "two"]
+    assert report.duplicates == []
+    assert sorted(_sync_rows(tmp_path, tmp_path)) == expected

@@ -129,7 +129,7 @@ def test_unreadable_file_costs_only_itself(tmp_path, monkeypatch):
         {"path": str(locked), "error": "PermissionError: Permission denied"}
     ]
     code, out, _ = run("sessions", "--json", env={"HOME": str(tmp_path)})
-    assert [r["id"] for r in json.loads(out)] == ["a"]
+    assert [r["id"] for r in json.loads(out)] == ["1af7fc5e-8455-4414-9ccd-011d40f70b2a"]  # a.jsonl: its records' id
 
 
 def test_readme_agents_table_is_current():
@@ -188,7 +188,7 @@ def _home_with(tmp_path: Path, name: str, data: bytes) -> dict[str, str]:
 def test_deeply_nested_record_costs_only_itself(tmp_path):
     env = _home_with(tmp_path, "deep.jsonl", b"[" * 100_000 + b"]" * 100_000 + b"\n")
     code, out, _err = run("sessions", "--json", env=env)
-    assert code == 0 and [r["id"] for r in json.loads(out)] == ["good"]
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["1af7fc5e-8455-4414-9ccd-011d40f70b2a"]  # v1.0.98-session.jsonl: its records' id
     code, out, _ = run("doctor", "--json", env=env)
     assert json.loads(out)["agents"][0]["skipped"]["nested_too_deep"] == 1
 
@@ -218,7 +218,7 @@ def test_control_characters_in_logs_never_reach_the_terminal(tmp_path):
         "message": {"role": "user", "content": "hi \x1b[2J\x1b]0;PWNED\x07 \u202eevil"},
     }
     env = _home_with(tmp_path, "esc.jsonl", json.dumps(line).encode() + b"\n")
-    code, out, _ = run("show", "esc", env=env)
+    code, out, _ = run("show", "s", env=env)  # its records' id
     assert code == 0 and "\x1b" not in out and "\u202e" not in out and "\x07" not in out
     assert "␛[2J" in out
     code, out, _ = run("sessions", env=env)
@@ -231,8 +231,8 @@ def test_cli_search_and_index(tmp_path):
     assert code == 0 and json.loads(out)["reparsed"] == 2
     code, out, _ = run("search", '"CLAUDE.md"', "--agent", "claude", "--json", env=env)
     hits = json.loads(out)["hits"]
-    assert code == 0 and hits and {h["session_key"] for h in hits} == {"claude_code:good"}
-    assert "«" in hits[0]["snippet"] and hits[0]["show"] == "agentlog show claude_code:good"
+    assert code == 0 and hits and {h["session_key"] for h in hits} == {"claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"}
+    assert "«" in hits[0]["snippet"] and hits[0]["show"] == "agentlog show claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"
     code, _, err = run("search", '"unbalanced', "--fts", env=env)
     err = " ".join(err.split())
     assert code == 0 and "FTS5 cannot parse" in err and "searched for the phrase 'unbalanced'" in err
@@ -243,7 +243,7 @@ def test_cli_search_and_index(tmp_path):
 def test_empty_files_are_not_listed_but_doctor_counts_them(tmp_path):
     env = _home_with(tmp_path, "empty.jsonl", b"")
     code, out, _ = run("sessions", "--json", env=env)
-    assert code == 0 and [r["id"] for r in json.loads(out)] == ["good"]
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["1af7fc5e-8455-4414-9ccd-011d40f70b2a"]  # v1.0.98-session.jsonl: its records' id
     code, out, _ = run("doctor", "--json", env=env)
     assert code == 0
     assert json.loads(out)["agents"][0]["sessions"] == 2
@@ -262,7 +262,7 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_reported(tmp_path):
     with open(odd, "wb") as fh:
         fh.write(b'{"type":"summary","summary":"x","leafUuid":"y"}\n')
     code, out, _ = run("sessions", "--json", env=env)
-    assert code == 0 and [r["id"] for r in json.loads(out)] == ["good"]
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["1af7fc5e-8455-4414-9ccd-011d40f70b2a"]  # v1.0.98-session.jsonl: its records' id
     code, out, _ = run("doctor", "--json", env=env)
     assert code == 0
     assert [u["error"] for u in json.loads(out)["unreadable"]] == [

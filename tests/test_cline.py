@@ -198,3 +198,37 @@ def test_sniff_and_tool_names():
     assert tool_name("use_mcp_tool", {"server_name": "gh", "tool_name": "get_issue"}) == "mcp__gh__get_issue"
     assert tool_name("execute_command", {}) == "bash"
     assert tool_name("browser_action", {}) == "browser_action"
+
+
+def test_unpaired_usage_rows_take_their_model_and_feedback_missing_from_history_is_a_prompt(tmp_path):
+    """Issue #12 rule 9: the third ``api_req_started`` row has no assistant entry to
+    pair with: its carrier takes the ``model_usage`` model at or before its time
+    (opus from 1750000119000), so it is priced; the second ``user_feedback`` is not
+    in the API history and becomes a user message (the first one is there)."""
+    from agentlog.load import load_sessions
+    from agentlog.usage import calls_from_sessions
+    from homes import LAYOUTS
+
+    LAYOUTS["cline"](tmp_path)
+    sessions = load_sessions(["cline"], {}, tmp_path)
+    (task,) = [s for s in sessions if s.id == "1750000100000"]
+    assert [(m.id, m.role, m.model, m.flags) for m in task.messages] == [
+        ("1750000100000@0", "user", None, []),
+        ("1750000100000@1", "assistant", "claude-sonnet-4-20250514", []),
+        ("1750000100000@2", "user", None, []),
+        ("1750000100000@3", "assistant", "claude-sonnet-4-20250514", []),
+        ("1750000100000@usage0", "system", "claude-opus-4-20250514", ["meta", "synthetic"]),
+        ("1750000100000@feedback1", "user", None, []),
+    ]
+    assert task.messages[-1].text == "also link the releases"
+    assert task.message_count == 5
+    calls = [(c.model, c.usage.input_tokens, c.usage.output_tokens) for c in calls_from_sessions([task])]
+    assert calls == [
+        ("claude-sonnet-4-20250514", 100, 10),
+        ("claude-sonnet-4-20250514", 200, 20),
+        ("claude-opus-4-20250514", 300, 30),
+    ]
+    assert task.models == ["claude-sonnet-4-20250514"]  # a carrier names no model of the session
+    d = task.diagnostics
+    assert (d.records_total, d.records_used, d.skipped) == (11, 9, {"ignored:ui_message": 2})
+    assert task.status == "done"

@@ -114,10 +114,58 @@ def test_found_under_home_and_shown(tmp_path):
         '{"sessionId":"old","messages":[]}'
     )
     sessions = found_and_shown("gemini_cli", tmp_path)
-    assert len(sessions) == 7
+    assert len(sessions) == 9  # with session-written-damaged-text.json and written-project's chat
     # Two samples both call a message "m2": neither is taken for a replayed copy.
     assert not [m for s in sessions for m in s.messages if "replayed" in m.flags]
     assert "gemini_cli:old" not in {s.key for s in sessions}
     child = next(s for s in sessions if s.kind == "subagent")
     assert child.parent_key == "gemini_cli:a1b2c3d4-0000-4000-8000-000000000001"
     assert GeminiCliAdapter().default_roots({"GEMINI_CLI_HOME": "/g"}, tmp_path) == [Path("/g/.gemini/tmp")]
+
+
+def test_a_set_of_messages_keeps_billed_usage_reads_project_root_and_cached_once(tmp_path):
+    """Issue #12 rule 8 (gemini-cli ``chatRecordingService.ts`` ``$set``/``recordMessageTokens``,
+    ``projectRegistry.ts`` ``.project_root``): the checkpoint rewrites the transcript,
+    the billed reply it drops (m2) is kept hidden with its usage, the rewritten copy
+    that lost its tokens (m4) keeps them, and m4's ``total`` shows its ``input``
+    excludes ``cached``."""
+    from agentlog.load import load_sessions
+    from homes import LAYOUTS
+
+    LAYOUTS["gemini_cli"](tmp_path)
+    (session,) = [s for s in load_sessions(["gemini_cli"], {}, tmp_path) if s.id == "written-compress"]
+    assert session.cwd == "/home/me/src/parser"
+    assert [(m.id, m.role, m.flags) for m in session.messages] == [
+        ("written-compress:m2", "assistant", ["abandoned"]),
+        ("written-compress:c1", "user", []),
+        ("written-compress:m3", "user", []),
+        ("written-compress:m4", "assistant", []),
+        ("written-compress:m5", "assistant", []),
+    ]
+    calls = [
+        (m.usage.input_tokens, m.usage.cache_read_tokens, m.usage.output_tokens)
+        for m in session.messages
+        if m.usage
+    ]
+    assert calls == [(600, 400, 120), (310, 700, 50), (500, 0, 5)]
+    assert (session.usage.input_tokens, session.usage.cache_read_tokens, session.usage.output_tokens) == (
+        1410,
+        1100,
+        175,
+    )
+    assert session.message_count == 4
+    d = session.diagnostics
+    assert (d.records_total, d.records_used, d.skipped) == (10, 7, {"superseded:message": 3})
+
+
+def test_usage_of_subtracts_cached_unless_total_says_it_is_apart():
+    from agentlog.adapters.gemini_cli import usage_of
+
+    inclusive = usage_of(
+        {"input": 1000, "cached": 400, "output": 10, "thoughts": 5, "tool": 2, "total": 1017}
+    )
+    apart = usage_of({"input": 600, "cached": 400, "output": 10, "thoughts": 5, "tool": 2, "total": 1017})
+    no_total = usage_of({"input": 1000, "cached": 400, "output": 10})
+    assert (inclusive.input_tokens, inclusive.cache_read_tokens, inclusive.output_tokens) == (602, 400, 15)
+    assert (apart.input_tokens, apart.cache_read_tokens, apart.output_tokens) == (602, 400, 15)
+    assert (no_total.input_tokens, no_total.cache_read_tokens) == (600, 400)

@@ -89,3 +89,35 @@ def test_roots_and_sniff():
     head = fixture("grok/chat_history.jsonl").read_bytes()
     assert GrokAdapter().sniff("chat_history.jsonl", head) == 0.95
     assert GrokAdapter().sniff("x.jsonl", b'{"type":"user","sessionId":"s","uuid":"u"}') == 0.0
+
+
+def test_interjections_forks_subagents_and_format_0_histories(tmp_path):
+    """Issue #12 rule 10 (agentsview ``internal/parser/grok.go`` and its
+    ``testdata/grok-build``): an ``interjection`` is a prompt, ``parent_session_id``
+    links a fork, ``session_kind: "subagent"`` is a subagent, and a
+    ``chat_format_version`` 0 history (``role`` records, OpenAI-style tool calls) is read."""
+    from agentlog.load import load_sessions
+    from homes import LAYOUTS
+
+    LAYOUTS["grok"](tmp_path)
+    by_id = {s.id: s for s in load_sessions(["grok"], {}, tmp_path)}
+    fork, child = by_id["019f7000-0000-7000-8000-00000000f0c1"], by_id["019f7000-0000-7000-8000-00000000f0c2"]
+    assert (fork.kind, fork.parent_key) == ("fork", "grok:019f7000-0000-7000-8000-00000000f0c0")
+    assert [(m.role, m.flags, m.text) for m in fork.messages if m.role == "user"] == [
+        ("user", [], "tidy the parser"),
+        ("user", [], "keep the old names"),
+        ("user", ["meta"], "<user_info>\nOS Version: linux\n</user_info>"),
+    ]
+    assert fork.message_count == 4
+    assert (child.kind, child.parent_key) == ("subagent", "grok:019f7000-0000-7000-8000-00000000f0c1")
+    assert [(m.role, [type(p).__name__ for p in m.parts]) for m in child.messages] == [
+        ("system", ["TextPart"]),
+        ("user", ["TextPart"]),
+        ("assistant", ["ReasoningPart", "TextPart", "ToolCallPart"]),
+        ("assistant", ["TextPart"]),
+    ]
+    (call,) = child.tool_calls()
+    assert (call.call_id, call.tool, call.input) == ("call_1", "read", {"target_file": "src/writer.rs"})
+    assert call.result is not None and call.result.output == "fn write() {}"
+    assert child.models == ["grok-4.5"]
+    assert child.diagnostics.unknown_types == {} and child.diagnostics.skipped == {}

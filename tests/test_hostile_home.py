@@ -25,7 +25,7 @@ MAIN_SESSIONS = [
     "aider:*-20250310T091500",  # Aider ids start with a hash of the history file's path
     "aider:*-20250310T091500-2",
     f"claude_code:{PARENT_ID}",
-    "claude_code:good",
+    "claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a",  # good.jsonl: its records' id
     "claude_code:inlocked",
     "claude_code:inproject",
     "claude_code:long",

@@ -107,9 +107,9 @@ def test_append_reads_only_new_bytes_and_half_lines_wait(indexed):
     assert (report.appended, report.reparsed, report.bytes_parsed) == (1, 0, len(line))
     hits = search(conn, "zebra").hits
     assert [(h.session_key, h.message_id) for h in hits] == [
-        ("claude_code:v1.0.17-real-session-with-tools", "msg_appended_1")
+        ("claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b", "msg_appended_1")
     ]
-    session = queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
+    session = queries.get_session(conn, "claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b")
     assert session.usage.input_tokens == 91 + 7 and session.usage.output_tokens == 2266 + 11
     assert path.stat().st_size == size + len(line)
     assert index_sessions(conn) == memory_sessions(home)
@@ -154,17 +154,17 @@ def test_vanished_source_keeps_its_sessions_archived_until_prune(indexed):
     from agentlog.index.archive import prune
 
     home, conn, _ = indexed
-    before = queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
+    before = queries.get_session(conn, "claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b")
     _append_target(home).unlink()
     report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     assert (report.archived, report.removed) == (1, 0)
-    kept = queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
+    kept = queries.get_session(conn, "claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b")
     assert kept.archived and not before.archived
     kept.archived = False
     assert msgspec.json.encode(kept) == msgspec.json.encode(before)
     assert [p.path for p in prune(conn)] == [str(_append_target(home))]
     with pytest.raises(Exception, match="no session matches"):
-        queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools")
+        queries.get_session(conn, "claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b")
 
 
 def test_unreadable_source_is_recorded_and_costs_only_itself(indexed, monkeypatch):
@@ -188,11 +188,11 @@ def test_unreadable_source_is_recorded_and_costs_only_itself(indexed, monkeypatc
     assert errors == [(str(path), "PermissionError: Permission denied")]
     assert search(conn, "decorator").hits  # other sessions stay searchable
     # what it held is kept, archived, while it cannot be read
-    assert queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools").archived
+    assert queries.get_session(conn, "claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b").archived
     monkeypatch.setattr(sync_module, "SourceParse", real)
     again = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     assert (again.reparsed, again.restored, again.failed) == (1, 1, [])
-    assert not queries.get_session(conn, "claude_code:v1.0.17-real-session-with-tools").archived
+    assert not queries.get_session(conn, "claude_code:ba79134d-b6e9-4867-af0c-6941038c9e4b").archived
     assert sync(conn, ADAPTERS, {"HOME": str(home)}, home).unchanged == report.sources
     assert index_sessions(conn) == memory_sessions(home)
 
@@ -211,10 +211,10 @@ def test_duplicate_copies_are_stored_once(indexed):
 def test_search_phrases_prefixes_filters_and_bad_queries(indexed):
     _, conn, _ = indexed
     prompt = search(conn, '"Can you run that example to show the output"').hits
-    assert [(h.session_key, h.role) for h in prompt] == [("claude_code:representative-messages", "user")]
+    assert [(h.session_key, h.role) for h in prompt] == [("claude_code:test_session", "user")]
     tool_output = search(conn, '"Hello, Alice"', tool="BASH").hits
     assert [(h.session_key, h.role, h.part_type) for h in tool_output] == [
-        ("claude_code:representative-messages", "assistant", "tool_call")
+        ("claude_code:test_session", "assistant", "tool_call")
     ]
     assert "\x02Hello\x03" in tool_output[0].snippet
     assert search(conn, "decorat*", role="User").total == search(conn, "decorat*", role="user").total > 0
@@ -564,7 +564,7 @@ def test_session_models_survive_appends_and_full_rereads(tmp_path):
     conn = connect(tmp_path / "index.sqlite")
     sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     fresh = {s.key: s.models for s in queries.list_sessions(conn, include_empty=True)}
-    assert fresh["claude_code:edge-cases"] == ["claude-3-sonnet-20240229", "claude-sonnet-4"]
+    assert fresh["claude_code:edge_cases"] == ["claude-3-sonnet-20240229", "claude-sonnet-4"]
     sync(conn, ADAPTERS, {"HOME": str(home)}, home, full=True)
     assert {s.key: s.models for s in queries.list_sessions(conn, include_empty=True)} == fresh
     user = {"type": "user", "sessionId": "edge_cases", "uuid": "u-next", "timestamp": "2025-06-14T12:00:00Z",
@@ -572,7 +572,7 @@ def test_session_models_survive_appends_and_full_rereads(tmp_path):
     with open(project / "edge-cases.jsonl", "ab") as fh:
         fh.write(msgspec.json.encode(user) + b"\n")
     assert sync(conn, ADAPTERS, {"HOME": str(home)}, home).appended == 1
-    assert queries.get_session(conn, "claude_code:edge-cases").models == fresh["claude_code:edge-cases"]
+    assert queries.get_session(conn, "claude_code:edge_cases").models == fresh["claude_code:edge_cases"]
     assert index_sessions(conn) == memory_sessions(home)
 
 

@@ -31,7 +31,7 @@ COMMANDS = [
     ["usage", "--json"],
     ["usage", "--json", "--no-sync"],
     ["search", "the", "--no-sync"],
-    ["show", "v1.0.98-session", "--no-sync"],
+    ["show", "1af7fc5e-8455-4414-9ccd-011d40f70b2a", "--no-sync"],
     ["doctor", "--no-sync"],
     ["index"],
     ["serve", "--no-sync", "--port", "0"],
@@ -279,7 +279,7 @@ def test_an_index_on_read_only_storage_is_read_with_no_sync(built_index, read_on
     from agentlog.web.app import create_app
 
     page = create_app(target / "index.sqlite").test_client().get("/")  # the viewer of `serve --no-sync`
-    assert page.status_code == 200 and "v1.0.98-session" in page.get_data(as_text=True)
+    assert page.status_code == 200 and "1af7fc5e" in page.get_data(as_text=True)
     gc.collect()
     assert snapshot(source) == before  # nothing made beside it
     code, _, err = run("sessions", index=target / "index.sqlite", home=home)  # a sync must write

@@ -9,6 +9,7 @@ fold of the chunk list and the journal ops, worked out by hand.
 
 from __future__ import annotations
 
+import json
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,7 +18,7 @@ from agent_checks import accounted, buckets, calls, found_and_shown, roles
 from agentlog.adapters import SourceRef, get_adapter
 from agentlog.load import build_sessions, parse_source
 from agentlog.model import CompactionPart, Session
-from conftest import FIXTURES
+from conftest import FIXTURES, parse_files
 
 VIBE = "mistral_vibe"
 
@@ -183,3 +184,36 @@ def test_pre2_document_found_beside_session_folders(tmp_path):
     ]
     head = (FIXTURES / PRE2).read_bytes()
     assert get_adapter(VIBE).sniff("session_20251118_093012_5f0c2a9e.json", head) == 0.8
+
+
+def test_the_meta_json_model_reaches_the_session_usage_it_belongs_to(tmp_path):
+    """Issue #12 rule 13: a legacy Vibe session's usage is only ``meta.json``
+    ``stats``; its carrier takes ``meta.json`` ``model`` (else
+    ``config.active_model``), so the call is priced."""
+    from agentlog.usage import calls_from_sessions
+
+    folder = tmp_path / "session_written"
+    folder.mkdir()
+    (folder / "messages.jsonl").write_text(
+        '{"role": "user", "content": "hi", "message_id": "w1"}\n{"role": "assistant", "content": "hello", "message_id": "w2"}\n'
+    )
+    meta = {
+        "session_id": "written-vibe",
+        "start_time": "2026-03-11T10:00:00Z",
+        "end_time": "2026-03-11T10:01:00Z",
+        "config": {"active_model": "devstral-small"},
+        "stats": {"session_prompt_tokens": 120, "session_completion_tokens": 30},
+    }
+    (folder / "meta.json").write_text(json.dumps(meta))
+    (session,) = parse_files(
+        "mistral_vibe",
+        folder / "messages.jsonl",
+        sidecars={folder / "messages.jsonl": (folder / "meta.json",)},
+    )
+    calls = [(c.model, c.usage.input_tokens, c.usage.output_tokens) for c in calls_from_sessions([session])]
+    assert calls == [("devstral-small", 120, 30)]
+    assert [(m.role, m.model) for m in session.messages] == [
+        ("user", None),
+        ("assistant", "devstral-small"),
+        ("system", "devstral-small"),
+    ]

@@ -146,9 +146,13 @@ def test_found_under_home_and_shown(tmp_path):
     shutil.copytree(FIXTURES / "openclaw", claw)
     (claw / "gone.jsonl.deleted.2026-02-24T10-00-00").write_bytes((claw / "small.jsonl").read_bytes())
     pi = found_and_shown("pi", tmp_path)
-    assert len(pi) == 4
+    assert len(pi) == 5  # with the parentless-entries fixture (rule 11)
     claws = found_and_shown("openclaw", tmp_path)
-    assert sorted(s.id for s in claws) == ["openclaw-stage0-drift", "openclaw-stage0-small"]
+    assert sorted(s.id for s in claws) == [
+        "openclaw-stage0-drift",
+        "openclaw-stage0-small",
+        "openclaw-written-parentless",
+    ]
 
 
 def test_env_override_and_sniff():
@@ -161,3 +165,34 @@ def test_env_override_and_sniff():
     assert adapter.sniff(fixture(OWN).name, head) > OpenClawAdapter().sniff(fixture(OWN).name, head)
     claw = fixture("openclaw/small.jsonl").read_bytes()
     assert OpenClawAdapter().sniff("small.jsonl", claw) > adapter.sniff("small.jsonl", claw)
+
+
+@pytest.mark.parametrize(
+    ("agent", "name"),
+    [
+        ("openclaw", "openclaw/written-missing-parent.jsonl"),
+        ("pi", "pi/2026-03-09T08-00-00-000Z_9a9a0000-1111-4222-8333-000000000011.jsonl"),
+    ],
+)
+def test_an_entry_without_a_parent_id_key_continues_the_transcript(agent, name, tmp_path):
+    """Issue #12 rule 11 (pi-mono ``session-manager.ts``: ``parentId: string | null``;
+    ``migrateV1ToV2`` chains parentless entries to the previous one): e3 and e4 have
+    no ``parentId`` key, so nothing is abandoned; an explicit ``null`` is a new root."""
+    session = parse_one(agent, fixture(name))
+    assert [(m.id.split("@")[0], m.role, m.flags) for m in session.messages] == [
+        ("e1", "user", []),
+        ("e2", "assistant", []),
+        ("e3", "user", []),
+        ("e4", "assistant", []),
+        ("e5", "user", []),
+    ]
+    assert (session.message_count, session.usage.input_tokens, session.usage.output_tokens) == (5, 300, 30)
+    rooted = tmp_path / fixture(name).name
+    rooted.write_text(
+        fixture(name)
+        .read_text()
+        .replace('{"type":"message","id":"e3",', '{"type":"message","id":"e3","parentId":null,')
+    )
+    again = parse_one(agent, rooted)
+    assert [m.id.split("@")[0] for m in again.messages if "abandoned" in m.flags] == ["e1", "e2"]
+    assert again.usage.input_tokens == 300  # abandoned calls were billed: still counted

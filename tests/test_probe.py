@@ -349,7 +349,7 @@ def test_sync_keeps_sources_under_a_root_that_turned_unreadable(tmp_path, monkey
             agent="claude_code", path=str(root / "kept.jsonl"), error=DENIED
         ),  # the source it had found
     ]
-    assert [k for (k,) in conn.execute("SELECT key FROM sessions")] == ["claude_code:kept"]
+    assert [k for (k,) in conn.execute("SELECT key FROM sessions")] == ["claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"]  # kept.jsonl: its records' id
 
 
 def test_a_file_reached_by_two_paths_is_listed_once(tmp_path):

@@ -15,7 +15,7 @@ from agentlog.cli import main
 from agentlog.model import Diagnostics, Message, Session, TextPart
 from conftest import FIXTURES
 
-TRANSCRIPT = "v1.0.98-session"  # its file stem is its session id
+TRANSCRIPT = "1af7fc5e-8455-4414-9ccd-011d40f70b2a"  # the id its records give (v1.0.98-session.jsonl)
 
 
 def record(sid: str | None, display: str, ms: int, project: str = "/path/to/Demo", **extra: object) -> str:
@@ -104,7 +104,7 @@ def make_home(tmp_path: Path, lines: list[str]) -> tuple[Path, Path]:
     home = tmp_path / "home"
     project = home / ".claude/projects/-path-to-Demo"
     project.mkdir(parents=True)
-    shutil.copy(FIXTURES / "claude_code" / f"{TRANSCRIPT}.jsonl", project)
+    shutil.copy(FIXTURES / "claude_code/v1.0.98-session.jsonl", project / f"{TRANSCRIPT}.jsonl")
     (home / ".claude/history.jsonl").write_text("".join(line + "\n" for line in lines))
     return home, project
 
@@ -170,7 +170,8 @@ def test_new_prompts_are_added_and_a_transcript_that_appears_takes_over(tmp_path
     with open(home / ".claude/history.jsonl", "a") as fh:
         fh.write(record("gone-1", "one more", 1_754_000_120_000) + "\n")
     assert rows(home)["claude_code:gone-1"] == (True, False, 3, "rename the weather module")
-    shutil.copy(FIXTURES / "claude_code/usage-costUSD-minimal.jsonl", project / "gone-1.jsonl")
+    transcript = (FIXTURES / "claude_code/usage-costUSD-minimal.jsonl").read_text()
+    (project / "gone-1.jsonl").write_text(transcript.replace('"session-alpha"', '"gone-1"'))  # its records name it
     assert rows(home) == {
         f"claude_code:{TRANSCRIPT}": (False, False, 8, "/init"),
         "claude_code:gone-1": (False, False, 3, None),  # the transcript's three calls, no prompt added

@@ -98,7 +98,7 @@ def test_sidechain_rolls_up_to_parent_session_and_counts_once(tmp_path):
     env = claude_home(tmp_path, shared_fixture(f"claude-code/{SIDECHAIN}"))
     rolled = usage_json(env, "session")
     assert len(rolled["rows"]) == 1
-    assert rolled["rows"][0]["key"] == "claude_code:v1.0.108-inline-sidechain-task"
+    assert rolled["rows"][0]["key"] == "claude_code:5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
     assert len(rolled["rows"][0]["sessions"]) == 3  # the main session + 2 inline sidechains
     apart = usage_json(env, "session", "--no-rollup")
     assert len(apart["rows"]) == 3

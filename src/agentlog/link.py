@@ -11,11 +11,16 @@
 * A message id seen with usage in several sessions of one agent (Claude Code
   replays history into resumed/forked files and sidechain logs) carries its usage
   once: in the session :func:`agentlog.rules.owner_rank` puts first; the other
-  copies are flagged ``replayed`` and their usage is dropped.  Adapters give
+  copies are flagged ``replayed`` and their usage is dropped.  Claude Code's user
+  prompts are judged alike (:func:`agentlog.rules.dedup_candidate`), and a title
+  that named a replayed prompt is the session's own first prompt
+  (:func:`agentlog.rules.title_after_replays`).  Adapters give
   messages without a global id a session-scoped id, so only real replays collide.
 """
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from agentlog.assemble import finalize
 from agentlog.model import Session
@@ -23,11 +28,14 @@ from agentlog.rules import (
     REPLAY_CANDIDATE,
     call_stats,
     call_tokens,
+    dedup_candidate,
+    dedup_key,
     first_user_text,
     fork_title,
     owner_rank,
     replayed_prefix,
     spawning_call,
+    title_after_replays,
 )
 
 
@@ -70,13 +78,13 @@ def _drop_replayed_usage(sessions: list[Session]) -> None:
         return owner_rank(s.kind, *call_stats(s.messages), s.key)
 
     order = sorted(sessions, key=rank)
-    owner: dict[tuple[str, str], str] = {}
+    owner: dict[tuple[str, str, str, datetime | None], str] = {}
     changed: set[str] = set()
     for session in order:
         for message in session.messages:
-            if message.usage is None:
+            if not dedup_candidate(session.agent, message.role, message.usage is not None):
                 continue
-            key = (session.agent, message.id)
+            key = dedup_key(session.agent, message)
             first = owner.setdefault(key, session.key)
             if first != session.key:
                 message.usage = None
@@ -85,3 +93,4 @@ def _drop_replayed_usage(sessions: list[Session]) -> None:
     for session in sessions:
         if session.key in changed:
             finalize(session)
+            session.title = title_after_replays(session.title, session.messages)

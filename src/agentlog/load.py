@@ -26,6 +26,7 @@ from agentlog.adapters import (
     all_adapters,
     resolved,
 )
+from agentlog.adapters._json import DECODED_WITH_REPLACEMENT, take_replaced
 from agentlog.adapters.base import Fragment, ParserError, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
@@ -94,6 +95,7 @@ def jsonl_batches(
             parser.resume(state)
     except Exception as exc:  # the parser's bug or blind spot: this source's error
         raise ParserError(exc) from exc
+    take_replaced()  # what an earlier source left uncounted is not this one's
     reader = LineReader(ref.path, start)  # its OSError / ValueError are the file's own
     out: list[Fragment] = []
     count = 0
@@ -102,7 +104,11 @@ def jsonl_batches(
         try:
             parser.feed(line, offset)
             out.extend(parser.drain())
-            headers = parser.headers() if count + 1 >= limit else None
+            if count + 1 >= limit:
+                headers = parser.headers()
+                out.extend(parser.drain())  # what a parser emits on being asked (held fragments)
+            else:
+                headers = None
         except Exception as exc:
             raise ParserError(exc) from exc
         count += 1
@@ -111,11 +117,24 @@ def jsonl_batches(
             out, count, limit = [], 0, min(lines, 2 * limit)
     try:
         parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+        count_replaced(parser.diagnostics)  # texts decoded outside a line (a sidecar)
+        parser.headers()  # a parser may emit what it held back when asked (Claude Code)
+        out.extend(parser.drain())
         out = bound_usage(out, parser.diagnostics)  # counted before the state is saved
         end = parser.headers(), (reader.consumed, parser.snapshot())
     except Exception as exc:
         raise ParserError(exc) from exc
     yield out, *end
+
+
+def count_replaced(diagnostics: Diagnostics) -> int:
+    """Count in ``diagnostics`` the JSON texts decoded with replacement characters
+    since the last count (:func:`agentlog.adapters._json.take_replaced`), as
+    ``invalid_values["decoded_with_replacement"]``; returns how many."""
+    replaced = take_replaced()
+    if replaced:
+        diagnostics.invalid(DECODED_WITH_REPLACEMENT, replaced)
+    return replaced
 
 
 def bound_usage(fragments: list[Fragment], diagnostics: Diagnostics) -> list[Fragment]:
@@ -209,6 +228,7 @@ class SourceParse:
             doc = Document(tables=tables, sidecars=sidecars, notes=notes)
         else:
             doc = Document(data=read_small(self.ref.path, DOCUMENT_LIMIT), sidecars=sidecars)
+        take_replaced()
         try:
             result = adapter.parse_document(self.ref, doc)
             self.headers = self._finish(result.headers)
@@ -218,6 +238,10 @@ class SourceParse:
             self.headers[0].diagnostics.errors.extend(doc.notes)
         self.consumed = os.stat(self.ref.path).st_size
         diagnostics = result.headers[0].diagnostics if result.headers else Diagnostics()
+        if count_replaced(diagnostics):  # a document is decoded whole: its messages holding U+FFFD
+            for _, item in result.fragments:
+                if isinstance(item, Message) and "\ufffd" in item.text:
+                    item.flag("text_replaced")
         return bound_usage(list(result.fragments), diagnostics)
 
     def _finish(self, headers: list[Session]) -> list[Session]:

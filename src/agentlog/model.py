@@ -49,7 +49,9 @@ SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "e
 #: ``replay_candidate``: a call of a fork whose copy of its parent's history has no
 #: end marker (Codex 0.4x), counted unless :func:`agentlog.rules.replayed_prefix`
 #: finds it among the parent's calls; ``model_inferred``: the agent recorded no model
-#: for this call, ``model`` is the documented fallback (:func:`agentlog.rules.fallback_model`).
+#: for this call, ``model`` is the documented fallback (:func:`agentlog.rules.fallback_model`);
+#: ``text_replaced``: its record held invalid UTF-8 or a lone surrogate escape,
+#: decoded as U+FFFD (:mod:`agentlog.adapters._json`).
 MessageFlag = Literal[
     "meta",
     "synthetic",
@@ -66,6 +68,7 @@ MessageFlag = Literal[
     "usage_context_inclusive",
     "replay_candidate",
     "model_inferred",
+    "text_replaced",
 ]
 MESSAGE_FLAGS: tuple[MessageFlag, ...] = get_args(MessageFlag)
 """The flag vocabulary, in documentation order."""

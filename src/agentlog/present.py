@@ -12,6 +12,8 @@ import shlex
 from datetime import datetime
 from typing import Any
 
+from agentlog import rules
+
 # Control characters from a log would drive the terminal (clear it, retitle it,
 # hide text); bidi overrides can disguise text.  Shown as visible symbols.
 _VISIBLE: dict[int, int | str] = {c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)}
@@ -75,8 +77,9 @@ def tilde(path: str, home: str) -> str:
 
 
 def project_name(cwd: str | None) -> str:
-    """A folder's last name (``/home/me/src/weather`` → ``weather``; blank when unknown)."""
-    return cwd.rstrip("/").rsplit("/", 1)[-1] if cwd else ""
+    """A folder's last name (``/home/me/src/weather``, ``C:\\src\\weather`` →
+    ``weather``; blank when unknown): :func:`agentlog.rules.project_name`."""
+    return rules.project_name(cwd)
 
 
 def tool_summary(value: Any, limit: int = INPUT_CHARS) -> str:

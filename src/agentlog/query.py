@@ -28,6 +28,7 @@ import msgspec
 
 from agentlog.errors import UsageError
 from agentlog.model import Session
+from agentlog.rules import folder_contains
 
 _RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -178,12 +179,15 @@ def text_contains(value: str | None, text: str | None) -> bool:
 
 TEXT_CONTAINS_SQL = "text_contains"
 """The name :func:`text_contains` has in SQL once :func:`sql_functions` registered it."""
+FOLDER_CONTAINS_SQL = "folder_contains"
+"""The name :func:`agentlog.rules.folder_contains` (the ``--project`` match) has in SQL."""
 
 
 def sql_functions(conn: sqlite3.Connection) -> sqlite3.Connection:
     """Register the filter rules on ``conn`` (``text_contains(cwd, text)``), so
     SQL uses the same function as the in-memory paths; returns ``conn``."""
     conn.create_function(TEXT_CONTAINS_SQL, 2, text_contains, deterministic=True)
+    conn.create_function(FOLDER_CONTAINS_SQL, 2, folder_contains, deterministic=True)
     return conn
 
 
@@ -210,7 +214,7 @@ class SessionFilter(msgspec.Struct, kw_only=True, frozen=True):
         see :func:`filter_sessions`)."""
         return (
             (self.agent is None or session.agent == self.agent)
-            and text_contains(session.cwd, self.project)
+            and folder_contains(session.cwd, self.project)
             and self.span.overlaps(session.started_at, session.ended_at)
             and (self.status is None or session.status == self.status)
             and text_contains(f"{session.title or ''} {session.id} {session.cwd or ''}", self.text)

@@ -5,13 +5,18 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 :mod:`agentlog.index.sync`) and the Claude Code fast usage scanner
 (:mod:`agentlog.usage.scan`) all call these, so they cannot disagree:
 
-* :func:`session_key` — how a session is named;
+* :func:`session_key` — how a session is named, :func:`recorded_session_id` —
+  a Claude Code file by the ``sessionId`` of its records;
 * :func:`bounded_usage` — token counts out of range (negative, or from 2**53 on)
   count as 0 and are reported (``Diagnostics.invalid_values``);
 * :func:`keeps_new_copy` — which copy of a streamed response is kept;
-* :func:`first_cwd` — a session's cwd (and so its project);
+* :func:`first_cwd` — a session's cwd (and so its project), and the one project
+  rule over it: :func:`project_folder` (grouping), :func:`project_name`,
+  :func:`folder_contains` (``--project``), for POSIX and Windows paths alike;
 * :func:`title_wins` and :func:`session_title` — title precedence;
-* :func:`owner_rank` — which session's copy of a replayed call counts;
+* :func:`owner_rank` — which session's copy of a replayed call counts, and
+  :func:`dedup_candidate` — which messages such copies are (calls; Claude Code
+  prompts too), :func:`title_after_replays` — a title that named a replayed prompt;
 * :func:`counts_model` — which messages name a session's models, and
   :func:`replaces_model` — when a fallback model gives way to a nearer one;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
@@ -46,6 +51,16 @@ TOKENS_OUT_OF_RANGE = "tokens_out_of_range"
 def session_key(agent: str, session_id: str) -> str:
     """The globally unique key of session ``session_id`` of ``agent``: ``"{agent}:{id}"``."""
     return f"{agent}:{session_id}"
+
+
+def recorded_session_id(file_id: str, recorded: str | None) -> str:
+    """The id of a session whose file is named ``file_id`` and whose first line
+    that records one says ``recorded``: the recorded id.  Claude Code names a
+    session file after the ``sessionId`` its lines carry, so a file renamed or
+    copied (``<id> (1).jsonl``, a backup folder) is still that session — one
+    copy kept by :func:`same_session` — and is resumed by that id.  Used by the
+    Claude Code parser and usage scanner for main session files."""
+    return recorded or file_id
 
 
 def bounded_usage(usage: Usage) -> tuple[Usage, int]:
@@ -110,6 +125,50 @@ def first_cwd(recorded: Iterable[str | None]) -> str | None:
     return next((cwd for cwd in recorded if cwd), None)
 
 
+_WINDOWS = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+"""A Windows path: a drive letter (``C:\\Users\\…``, ``D:/Work Space/…``) or a UNC
+share (``\\\\server\\share``)."""
+
+
+def project_folder(cwd: str | None) -> str | None:
+    """The folder a recorded ``cwd`` names, written one way so that every record
+    of it groups as one project: a Windows path (agents on Windows record
+    ``C:\\Users\\me\\app``; Node-based ones, Git Bash and WSL interop also
+    ``C:/Users/me/app``, ``c:\\…``) with ``/`` separators and an upper-case drive
+    letter; any path without trailing separators (a root keeps its own).  A
+    POSIX path is otherwise unchanged (a ``\\`` in it is a character of a name)."""
+    if not cwd:
+        return None
+    folder = cwd
+    if _WINDOWS.match(cwd):
+        folder = cwd.replace("\\", "/")
+        if folder[1] == ":":
+            folder = folder[0].upper() + folder[1:]
+    stripped = folder.rstrip("/")
+    if not stripped or stripped.endswith(":"):
+        return stripped + "/"  # "/" and "C:/"
+    return stripped
+
+
+def project_name(cwd: str | None) -> str:
+    """A project's name: the last name of its :func:`project_folder`
+    (``/home/me/src/weather`` and ``D:\\Work Space\\weather\\`` → ``weather``;
+    blank when unknown or a root)."""
+    folder = project_folder(cwd)
+    return folder.rstrip("/").rsplit("/", 1)[-1] if folder else ""
+
+
+def folder_contains(cwd: str | None, text: str | None) -> bool:
+    """The ``--project`` match: whether the folder ``cwd`` contains ``text``,
+    ignoring case (Unicode case folding) and which separator either writes
+    (``work space/app`` matches ``D:\\Work Space\\app``, ``src\\app`` matches
+    ``/home/me/src/app``); an empty or missing ``text`` matches everything, a
+    missing ``cwd`` only that."""
+    if not text:
+        return True
+    return text.replace("\\", "/").casefold() in (cwd or "").replace("\\", "/").casefold()
+
+
 TITLE_PROMPT, TITLE_SUMMARY, TITLE_AI, TITLE_CUSTOM = 0, 1, 2, 3
 """Title ranks, lowest first: the first real prompt, a summary, a title the agent's
 model wrote, one the user set (Claude Code ``summary``/``ai-title``/``custom-title``
@@ -156,6 +215,50 @@ def call_stats(messages: Iterable[Message]) -> tuple[datetime | None, int]:
             if m.timestamp is not None and (first is None or m.timestamp < first):
                 first = m.timestamp
     return first, count
+
+
+REPLAYED_PROMPT_AGENTS = frozenset({"claude_code"})
+"""Agents whose user messages carry a global id that a resumed or forked session
+file re-persists unchanged: Claude Code writes the earlier chain into the new
+file with its original ``uuid``, ``timestamp`` and ``message.id`` and only
+``sessionId`` rewritten (``claude --resume … --fork-session``; agentsview
+``internal/parser/claude_lineage.go``)."""
+
+
+def dedup_candidate(agent: str, role: str, has_usage: bool) -> bool:
+    """Whether copies of a message (the same id) in several sessions of ``agent``
+    are one message replayed, owned by the session :func:`owner_rank` puts first
+    and flagged ``replayed`` in the others: a call (it has usage), or a user
+    prompt of a :data:`REPLAYED_PROMPT_AGENTS` agent (so a resumed file's copied
+    prompts are neither counted nor its title twice)."""
+    return has_usage or (role == "user" and agent in REPLAYED_PROMPT_AGENTS)
+
+
+def dedup_key(agent: str, message: Message) -> tuple[str, str, str, datetime | None]:
+    """What copies of a :func:`dedup_candidate` message share: agent, role, id and,
+    for a prompt, its recorded time (a replayed entry keeps its ``timestamp``; two
+    hand-written files that both call a prompt ``u1`` are no copies)."""
+    return agent, message.role, message.id, message.timestamp if message.role == "user" else None
+
+
+def title_after_replays(title: str | None, messages: Iterable[Message]) -> str | None:
+    """A session's ``title`` once its replayed copies are flagged: a title that is
+    the text of one of its replayed prompts (the parser named the session after
+    its first prompt, which the resumed file copied) becomes its first own
+    visible prompt (unchanged when it has none); any other title is kept."""
+    if title is None:
+        return None
+    own = None
+    replayed = False
+    for m in messages:
+        if m.role != "user":
+            continue
+        text = m.text.strip()
+        if "replayed" in m.flags:
+            replayed = replayed or text == title
+        elif own is None and not m.hidden and text:
+            own = text
+    return own if replayed and own else title
 
 
 MODEL_INFERRED = "model_inferred"

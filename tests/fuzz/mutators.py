@@ -182,14 +182,28 @@ def mutate_line(lines: list[bytes], i: int, kind: str, rng: random.Random) -> tu
         both = b"".join(lines[:i] + lines[i + 2 :]) if drop is not None else None
         return before + swapped + b"".join(lines[i + 2 :]), both
     if kind == "invalid_utf8":
-        return before + _insert(
-            body, rng.choice((b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80")), rng
-        ) + end + after, drop
+        damaged = _insert(body, rng.choice((b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80")), rng)
+        return before + damaged + end + after, _replaced(before, damaged, end, after, drop)
     if kind == "nul":
         return before + _insert(body, b"\x00", rng) + end + after, drop
     if record is _NOT_JSON:
         raise NotApplicable(f"{kind}: not a JSON line")
-    return before + mutate_value(record, kind, rng).encode() + end + after, drop
+    damaged = mutate_value(record, kind, rng).encode()
+    if kind == "lone_surrogate":
+        return before + damaged + end + after, _replaced(before, damaged, end, after, drop)
+    return before + damaged + end + after, drop
+
+
+def _replaced(before: bytes, damaged: bytes, end: bytes, after: bytes, drop: bytes | None) -> bytes | None:
+    """The oracle of a line whose text is damaged (invalid UTF-8, a lone surrogate
+    escape): the line decoded with U+FFFD in place of the damage, as every reader
+    keeps it (``agentlog.adapters._json``), when that is JSON; else the line dropped."""
+    fixed = damaged.decode("utf-8", "replace").replace("\\ud800", "\ufffd")
+    try:
+        json.loads(fixed)
+    except ValueError:
+        return drop
+    return before + fixed.encode() + end + after
 
 
 # --- JSON documents --------------------------------------------------------------------
@@ -239,6 +253,8 @@ def mutate_document(data: bytes, kind: str, k: int, rng: random.Random) -> tuple
     text = json.dumps(document, ensure_ascii=False).replace(
         json.dumps(_TOKEN), mutate_value(element, kind, rng)
     )
+    if kind == "lone_surrogate":  # decoded with U+FFFD and kept (agentlog.adapters._json)
+        return text.encode(), text.replace("\\ud800", "\ufffd").encode()
     return text.encode(), json.dumps(oracle, ensure_ascii=False).encode()
 
 

@@ -14,6 +14,22 @@ one reason code, counted in :class:`~agentlog.model.Diagnostics` ``skipped``:
 ``not_an_object``
     a record that must be a JSON object is another value.
 
+Damaged text inside a string is not a reason to lose a record: bytes that are not
+UTF-8, and a lone UTF-16 surrogate escape (``"\\ud83d"``: what JavaScript's
+``JSON.stringify`` writes for a string cut between the two halves of an emoji,
+ECMA-262 §25.5.2.3 ``QuoteJSONString``; Node's ``fs`` writes invalid bytes as they
+come), are each decoded as U+FFFD REPLACEMENT CHARACTER (the Unicode Standard
+§3.9 "U+FFFD substitution of maximal subparts", Python's ``errors="replace"``)
+and the record is kept.  Each text so repaired is counted (:func:`take_replaced`):
+the loaders add the count to the source's diagnostics as
+``invalid_values["decoded_with_replacement"]`` (:data:`DECODED_WITH_REPLACEMENT`),
+which ``doctor`` shows; the messages a JSONL line made are flagged
+``text_replaced``, and so are those of a JSON document (decoded whole) whose text
+holds U+FFFD.  A leading byte-order mark (which RFC 8259 §8.1 forbids but lets
+a parser ignore; Windows editors and PowerShell's ``Out-File`` write one) is
+ignored and not counted.  Valid input never takes this path: the repair runs only
+after msgspec has refused a text.
+
 An integer of any size is kept: where msgpack cannot hold one, what is stored is
 written as JSON (:mod:`agentlog.packing`).  (A record-level "integer out of range"
 rule was measured first: finding such values in what each record carries cost
@@ -27,6 +43,9 @@ A whole JSON document (a file holding many records) goes through
 from __future__ import annotations
 
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import msgspec
@@ -37,7 +56,74 @@ NESTED_TOO_DEEP = "nested_too_deep"
 NOT_AN_OBJECT = "not_an_object"
 
 
+DECODED_WITH_REPLACEMENT = "decoded_with_replacement"
+"""The ``Diagnostics.invalid_values`` reason of a JSON text whose invalid UTF-8 or
+lone surrogate escapes were decoded as U+FFFD."""
+
 _DECODER = msgspec.json.Decoder()
+_BOM = b"\xef\xbb\xbf"
+_ESCAPE = re.compile(
+    rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+"""An escaped backslash (kept, so the ``u`` after it is no escape), a surrogate
+pair (kept), or a lone surrogate escape (replaced)."""
+_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate in a ``str`` (no UTF-8 encodes it)."""
+
+
+class _Replaced(threading.local):
+    count = 0
+
+
+_REPLACED = _Replaced()
+
+
+def take_replaced() -> int:
+    """How many JSON texts this thread decoded with replacement characters since
+    the last call (see the module docstring); resets the count."""
+    n, _REPLACED.count = _REPLACED.count, 0
+    return n
+
+
+def add_replaced(n: int) -> None:
+    """Count ``n`` texts decoded with replacement characters again (a cached
+    decode of a sidecar that every source reading it must count)."""
+    _REPLACED.count += n
+
+
+@contextmanager
+def replaced_apart() -> Iterator[list[int]]:
+    """A block whose texts decoded with replacement characters are counted apart:
+    yields a list that holds their count after the block; the running count
+    (:func:`take_replaced`) is as it was before it."""
+    held, _REPLACED.count = _REPLACED.count, 0
+    found = [0]
+    try:
+        yield found
+    finally:
+        found[0], _REPLACED.count = _REPLACED.count, held
+
+
+def _lone_surrogate(found: re.Match[bytes]) -> bytes:
+    escape = found.group()
+    return b"\\ufffd" if len(escape) == 6 else escape
+
+
+def _repaired(data: Any) -> tuple[bytes, bool] | None:
+    """``data`` without a leading byte-order mark and with each invalid UTF-8
+    sequence and lone surrogate escape replaced by U+FFFD, and whether anything
+    was replaced; ``None`` when ``data`` is not text."""
+    if isinstance(data, str):
+        raw = data.encode("utf-8", "surrogatepass")
+        text = _SURROGATE.sub("\ufffd", data).encode("utf-8")
+    elif isinstance(data, bytes | bytearray | memoryview):
+        raw = bytes(data)
+        text = raw.decode("utf-8", "replace").encode("utf-8")
+    else:
+        return None
+    raw, text = raw.removeprefix(_BOM), text.removeprefix(_BOM)
+    fixed = _ESCAPE.sub(_lone_surrogate, text) if b"\\u" in text else text
+    return fixed, fixed != raw
 
 
 class JsonError(ValueError):
@@ -49,16 +135,34 @@ class JsonError(ValueError):
 
 
 def parse_json(data: Any) -> Any:
-    """``data`` decoded.  Raises :class:`JsonError` (``invalid_utf8``,
-    ``invalid_json`` — also for a value that is not text —, ``nested_too_deep``)."""
+    """``data`` decoded; a leading byte-order mark ignored, invalid UTF-8 and lone
+    surrogate escapes in strings decoded as U+FFFD (counted, :func:`take_replaced`).
+    Raises :class:`JsonError` (``invalid_utf8`` — bytes outside strings that are not
+    UTF-8 —, ``invalid_json`` — also for a value that is not text —,
+    ``nested_too_deep``)."""
     try:
         return _DECODER.decode(data)
     except msgspec.DecodeError as exc:
-        raise JsonError(INVALID_UTF8 if "UTF-8" in str(exc) else INVALID_JSON) from None
+        first = JsonError(INVALID_UTF8 if "UTF-8" in str(exc) else INVALID_JSON)
+    except UnicodeEncodeError:  # a str holding a lone surrogate (a SQLite cell read with surrogateescape)
+        first = JsonError(INVALID_UTF8)
     except RecursionError:
         raise JsonError(NESTED_TOO_DEEP) from None
     except TypeError:  # not text at all (a SQLite REAL or INTEGER where JSON text belongs)
         raise JsonError(INVALID_JSON) from None
+    repaired = _repaired(data)
+    if repaired is None:
+        raise first
+    fixed, replaced = repaired
+    try:
+        value = _DECODER.decode(fixed)
+    except msgspec.DecodeError:
+        raise first from None
+    except RecursionError:
+        raise JsonError(NESTED_TOO_DEEP) from None
+    if replaced:
+        _REPLACED.count += 1
+    return value
 
 
 def parse_object(data: Any) -> dict[str, Any]:

@@ -87,6 +87,10 @@ class TreeParser(LineParser[TreeStateT]):
 
     id_field: ClassVar[str]
     parent_field: ClassVar[str]
+    missing_parent_continues: ClassVar[bool] = False
+    """Whether an entry without a ``parent_field`` key at all continues from the
+    current leaf (Pi, OpenClaw) rather than starting a new root, which only an
+    explicit ``null`` parent does."""
 
     @property
     @abstractmethod
@@ -102,7 +106,11 @@ class TreeParser(LineParser[TreeStateT]):
         entry = as_str(record.get(self.id_field))
         if entry is None:
             return
-        for flag in self.state.branches.advance(entry, as_str(record.get(self.parent_field))):
+        if self.missing_parent_continues and self.parent_field not in record:
+            parent = self.state.branches.leaf
+        else:
+            parent = as_str(record.get(self.parent_field))
+        for flag in self.state.branches.advance(entry, parent):
             self.emit(self.session.id, flag)
         if produced is not None:
             self.state.branches.messages.setdefault(entry, produced)

@@ -30,7 +30,9 @@ Tokens (per inference, exclusive)
     ``usage.timestamp`` date the message.  Older threads keep usage only in
     ``usageLedger.events[{id, timestamp, model, tokens{input, output, total}, credits,
     toMessageId}]``: used when no message carries ``usage``, on the message
-    ``toMessageId`` names (else a hidden ``synthetic`` carrier).  Credits are not money
+    ``toMessageId`` names (else a hidden ``synthetic`` carrier).  An event with only
+    ``tokens.total`` (no ``input``/``output`` split; :func:`ledger_usage`) is kept,
+    its total counted as input and flagged ``usage_partial``, never dropped.  Credits are not money
     and are not kept.
 """
 
@@ -54,7 +56,7 @@ from agentlog.adapters.base import (
     ToolOutput,
     resume_line,
 )
-from agentlog.model import Message, Session, TextPart, ToolResult, Usage
+from agentlog.model import Message, MessageFlag, Session, TextPart, ToolResult, Usage
 from agentlog.readers import walk_files
 from agentlog.rules import session_key
 
@@ -193,11 +195,13 @@ class _ThreadParse(DocumentParser):
             self.diagnostics.skip("malformed:ledger_event")
             return
         self.diagnostics.use()
-        usage = Usage(input_tokens=as_int(tokens.get("input")), output_tokens=as_int(tokens.get("output")))
+        usage, partial = ledger_usage(tokens)
+        flags: list[MessageFlag] = ["usage_partial"] if partial else []
         target = by_number.get(event.get("toMessageId"))
         if target is not None and target.usage is None:
             target.usage, target.model = usage, as_str(event.get("model"))
             target.timestamp = target.timestamp or parse_time(event.get("timestamp"))
+            target.flags.extend(flags)
             return
         self._emit(
             Message(
@@ -207,7 +211,7 @@ class _ThreadParse(DocumentParser):
                 model=as_str(event.get("model")),
                 parts=[TextPart(text="usage of an inference with no recorded message")],
                 usage=usage,
-                flags=["meta", "synthetic"],
+                flags=["meta", "synthetic", *flags],
             )
         )
 
@@ -215,12 +219,21 @@ class _ThreadParse(DocumentParser):
         self.emit(self.header.id, message)
 
 
+def ledger_usage(tokens: dict[str, Any]) -> tuple[Usage, bool]:
+    """``(usage, partial)`` of a ledger event's ``tokens{input, output, total}``:
+    the split when it is there; an event with only ``total`` counts it as input
+    (the split is unknown: ``partial``), so its tokens are never lost."""
+    if "input" not in tokens and "output" not in tokens and as_int(tokens.get("total")):
+        return Usage(input_tokens=as_int(tokens.get("total"))), True
+    return Usage(input_tokens=as_int(tokens.get("input")), output_tokens=as_int(tokens.get("output"))), False
+
+
 class AmpAdapter(DocumentAdapter):
     """Amp: ``~/.local/share/amp/threads/T-*.json``."""
 
     slug = SLUG
     display_name = "Amp"
-    parser_version = 2
+    parser_version = 3
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
     env_vars = ("AMP_DATA_DIR",)
 

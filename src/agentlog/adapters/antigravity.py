@@ -47,7 +47,10 @@ Records (one step per line, ordered by ``step_index``)
       content) is ignored.  Anything else is kept raw.
 
     Message ids: ``<session id>@<step_index>``, or the byte offset when
-    ``step_index`` is missing or repeats.  No token usage or model is recorded.
+    ``step_index`` is missing or repeats.  No token usage is recorded; the model is
+    named only in a ``<USER_SETTINGS_CHANGE>`` wrapper of a prompt (``The user
+    changed setting `Model Selection` from None to Gemini 3.1 Pro (High).``, both
+    fixtures): :func:`selected_model` gives the replies after it their model.
 """
 
 from __future__ import annotations
@@ -113,6 +116,23 @@ def tool_name(raw: str) -> str:
     return normalise_tool(snake(raw).lower(), TOOL_NAMES)
 
 
+_MODEL_SELECTION = re.compile(r"setting `Model Selection` from .*? to (.+?)(?:\.(?:\s|$)|$)", re.M)
+_EFFORT = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def selected_model(content: str) -> str | None:
+    """The model a ``<USER_SETTINGS_CHANGE>`` block selects, as a model id: ``The
+    user changed setting `Model Selection` from None to Gemini 3.1 Pro (High).`` →
+    ``gemini-3.1-pro`` (the display name lower-cased, its effort in brackets left
+    out, spaces as ``-``: Gemini API ids are written so, ``gemini-2.5-pro``);
+    ``None`` when it selects none."""
+    found = _MODEL_SELECTION.search(content)
+    if found is None:
+        return None
+    name = _EFFORT.sub("", found.group(1)).strip()
+    return "-".join(name.lower().split()) or None
+
+
 class AntigravityState(msgspec.Struct, kw_only=True):
     """Parser state between reads: open calls (answered in order), step ids seen."""
 
@@ -120,6 +140,8 @@ class AntigravityState(msgspec.Struct, kw_only=True):
     open_calls: list[str] = msgspec.field(default_factory=list)
     steps: list[int] = msgspec.field(default_factory=list)
     first_prompt: str | None = None
+    model: str | None = None
+    """The model the last ``<USER_SETTINGS_CHANGE>`` selected (:func:`selected_model`)."""
 
 
 class AntigravityParser(LineParser[AntigravityState]):
@@ -157,7 +179,7 @@ class AntigravityParser(LineParser[AntigravityState]):
                 parts.append(TextPart(text=content))
             parts += self._calls(record, mid)
             self.state.open_calls += [p.call_id for p in parts if isinstance(p, ToolCallPart)]
-            self._emit(mid, "assistant", parts, when, offset)
+            self._emit(mid, "assistant", parts, when, offset, model=self.state.model)
         elif kind in ("SYSTEM_MESSAGE", "EPHEMERAL_MESSAGE"):
             self._emit(mid, "system", [TextPart(text=content)], when, offset, ["meta"])
         elif kind == "CHECKPOINT":
@@ -179,6 +201,7 @@ class AntigravityParser(LineParser[AntigravityState]):
         offset: int,
         flags: list[MessageFlag] | None = None,
         raw: dict[str, Any] | None = None,
+        model: str | None = None,
     ) -> None:
         if raw is None:
             self.diagnostics.use()
@@ -186,11 +209,14 @@ class AntigravityParser(LineParser[AntigravityState]):
             parts = [UnknownPart(raw=raw)]
         self.emit(
             self.sid,
-            Message(id=mid, role=role, timestamp=when, parts=parts, flags=flags or [], offset=offset),
+            Message(
+                id=mid, role=role, timestamp=when, model=model, parts=parts, flags=flags or [], offset=offset
+            ),
         )
 
     def _user(self, content: str, mid: str, when: Any, offset: int) -> None:
         request = _REQUEST.search(content)
+        self.state.model = selected_model(content) or self.state.model
         typed = request.group(1) if request else content
         self.state.first_prompt = self.state.first_prompt or typed.strip() or None
         self._emit(mid, "user", [TextPart(text=typed)], when, offset)
@@ -266,7 +292,7 @@ class AntigravityAdapter(JsonlAdapter, DocumentAdapter):
 
     slug = SLUG
     display_name = "Antigravity"
-    parser_version = 3
+    parser_version = 4
     source_format = "sqlite"
     sqlite_tables = ("trajectory_meta",)
     sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {

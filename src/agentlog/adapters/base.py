@@ -36,7 +36,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import msgspec
 
-from agentlog.adapters._json import JsonError, parse_object
+from agentlog.adapters._json import DECODED_WITH_REPLACEMENT, JsonError, parse_object, take_replaced
 from agentlog.model import Diagnostics, Message, Session, ToolResult
 from agentlog.packing import pack, unpack
 
@@ -140,7 +140,9 @@ class LineParser(ABC, Generic[StateT]):
     @abstractmethod
     def headers(self) -> list[Session]:
         """The sessions this source has produced so far, without messages.
-        The first one owns the source's diagnostics."""
+        The first one owns the source's diagnostics.  It may emit fragments it
+        held back until now (Claude Code's, before its session id is known):
+        :meth:`drain` after it."""
 
     # -- shared machinery ---------------------------------------------------
 
@@ -152,10 +154,15 @@ class LineParser(ABC, Generic[StateT]):
         """Decode one complete line (without its newline) and hand it to :meth:`handle`.
         Blank lines are ignored; a corrupt line, or one :meth:`handle` fails on, is
         counted by reason (:mod:`agentlog.adapters._json`, ``malformed:<exception>``)
-        and costs only itself, never raised."""
+        and costs only itself, never raised.  A line whose text was decoded with
+        replacement characters is counted (``invalid_values["decoded_with_replacement"]``)
+        and the messages it made are flagged ``text_replaced``."""
         if not line.strip():
             return
         diagnostics = self.diagnostics
+        earlier = take_replaced()  # decoded before this line (a sidecar): counted, flags nothing
+        if earlier:
+            diagnostics.invalid(DECODED_WITH_REPLACEMENT, earlier)
         try:
             record = parse_object(line)
         except JsonError as exc:
@@ -168,7 +175,12 @@ class LineParser(ABC, Generic[StateT]):
         except MALFORMED as exc:
             # A record whose shape defies the adapter costs only itself.
             reject(diagnostics, out, (mark, total, used), f"malformed:{type(exc).__name__}")
-            return
+        replaced = take_replaced()
+        if replaced:  # the line held text decoded as U+FFFD: counted, its messages flagged
+            diagnostics.invalid(DECODED_WITH_REPLACEMENT, replaced)
+            for _, item in out[mark:]:
+                if isinstance(item, Message):
+                    item.flag("text_replaced")
 
     def emit(self, session_id: str, item: Message | ToolOutput) -> None:
         self._out.append((session_id, item))

@@ -13,6 +13,12 @@ Locations
     with ``agent-<id>.meta.json`` (``agentType``, ``description``, ``toolUseId``),
     and Workflow agents one level deeper in ``subagents/workflows/wf_*/``.
     Subagents are linked by directory and ``agentId``, never by ``sessionId``.
+    A main session is the ``sessionId`` its first line that records one gives
+    (:func:`agentlog.rules.recorded_session_id`; the file stem only when no line
+    gives one): a renamed or backed-up copy is that session, found a duplicate by
+    content (:func:`agentlog.rules.same_session`), resumed by that id — e.g.
+    sniffly's mock file ``v1.0.17-real-session-with-tools.jsonl`` is
+    ``ba79134d-…``, the name it had upstream.
     ``cwd`` comes from the records, never from the lossy folder name.
 
 Records (one JSON object per line, ``type`` discriminates)
@@ -22,8 +28,14 @@ Records (one JSON object per line, ``type`` discriminates)
     ``local_command`` → meta), ``summary``/``custom-title``/``ai-title`` (titles:
     custom > ai > summary > first real prompt), drift shapes ``tool_use``/``tool_result``
     at top level, and lines with no ``type`` but a ``message.role`` (old usage-only
-    lines with ``costUSD``).  Ignored with a reason code: ``progress``,
-    ``attachment``, ``queue-operation`` (enqueued input reappears as a ``user`` line),
+    lines with ``costUSD``), and ``attachment`` lines of type ``queued_command``
+    (2.1.x: ``attachment.prompt``, a string or content blocks, typed while a tool
+    ran → a user message; a ``<task-notification>`` prompt → a system message
+    flagged ``meta``; agentsview ``internal/parser/claude.go``
+    ``extractQueuedCommand``/``classifyClaudeSystemMessage``; shapes in the 2.1
+    shape catalog of jazzyalex/agent-sessions).  Ignored with a reason code:
+    ``progress``, other ``attachment`` types, ``queue-operation`` (enqueued input
+    reappears as a ``user`` line or a ``queued_command`` attachment),
     ``file-history-snapshot``, the small metadata lines (``agent-name``, ``mode`` …)
     and noise ``system`` subtypes (``turn_duration``, ``stop_hook_summary`` …).
     Anything else is kept raw as an ``unknown`` message.
@@ -98,6 +110,7 @@ from agentlog.rules import (
     TITLE_PROMPT,
     TITLE_SUMMARY,
     first_cwd,
+    recorded_session_id,
     session_key,
     session_title,
     title_wins,
@@ -238,6 +251,32 @@ def usage_of(record: dict[str, Any], usage: Any) -> Usage | None:
     )
 
 
+def _user_parts(content: list[Any]) -> list[Part]:
+    """The parts of a user message's ``content`` blocks (``tool_result`` blocks are
+    tool outputs, left out here)."""
+    parts: list[Part] = []
+    for block in content:
+        if not isinstance(block, dict):
+            parts.append(UnknownPart(raw=block))
+        elif block.get("type") == "text":
+            # A slash command is recorded as <command-name>/<command-args> tags:
+            # keep what the person typed ("/review pr 12").
+            text = str(block.get("text") or "")
+            parts.append(TextPart(text=prompt_title(text) if _COMMAND.search(text) else text))
+        elif block.get("type") in ("image", "document"):
+            source = as_dict(block.get("source"))
+            parts.append(
+                FilePart(
+                    media_type=str(source.get("media_type") or block["type"]),
+                    ref=str(source.get("url") or source.get("path") or ""),
+                    size=inline_size(source),
+                )
+            )
+        elif block.get("type") != "tool_result":
+            parts.append(UnknownPart(raw=block))
+    return parts
+
+
 class ClaudeState(msgspec.Struct, kw_only=True):
     """Parser state between reads (small: headers, titles, a few maps)."""
 
@@ -248,12 +287,19 @@ class ClaudeState(msgspec.Struct, kw_only=True):
     """Inline sidechain line uuid → subagent session id (generation 1 only)."""
     last_call_by_name: dict[str, str] = msgspec.field(default_factory=dict)
     """For drift-shaped ``tool_result`` lines that carry a tool name but no id."""
+    named: bool = False
+    """Whether the main session's id is settled (:func:`agentlog.rules.recorded_session_id`)."""
 
 
 class ClaudeParser(LineParser[ClaudeState]):
     """Parses one Claude Code JSONL file (main session or subagent transcript)."""
 
     state_type = ClaudeState
+
+    def __init__(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> None:
+        self._pending: list[Message | ToolOutput] = []
+        """What the main session emitted before its id was settled (:meth:`_name`)."""
+        super().__init__(ref, sidecars)
 
     def initial_state(self) -> ClaudeState:
         state = ClaudeState()
@@ -282,6 +328,44 @@ class ClaudeParser(LineParser[ClaudeState]):
                 return {}
         return {}
 
+    def _name(self, record: dict[str, Any]) -> None:
+        """Settle the main session's id at the first line that records one
+        (:func:`agentlog.rules.recorded_session_id`): a renamed or copied file is
+        the session its records name, so a copy is found a duplicate by content
+        and ``claude --resume`` gets the real id.  What the main session emitted
+        before (a line with no ``sessionId``) waits for that id (:meth:`emit`)."""
+        main = self.main
+        if main.kind == "main" and record.get("isSidechain") is True:
+            return
+        recorded = as_str(record.get("sessionId")) if main.kind == "main" else None
+        if recorded is None and main.kind == "main":
+            return
+        sid = recorded_session_id(main.id, recorded)
+        if sid != main.id:
+            state = self.state
+            old = main.key
+            state.sessions = {sid: main, **{k: v for k, v in state.sessions.items() if v is not main}}
+            if main.id in state.titles:
+                state.titles[sid] = state.titles.pop(main.id)
+            main.id, main.key = sid, session_key(SLUG, sid)
+            for session in state.sessions.values():
+                if session.parent_key == old:
+                    session.parent_key = main.key
+        self._settle()
+
+    def _settle(self) -> None:
+        """The main session's id is final: emit what waited for it."""
+        self.state.named = True
+        pending, self._pending = self._pending, []
+        for item in pending:
+            super().emit(self.main.id, item)
+
+    def emit(self, session_id: str, item: Message | ToolOutput) -> None:
+        if not self.state.named and session_id == self.main.id:
+            self._pending.append(item)  # emitted under the id the records give (:meth:`_name`)
+            return
+        super().emit(session_id, item)
+
     @property
     def main(self) -> Session:
         return next(iter(self.state.sessions.values()))
@@ -289,6 +373,8 @@ class ClaudeParser(LineParser[ClaudeState]):
     # -- records ------------------------------------------------------------
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
+        if not self.state.named:
+            self._name(record)
         kind = record.get("type")
         message = record.get("message")
         if kind is None and isinstance(message, dict) and message.get("role") in ("user", "assistant"):
@@ -306,6 +392,8 @@ class ClaudeParser(LineParser[ClaudeState]):
             self._drift_tool_use(record, offset)
         elif kind == "tool_result":
             self._drift_tool_result(record, offset)
+        elif kind == "attachment" and as_dict(record.get("attachment")).get("type") == "queued_command":
+            self._queued_command(record, offset)
         elif isinstance(kind, str) and kind in IGNORED_TYPES:
             self._envelope_only(record)
             self.diagnostics.skip(f"ignored:{kind}")
@@ -448,25 +536,7 @@ class ClaudeParser(LineParser[ClaudeState]):
                 block = {**block, "tool_use_id": record["sourceToolUseID"]}
             self.emit(session.id, self._tool_output(block, structured if single else None, when, offset))
         out = self._base(record, offset, uuid, "user")
-        for block in content:
-            if not isinstance(block, dict):
-                out.parts.append(UnknownPart(raw=block))
-            elif block.get("type") == "text":
-                # A slash command is recorded as <command-name>/<command-args> tags:
-                # keep what the person typed ("/review pr 12").
-                text = str(block.get("text") or "")
-                out.parts.append(TextPart(text=prompt_title(text) if _COMMAND.search(text) else text))
-            elif block.get("type") in ("image", "document"):
-                source = as_dict(block.get("source"))
-                out.parts.append(
-                    FilePart(
-                        media_type=str(source.get("media_type") or block["type"]),
-                        ref=str(source.get("url") or source.get("path") or ""),
-                        size=inline_size(source),
-                    )
-                )
-            elif block.get("type") != "tool_result":
-                out.parts.append(UnknownPart(raw=block))
+        out.parts.extend(_user_parts(content))
         if not out.parts:
             if results:
                 self.diagnostics.use()
@@ -474,11 +544,36 @@ class ClaudeParser(LineParser[ClaudeState]):
                 self.diagnostics.skip("empty_message")
             return
         out.flags.extend(self._user_flags(record, out.text))
+        self._prompt(session, out)
+
+    def _prompt(self, session: Session, out: Message) -> None:
+        """Emit the user message ``out``; the first real prompt names the session."""
         held = self.state.titles.get(session.id)
         if not out.flags and title_wins(TITLE_PROMPT, held[0] if held else None) and out.text.strip():
             self.state.titles[session.id] = (TITLE_PROMPT, prompt_title(out.text))
         self.diagnostics.use()
         self.emit(session.id, out)
+
+    def _queued_command(self, record: dict[str, Any], offset: int) -> None:
+        """An ``attachment`` of type ``queued_command`` (2.1.x): input the user typed
+        while a tool ran, which the model read with the next tool result.  A prompt
+        is a user message; a ``<task-notification>`` (a background task finished) is
+        a system message flagged ``meta``, as the same text in a user line is."""
+        attachment = as_dict(record.get("attachment"))
+        prompt = attachment.get("prompt")
+        content = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else prompt
+        session = self._session_for(record)
+        uuid = as_str(record.get("uuid")) or f"{session.id}@{offset}"
+        out = self._base(record, offset, uuid, "user")
+        out.timestamp = out.timestamp or parse_time(attachment.get("timestamp"))
+        out.parts.extend(_user_parts(content if isinstance(content, list) else []))
+        if not out.text.strip() and not any(not isinstance(p, TextPart) for p in out.parts):
+            self.diagnostics.skip("empty:queued_command")  # nothing typed (agentsview skips it too)
+            return
+        out.flags.extend(self._user_flags(attachment, out.text))
+        if out.text.lstrip().startswith("<task-notification>"):
+            out.role = "system"
+        self._prompt(session, out)
 
     @staticmethod
     def _user_flags(record: dict[str, Any], text: str) -> list[MessageFlag]:
@@ -597,6 +692,8 @@ class ClaudeParser(LineParser[ClaudeState]):
     # -- headers ------------------------------------------------------------
 
     def headers(self) -> list[Session]:
+        if not self.state.named:  # no line named it so far: the file's name does
+            self._settle()
         out = []
         for sid, header in self.state.sessions.items():
             copy = msgspec.structs.replace(header, diagnostics=Diagnostics(), sources=list(header.sources))
@@ -613,7 +710,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Claude Code"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

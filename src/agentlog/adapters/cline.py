@@ -45,7 +45,10 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     the message when the API entry has none; ``cancelReason`` flags it ``interrupted``.
     Rows left over, ``deleted_api_reqs`` and ``subagent_usage`` rows become hidden usage
     carriers (a ``system`` message flagged ``meta`` + ``synthetic``) so no recorded token
-    is lost.
+    is lost; each takes its model from ``task_metadata.json`` ``model_usage`` at or
+    before its time, so it is priced.  ``say:"user_feedback"`` rows (every prompt after
+    the first, ``apps/vscode/src/sdk/message-translator.ts``) whose text the API history
+    does not hold become user messages.
 
 SDK session (source: ``sessions/<id>/<id>.messages.json``; sidecar ``<id>.json``)
     Messages file ``{version, sessionId, messages:[{id, role, ts, content, modelInfo{id,
@@ -66,6 +69,7 @@ Tool names are normalised (``execute_command``/``run_commands`` → ``bash``,
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -200,6 +204,8 @@ class _TaskParse(DocumentParser):
         self.header = Session(key=session_key(slug, sid), agent=slug, id=sid, sources=[ref.path])
         self.models: list[tuple[datetime | None, str]] = []
         self.title: str | None = None
+        self.feedback: list[tuple[datetime | None, str]] = []
+        """``user_feedback`` rows of ``ui_messages.json``: ``(time, text)``."""
 
     def parse(self) -> None:
         history = read_document(self.data, self.diagnostics)
@@ -267,10 +273,18 @@ class _TaskParse(DocumentParser):
             if parent:
                 self.header.kind, self.header.parent_key = "subagent", session_key(self.slug, parent)
         rows: list[_UsageRow] = []
-        ui = self._sidecar(UI_MESSAGES)
+        data = self.sidecars.get(UI_MESSAGES)
+        ui = (
+            read_document(data, self.diagnostics) if data is not None else None
+        )  # a bad row costs only itself
         last = None
         for row in ui if isinstance(ui, list) else []:
             with self.guard():
+                if isinstance(row, dict) and row.get("say") == "user_feedback" and as_str(row.get("text")):
+                    self.feedback.append((parse_time(row.get("ts")), row["text"]))
+                    last = "user_feedback"
+                    self.diagnostics.use()
+                    continue
                 if not isinstance(row, dict) or row.get("say") not in USAGE_ROWS:
                     self.diagnostics.skip("ignored:ui_message")
                     last = row.get("say") or row.get("ask") if isinstance(row, dict) else None
@@ -330,11 +344,33 @@ class _TaskParse(DocumentParser):
                     id=f"{self.header.id}@usage{n}",
                     role="system",
                     timestamp=row.timestamp,
+                    model=self._model_at(row.timestamp),
                     parts=[TextPart(text=USAGE_ROWS[row.kind])],
                     usage=row.usage,
                     flags=["meta", "synthetic"],
                 )
             )
+        self._feedback_prompts()
+
+    def _feedback_prompts(self) -> None:
+        """The ``user_feedback`` rows whose text the API history does not hold (a
+        checkpoint restore or a lost history file): user messages of their own.
+        Cline writes every prompt after the first as ``say:"user_feedback"``
+        (``apps/vscode/src/sdk/message-translator.ts``) and sends it to the model
+        inside the next user turn (often a ``<feedback>`` in a tool result)."""
+        history = self.data.decode("utf-8", "replace")
+        for n, (when, text) in enumerate(self.feedback):
+            if json.dumps(text, ensure_ascii=False)[1:-1] in history:
+                continue
+            self._emit(
+                Message(
+                    id=f"{self.header.id}@feedback{n}",
+                    role="user",
+                    timestamp=when,
+                    parts=[TextPart(text=text)],
+                )
+            )
+            self.title = self.title or text.strip()
 
     def _sdk(self, history: list[Any]) -> None:
         for index, entry in enumerate(history):
@@ -424,7 +460,7 @@ class ClineFamilyAdapter(DocumentAdapter):
     """Cline-style task folders of one VS Code extension (subclasses set the slug and id)."""
 
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
-    parser_version = 3
+    parser_version = 4
     extension_id: ClassVar[str]
     env_vars: ClassVar[tuple[str, ...]] = ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE")
 

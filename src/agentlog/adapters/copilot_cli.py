@@ -66,7 +66,7 @@ import msgspec
 
 from agentlog import probe
 from agentlog.adapters._headers import snapshot_header
-from agentlog.adapters._json import json_value
+from agentlog.adapters._json import add_replaced, json_value, replaced_apart
 from agentlog.adapters._tools import normalise_tool
 from agentlog.adapters._values import as_int, as_str, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
@@ -133,17 +133,28 @@ def otel_usage(sidecars: Mapping[str, bytes], session_id: str) -> list[Message]:
     """Usage-only assistant messages (ids ``<session_id>:otel:<traceId>:<spanId>``)
     from the ``chat`` spans of the OTel exports in ``sidecars`` whose conversation is
     ``session_id``."""
-    return [
-        msgspec.structs.replace(m, id=f"{session_id}:{m.id}", parts=[])
-        for data in sidecars.values()
-        for m in _export_spans(data).get(session_id, ())
-    ]
+    out = []
+    for data in sidecars.values():
+        spans, replaced = _export_spans(data)
+        add_replaced(replaced)  # counted by every source that reads the export
+        out += [
+            msgspec.structs.replace(m, id=f"{session_id}:{m.id}", parts=[], flags=list(m.flags))
+            for m in spans.get(session_id, ())
+        ]
+    return out
 
 
 @lru_cache(maxsize=4)
-def _export_spans(data: bytes) -> dict[str, tuple[Message, ...]]:
-    """The chat spans of one OTel export by conversation id (cached: every session
-    file of a Copilot home shares the same exports)."""
+def _export_spans(data: bytes) -> tuple[dict[str, tuple[Message, ...]], int]:
+    """The chat spans of one OTel export by conversation id, and how many of its
+    lines were decoded with replacement characters (cached: every session file of
+    a Copilot home shares the same exports)."""
+    with replaced_apart() as replaced:
+        spans = _chat_spans(data)
+    return spans, replaced[0]
+
+
+def _chat_spans(data: bytes) -> dict[str, tuple[Message, ...]]:
     out: dict[str, list[Message]] = {}
     for line in data.splitlines():
         record = json_value(line)

@@ -44,13 +44,21 @@ Messages (``MessageRecord{id, timestamp, type, content, displayContent?}``)
     (``<session id>@<n>`` without one): record ids are unique within a chat only
     (samples reuse ``m1``, ``m2`` …), and no chat replays another's messages, so
     scoping them keeps unrelated messages from being taken for replayed copies.
-    Title: ``summary``.  No cwd (only a project hash) and no cost are recorded.
+    A ``$set`` of ``messages`` rewrites the transcript (``loadConversationRecord``
+    clears and rebuilds it); a billed response it leaves out is kept, flagged
+    ``abandoned`` (hidden), so its usage is never lost.  Title: ``summary``.
+    cwd: the ``.project_root`` marker the CLI writes in the project's folder
+    (``<tmp>/<slug>/.project_root``, the project path; ``config/projectRegistry.ts``
+    ``PROJECT_ROOT_FILE``), read as a sidecar.  No cost is recorded.
 
 Tokens (Gemini API semantics, inclusive)
-    ``tokens{input ⊇ cached, output, thoughts, tool, total}``: input =
+    ``tokens{input ⊇ cached, output, thoughts, tool, total}`` (``recordMessageTokens``:
+    ``promptTokenCount``, ``cachedContentTokenCount``, …, ``totalTokenCount``): input =
     ``input − cached + tool`` (tool-use prompt tokens are input), cache read =
     ``cached``, output = ``output + thoughts`` (thoughts are billed as output),
-    reasoning = ``thoughts``.
+    reasoning = ``thoughts``.  A record whose ``total`` is ``input + cached +
+    output + thoughts + tool`` counts ``input`` without the cache (a writer that
+    subtracted it already): ``cached`` is not subtracted again.
 """
 
 from __future__ import annotations
@@ -125,11 +133,19 @@ def usage_of(tokens: Any) -> Usage | None:
     if not isinstance(tokens, dict):
         return None
     prompt, cached = as_int(tokens.get("input")), as_int(tokens.get("cached"))
-    thoughts = as_int(tokens.get("thoughts"))
+    thoughts, tool, output = (
+        as_int(tokens.get("thoughts")),
+        as_int(tokens.get("tool")),
+        as_int(tokens.get("output")),
+    )
+    if cached and as_int(tokens.get("total")) == prompt + cached + output + thoughts + tool:
+        cached_apart = prompt  # its total counts cached beside input: input already excludes it
+    else:
+        cached_apart = max(0, prompt - cached)
     return Usage(
-        input_tokens=max(0, prompt - cached) + as_int(tokens.get("tool")),
+        input_tokens=cached_apart + tool,
         cache_read_tokens=cached,
-        output_tokens=as_int(tokens.get("output")) + thoughts,
+        output_tokens=output + thoughts,
         reasoning_tokens=thoughts,
     )
 
@@ -191,11 +207,27 @@ class _Chat:
         self.messages[key] = record
 
     def replace(self, records: list[Any]) -> None:
-        self.diagnostics.skip("superseded:message", len(self.messages))
+        """A ``$set`` of ``messages`` (a checkpoint written after history
+        compression): the transcript is ``records``, but a billed response it
+        leaves out keeps its usage — as a message flagged ``abandoned`` in its
+        place, or as the tokens of the rewritten copy that lost them."""
+        old = self.messages
         self.messages = {}
         for record in records:
             if isinstance(record, dict):
                 self.upsert(record)
+        kept: dict[str, dict[str, Any]] = {}
+        for key, record in old.items():
+            new = self.messages.get(key)
+            if not isinstance(record.get("tokens"), dict):
+                self.diagnostics.skip("superseded:message")
+            elif new is None:
+                kept[key] = {**record, "$compressed": True}  # counted as the message it makes
+            else:
+                if not isinstance(new.get("tokens"), dict):
+                    new["tokens"] = record["tokens"]
+                self.diagnostics.skip("superseded:message")
+        self.messages = {**kept, **self.messages}
 
     def rewind(self, target: str) -> None:
         keys = list(self.messages)
@@ -256,6 +288,27 @@ def fold_document(data: bytes, log: bool) -> _Chat:
     return chat
 
 
+PROJECT_ROOT_FILE = ".project_root"
+"""The marker holding a project folder's path, in ``<tmp>/<slug>/`` (gemini-cli
+``packages/core/src/config/projectRegistry.ts``)."""
+
+
+def _marker(path: Path) -> tuple[str, ...]:
+    """The ``.project_root`` marker of the project folder holding chat ``path``
+    (the folder above its ``chats`` folder), when it is a regular file."""
+    parts = path.parts
+    folder = Path(*parts[: len(parts) - 1 - parts[::-1].index("chats")]) if "chats" in parts else path.parent
+    return probe.regular_files([folder / PROJECT_ROOT_FILE])
+
+
+def project_root(sidecars: Mapping[str, bytes]) -> str | None:
+    """The project path a ``.project_root`` marker among ``sidecars`` holds."""
+    for path, data in sidecars.items():
+        if PurePath(path).name == PROJECT_ROOT_FILE:
+            return data.decode("utf-8", "replace").strip() or None
+    return None
+
+
 def legacy_chats(root: Path) -> Iterator[Path]:
     """The legacy ``session-*.json`` chats under ``root`` that were not migrated to a
     ``.jsonl`` of the same name (the CLI does so on resume; the ``.jsonl`` is read)."""
@@ -269,7 +322,7 @@ class GeminiCliAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Gemini CLI"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("GEMINI_CLI_HOME",)
     source_format = "json"
     assistant_types: ClassVar[tuple[str, ...]] = ("gemini", "model")
@@ -281,9 +334,9 @@ class GeminiCliAdapter(DocumentAdapter):
     def discover(self, root: Path) -> Iterator[SourceRef]:
         for path in walk_files(root, ".jsonl"):
             if "chats" in path.parts or path.name.startswith("session-"):
-                yield SourceRef(agent=self.slug, path=str(path))
+                yield SourceRef(agent=self.slug, path=str(path), sidecars=_marker(path))
         for path in legacy_chats(root):
-            yield SourceRef(agent=self.slug, path=str(path))
+            yield SourceRef(agent=self.slug, path=str(path), sidecars=_marker(path))
 
     def sniff(self, name: str, head: bytes) -> float:
         if b'"projectHash"' in head and b'"sessionId"' in head:
@@ -374,6 +427,7 @@ class _ChatParse(DocumentParser):
         sid = as_str(meta.get("sessionId")) or path.stem
         header = Session(key=session_key(slug, sid), agent=slug, id=sid, sources=[self.ref.path])
         header.title = as_str(meta.get("summary"))
+        header.cwd = project_root(self.doc.sidecars)
         header.started_at = parse_time(meta.get("startTime") or meta.get("start_time"))
         header.ended_at = parse_time(meta.get("lastUpdated"))
         if path.parent.name != "chats" and path.parent.parent.name == "chats":
@@ -385,6 +439,8 @@ class _ChatParse(DocumentParser):
             with self.guard():
                 mid = f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}"
                 message = self.adapter._message(record, mid, self.diagnostics)
+                if record.get("$compressed") is True:
+                    message.flag("abandoned")  # left out by a $set of messages, its usage kept
                 self.emit(sid, message)
                 if (
                     header.title is None

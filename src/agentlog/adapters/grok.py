@@ -23,10 +23,19 @@ Records (one JSON object per line, ``type`` discriminates; no ids, no timestamps
     Anything else is kept raw as an ``unknown`` message.  Message ids are
     session-scoped (``<sessionId>@<byte offset>``); reasoning keeps its ``rs_…`` id.
 
+    ``synthetic_reason: "interjection"`` is a prompt the user typed mid-turn (a user
+    message).  Legacy ``chat_format_version`` 0 histories (agentsview's
+    ``testdata/grok-build/legacy``) carry ``role`` (``system``/``user``/``assistant``/
+    ``tool``) instead of ``type``, OpenAI-style ``tool_calls[{id, function{name,
+    arguments}}]`` and ``reasoning_content``; ``role: "tool"`` is a tool result.
+
 Header (``summary.json``)
     ``info{id, cwd}``, ``generated_title``/``session_summary`` → title, ``created_at`` /
     ``last_active_at`` → start/end, ``head_branch`` → git branch, ``current_model_id``
     → model.  Without it, ``cwd`` is the URL-decoded folder name.
+    ``parent_session_id`` links a fork to the session it came from (kind ``fork``;
+    agentsview ``grok.go`` reads it as the parent), and ``session_kind:
+    "subagent"`` makes it a subagent of that session.
 
 Tokens
     ``chat_history.jsonl`` records none; the session has no usage.
@@ -88,6 +97,16 @@ def tool_name(raw: str) -> str:
     return normalise_tool(raw, TOOL_NAMES)
 
 
+PROMPT_REASONS = frozenset({"interjection"})
+"""``synthetic_reason`` values of user records that are prompts: an
+``interjection`` is what the user typed while a turn ran (agentsview
+``internal/parser/grok.go`` keeps it as a user message); any other reason
+(``environment_context`` …) is injected context."""
+LEGACY_ROLES = {"tool": "tool_result"}
+"""``chat_format_version`` 0 records carry ``role`` instead of ``type`` (``system``,
+``user``, ``assistant``, ``tool``); ``tool`` is a tool result."""
+
+
 class GrokParser(LineParser[OneSessionState]):
     """Parses one ``chat_history.jsonl`` (and reads its ``summary.json``)."""
 
@@ -121,6 +140,12 @@ class GrokParser(LineParser[OneSessionState]):
         header.git_branch = as_str(summary.get("head_branch"))
         model = as_str(summary.get("current_model_id"))
         header.models = [model] if model else []
+        parent = as_str(summary.get("parent_session_id"))
+        if summary.get("session_kind") == "subagent":
+            header.kind = "subagent"
+        elif parent:
+            header.kind = "fork"
+        header.parent_key = session_key(SLUG, parent) if parent else None
 
     @property
     def sid(self) -> str:
@@ -128,6 +153,8 @@ class GrokParser(LineParser[OneSessionState]):
 
     def handle(self, record: dict[str, Any], offset: int) -> None:
         kind = record.get("type")
+        if kind is None and isinstance(record.get("role"), str):  # chat_format_version 0
+            kind = LEGACY_ROLES.get(record["role"], record["role"])
         if kind in ("system", "user"):
             self._prompt(record, offset, kind)
         elif kind == "assistant":
@@ -171,7 +198,8 @@ class GrokParser(LineParser[OneSessionState]):
         if not parts:
             self.diagnostics.skip("empty_message")
             return
-        meta = role == "system" or bool(as_str(record.get("synthetic_reason")))
+        reason = as_str(record.get("synthetic_reason"))
+        meta = role == "system" or (reason is not None and reason not in PROMPT_REASONS)
         self.diagnostics.use()
         self._message(offset, role, parts, ["meta"] if meta else [])
         if not meta and self.state.header.title is None:
@@ -179,10 +207,16 @@ class GrokParser(LineParser[OneSessionState]):
 
     def _assistant(self, record: dict[str, Any], offset: int) -> None:
         parts: list[Part] = []
+        reasoning = as_str(record.get("reasoning_content"))  # chat_format_version 0
+        if reasoning:
+            parts.append(ReasoningPart(text=reasoning))
         text = as_str(record.get("content"))
         if text:
             parts.append(TextPart(text=text))
         for call in record.get("tool_calls") or []:
+            function = call.get("function")
+            if isinstance(function, dict):  # chat_format_version 0: OpenAI-style
+                call = {"id": call.get("id"), **function}
             raw = str(call.get("name") or "")
             arguments = call.get("arguments")
             decoded = json_value(arguments.encode()) if isinstance(arguments, str) else arguments
@@ -227,7 +261,7 @@ class GrokAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Grok CLI"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("GROK_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -183,12 +183,15 @@ def session_usage(prompt: int, cached: int, completion: int, cost: Any = None) -
     )
 
 
-def usage_message(sid: str, usage: Usage, when: datetime | None) -> Message:
-    """The synthetic message that carries a session's cumulative usage."""
+def usage_message(sid: str, usage: Usage, when: datetime | None, model: str | None) -> Message:
+    """The synthetic message that carries a session's cumulative usage, with the
+    model the session's metadata names (``meta.json`` ``model`` /
+    ``config.active_model``; the unified store's last model), so it is priced."""
     return Message(
         id=f"{sid}@usage",
         role="system",
         timestamp=when,
+        model=model,
         parts=[TextPart(text=USAGE_NOTE)],
         usage=usage,
         flags=["synthetic", "meta"],
@@ -290,7 +293,7 @@ class _Legacy(DocumentParser):
                 as_int(stats.get("session_completion_tokens")),
                 stats.get("session_cost"),
             )
-            self.fragments.append((session.id, usage_message(session.id, usage, end)))
+            self.fragments.append((session.id, usage_message(session.id, usage, end, model)))
         if model and model not in session.models:
             session.models.append(model)
 
@@ -400,7 +403,8 @@ class _Unified(DocumentParser):
                 as_int(token_usage.get("cachedInputTokens")),
                 as_int(token_usage.get("outputTokens")),
             )
-            self.emit(sid, usage_message(sid, usage, session.ended_at))
+            model = session.models[-1] if session.models else None
+            self.emit(sid, usage_message(sid, usage, session.ended_at, model))
 
     def _projection(self, generation: str | None, manifest: dict[str, Any]) -> dict[str, Any]:
         """The generation's ``PublicSessionState`` with its chunks attached."""
@@ -607,7 +611,7 @@ class MistralVibeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Mistral Vibe"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("VIBE_HOME",)
     source_format = "json"
 

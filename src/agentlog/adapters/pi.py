@@ -48,7 +48,12 @@ Tree (v2, v3)
     usage still counted — those calls were billed).  A branch once left stays
     flagged even if the user navigates back to it later.  A ``parentId`` that names
     no entry continues from the current leaf (OpenClaw writes the session id and
-    tool-call ids there).
+    tool-call ids there), and so does an entry with no ``parentId`` key at all
+    (entries written before v2 added the tree, and OpenClaw's own records): only
+    ``"parentId": null`` starts a new root (badlogic/pi-mono
+    ``packages/coding-agent/src/core/session-manager.ts`` @83378aad:
+    ``parentId: string | null``, and ``migrateV1ToV2`` gives each entry without one
+    the previous entry as parent), so nothing is marked abandoned by mistake.
 
 Forks
     ``parentSession``/``branchedFrom`` is the path of the session forked from: its
@@ -157,6 +162,7 @@ class PiParser(TreeParser[PiState]):
     state_type = PiState
     id_field = "id"
     parent_field = "parentId"
+    missing_parent_continues = True
     slug = SLUG
 
     def initial_state(self) -> PiState:
@@ -345,7 +351,7 @@ class PiAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Pi"
-    parser_version = 2
+    parser_version = 3
     env_vars: ClassVar[tuple[str, ...]] = ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -15,7 +15,7 @@ import msgspec
 from agentlog.errors import NotFound
 from agentlog.index.store import Store, iso, session_from_row, usage_from
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
-from agentlog.query import TEXT_CONTAINS_SQL, SessionFilter, sql_functions
+from agentlog.query import FOLDER_CONTAINS_SQL, TEXT_CONTAINS_SQL, SessionFilter, sql_functions
 from agentlog.readers import LineReader
 
 ARCHIVED = "src.archived_at IS NOT NULL AS archived"
@@ -54,7 +54,7 @@ def _session_filters(
     span = where.span
     for clause, value in (
         ("s.agent = ?", where.agent),
-        (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", where.project),
+        (f"{FOLDER_CONTAINS_SQL}(s.cwd, ?)", where.project),
         ("COALESCE(s.ended_at, s.started_at) >= ?", iso(span.since) if span.since else None),
         ("COALESCE(s.started_at, s.ended_at) < ?", iso(span.until) if span.until else None),
         ("s.status = ?", where.status),

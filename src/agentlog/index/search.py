@@ -28,7 +28,7 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
-from agentlog.query import TEXT_CONTAINS_SQL, sql_functions
+from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
 """Snippet highlight markers (control characters never found in logs)."""
@@ -181,7 +181,7 @@ def search(
     params: list[object] = []
     for clause, value in (
         ("s.agent = ?", agent),
-        (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", project or None),
+        (f"{FOLDER_CONTAINS_SQL}(s.cwd, ?)", project or None),
         ("m.timestamp >= ?", iso(since)),
         ("m.timestamp < ?", iso(until)),
         ("m.role = lower(?)", role),

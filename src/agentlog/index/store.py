@@ -33,6 +33,7 @@ from agentlog.model import (
 from agentlog.packing import pack, unpack
 from agentlog.rules import (
     REPLAY_CANDIDATE,
+    REPLAYED_PROMPT_AGENTS,
     CallTokens,
     Signature,
     counts_model,
@@ -42,9 +43,17 @@ from agentlog.rules import (
     replayed_prefix,
     session_key,
     spawning_call,
+    title_after_replays,
 )
 
 _JSON = msgspec.json.Encoder().encode
+_PROMPT_AGENTS = ", ".join(f"'{a}'" for a in sorted(REPLAYED_PROMPT_AGENTS))
+_DEDUP_CANDIDATE = f"(u.message_rowid IS NOT NULL OR (m.role = 'user' AND s.agent IN ({_PROMPT_AGENTS})))"
+"""SQL of :func:`~agentlog.rules.dedup_candidate` over ``messages m LEFT JOIN usage u``
+and ``sessions s``."""
+_STAMP = "CASE WHEN m.role = 'user' THEN m.timestamp END"
+"""The part of :func:`~agentlog.rules.dedup_key` beyond agent, role and id: a prompt's time."""
+_SAME_STAMP = "(m.role != 'user' OR o.timestamp IS m.timestamp)"
 _CHUNK = 500
 HEADER_COLUMNS = (
     "title", "cwd", "git_branch", "agent_version", "kind", "parent_key", "parent_tool_call_id",
@@ -82,7 +91,7 @@ class Store:
         (:func:`~agentlog.rules.counts_model`), in order."""
         self.cleared: set[str] = set()
         """Keys of the sessions of sources cleared since the last refresh."""
-        self.orphans: set[tuple[str, str]] = set()
+        self.orphans: set[tuple[str, str, str, str | None]] = set()
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
 
@@ -130,9 +139,10 @@ class Store:
     def _adopt_copies(self, source_id: int) -> None:
         self.orphans.update(
             self.conn.execute(
-                """SELECT s.agent, m.id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                f"""SELECT s.agent, m.id, m.role, {_STAMP} FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
                    JOIN sessions s ON s.key = m.session_key WHERE m.source_id = ? AND m.replayed = 0
-                   AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.source_id != m.source_id)""",
+                   AND {_DEDUP_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id
+                   AND o.role = m.role AND o.source_id != m.source_id AND {_SAME_STAMP})""",
                 (source_id,),
             )
         )
@@ -396,13 +406,23 @@ class Store:
                 (key,),
             )
         forks = self._mark_fork_copies(sorted(set(keys) | self.cleared))
-        for key in set(keys) | self._mark_replays(written) | forks:
+        remarked = self._mark_replays(written)
+        for key in set(keys) | remarked | forks:
             self.conn.execute(
                 """UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
                 {"k": key},
             )
             self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
+            if (
+                key in remarked
+                or self.conn.execute(
+                    f"""SELECT 1 FROM messages m JOIN sessions s ON s.key = m.session_key WHERE m.session_key = ?
+                    AND m.role = 'user' AND m.replayed = 1 AND s.agent IN ({_PROMPT_AGENTS}) LIMIT 1""",
+                    (key,),
+                ).fetchone()
+            ):
+                self._retitle(key)  # its header's title may name a replayed prompt
         self._add_models()
         cleared, self.cleared = self.cleared, set()
         self._link_children(sorted(set(keys) | cleared))
@@ -418,28 +438,31 @@ class Store:
             self.conn.execute("UPDATE sessions SET models = ? WHERE key = ?", (json.dumps(models), key))
 
     def _mark_replays(self, rowids: list[int]) -> set[str]:
-        """A message id with usage in several sessions of one agent counts once: in
-        the session :func:`~agentlog.rules.owner_rank` puts first (among the
-        copies left, for :attr:`orphans`).  Returns the keys of the sessions whose
-        copies were (re)marked."""
+        """A message id (of one role) with usage — or a Claude Code prompt,
+        :func:`~agentlog.rules.dedup_candidate` — in several sessions of one agent
+        counts once: in the session :func:`~agentlog.rules.owner_rank` puts first
+        (among the copies left, for :attr:`orphans`).  Returns the keys of the
+        sessions whose copies were (re)marked."""
         ids, self.orphans = self.orphans, set()
         changed: set[str] = set()
         for chunk in _chunks(rowids):
             ids.update(
                 self.conn.execute(
-                    f"""SELECT s.agent, m.id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                    f"""SELECT s.agent, m.id, m.role, {_STAMP} FROM messages m LEFT JOIN usage u ON u.message_rowid = m.rowid
                     JOIN sessions s ON s.key = m.session_key WHERE m.rowid IN ({_marks(chunk)})
-                    AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id AND o.rowid != m.rowid)""",
+                    AND {_DEDUP_CANDIDATE} AND EXISTS (SELECT 1 FROM messages o WHERE o.id = m.id
+                    AND o.role = m.role AND o.rowid != m.rowid AND {_SAME_STAMP})""",
                     chunk,
                 )
             )
         stats: dict[str, tuple[datetime | None, int]] = {}
-        for agent, mid in ids:
+        for agent, mid, role, stamp in ids:
             copies = self.conn.execute(
-                """SELECT m.rowid, s.kind, s.key FROM messages m
-                   JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
-                   WHERE m.id = ? AND s.agent = ?""",
-                (mid, agent),
+                f"""SELECT m.rowid, s.kind, s.key FROM messages m
+                   LEFT JOIN usage u ON u.message_rowid = m.rowid JOIN sessions s ON s.key = m.session_key
+                   WHERE m.id = ? AND m.role = ? AND s.agent = ? AND {_DEDUP_CANDIDATE}
+                   AND (m.role != 'user' OR m.timestamp IS ?)""",
+                (mid, role, agent, stamp),
             ).fetchall()
             for _, _, key in copies:
                 if key not in stats:
@@ -451,6 +474,28 @@ class Store:
             )
             changed.update(c[2] for c in copies)
         return changed
+
+    def _retitle(self, key: str) -> None:
+        """:func:`~agentlog.rules.title_after_replays` of session ``key``: from the
+        title its own header recorded and its user messages as now marked."""
+        if key in self._titles:  # stored just now (its source's headers are written after)
+            title = self._titles[key]
+        else:
+            row = self.conn.execute(
+                "SELECT src.headers FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.key = ?",
+                (key,),
+            ).fetchone()
+            title = _recorded_title(row[0] if row else None, key)
+        rowids = [
+            r
+            for (r,) in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid", (key,)
+            )
+        ]
+        self.conn.execute(
+            "UPDATE sessions SET title = ? WHERE key = ?",
+            (title_after_replays(title, self.messages_by_rowid(rowids)), key),
+        )
 
     def _mark_fork_copies(self, keys: list[str]) -> set[str]:
         """:func:`~agentlog.rules.replayed_prefix` for the forks among ``keys`` and

@@ -25,7 +25,8 @@ from agentlog.adapters.codex import SLUG as CODEX
 from agentlog.errors import NotFound
 from agentlog.index import queries
 from agentlog.index.usage import members, usage_records
-from agentlog.query import SessionFilter, Span, text_contains
+from agentlog.query import SessionFilter, Span
+from agentlog.rules import folder_contains
 from agentlog.service.home import Home
 from agentlog.usage.calls import Call
 from agentlog.usage.money import usd_float
@@ -74,7 +75,7 @@ def select_calls(calls: Iterable[Call], query: UsageQuery, expand: Expand | None
     so a span cut at any instant counts exactly the calls in it."""
     span, out = query.span, []
     for call in calls:
-        if (query.agent and call.agent != query.agent) or not text_contains(call.project, query.project):
+        if (query.agent and call.agent != query.agent) or not folder_contains(call.project, query.project):
             continue
         last = call.last_timestamp or call.timestamp
         if span.contains(call.timestamp) and span.contains(last):

@@ -16,6 +16,7 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
+from agentlog.rules import project_folder
 from agentlog.usage.money import usd, usd_float
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def group_key(pc: PricedCall, group: Group, tz: ZoneInfo | None, rollup: bool = 
         return day.isoformat() if group == "daily" else day.strftime("%Y-%m")
     if group == "session":
         return (call.root_key or call.session_key) if rollup else call.session_key
-    value = {"model": call.model, "project": call.project, "agent": call.agent}[group]
+    value = {"model": call.model, "project": project_folder(call.project), "agent": call.agent}[group]
     return value or "unknown"
 
 

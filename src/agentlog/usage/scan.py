@@ -25,8 +25,10 @@ rule functions (:mod:`agentlog.rules`; ``shared/cost.md`` §1):
 * a message id seen in several sessions counts once, in the session
   :func:`~agentlog.rules.owner_rank` puts first (main before subagent, earliest
   first call, fewest calls, key);
-* sessions and subagents are keyed as the adapter keys them (file stem,
-  ``agent-<id>``, inline ``sidechain-<uuid>`` chains, :func:`~agentlog.rules.session_key`);
+* sessions and subagents are keyed as the adapter keys them (the ``sessionId``
+  of a main file's first decoded line, :func:`~agentlog.rules.recorded_session_id`,
+  else its stem; ``agent-<id>``, inline ``sidechain-<uuid>`` chains,
+  :func:`~agentlog.rules.session_key`);
   a file whose session key an earlier file holds is skipped when it shares a
   call with it, else keyed apart (:func:`~agentlog.rules.same_session`,
   :func:`~agentlog.rules.distinct_id`);
@@ -39,7 +41,6 @@ duplicate files by their user messages, which the scanner does not decode.
 
 from __future__ import annotations
 
-import codecs
 import functools
 import os
 from collections.abc import Iterator
@@ -52,6 +53,7 @@ import msgspec
 
 from agentlog import worker
 from agentlog.adapters import SourceRef
+from agentlog.adapters._json import JsonError, parse_json
 from agentlog.adapters._values import parse_time, service_tier
 from agentlog.adapters.claude_code import SLUG, file_session, usage_of
 from agentlog.collector import gc_paused
@@ -64,6 +66,7 @@ from agentlog.rules import (
     first_cwd,
     keeps_new_copy,
     owner_rank,
+    recorded_session_id,
     same_session,
     session_key,
 )
@@ -142,8 +145,8 @@ def _usage(line: _Line) -> Usage | None:
 def _loose(data: bytes) -> tuple[_Line, Usage | None] | None:
     """A line with unexpected field types: decoded generically, read like the adapter does."""
     try:
-        record = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError):
+        record = parse_json(data)
+    except JsonError:
         return None
     if not isinstance(record, dict):
         return None
@@ -193,6 +196,8 @@ class _File:
     sessions: dict[str, _Session] = field(default_factory=dict)
     sidechains: dict[str, str] = field(default_factory=dict)
     offsets: dict[str, list[int]] | None = None
+    recorded: str | None = None
+    """The ``sessionId`` of the first main-session line decoded (see :func:`_found`)."""
 
 
 def _open_file(path: str) -> _File:
@@ -237,7 +242,6 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
         find, rfind, view = block.find, block.rfind, memoryview(block)
         first = 0
         need_cwd = f.main.cwd is None  # lines holding "cwd" are decoded until the first one
-        utf8 = block.isascii() or _utf8(view[:end])  # else each line is checked
         while first < end:
             last = find(b"\n", first, end)
             last = end if last < 0 else last
@@ -245,24 +249,18 @@ def _scan_range(f: _File, path: str, start: int = 0, stop: int | None = None) ->
                 rfind(b'"usage"', first, last) >= 0
                 or _sidechain(block, first, last)
                 or (need_cwd and find(b'"cwd"', first, last) >= 0)
-            ) and (utf8 or _utf8(view[first:last])):
+            ):
                 _decode_add(f, view[first:last], base + first)
                 need_cwd = f.main.cwd is None
             first = last + 1
 
 
-def _utf8(data: bytes | memoryview) -> bool:
-    """Whether ``data`` is valid UTF-8.  A line that is not is no record, on every
-    path (the parsers skip it as ``invalid_utf8``); msgspec does not check the
-    strings of the fields a typed decode skips, so the scan checks."""
-    try:
-        codecs.utf_8_decode(data, "strict", True)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _decode_add(f: _File, data: bytes | memoryview, offset: int) -> None:
+    """Decode one line and :func:`_add` it.  msgspec does not check the strings of
+    the fields a typed decode skips, so a line with invalid UTF-8 there is read
+    as the parsers read it (decoded with replacement characters); one with it in a
+    field the scan reads, a lone surrogate escape or a byte-order mark fails the
+    typed decode and is read by :func:`_loose` through the adapters' decoder."""
     try:
         line = _DECODER.decode(data)
     except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
@@ -277,6 +275,8 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
     """Record one decoded line; ``raw`` identifies the usage copy, ``usage`` is
     its exclusive form when already known (else made from ``line`` if needed)."""
     main = f.main
+    if f.recorded is None and main.kind == "main" and not line.isSidechain:
+        f.recorded = line.sessionId
     session = main if main.kind == "main" and not line.isSidechain else _session_of(f, line)
     if session.cwd is None:
         session.cwd = first_cwd((line.cwd,))
@@ -349,13 +349,20 @@ def _renamed(sessions: list[_Session], path: str) -> list[_Session]:
     """The sessions of file ``path`` under :func:`~agentlog.rules.distinct_id`
     ids (see :func:`agentlog.load.rename_source`)."""
     keys = {s.key: session_key(SLUG, distinct_id(s.key.removeprefix(f"{SLUG}:"), path)) for s in sessions}
+    return _rekeyed(sessions, keys)
+
+
+def _rekeyed(sessions: list[_Session], keys: dict[str, str]) -> list[_Session]:
+    """``sessions`` with each key in ``keys`` (old → new) replaced, in their
+    calls and as a parent too."""
     return [
         msgspec.structs.replace(
             s,
-            key=keys[s.key],
+            key=keys.get(s.key, s.key),
             parent_key=keys.get(s.parent_key, s.parent_key) if s.parent_key else None,
             calls={
-                mid: msgspec.structs.replace(call, session_key=keys[s.key]) for mid, call in s.calls.items()
+                mid: msgspec.structs.replace(call, session_key=keys.get(s.key, s.key))
+                for mid, call in s.calls.items()
             },
         )
         for s in sessions
@@ -424,6 +431,8 @@ class _Found(msgspec.Struct, gc=False):
     sessions: list[_Session] = msgspec.field(default_factory=list)
     offsets: dict[str, list[int]] = msgspec.field(default_factory=dict)
     error: str | None = None
+    recorded: str | None = None
+    """:attr:`_File.recorded` (a head cut before its first main line takes the tail's)."""
 
 
 _FOUND = msgspec.msgpack.Decoder(list[_Found])
@@ -521,7 +530,11 @@ def _found(result: _File | str) -> _Found:
     if isinstance(result, str):
         return _Found(error=result)
     sessions = [msgspec.structs.replace(s, raw={}) for s in result.sessions.values()]
-    return _Found(sessions=sessions, offsets=result.offsets or {})
+    main = result.main
+    if main.kind == "main":  # named by its records, as the adapter names it
+        sid = recorded_session_id(main.key.removeprefix(f"{SLUG}:"), result.recorded)
+        sessions = _rekeyed(sessions, {main.key: session_key(SLUG, sid)})
+    return _Found(sessions=sessions, offsets=result.offsets or {}, recorded=result.recorded)
 
 
 def _scan_in_worker(pieces: list[_Piece]) -> Iterator[bytes]:
@@ -542,18 +555,20 @@ def _settle(head: _File | str, tail: _Found, piece: _Piece) -> _File | str:
             # inline sidechains chain to lines before the cut: scan the tail again after the head
             _scan_range(head, piece.path, piece.start)
         else:
-            _join(head, tail.sessions[0], tail.offsets, piece.path)
+            _join(head, tail.sessions[0], tail.offsets, piece.path, tail.recorded)
     except OSError as exc:
         return describe_error(exc)
     return head
 
 
-def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str) -> None:
+def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str, recorded: str | None) -> None:
     """Continue ``f`` (a head's state) with its file's ``tail`` (that piece's only
     session, found on its own), as one pass over both would: the tail's new
     message ids follow the head's, and the tail's lines of an id the head already
     has are read again and added to the head's call in file order."""
     main = f.main
+    if f.recorded is None:
+        f.recorded = recorded
     if main.cwd is None:
         main.cwd = tail.cwd
     if main.parent_key is None:
@@ -562,5 +577,4 @@ def _join(f: _File, tail: _Session, offsets: dict[str, list[int]], path: str) ->
     for mid, call in tail.calls.items():
         main.calls.setdefault(mid, call)
     for offset, line in zip(again, read_lines_at(path, again), strict=True):
-        if line.isascii() or _utf8(line):
-            _decode_add(f, line, offset)
+        _decode_add(f, line, offset)
