@@ -52,7 +52,7 @@ def access_token(host: str, explicit: bool) -> str | None:
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in your browser.")
 @click.option(
-    "--interval", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between syncs."
+    "--interval", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between syncs when file events are unavailable (no watchfiles: polling)."
 )
 @no_sync_option
 @pass_app
@@ -63,7 +63,8 @@ def serve(
     """A read-only web viewer of every session: transcripts, search, usage charts.
 
     Listens on 127.0.0.1 unless --host says otherwise; keeps the index current
-    in the background.  Stop it with Ctrl-C.
+    in the background from file-system events (a poll every --interval seconds
+    without the `live` extra).  Stop it with Ctrl-C.
     """
     from werkzeug.serving import make_server
 

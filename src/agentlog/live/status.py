@@ -143,7 +143,8 @@ def _counts(message: Message) -> bool:
     return not any(f in ("replayed", "abandoned", "unknown", "meta") for f in message.flags)
 
 
-def _is_prompt(message: Message) -> bool:
+def is_prompt(message: Message) -> bool:
+    """Whether ``message`` is a prompt a person typed (a user message with text, not synthetic)."""
     return message.role == "user" and "synthetic" not in message.flags and bool(message.text.strip())
 
 
@@ -178,7 +179,7 @@ def _from_tail(
     if not tail:
         return StatusFacts(recorded, recorded_evidence)
     last = tail[-1]
-    start = max((i for i, m in enumerate(tail) if _is_prompt(m)), default=0)
+    start = max((i for i, m in enumerate(tail) if is_prompt(m)), default=0)
     turn = tail[start:]
     pending = [
         (m, p)
@@ -222,7 +223,7 @@ def _from_tail(
             reason="the last record is the assistant's reply; the agent records no turn end",
         )
     if last.role in ("user", "tool", "assistant"):
-        what = "the prompt" if _is_prompt(last) else "a tool_result"
+        what = "the prompt" if is_prompt(last) else "a tool_result"
         evidence = f"{_where(last)}: {what} is the last record"
         return StatusFacts("working", evidence, last.timestamp, last.timestamp)
     return StatusFacts(recorded, recorded_evidence, last.timestamp, last.timestamp)
