@@ -33,17 +33,24 @@ class Follower(threading.Thread):
 
     ``last`` is the UTC time the last sync finished (``None`` before the first),
     ``error`` the message of the last failed one (a failure only waits for the
-    next change), ``version`` counts the syncs that ran, ``mode`` is the
+    next change); it syncs everything first unless ``synced``; ``version`` counts the syncs that ran, ``mode`` is the
     watcher's (``events`` or ``polling``)."""
 
     def __init__(
-        self, path: Path, home: Home, interval: float = 30.0, force_polling: bool = False, debounce: int = 150
+        self,
+        path: Path,
+        home: Home,
+        interval: float = 30.0,
+        force_polling: bool = False,
+        debounce: int = 150,
+        synced: bool = False,
     ) -> None:
         super().__init__(name="agentlog-follow", daemon=True)
         self.path, self.home = path, home
         self.last: datetime | None = None
         self.error: str | None = None
         self.version = 0
+        self.synced = synced
         self.ignored: set[str] = set()
         self._changed = threading.Condition()
         self.watcher = LogWatcher(
@@ -93,7 +100,8 @@ class Follower(threading.Thread):
             self._changed.notify_all()
 
     def run(self) -> None:
-        self.sync_round()
+        if not self.synced:  # ``synced``: the caller has just synced
+            self.sync_round()
         index = str(self.path)
         for changed in self.watcher:
             wanted = {p for p in changed if not p.startswith(index)} - self.ignored
