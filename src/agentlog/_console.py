@@ -15,7 +15,14 @@ from agentlog.collector import gc_paused
 
 
 def main() -> None:
-    """Run the ``agentlog`` command line."""
+    """Run the ``agentlog`` command line (``agentlog statusline`` on its fast path)."""
+    import sys
+
+    if sys.argv[1:2] == ["statusline"]:
+        from agentlog.statusline import fast_main
+
+        if fast_main(sys.argv):
+            return
     with gc_paused():
         from agentlog.adapters import all_adapters
         from agentlog.cli import main as cli
