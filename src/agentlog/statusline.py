@@ -78,7 +78,8 @@ def _cache_path(env: dict[str, str]) -> Path:
     else ``~/.cache``), which costs more than the rest of a warm call."""
     if env.get("AGENTLOG_INDEX"):
         return Path(env["AGENTLOG_INDEX"]).parent / "statusline.json"
-    if sys.platform.startswith("linux"):
+    system: str = sys.platform  # a plain str: checked on every platform, not narrowed by mypy
+    if system.startswith("linux"):
         base = env.get("XDG_CACHE_HOME", "").strip() or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
         return Path(base) / "agentlog" / "statusline.json"
     from agentlog.index.db import default_path
