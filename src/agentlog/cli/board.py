@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from agentlog.model import short_id
 from agentlog.present import clean, compact
-from agentlog.service.status import STATUS_ORDER, LiveSession
+from agentlog.service.status import LiveSession, by_project
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -56,16 +56,8 @@ def board_table(rows: list[LiveSession], now: datetime, width: int = 100) -> Tab
     table.add_column("session", no_wrap=True, overflow="ellipsis", ratio=2, min_width=12)
     table.add_column("turn", justify="right", no_wrap=True, min_width=5)
     table.add_column("evidence", no_wrap=True, overflow="ellipsis", ratio=3, min_width=12)
-    groups: dict[str, list[LiveSession]] = {}
-    for row in rows:
-        groups.setdefault(row.cwd or "(no folder)", []).append(row)
-
-    def rank(item: tuple[str, list[LiveSession]]) -> tuple[int, str]:
-        return (min(STATUS_ORDER.index(r.status) for r in item[1]), item[0])
-
-    for project, members in sorted(groups.items(), key=rank):
-        table.add_section()
-        table.add_row(f"[bold]{clean(project, one_line=True)}[/bold]", "", "", "", "", "", end_section=False)
+    for project, members in by_project(rows):
+        table.add_row(f"[bold]{clean(project or '(no folder)', one_line=True)}[/bold]", "", "", "", "", "")
         for row in members:
             _add(table, row, now, 1)
     return table

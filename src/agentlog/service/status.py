@@ -21,8 +21,9 @@ import msgspec
 from agentlog.live.procs import ProcessTable
 from agentlog.live.status import TAIL, facts_of, is_prompt, refine
 from agentlog.model import Message, Session, SessionStatus, Usage
-from agentlog.query import SessionFilter, Span
+from agentlog.query import SQL_INT_MAX, SessionFilter, Span
 from agentlog.service.home import Home
+from agentlog.service.sessions import SessionOrder, SessionPage
 
 if TYPE_CHECKING:
     from agentlog.usage.pricing import Pricer
@@ -196,6 +197,15 @@ def _ordered(rows: list[LiveSession]) -> list[LiveSession]:
     return sorted(rows, key=lambda r: (STATUS_ORDER.index(r.status), when(r), r.key))
 
 
+def by_project(rows: list[LiveSession]) -> list[tuple[str, list[LiveSession]]]:
+    """``rows`` grouped by folder (``""`` when unknown), the group of the most
+    urgent row first (:data:`STATUS_ORDER`), rows keeping their order."""
+    groups: dict[str, list[LiveSession]] = {}
+    for row in rows:
+        groups.setdefault(row.cwd or "", []).append(row)
+    return sorted(groups.items(), key=lambda g: (min(STATUS_ORDER.index(r.status) for r in g[1]), g[0]))
+
+
 def needs_attention(rows: Iterable[LiveSession]) -> list[LiveSession]:
     """Every row (children too) whose status is ``needs_you``, board order."""
     out: list[LiveSession] = []
@@ -204,6 +214,56 @@ def needs_attention(rows: Iterable[LiveSession]) -> list[LiveSession]:
             out.append(r)
         out += needs_attention(r.children)
     return out
+
+
+def refine_sessions(
+    conn: sqlite3.Connection,
+    sessions: list[Session],
+    now: datetime | None = None,
+    procs: ProcessTable | bool | None = True,
+) -> None:
+    """Give each of ``sessions`` (headers, e.g. a listing's page) its board status in
+    place: the stored log status refined by the clock and the processes, as
+    :func:`live_status` refines it (a parent's ``waiting_for_subagents`` is refined
+    with the children among ``sessions`` only)."""
+    from agentlog.index.live import source_paths
+
+    paths = source_paths(conn, [s.key for s in sessions])
+    rows = board(sessions, {}, {k: last_write(p) for k, p in paths.items()}, now or datetime.now(UTC), _procs(procs))
+    found: dict[str, LiveSession] = {}
+    stack = list(rows)
+    while stack:
+        row = stack.pop()
+        found[row.key] = row
+        stack += row.children
+    for s in sessions:
+        row = found[s.key]
+        s.status, s.status_since, s.status_inferred = row.status, row.since, row.inferred
+        s.status_reason = row.reason
+
+
+def page_by_status(
+    conn: sqlite3.Connection, where: SessionFilter, order: SessionOrder, offset: int, limit: int
+) -> SessionPage:
+    """:func:`agentlog.service.sessions.page_sessions` with the board's statuses
+    (:func:`refine_sessions`): ``where.status`` is matched against the refined
+    status (every session the rest of the filter keeps is refined first)."""
+    from agentlog.service.sessions import page_sessions
+
+    if where.status is None:
+        found = page_sessions(conn, where, order, offset, limit)
+        refine_sessions(conn, found.sessions)
+        return found
+    everything = page_sessions(conn, msgspec.structs.replace(where, status=None), order, 0, SQL_INT_MAX)
+    refine_sessions(conn, everything.sessions)
+    kept = [s for s in everything.sessions if s.status == where.status]
+    rows = kept[offset : offset + limit]
+    return SessionPage(
+        rows,
+        len(kept),
+        everything.children,
+        {s.key: everything.costs[s.key] for s in rows if s.key in everything.costs},
+    )
 
 
 def _where(where: SessionFilter | None, now: datetime) -> SessionFilter:

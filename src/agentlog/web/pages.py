@@ -27,6 +27,7 @@ from agentlog.query import SQL_INT_MAX, SessionFilter, Span, parse_span, parse_z
 from agentlog.service import sessions as session_service
 from agentlog.service.search import SearchFilter, SearchPaging
 from agentlog.service.search import search as search_index
+from agentlog.service.status import page_by_status, refine_sessions
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.usage.pricing import CostMode
 from agentlog.usage.report import BUCKETS, Group, build_rows, group_key
@@ -136,9 +137,7 @@ def sessions() -> str:
     page = _page_number()
     conn = connection()
     order = session_service.SessionOrder(sort, descending, first_by)
-    found = session_service.page_sessions(
-        conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE
-    )
+    found = page_by_status(conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE)
     return render_template(
         "sessions.html",
         groups=_groups(found.sessions, group),
@@ -162,6 +161,7 @@ def session() -> str:
     view = session_service.transcript_page(
         connection(), request.args.get("key", ""), first, MESSAGES_PER_PAGE, include_hidden=meta
     )
+    refine_sessions(connection(), [view.header])
     return render_template(
         "session.html",
         s=view.header,
