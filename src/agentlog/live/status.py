@@ -159,11 +159,10 @@ def log_status(
     refined by ``tail``, the session's last :data:`TAIL` messages in order.
 
     A recorded final status (``waiting_for_user``, ``done``, ``interrupted``,
-    ``errored``, ``needs_you``) is kept, unless a question is pending; Mistral
-    Vibe's ``blocked`` becomes ``needs_you``.  Otherwise the last counted message
+    ``errored``, ``needs_you``) is kept, unless a question is pending.  Otherwise the last counted message
     decides: interrupted/api_error flags; a pending question → ``needs_you``;
     pending spawn calls only → ``waiting_for_subagents``; other pending calls →
-    ``running_tool``; an assistant reply with no pending call →
+    ``running_tool``; an assistant message ending in text with no pending call →
     ``waiting_for_user`` (inferred unless flagged ``turn_end``); a prompt or a
     result → ``working``.  A subagent never waits at a prompt: its
     ``waiting_for_user`` is ``done``."""
@@ -196,8 +195,6 @@ def _from_tail(
             pending=ids,
         )
     if recorded in _RECORDED_FINAL:
-        if agent == "mistral_vibe" and recorded_evidence == "session.status=blocked":
-            return StatusFacts("needs_you", recorded_evidence, last.timestamp, last.timestamp, pending=ids)
         return StatusFacts(recorded, recorded_evidence, last.timestamp, last.timestamp, pending=ids)
     if "interrupted" in last.flags:
         return StatusFacts("interrupted", f"{_where(last)}: flagged interrupted", last.timestamp, last.timestamp)
@@ -211,7 +208,7 @@ def _from_tail(
             status, f"{_where(m)}: pending tool_call {p.raw_name} {p.call_id}", last.timestamp, m.timestamp,
             pending=ids,
         )
-    if last.role == "assistant" and not any(isinstance(p, ToolCallPart) for p in last.parts):
+    if last.role == "assistant" and last.parts and not isinstance(last.parts[-1], ToolCallPart):
         if "turn_end" in last.flags:
             return StatusFacts("waiting_for_user", f"{_where(last)}: turn_end", last.timestamp, last.timestamp)
         return StatusFacts(

@@ -25,12 +25,18 @@ UNKNOWN: frozenset[str] = frozenset({""})
 
 def roots_to_watch(env: dict[str, str], home: Path, extra: Iterable[Path] = ()) -> list[Path]:
     """Every registered agent's log folders that exist, and ``extra`` (``--root``),
-    without folders inside another one of them."""
+    without folders inside another one of them.  Project folders are left out —
+    the home folder itself and its visible children (``~/src``, ``~/code`` …),
+    where Aider and Crush keep their logs inside each project: watching them would
+    watch all of the user's code (and hit inotify's limit); their logs are read by
+    the whole syncs (a new file anywhere watched, ``agentlog index``)."""
     from agentlog.adapters import all_adapters
 
     found: list[Path] = []
     for adapter in all_adapters():
         for root in adapter.default_roots(env, home):
+            if root == home or (root.parent == home and not root.name.startswith(".")):
+                continue
             try:
                 if root.is_dir():
                     found.append(root)
@@ -50,12 +56,21 @@ class LogWatcher:
 
     ``debounce`` (ms) groups a burst into one set; ``poll`` (s) is the fallback
     interval; ``force_polling`` skips file-system events (tests, network mounts).
-    :attr:`mode` says which is in use: ``events`` or ``polling``."""
+    With events, an empty set comes after each ``tick`` seconds without a change
+    (the first one tells the watch is in place: what was written before it was
+    set up needs one catch-up sync).  :attr:`mode` says which is in use:
+    ``events`` or ``polling``."""
 
     def __init__(
-        self, roots: list[Path], debounce: int = 150, poll: float = 2.0, force_polling: bool = False
+        self,
+        roots: list[Path],
+        debounce: int = 150,
+        poll: float = 2.0,
+        force_polling: bool = False,
+        tick: float = 60.0,
     ) -> None:
         self.roots, self.debounce, self.poll, self.force_polling = roots, debounce, poll, force_polling
+        self.tick = tick
         self._stop = threading.Event()
         self.mode = "polling"
 
@@ -81,8 +96,9 @@ class LogWatcher:
                         debounce=self.debounce,
                         step=50,
                         stop_event=self._stop,
-                        rust_timeout=0,  # block in the kernel until an event or the stop event
-                        yield_on_timeout=False,
+                        rust_timeout=int(self.tick * 1000),  # in the kernel until an event, a tick or stop
+                        yield_on_timeout=True,
+                        watch_filter=None,
                         raise_interrupt=False,
                         ignore_permission_denied=True,
                     ):

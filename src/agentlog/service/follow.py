@@ -27,6 +27,11 @@ from agentlog.service.index import sync_changed, update_index
 
 log = logging.getLogger(__name__)
 
+TICK = 2.0
+"""Seconds of quiet after which the watcher reports in: the first report means the
+watch is in place, and one catch-up sync reads what was written meanwhile; the
+others cost a wake-up of the thread and nothing else."""
+
 
 class Follower(threading.Thread):
     """Syncs the index at ``path`` for ``home`` whenever its logs change, until :meth:`stop`.
@@ -54,7 +59,7 @@ class Follower(threading.Thread):
         self.ignored: set[str] = set()
         self._changed = threading.Condition()
         self.watcher = LogWatcher(
-            roots_to_watch(dict(home.env), home.home, home.roots), debounce, interval, force_polling
+            roots_to_watch(dict(home.env), home.home, home.roots), debounce, interval, force_polling, TICK
         )
 
     @property
@@ -103,7 +108,13 @@ class Follower(threading.Thread):
         if not self.synced:  # ``synced``: the caller has just synced
             self.sync_round()
         index = str(self.path)
+        caught_up = False
         for changed in self.watcher:
+            if not changed:  # a quiet tick; the first: the watch is set up
+                if not caught_up:
+                    caught_up = True
+                    self.sync_round()  # what was written while the watch was being set up
+                continue
             wanted = {p for p in changed if not p.startswith(index)} - self.ignored
             if wanted:
                 self.sync_round(None if "" in wanted else wanted)
