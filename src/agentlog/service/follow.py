@@ -126,6 +126,11 @@ class Follower(threading.Thread):
             self._changed.wait_for(lambda: self.version > version or self.watcher.stopped, timeout)
             return self.version
 
+    @property
+    def stopped(self) -> bool:
+        """Whether :meth:`stop` was called."""
+        return self.watcher.stopped
+
     def stop(self) -> None:
         self.watcher.stop()
         with self._changed:

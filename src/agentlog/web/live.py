@@ -87,7 +87,7 @@ def events() -> Response:
             yield f"retry: {RETRY_MS}\n: agentlog live\n\n"
             version = getattr(state, "version", 0)
             quiet_since = time.monotonic()
-            while True:
+            while not getattr(state, "stopped", False):  # the viewer is shutting down
                 waiter = getattr(state, "wait", None)
                 if callable(waiter):
                     version = waiter(version, RECHECK)
