@@ -40,6 +40,10 @@ def _filter(agent: str | None, project: str | None, since: str | None) -> Sessio
 def _follower(app: App, no_sync: bool) -> Follower | None:
     if no_sync:
         return None
+    from agentlog.live.watch import MISSING, events_available
+
+    if not events_available():
+        app.err.print(MISSING)
     follower = Follower(app.index_path, Home(app.env, app.home, app.roots), synced=True)
     follower.start()
     return follower

@@ -86,6 +86,10 @@ def serve(
     if token:
         click.echo("anyone who can reach this address and has the token can read your transcripts", err=True)
     if not no_sync:
+        from agentlog.live.watch import MISSING, events_available
+
+        if not events_available():
+            click.echo(f"{MISSING}: every {interval:g} s", err=True)
         syncer.start()
     if open_browser:
         import webbrowser

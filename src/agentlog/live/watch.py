@@ -23,6 +23,17 @@ UNKNOWN: frozenset[str] = frozenset({""})
 """The change set that means "anything may have changed" (the polling fallback)."""
 
 
+MISSING = "file-system events need the live extra: pip install 'agentlog[live]' (polling instead)"
+"""The one line a live command says when watchfiles is not installed."""
+
+
+def events_available() -> bool:
+    """Whether watchfiles (the ``live`` extra) is installed."""
+    from importlib.util import find_spec
+
+    return find_spec("watchfiles") is not None
+
+
 def roots_to_watch(env: dict[str, str], home: Path, extra: Iterable[Path] = ()) -> list[Path]:
     """Every registered agent's log folders that exist, and ``extra`` (``--root``),
     without folders inside another one of them.  Project folders are left out —
