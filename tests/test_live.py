@@ -296,3 +296,49 @@ def test_index_and_memory_give_the_same_board(tmp_path):
         conn.close()
     logged = logged_live_status(LogHome(home.env, home.home, []), now=now, procs=None)
     assert len(indexed) == 4 and indexed == logged
+
+
+def test_watch_board_opens_a_tail_and_exits_on_ctrl_c(tmp_path):
+    """``watch`` on a terminal (a pseudo-terminal here): the board, a row number +
+    Enter opens that session's tail, Ctrl-C goes back to the board, Ctrl-C again
+    exits with status 0."""
+    import pty
+    import select
+    import signal
+
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    for step in script.steps[:2]:  # a prompt and a pending Bash call
+        step.write()
+    env = {**os.environ, **home.env, "COLUMNS": "120", "LINES": "40", "TERM": "xterm"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: agentlog watch on the terminal
+        os.execve(sys.executable, [sys.executable, "-m", "agentlog", "watch"], env)
+    seen = b""
+
+    def until(text: bytes, timeout: float = 30) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while text not in seen and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+        assert text in seen, seen[-2000:]
+
+    try:
+        until(b"agentlog watch")
+        until(b"running_tool")
+        assert b"a row number + Enter" in seen
+        os.write(fd, b"1\n")
+        until(b"tail of " + script.key.encode())
+        until(b"pytest -q")  # the Bash call, rendered by the tail
+        os.kill(pid, signal.SIGINT)
+        seen = b""
+        until(b"agentlog watch")  # back on the board
+        os.kill(pid, signal.SIGINT)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0

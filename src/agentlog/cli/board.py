@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from agentlog.model import short_id
 from agentlog.present import clean, compact
-from agentlog.service.status import LiveSession, by_project
+from agentlog.service.status import LiveSession, by_project, flatten
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -44,9 +44,11 @@ def _why(row: LiveSession) -> str:
     return ("~ " if row.inferred else "") + text
 
 
-def board_table(rows: list[LiveSession], now: datetime, width: int = 100) -> Table:
+def board_table(rows: list[LiveSession], now: datetime, width: int = 100, numbers: bool = False) -> Table:
     """``rows`` as one table: a line per project (the sessions that need you put
-    their project first), each session under it, its subagents indented."""
+    their project first), each session under it, its subagents indented;
+    ``numbers``: each session's number (in :func:`~agentlog.service.status.flatten`
+    order) before its status."""
     from rich.table import Table
 
     table = Table(box=None, pad_edge=False, header_style="bold", expand=True, width=width)
@@ -56,19 +58,21 @@ def board_table(rows: list[LiveSession], now: datetime, width: int = 100) -> Tab
     table.add_column("session", no_wrap=True, overflow="ellipsis", ratio=2, min_width=12)
     table.add_column("turn", justify="right", no_wrap=True, min_width=5)
     table.add_column("evidence", no_wrap=True, overflow="ellipsis", ratio=3, min_width=12)
+    order = {r.key: n for n, r in enumerate(flatten(rows), 1)} if numbers else {}
     for project, members in by_project(rows):
         table.add_row(f"[bold]{clean(project or '(no folder)', one_line=True)}[/bold]", "", "", "", "", "")
         for row in members:
-            _add(table, row, now, 1)
+            _add(table, row, now, 1, order)
     return table
 
 
-def _add(table: Table, row: LiveSession, now: datetime, depth: int) -> None:
+def _add(table: Table, row: LiveSession, now: datetime, depth: int, order: dict[str, int]) -> None:
     style = STYLES.get(row.status, "")
     name = clean(f"{short_id(row.id)} {row.title or ''}".strip(), one_line=True)
     cost = f" ${row.turn.cost_usd:.2f}" if row.turn.cost_usd is not None else ""
+    number = f"{order[row.key]:>2} " if row.key in order else ""
     table.add_row(
-        " " * depth + f"[{style}]{row.status}[/{style}]",
+        number + " " * depth + f"[{style}]{row.status}[/{style}]",
         age(row.since, now),
         row.agent.replace("_code", ""),
         ("└ " if depth > 1 else "") + name,
@@ -76,4 +80,4 @@ def _add(table: Table, row: LiveSession, now: datetime, depth: int) -> None:
         clean(_why(row), one_line=True),
     )
     for child in row.children:
-        _add(table, child, now, depth + 1)
+        _add(table, child, now, depth + 1, order)

@@ -4,7 +4,11 @@ needs you, and following one as it is written (:mod:`agentlog.service.status`,
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import sqlite3
 import sys
+import threading
 import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -17,6 +21,7 @@ from agentlog.cli.indexing import open_index
 from agentlog.cli.options import agent_option, json_option, no_sync_option, pass_app
 from agentlog.errors import UsageError
 from agentlog.live.procs import ProcessTable
+from agentlog.present import clean
 from agentlog.query import TIME_HELP, SessionFilter, Span, parse_span, resolve_agent
 from agentlog.service.follow import Follower
 from agentlog.service.home import Home
@@ -24,6 +29,10 @@ from agentlog.service.home import Home
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from agentlog.service.tail import SessionTail
+
+KEYS = 0.5
+"""Seconds ``watch`` waits for a typed row number before it looks at the logs again."""
 REDRAW = 10.0
 """Seconds between redraws of ``watch`` when no log changes (the ages and the
 clock's statuses: a permission prompt, a stale turn)."""
@@ -131,29 +140,34 @@ def tail(app: App, session: str, lines: int, as_json: bool, no_sync: bool) -> No
     try:
         follow = SessionTail(conn, session, lines)
         follower = _follower(app, no_sync)
-        procs = _Procs()
-        version, changed = 0, True
-        encode = msgspec.json.Encoder().encode
-        while True:
-            events = follow.poll(conn, procs=procs.get(changed))
-            for event in events:
-                if as_json:
-                    sys.stdout.buffer.write(encode(event) + b"\n")
-                else:
-                    _print_event(app, follow.key, event)
-            sys.stdout.flush()
-            if follower is None:
-                time.sleep(1.0)
-                changed = False
-            else:
-                now = follower.wait(version, 1.0)
-                changed, version = now != version, now
+        _follow(app, conn, follow, follower, as_json)
     except KeyboardInterrupt:
         pass
     finally:
         if follower is not None:
             follower.stop()
         conn.close()
+
+
+def _follow(app: App, conn: sqlite3.Connection, follow: SessionTail, follower: Follower | None, as_json: bool) -> None:
+    """Print ``follow``'s events as they come, until Ctrl-C (``KeyboardInterrupt``)."""
+    procs = _Procs()
+    version, changed = follower.version if follower else 0, True
+    encode = msgspec.json.Encoder().encode
+    while True:
+        events = follow.poll(conn, procs=procs.get(changed))
+        for event in events:
+            if as_json:
+                sys.stdout.buffer.write(encode(event) + b"\n")
+            else:
+                _print_event(app, follow.key, event)
+        sys.stdout.flush()
+        if follower is None:
+            time.sleep(1.0)
+            changed = False
+        else:
+            now = follower.wait(version, 1.0)
+            changed, version = now != version, now
 
 
 def _print_event(app: App, key: str, event: object) -> None:
@@ -199,39 +213,71 @@ def watch(app: App, since: str | None, agent: str | None, project: str | None, n
     from rich.live import Live
 
     from agentlog.cli.board import board_table
-    from agentlog.service.status import live_status
+    from agentlog.service.status import flatten, live_status
 
     where = _filter(agent, project, since)
     conn, _ = open_index(app, no_sync)
     follower = _follower(app, no_sync)
     procs = _Procs()
     console = app.console
+    numbered: list[str] = []
+    typed: queue.Queue[str] = queue.Queue()
+    keys = sys.stdin.isatty()
+
+    def read_keys() -> None:
+        for line in sys.stdin:
+            typed.put(line.strip())
+
+    if keys:  # a row number and Enter: that session's tail (Ctrl-C back to the board)
+        threading.Thread(target=read_keys, name="agentlog-keys", daemon=True).start()
 
     def view(changed: bool) -> RenderableType:
         from rich.console import Group
         from rich.text import Text
 
         rows = live_status(conn, where, procs=procs.get(changed))
+        numbered[:] = [r.key for r in flatten(rows)]
         now = datetime.now(UTC)
         mode = follower.mode if follower else "no sync"
+        hint = " · a row number + Enter: its tail" if keys else ""
         head = Text.from_markup(
             f"[bold]agentlog watch[/bold] [dim]{now.astimezone():%H:%M:%S} · {len(rows)} sessions · "
-            f"updates: {mode} · Ctrl-C exits[/dim]"
+            f"updates: {mode}{hint} · Ctrl-C exits[/dim]"
         )
-        body = board_table(rows, now, console.width) if rows else Text("no session written to in the span")
+        body = board_table(rows, now, console.width, numbers=keys) if rows else Text("no session written to in the span")
         return Group(head, body)
 
+    def open_tail(choice: str) -> None:
+        from agentlog.service.tail import SessionTail
+
+        if not choice.isdigit() or not 0 < int(choice) <= len(numbered):
+            return
+        key = clean(numbered[int(choice) - 1], one_line=True)
+        console.print(f"[dim]tail of {key} · Ctrl-C: back to the board[/dim]", highlight=False)
+        with contextlib.suppress(KeyboardInterrupt):
+            _follow(app, conn, SessionTail(conn, numbered[int(choice) - 1]), follower, False)
+
     try:
-        with Live(view(True), console=console, auto_refresh=False, screen=False) as live:
-            version = 0
-            while True:
-                if follower is None:
-                    time.sleep(REDRAW)
-                    changed = False
-                else:
-                    now_version = follower.wait(version, REDRAW)
-                    changed, version = now_version != version, now_version
-                live.update(view(changed), refresh=True)
+        while True:
+            with Live(view(True), console=console, auto_refresh=False, screen=False) as live:
+                version, drawn = follower.version if follower else 0, time.monotonic()
+                choice = None
+                while choice is None:
+                    try:
+                        choice = typed.get(timeout=KEYS) if keys else None
+                    except queue.Empty:
+                        choice = None
+                    if follower is None:
+                        changed = False
+                        if not keys:
+                            time.sleep(REDRAW)
+                    else:
+                        now_version = follower.wait(version, 0 if keys else REDRAW)
+                        changed, version = now_version != version, now_version
+                    if changed or time.monotonic() - drawn >= REDRAW:
+                        live.update(view(changed), refresh=True)
+                        drawn = time.monotonic()
+            open_tail(choice)
     except KeyboardInterrupt:
         pass
     finally:

@@ -206,6 +206,15 @@ def by_project(rows: list[LiveSession]) -> list[tuple[str, list[LiveSession]]]:
     return sorted(groups.items(), key=lambda g: (min(STATUS_ORDER.index(r.status) for r in g[1]), g[0]))
 
 
+def flatten(rows: Iterable[LiveSession]) -> list[LiveSession]:
+    """Every row and its children, depth first, in board order."""
+    out: list[LiveSession] = []
+    for r in rows:
+        out.append(r)
+        out += flatten(r.children)
+    return out
+
+
 def needs_attention(rows: Iterable[LiveSession]) -> list[LiveSession]:
     """Every row (children too) whose status is ``needs_you``, board order."""
     out: list[LiveSession] = []
