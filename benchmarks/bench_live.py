@@ -136,6 +136,7 @@ def main() -> None:
     parser.add_argument("--before-src", help="another checkout's src/ to measure serve idle for (e.g. main)")
     parser.add_argument("--agentsview", help="agentsview executable: its serve idle on the same home")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--only", choices=["latency", "idle"], help="one part of the run")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-live-"))
     try:
@@ -143,25 +144,41 @@ def main() -> None:
         cwd.mkdir(parents=True)
         write_codex_home(home / ".codex", args.files)
         env = {**os.environ, "HOME": str(home), "AGENTLOG_INDEX": str(tmp / "index.sqlite"), "NO_COLOR": "1"}
-        tails = latency_tail(env, home, cwd, args.runs)
-        print(f"appended line → tail --json event: p50 {statistics.median(tails):.2f} s, max {max(tails):.2f} s ({len(tails)} runs, {args.files:,} rollouts)")
-        stats = latency_status(env, home, cwd, args.runs)
-        print(f"appended line → status --json (a new process, sync included): p50 {statistics.median(stats):.2f} s, max {max(stats):.2f} s")
-        p50, low, cpu = statusline(env, home, 20)
-        print(f"statusline warm: wall p50 {p50:.0f} ms (min {low:.0f} ms), CPU {cpu:.0f} ms per call")
-        settle = 20.0
-        for name, cmd in [
-            ("serve (this checkout)", [*agentlog(None), "serve", "--port", "0"]),
-            ("watch (this checkout)", [*agentlog(None), "watch"]),
-            *([("serve (before: " + args.before_src + ")", [*agentlog(args.before_src), "serve", "--port", "0"])] if args.before_src else []),
-        ]:
-            print(f"idle {name}: {idle(cmd, env, args.idle, settle, tmp / 'out.txt'):.3f}% of a core over {args.idle:.0f} s")
-        if args.agentsview:
-            av_env = {**env, "AGENTSVIEW_DATA_DIR": str(tmp / "av")}
-            cmd = [args.agentsview, "serve", "--port", "0", "--no-browser", "--no-update-check"]
-            print(f"idle agentsview serve: {idle(cmd, av_env, args.idle, settle, tmp / 'av.txt'):.3f}% of a core over {args.idle:.0f} s")
+        if args.only != "idle":
+            latencies(env, home, cwd, args.runs, args.files)
+        if args.only != "latency":
+            idles(args, env, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def latencies(env: dict[str, str], home: Path, cwd: Path, runs: int, files: int) -> None:
+    """The appended line → tail and → status latencies, and statusline's warm time."""
+    tails = latency_tail(env, home, cwd, runs)
+    print(f"appended line → tail --json event: p50 {statistics.median(tails):.2f} s, max {max(tails):.2f} s ({len(tails)} runs, {files:,} rollouts)", flush=True)
+    stats = latency_status(env, home, cwd, runs)
+    print(f"appended line → status --json (a new process, sync included): p50 {statistics.median(stats):.2f} s, max {max(stats):.2f} s", flush=True)
+    p50, low, cpu = statusline(env, home, 20)
+    print(f"statusline warm: wall p50 {p50:.0f} ms (min {low:.0f} ms), CPU {cpu:.0f} ms per call", flush=True)
+
+
+def idles(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
+    """Idle CPU of serve and watch (and of another checkout's serve, agentsview's),
+    each after its start-up syncs (``settle`` seconds), on its own index."""
+    settle = 30.0
+    runs = [
+        ("serve (this checkout)", [*agentlog(None), "serve", "--port", "0"], env),
+        ("watch (this checkout)", [*agentlog(None), "watch"], env),
+    ]
+    if args.before_src:
+        before = {**env, "AGENTLOG_INDEX": str(tmp / "before.sqlite")}
+        runs.append((f"serve (before: {args.before_src})", [*agentlog(args.before_src), "serve", "--port", "0"], before))
+    if args.agentsview:
+        av_env = {**env, "AGENTSVIEW_DATA_DIR": str(tmp / "av")}
+        runs.append(("agentsview serve", [args.agentsview, "serve", "--port", "0", "--no-browser", "--no-update-check"], av_env))
+    for name, cmd, run_env in runs:
+        used = idle(cmd, run_env, args.idle, settle, tmp / "out.txt")
+        print(f"idle {name}: {used:.3f}% of a core over {args.idle:.0f} s", flush=True)
 
 
 if __name__ == "__main__":

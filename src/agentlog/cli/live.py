@@ -36,7 +36,7 @@ KEYS = 0.5
 REDRAW = 10.0
 """Seconds between redraws of ``watch`` when no log changes (the ages and the
 clock's statuses: a permission prompt, a stale turn)."""
-PROCS_EVERY = 30.0
+PROCS_EVERY = 120.0
 """Seconds between reads of ``/proc`` by ``watch`` and ``tail`` when no log changes."""
 
 

@@ -47,7 +47,7 @@ class Follower(threading.Thread):
         home: Home,
         interval: float = 30.0,
         force_polling: bool = False,
-        debounce: int = 150,
+        debounce: int = 400,
         synced: bool = False,
     ) -> None:
         super().__init__(name="agentlog-follow", daemon=True)
