@@ -200,6 +200,15 @@ def test_detect_refuses_a_fifo_instead_of_hanging(tmp_path):
     assert code == 1 and "not a regular file" in err
 
 
+def test_a_prices_file_that_is_a_fifo_is_named_as_such(tmp_path):
+    fifo = tmp_path / "prices.toml"
+    os.mkfifo(fifo)
+    code, _, err = run("--demo", "usage", "daily", "--prices", str(fifo))
+    assert code == 1 and f"{fifo}: not a regular file" in err
+    code, _, err = run("--demo", "usage", "daily", "--prices", str(tmp_path / "none.toml"))
+    assert code == 1 and "none.toml: no such price file" in err
+
+
 def test_control_characters_in_logs_never_reach_the_terminal(tmp_path):
     line = {
         "type": "user",

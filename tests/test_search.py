@@ -187,6 +187,10 @@ def test_offset_limit_total_and_sort(conn, index):
     )
     code, _, err = cli(index, "claude", "--limit", "2")
     assert "1–2 of 5 hits · next page: --offset 2" in " ".join(err.split())
+    code, _, err = cli(index, "claude", "--limit", "2", "--offset", "4")
+    assert "5–5 of 5 hits · open one" in " ".join(err.split())
+    code, _, err = cli(index, "release")
+    assert " ".join(err.split()).startswith("1 hit · open one")  # not "1–1 of 1 hits"
     with pytest.raises(UsageError, match="unknown sort"):
         search(conn, "claude", sort="best")  # type: ignore[arg-type]
 

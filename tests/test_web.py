@@ -28,7 +28,7 @@ from agentlog.errors import UsageError
 from agentlog.index import db, queries
 from agentlog.web import content
 from agentlog.web.app import CSP, connection, create_app
-from agentlog.web.charts import stacked_bars
+from agentlog.web.charts import fold_small, stacked_bars
 from web_helpers import HOSTILE_ID, build_index, demo_index, hostile_home
 
 WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
@@ -423,3 +423,14 @@ def test_a_page_number_beyond_sqlite_integers_is_an_empty_page(client, url, row)
     it is a page past the last one: no rows."""
     assert row in text(client.get(url.format(1)))
     assert row not in text(client.get(url.format(HUGE_PAGE)))
+
+
+def test_series_beyond_the_palette_fold_into_one_grey_others_series():
+    series = {f"agent{n}": [float(n), 1.0] for n in range(14)}  # 14 agents, 10 colours
+    folded = fold_small(series, 10)
+    assert list(folded) == [f"agent{n}" for n in range(5, 14)] + ["5 others"]
+    assert folded["5 others"] == [0.0 + 1 + 2 + 3 + 4, 5.0]
+    svg = str(stacked_bars("t", ["d1", "d2"], series, str))
+    fills = re.findall(r'<rect x="\d+" y="[\d.]+" width="12" height="12" fill="(#\w+)"', svg)
+    assert len(fills) == 10 and len(set(fills)) == 10  # one legend entry and colour each
+    assert fold_small({"a": [1.0]}, 10) == {"a": [1.0]}

@@ -274,8 +274,10 @@ def search_command(
             f"{clean(role, one_line=True)}{count}[/dim]  {clean((h.session_title or '')[:60], one_line=True)}"
         )
         app.console.print("  " + highlight(h.snippet))
-    unit = "sessions" if by_session else "hits"
-    shown = f"{offset + 1}–{offset + len(page.hits)} of {page.total} {unit}"
+    unit = ("session" if by_session else "hit") + ("s" if page.total != 1 else "")
+    last = offset + len(page.hits)
+    whole = offset == 0 and last == page.total
+    shown = f"{page.total} {unit}" if whole else f"{offset + 1}–{last} of {page.total} {unit}"
     more = f" · next page: --offset {page.next_offset}" if page.next_offset is not None else ""
     app.err.print(f"[dim]{shown}{more} · open one with: agentlog show <key>[/dim]")
 

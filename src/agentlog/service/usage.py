@@ -88,7 +88,8 @@ def pricer(conn: sqlite3.Connection | None, prices_file: Path | None = None) -> 
     from agentlog.index.prices import kept_pricer
 
     if prices_file is not None and not prices_file.is_file():
-        raise NotFound(f"{prices_file}: no such price file")
+        what = "not a regular file" if prices_file.exists() else "no such price file"
+        raise NotFound(f"{prices_file}: {what}")
     return kept_pricer(conn, prices_file)
 
 

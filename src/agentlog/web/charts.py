@@ -38,6 +38,19 @@ def _axis(top: float) -> tuple[float, int]:
     raise AssertionError("unreachable: 10 × 10^floor(log10(top)) > top")
 
 
+def fold_small(series: dict[str, list[float]], limit: int) -> dict[str, list[float]]:
+    """``series`` as is if it has at most ``limit`` entries; else its ``limit - 1``
+    largest (by sum, in their original order) plus ``"N others"``, the element-wise
+    sum of the rest."""
+    if len(series) <= limit:
+        return series
+    ranked = sorted(series, key=lambda name: -sum(series[name]))
+    keep, rest = set(ranked[: limit - 1]), ranked[limit - 1 :]
+    folded = {name: values for name, values in series.items() if name in keep}
+    folded[f"{len(rest)} others"] = [sum(column) for column in zip(*(series[name] for name in rest), strict=True)]
+    return folded
+
+
 def stacked_bars(
     title: str,
     categories: Sequence[str],
@@ -48,7 +61,9 @@ def stacked_bars(
     """A stacked bar chart: one bar per category, one colour per series (values
     ≥ 0, ``series[name][i]`` for ``categories[i]``), y axis labelled with ``fmt``
     and ending at ``maximum`` (default: a round number above the highest bar).
-    Series beyond the palette share its last colour."""
+    Beyond the palette's size, the largest series keep their own colours and the
+    rest are summed into one grey "N others" series (never two series one colour)."""
+    series = fold_small(series, len(PALETTE))
     totals = [sum(values[i] for values in series.values()) for i in range(len(categories))]
     top, intervals = (maximum, 4) if maximum else _axis(max(totals, default=0.0))
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -77,7 +92,7 @@ def stacked_bars(
             base -= h
             out.append(
                 f'<rect x="{x:.1f}" y="{base:.1f}" width="{bar:.1f}" height="{h:.1f}"'
-                f' fill="{PALETTE[min(n, len(PALETTE) - 1)]}"><title>{escape(category)} · {escape(name)}: '
+                f' fill="{PALETTE[n]}"><title>{escape(category)} · {escape(name)}: '
                 f"{escape(fmt(values[i]))}</title></rect>"
             )
         if i % every == 0:
@@ -89,7 +104,7 @@ def stacked_bars(
     for n, name in enumerate(series):
         x, y = LEFT + (n % 4) * 210, HEIGHT + 24 * (n // 4) - 4
         out.append(
-            f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{PALETTE[min(n, len(PALETTE) - 1)]}"/>'
+            f'<rect x="{x}" y="{y - 10}" width="12" height="12" fill="{PALETTE[n]}"/>'
             f'<text x="{x + 18}" y="{y}" class="legend">{escape(name[:30])}</text>'
         )
     out.append("</svg>")
