@@ -342,3 +342,43 @@ def test_watch_board_opens_a_tail_and_exits_on_ctrl_c(tmp_path):
     finally:
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_subagent_sits_under_its_parent_on_the_board_and_in_tail(tmp_path):
+    """A Claude Task call whose subagent (``<session>/subagents/agent-<id>.jsonl``)
+    is working: the parent waits for it; once the subagent's turn ends it is done
+    and the parent is working again (inferred); ``tail`` of the parent shows the
+    subagent's messages under it."""
+    from agentlog.index import db
+    from agentlog.service.tail import SessionTail
+    from live_scripts import append, iso
+
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    for step in script.steps[:4]:  # ... the pending Task call
+        step.write()
+    sid = script.key.split(":", 1)[1]
+    child = home.home / ".claude/projects/-live-project" / sid / "subagents/agent-c0ffee01.jsonl"
+    (child.parent / "agent-c0ffee01.meta.json").parent.mkdir(parents=True)
+    (child.parent / "agent-c0ffee01.meta.json").write_text(json.dumps({"agentType": "explore", "description": "explore", "toolUseId": "toolu_2"}))
+    base = {"isSidechain": True, "sessionId": sid, "agentId": "c0ffee01", "cwd": str(home.cwd), "version": "2.0.30"}
+    append(child, {**base, "type": "user", "uuid": "s1", "timestamp": iso(), "message": {"role": "user", "content": "look around"}})
+    board = home.board()
+    assert (board[script.key]["status"], board["claude_code:agent-c0ffee01"]["status"]) == ("waiting_for_subagents", "working")
+    assert [c["key"] for c in json.loads(home.run("status", "--json", "--since", "1d"))[0]["children"]] == ["claude_code:agent-c0ffee01"]
+    conn = db.connect(home.index, readonly=True)
+    try:
+        follow = SessionTail(conn, script.key, backlog=0)
+        follow.poll(conn)
+        reply = {"id": "msg_s2", "role": "assistant", "model": "claude-haiku-4-5", "content": [{"type": "text", "text": "found it"}], "stop_reason": "end_turn"}
+        append(child, {**base, "type": "assistant", "uuid": "s2", "timestamp": iso(), "message": reply})
+        board = home.board()
+        events = follow.poll(conn)
+    finally:
+        conn.close()
+    assert (board["claude_code:agent-c0ffee01"]["status"], board[script.key]["status"], board[script.key]["inferred"]) == ("done", "working", True)
+    assert [(e.event, e.session, e.parent) for e in events] == [
+        ("message", "claude_code:agent-c0ffee01", script.key),
+        ("status", script.key, None),
+        ("status", "claude_code:agent-c0ffee01", script.key),
+    ]
