@@ -10,6 +10,7 @@ import sqlite3
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -135,12 +136,18 @@ def tail(app: App, session: str, lines: int, as_json: bool, no_sync: bool) -> No
 
     if not session.strip():
         raise UsageError("tail: give a session key, id or id prefix")
+    with _live_index(app, no_sync) as (conn, follower):
+        _follow(app, conn, SessionTail(conn, session, lines), follower, as_json)
+
+
+@contextlib.contextmanager
+def _live_index(app: App, no_sync: bool) -> Iterator[tuple[sqlite3.Connection, Follower | None]]:
+    """The index (synced unless ``no_sync``) and its follower, until Ctrl-C ends the block."""
     conn, _ = open_index(app, no_sync)
     follower = None
     try:
-        follow = SessionTail(conn, session, lines)
         follower = _follower(app, no_sync)
-        _follow(app, conn, follow, follower, as_json)
+        yield conn, follower
     except KeyboardInterrupt:
         pass
     finally:
@@ -210,14 +217,18 @@ def watch(app: App, since: str | None, agent: str | None, project: str | None, n
     first and highlighted.  Updates come from file-system events (the `live`
     extra: pip install 'agentlog[live]'), else a poll.
     """
+    where = _filter(agent, project, since)
+    with _live_index(app, no_sync) as (conn, follower):
+        _board(app, conn, follower, where)
+
+
+def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where: SessionFilter) -> None:
+    """``watch``'s loop: the board, redrawn on each sync and every :data:`REDRAW` seconds."""
     from rich.live import Live
 
     from agentlog.cli.board import board_table
     from agentlog.service.status import flatten, live_status
 
-    where = _filter(agent, project, since)
-    conn, _ = open_index(app, no_sync)
-    follower = _follower(app, no_sync)
     procs = _Procs()
     console = app.console
     numbered: list[str] = []
@@ -257,30 +268,23 @@ def watch(app: App, since: str | None, agent: str | None, project: str | None, n
         with contextlib.suppress(KeyboardInterrupt):
             _follow(app, conn, SessionTail(conn, numbered[int(choice) - 1]), follower, False)
 
-    try:
-        while True:
-            with Live(view(True), console=console, auto_refresh=False, screen=False) as live:
-                version, drawn = follower.version if follower else 0, time.monotonic()
-                choice = None
-                while choice is None:
-                    try:
-                        choice = typed.get(timeout=KEYS) if keys else None
-                    except queue.Empty:
-                        choice = None
-                    if follower is None:
-                        changed = False
-                        if not keys:
-                            time.sleep(REDRAW)
-                    else:
-                        now_version = follower.wait(version, 0 if keys else REDRAW)
-                        changed, version = now_version != version, now_version
-                    if changed or time.monotonic() - drawn >= REDRAW:
-                        live.update(view(changed), refresh=True)
-                        drawn = time.monotonic()
-            open_tail(choice)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if follower is not None:
-            follower.stop()
-        conn.close()
+    while True:
+        with Live(view(True), console=console, auto_refresh=False, screen=False) as live:
+            version, drawn = follower.version if follower else 0, time.monotonic()
+            choice = None
+            while choice is None:
+                try:
+                    choice = typed.get(timeout=KEYS) if keys else None
+                except queue.Empty:
+                    choice = None
+                if follower is None:
+                    changed = False
+                    if not keys:
+                        time.sleep(REDRAW)
+                else:
+                    now_version = follower.wait(version, 0 if keys else REDRAW)
+                    changed, version = now_version != version, now_version
+                if changed or time.monotonic() - drawn >= REDRAW:
+                    live.update(view(changed), refresh=True)
+                    drawn = time.monotonic()
+        open_tail(choice)

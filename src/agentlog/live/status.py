@@ -247,6 +247,11 @@ def _span(delta: timedelta) -> str:
     return f"{seconds // 3600} h"
 
 
+def _stale(facts: StatusFacts, now: datetime, quiet: timedelta, why: str) -> StatusFacts:
+    reason = f"turn in progress, no write for {_span(quiet)} {why}"
+    return replace(facts, status="stale", since=now - quiet, inferred=True, reason=reason)
+
+
 def refine(
     facts: StatusFacts,
     agent: str,
@@ -272,13 +277,7 @@ def refine(
     if quiet is None:
         return facts
     if status in IN_TURN and alive is False and quiet > GONE_AFTER:
-        return replace(
-            facts,
-            status="stale",
-            since=now - quiet,
-            inferred=True,
-            reason=f"turn in progress, no write for {_span(quiet)} and no {agent} process in its folder",
-        )
+        return _stale(facts, now, quiet, f"and no {agent} process in its folder")
     quick = bool(facts.pending) and all(t in QUICK_TOOLS for t in facts.pending)
     if (
         status == "running_tool"
@@ -295,13 +294,7 @@ def refine(
             f"{agent} records nothing while a permission prompt waits",
         )
     if status in IN_TURN and alive is not True and quiet > STALE_AFTER:
-        return replace(
-            facts,
-            status="stale",
-            since=now - quiet,
-            inferred=True,
-            reason=f"turn in progress, no write for {_span(quiet)} (agent process not known to run)",
-        )
+        return _stale(facts, now, quiet, "(agent process not known to run)")
     if status == "waiting_for_user" and (alive is False or (alive is None and quiet > IDLE_AFTER)):
         why = "its agent process is gone" if alive is False else f"no write for {_span(quiet)}"
         return replace(facts, status="done", inferred=True, reason=f"the turn ended and {why}")
