@@ -137,6 +137,7 @@ def main() -> None:
     parser.add_argument("--agentsview", help="agentsview executable: its serve idle on the same home")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--only", choices=["latency", "idle"], help="one part of the run")
+    parser.add_argument("--settle", type=float, default=30.0, help="seconds each server gets for its start-up syncs")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-live-"))
     try:
@@ -165,7 +166,7 @@ def latencies(env: dict[str, str], home: Path, cwd: Path, runs: int, files: int)
 def idles(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
     """Idle CPU of serve and watch (and of another checkout's serve, agentsview's),
     each after its start-up syncs (``settle`` seconds), on its own index."""
-    settle = 30.0
+    settle = args.settle
     runs = [
         ("serve (this checkout)", [*agentlog(None), "serve", "--port", "0"], env),
         ("watch (this checkout)", [*agentlog(None), "watch"], env),

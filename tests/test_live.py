@@ -207,7 +207,7 @@ def test_refine_adds_the_clock_and_the_processes():
         True,
         "a edit call pending for 9 s with no write: claude_code records nothing while a permission prompt waits",
     )
-    assert refine(running, "codex", last_write=NOW, now=later).status == "running_tool"  # Codex records approvals
+    assert refine(running, "kimi", last_write=NOW, now=later).status == "running_tool"  # Kimi records approvals
     bash = StatusFacts("running_tool", "e", NOW, NOW, pending=("bash",))
     assert refine(bash, "claude_code", last_write=NOW, now=later).status == "running_tool"  # a long command
     hour = NOW + timedelta(hours=1)

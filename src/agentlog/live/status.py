@@ -29,9 +29,11 @@ What each agent can tell (the evidence its writer records):
   :data:`PROMPT_AFTER` is ``needs_you`` with ``status_inferred``.  A long ``bash``
   call cannot be told from a permission prompt: it stays ``running_tool``.
 * **Codex** — ``task_started`` / ``task_complete`` / ``turn_aborted`` / ``error``
-  recorded by the adapter; ``request_user_input`` calls are ``needs_you``; exec
-  approval requests are not persisted to rollouts by current Codex, so an
-  approval prompt looks like ``running_tool`` (then ``stale``).
+  recorded by the adapter; ``request_user_input`` calls are ``needs_you``.  Exec and
+  patch approval requests are never persisted to rollouts (openai/codex
+  ``codex-rs/core/src/rollout/policy.rs``): a pending patch (a quick call) is an
+  inferred ``needs_you`` as for Claude Code; a command waiting for approval looks
+  like ``running_tool`` (then ``stale``).
 * **Gemini CLI** — the chat file is rewritten per message: prompts, tool calls
   with their status; no turn-end marker, so an assistant text with no pending
   call is ``waiting_for_user`` (inferred).
@@ -90,7 +92,7 @@ SPAWN_TOOLS = frozenset({"task", "spawn_agent", "new_task", "agent"})
 """Normalised or raw tool names whose call starts a subagent."""
 QUICK_TOOLS = frozenset({"read", "write", "edit", "glob", "grep", "list", "delete", "notebook_edit", "todo"})
 """Tools that normally finish at once: left pending, a permission prompt waits."""
-SILENT_PROMPTS = frozenset({"claude_code", "gemini_cli", "opencode", "qwen"})
+SILENT_PROMPTS = frozenset({"claude_code", "codex", "gemini_cli", "opencode", "qwen"})
 """Agents that record nothing while a permission prompt waits."""
 
 _RECORDED_FINAL: frozenset[SessionStatus] = frozenset(

@@ -80,7 +80,7 @@ class LogWatcher:
     def __init__(
         self,
         roots: list[Path],
-        debounce: int = 150,
+        debounce: int = STEP,
         poll: float = 2.0,
         force_polling: bool = False,
         tick: float = 60.0,

@@ -21,7 +21,7 @@ from pathlib import Path
 from agentlog.errors import AgentlogError
 from agentlog.index import db
 from agentlog.index.usage import refresh_rollups
-from agentlog.live.watch import LogWatcher, roots_to_watch
+from agentlog.live.watch import STEP, LogWatcher, roots_to_watch
 from agentlog.service.home import Home
 from agentlog.service.index import sync_changed, update_index
 
@@ -47,7 +47,7 @@ class Follower(threading.Thread):
         home: Home,
         interval: float = 30.0,
         force_polling: bool = False,
-        debounce: int = 400,
+        debounce: int = STEP,
         synced: bool = False,
     ) -> None:
         super().__init__(name="agentlog-follow", daemon=True)
