@@ -226,6 +226,8 @@ def _trae_cli(home: Path) -> Placed:
     )
     parent = "rollout-2026-08-01T18-06-58-019fbc4a-48b9-7472-a0da-6d92901383db.jsonl"
     _copy(f"trae_cli/{parent}", rollouts / parent, placed)
+    own = "rollout-2026-09-02T10-00-00-01a0e1b2-7c00-7000-8000-00000000aa01.jsonl"
+    _copy(f"trae_cli/{own}", home / ".trae/cli/sessions/2026/09/02" / own, placed)
     return placed
 
 

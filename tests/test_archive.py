@@ -180,12 +180,12 @@ def test_a_session_moved_to_another_path_is_handed_over_not_archived(tmp_path):
     day.mkdir(parents=True)
     shutil.copy(FIXTURES / "codex/rollout-synthetic-tools.jsonl", day)
     run(home, "index")
-    (rows,) = as_json(home, "sessions")  # type: ignore[misc]
+    (rows,) = as_json(home, "sessions", "--exec")  # type: ignore[misc]  # a `codex exec` run
     moved = home / ".codex/archived_sessions/rollout-synthetic-tools.jsonl"
     moved.parent.mkdir(parents=True)
     (day / "rollout-synthetic-tools.jsonl").rename(moved)
     run(home, "index")
-    (after,) = as_json(home, "sessions")  # type: ignore[misc]
+    (after,) = as_json(home, "sessions", "--exec")  # type: ignore[misc]
     assert after == rows  # the same session, not archived, not a duplicate
     shown = as_json(home, "show", rows["key"])
     assert isinstance(shown, dict) and shown["sources"] == [str(moved)]
@@ -202,10 +202,10 @@ def test_a_duplicate_copy_takes_over_when_the_original_goes(tmp_path):
     shutil.copy(FIXTURES / "codex/rollout-synthetic-tools.jsonl", copy)
     synced = as_json(home, "index")
     assert isinstance(synced, dict) and synced["duplicates"] == 1
-    (rows,) = as_json(home, "sessions")  # type: ignore[misc]
+    (rows,) = as_json(home, "sessions", "--exec")  # type: ignore[misc]  # a `codex exec` run
     (day / "rollout-synthetic-tools.jsonl").unlink()
     run(home, "index")
-    assert as_json(home, "sessions") == [rows]
+    assert as_json(home, "sessions", "--exec") == [rows]
     shown = as_json(home, "show", rows["key"])
     assert isinstance(shown, dict) and shown["sources"] == [str(copy / "rollout-synthetic-tools.jsonl")]
 
@@ -274,6 +274,7 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     index = home.parent / "index.sqlite"
     conn = sqlite3.connect(index)  # back to schema 8: no archived_at, no prompt_only, roll-ups in USD
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
+    conn.execute("ALTER TABLE usage_rollup DROP COLUMN model_inferred")  # the codex migration
     conn.execute("ALTER TABLE sources DROP COLUMN archived_at")
     conn.execute("ALTER TABLE sessions DROP COLUMN prompt_only")
     conn.execute("PRAGMA user_version = 8")

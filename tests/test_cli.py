@@ -316,7 +316,9 @@ def test_a_resume_command_quotes_the_session_id_for_the_shell(tmp_path):
     folder = tmp_path / "home/.claude/projects/-p"
     folder.mkdir(parents=True)
     record = {"type": "user", "sessionId": sid, "uuid": "u1", "timestamp": "2026-02-01T10:00:00Z"}
-    (folder / f"{sid}.jsonl").write_text(json.dumps({**record, "message": {"role": "user", "content": "hi"}}) + "\n")
+    (folder / f"{sid}.jsonl").write_text(
+        json.dumps({**record, "message": {"role": "user", "content": "hi"}}) + "\n"
+    )
     env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
     code, out, _ = run("sessions", "--json", env=env)
     assert code == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,15 @@ import msgspec
 import pytest
 
 from agentlog.adapters import SourceRef
-from agentlog.adapters.codex import CodexAdapter, split_patch, tool_name, uuid7_ms
+from agentlog.adapters.codex import CodexAdapter, default_model, split_patch, tool_name, uuid7_ms
 from agentlog.load import LoadReport, build_sessions, load_sessions, parse_source
 from agentlog.model import CompactionPart, FilePart, ReasoningPart, Session, TextPart, ToolCallPart
+from agentlog.query import SessionFilter
+from agentlog.rules import replayed_prefix
 from conftest import fixture, parse_files, parse_one, shared_fixture
+from fuzz import checks
+from test_cli import run
+from test_usage import usage_json
 
 CODEX = "codex"
 ADAPTER = CodexAdapter()
@@ -337,7 +343,7 @@ def test_last_token_usage_only_and_legacy_flat_counts(tmp_path):
 
 
 def test_cache_write_and_web_searches_are_split_out():
-    s = parse_one(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    (s,) = parse_files(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
     assert buckets(s) == (2_600, 9_900, 500, 760, 270)
     assert s.usage.web_search_requests == 1
     usages = [m.usage.total_tokens for m in s.messages if m.usage]
@@ -348,7 +354,13 @@ def test_cache_write_and_web_searches_are_split_out():
 
 
 def test_synthetic_tools():
-    s = parse_one(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    (s,) = parse_files(CODEX, fixture("codex/rollout-synthetic-tools.jsonl"))
+    # session_meta source "exec": a `codex exec` run, listed apart, resumed by `codex exec resume`
+    assert (s.kind, s.parent_key, s.resume_command) == (
+        "exec",
+        None,
+        "codex exec resume 019ca9f0-1c00-7000-8000-0000000000aa",
+    )
     assert roles(s) == {"user": 2, "assistant": 8, "system": 3}
     assert s.title == "Config loader refactor"
     assert (s.status, s.status_evidence) == ("errored", "event_msg/error")
@@ -654,3 +666,269 @@ def test_split_patch_and_uuid7():
     assert split_patch("[trimmed]") == []
     assert uuid7_ms("019ca8d7-2d00-7000-8000-000000000001") == 1_772_359_200_000
     assert uuid7_ms("5973b6c0-94b8-487b-a530-2aeb6098ae0e") is None
+
+
+# -- 0.4x forks: the copy has no end marker (issue #12 rule 1) ----------------------------
+
+FORK_FAMILY = "codex/rollout-v0.44-fork-family-"
+FAMILY_IDS = {
+    "main": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b201",
+    "fork": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b202",
+    "chained-fork": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b203",
+    "subagent-1": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b204",
+    "subagent-2": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b205",
+    "subagent-fork": "5f0c1a2e-8d3b-4c71-9a55-0e44f0a1b206",
+}
+
+
+def _family(*names: str) -> list[Path]:
+    return [fixture(f"{FORK_FAMILY}{n}.jsonl") for n in names]
+
+
+def _by_name(sessions: list[Session]) -> dict[str, Session]:
+    names = {sid: name for name, sid in FAMILY_IDS.items()}
+    return {names[s.id]: s for s in sessions}
+
+
+def test_v044_fork_family_counts_each_call_once():
+    got = _by_name(parse_files(CODEX, *_family(*FAMILY_IDS)))
+    counted = {
+        name: (s.kind, s.parent_key and s.parent_key[-3:], sum(1 for m in s.messages if m.usage), buckets(s))
+        for name, s in got.items()
+    }
+    assert counted == {
+        # 2 calls: totals (3000, 1000, 200, 50) then (5000, 3000, 300, 80)
+        "main": ("main", None, 2, (2_000, 3_000, 0, 300, 80)),
+        # its copy of main's 2 calls is dropped; its fresh counter's first call (9000, 5000, 400, 120)
+        "fork": ("fork", "201", 1, (4_000, 5_000, 0, 400, 120)),
+        # the copy holds main's 2 calls and the fork's one: all 3 dropped, its own (12000, 9000, 250, 60)
+        "chained-fork": ("fork", "202", 1, (3_000, 9_000, 0, 250, 60)),
+        # identical siblings both count (they are never compared with each other)
+        "subagent-1": ("subagent", "201", 1, (600, 3_600, 0, 180, 64)),
+        "subagent-2": ("subagent", "201", 1, (600, 3_600, 0, 180, 64)),
+        # forked_from_id + source.subagent: main's copy dropped, its own (8000, 4000, 150, 40) kept
+        "subagent-fork": ("subagent", "201", 1, (4_000, 4_000, 0, 150, 40)),
+    }
+    assert roles(got["fork"]) == {"user~": 2, "assistant~": 2, "user": 1, "assistant": 1}
+    assert roles(got["chained-fork"]) == {"user~": 3, "assistant~": 3, "user": 1, "assistant": 1}
+    assert [m.text for m in got["fork"].messages if not m.hidden] == ["Now add a lint target", "Added lint."]
+    # titled by its own first prompt, not the parent's (rules.fork_title)
+    assert {n: got[n].title for n in ("main", "fork", "chained-fork", "subagent-fork")} == {
+        "main": "Explain the build",
+        "fork": "Now add a lint target",
+        "chained-fork": "Rename lint to check",
+        "subagent-fork": "Check the test target",
+    }
+
+
+def test_v044_fork_without_its_parent_counts_the_copy():
+    """Nothing to match against: every call is counted (flagged ``replay_candidate``)."""
+    (fork,) = parse_files(CODEX, *_family("fork"))
+    assert buckets(fork) == (6_000, 8_000, 0, 700, 200)
+    assert [m.flags for m in fork.messages if m.usage] == [["replay_candidate"]] * 3
+
+
+def test_replayed_prefix_rule():
+    a, b, c = (1, 0, 0, 0, 1, 0), (2, 0, 0, 0, 1, 0), (3, 0, 0, 0, 1, 0)
+    assert replayed_prefix([a, b], [(a, True), (b, True), (c, True)]) == 2
+    assert replayed_prefix([a, b], [(a, True), (c, True), (b, True)]) == 1
+    assert replayed_prefix([a, b], [(a, False), (b, True)]) == 0  # not a candidate: own call
+    assert replayed_prefix([a], [(a, True), (a, True)]) == 1  # the parent's calls bound it
+    assert replayed_prefix([], [(a, True)]) == 0
+
+
+def test_v044_fork_family_index_equals_memory_in_any_order(tmp_path):
+    """The index applies the rule when the child comes first and its parent later."""
+    root = tmp_path / "home"
+    day = root / ".codex/sessions/2025/10/02"
+    day.mkdir(parents=True)
+    for path in _family("chained-fork", "fork", "subagent-fork", "subagent-1"):
+        shutil.copy(path, day / path.name)
+    checks.synced(CODEX, root, tmp_path / "index.sqlite").close()
+    for path in _family("main", "subagent-2"):
+        shutil.copy(path, day / path.name)
+    conn = checks.synced(CODEX, root, tmp_path / "index.sqlite")
+    try:
+        sessions, _ = checks.load(CODEX, root)
+        assert checks.index_view(conn) == checks.memory_view(sessions)
+        assert checks.index_calls_view(conn, CODEX) == checks.calls_view(sessions)
+        assert sum(v[0] for v in checks.index_calls_view(conn, CODEX).values()) == 7
+    finally:
+        conn.close()
+
+
+# -- calls with no recorded model (issue #12 rule 2) ----------------------------------------
+
+NO_MODEL = "codex/rollout-v0.x-no-model-"
+
+
+def test_no_model_calls_take_the_version_default_or_the_nearest_recorded_model():
+    old, late = (
+        parse_files(CODEX, fixture(NO_MODEL + "no-turn-context.jsonl")),
+        parse_files(CODEX, fixture(NO_MODEL + "model-after-first-call.jsonl")),
+    )
+    # 0.30.0 has no turn_context: both calls at 0.30's default (gpt-5, PR #1943)
+    assert [(m.model, m.flags) for m in old[0].messages if m.usage] == [
+        ("gpt-5", ["model_inferred"]),
+        ("gpt-5", ["model_inferred"]),
+    ]
+    assert old[0].models == [] and old[0].diagnostics.inferred == {"model": 2}
+    # 0.44.0's first call precedes the first turn_context: it takes that model (o3), not gpt-5-codex
+    assert [(m.model, m.flags) for m in late[0].messages if m.usage] == [
+        ("o3", ["model_inferred"]),
+        ("o3", []),
+    ]
+    assert late[0].models == ["o3"] and late[0].diagnostics.inferred == {"model": 1}
+
+
+@pytest.mark.parametrize(
+    ("version", "when", "model"),
+    [
+        ("0.1.2505071120", None, "o4-mini"),
+        ("0.1.2505160811", None, "codex-mini-latest"),
+        ("0.2.0", None, "codex-mini-latest"),
+        ("0.16.0", None, "gpt-5"),
+        ("0.39.2", None, "gpt-5"),
+        ("0.40.0", None, "gpt-5-codex"),
+        ("0.58.0-alpha.3", None, "gpt-5.1-codex"),
+        (None, datetime(2025, 9, 1, tzinfo=UTC), "gpt-5"),
+        (None, datetime(2025, 3, 1, tzinfo=UTC), None),
+        (None, None, None),
+    ],
+)
+def test_default_model_by_version(version, when, model):
+    assert default_model(version, when) == model
+
+
+def test_call_without_version_takes_the_default_of_its_day(tmp_path):
+    path = write_jsonl(
+        tmp_path / "rollout-old.jsonl",
+        [
+            env("session_meta", {"id": "old-1", "timestamp": "2025-06-10T10:00:00.000Z"}),
+            env(
+                "event_msg",
+                {"type": "token_count", "input_tokens": 1200, "output_tokens": 30},
+                ts="2025-06-10T10:00:05.000Z",
+            ),
+        ],
+    )
+    (s,) = parse_files(CODEX, path)
+    assert [(m.model, m.flags) for m in s.messages if m.usage] == [("codex-mini-latest", ["model_inferred"])]
+
+
+@pytest.mark.parametrize("no_index", [False, True])
+def test_inferred_models_are_priced_and_named(tmp_path, no_index):
+    day = tmp_path / ".codex/sessions/2025/10/06"
+    day.mkdir(parents=True)
+    for name in ("no-turn-context", "model-after-first-call"):
+        shutil.copy(fixture(f"{NO_MODEL}{name}.jsonl"), day)
+    env = {"HOME": str(tmp_path)}
+    data = usage_json(env, "model", *(["--no-index"] if no_index else []))
+    assert data["inferred_models"] == [
+        {"model": "gpt-5", "calls": 2, "tokens": 9_400},
+        {"model": "o3", "calls": 1, "tokens": 2_050},
+    ]
+    assert data["warnings"] == [
+        "2 calls with no model recorded priced as 'gpt-5' (inferred): 9,400 tokens",
+        "1 call with no model recorded priced as 'o3' (inferred): 2,050 tokens",
+    ]
+    # gpt-5 $1.25/$0.125/$10 per MTok on (4000, 5000, 400); o3 $2/$0.5/$8 on (5500, 1500, 250)
+    assert (data["totals"]["calls"], data["totals"]["cost_usd"]) == (4, 0.023375)
+    if not no_index:
+        code, out, _ = run("doctor", env=env)
+        assert code == 0 and "inferred      3  model" in out
+
+
+# -- codex exec runs (issue #12 rule 4) -----------------------------------------------------
+
+EXEC_STREAM = "codex/rollout-exec-json-stream.jsonl"
+EXEC_ID = "0199c3d4-5e6f-7a80-9b1c-2d3e4f5a6b7c"
+
+
+def test_exec_json_stream_is_read():
+    (s,) = parse_files(CODEX, fixture(EXEC_STREAM))
+    assert (s.key, s.kind, s.status, s.resume_command) == (
+        f"codex:{EXEC_ID}",
+        "exec",
+        "done",
+        f"codex exec resume {EXEC_ID}",
+    )
+    # turn.completed usage is the thread's running total: (24000, 18000, 900) then (31000, 23000, 1000)
+    assert [
+        (m.usage.input_tokens, m.usage.cache_read_tokens, m.usage.output_tokens)
+        for m in s.messages
+        if m.usage
+    ] == [
+        (6_000, 18_000, 900),
+        (2_000, 5_000, 100),
+    ]
+    tools = [(c.tool, c.raw_name, c.input, c.result.is_error, c.result.output) for c in s.tool_calls()]
+    assert tools == [
+        ("bash", "command_execution", {"command": "bash -lc 'pytest -q'"}, True, "1 failed, 4 passed\n"),
+        ("edit", "file_change", {"file_path": "/work/app/tests/test_io.py"}, False, None),
+        ("write", "file_change", {"file_path": "/work/app/tests/conftest.py"}, False, None),
+        (
+            "mcp__docs__search",
+            "docs__search",
+            {"q": "tmp_path"},
+            False,
+            [{"type": "text", "text": "tmp_path is a pytest fixture"}],
+        ),
+    ]
+    assert [m.text for m in s.messages if m.role == "assistant" and m.text] == [
+        "Fixed the failing test.",
+        "All 5 tests pass now.",
+    ]
+    assert (s.diagnostics.records_total, s.diagnostics.skipped) == (12, {"ignored:item.started": 1})
+    assert s.models == [] and s.diagnostics.inferred == {}  # no model, no version, no time: unpriced
+
+
+def test_exec_stream_under_root_is_found_by_content_and_detected(tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(fixture(EXEC_STREAM), folder / "run-42.jsonl")
+    (s,) = load_sessions(env={}, home=tmp_path / "nohome", extra_roots=[folder])
+    assert (s.key, s.kind, s.usage.total_tokens) == (f"codex:{EXEC_ID}", "exec", 32_000)
+    code, out, _ = run("detect", str(folder / "run-42.jsonl"), "--json")
+    assert code == 0 and (json.loads(out)["agent"], json.loads(out)["confidence"]) == ("codex", 0.9)
+
+
+def test_exec_runs_are_left_out_of_the_session_list_unless_asked(tmp_path):
+    day = tmp_path / ".codex/sessions/2026/03/01"
+    day.mkdir(parents=True)
+    for rel in (
+        "codex/rollout-synthetic-tools.jsonl",
+        EXEC_STREAM,
+        "codex/rollout-synthetic-fork-replay.jsonl",
+    ):
+        shutil.copy(fixture(rel), day)
+    env = {"HOME": str(tmp_path)}
+
+    def listed(*flags: str) -> list[tuple[str, str]]:
+        code, out, err = run("sessions", "--agent", "codex", "--json", *flags, env=env)
+        assert code == 0, err
+        return sorted((row["id"], row["kind"]) for row in json.loads(out))
+
+    exec_rows = [(EXEC_ID, "exec"), ("019ca9f0-1c00-7000-8000-0000000000aa", "exec")]
+    fork = ("019ca8d7-2d00-7000-8000-000000000001", "fork")
+    assert listed() == []  # the fork has a parent (not in this home): a child row
+    assert listed("--exec") == sorted(exec_rows)
+    assert listed("--subagents") == sorted([*exec_rows, fork])
+    sessions = load_sessions(["codex"], env, tmp_path)
+    assert [s.id for s in sessions if SessionFilter().matches(s)] == []
+    assert sorted(s.id for s in sessions if SessionFilter(include_exec=True).matches(s)) == sorted(
+        i for i, _ in exec_rows
+    )
+
+
+def test_only_rollouts_are_sources_in_a_codex_home(tmp_path):
+    day = tmp_path / ".codex/sessions/2026/03/01"
+    day.mkdir(parents=True)
+    shutil.copy(fixture(EXEC_STREAM), day / "run-42.jsonl")  # not a rollout name: not Codex's
+    shutil.copy(fixture(EXEC_STREAM), day / "rollout-run-42.jsonl")
+    names = sorted(Path(r.path).name for r in ADAPTER.discover(tmp_path / ".codex/sessions"))
+    assert names == ["rollout-run-42.jsonl"]
+    assert sorted(Path(r.path).name for r in ADAPTER.discover(day)) == ["rollout-run-42.jsonl"]
+    assert sorted(Path(r.path).name for r in ADAPTER.discover(tmp_path / ".codex")) == [
+        "rollout-run-42.jsonl"
+    ]

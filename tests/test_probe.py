@@ -158,7 +158,9 @@ def test_a_folder_problem_says_all_below_it_once(tmp_path):
 
 
 def test_load_report_hides_what_lies_below_a_problem():
-    report = LoadReport(problems=Problems([PathProblem(agent="codex", path="/h/.codex/sessions", error=DENIED)]))
+    report = LoadReport(
+        problems=Problems([PathProblem(agent="codex", path="/h/.codex/sessions", error=DENIED)])
+    )
     assert report.hides("/h/.codex/sessions/2026/a.jsonl") == report.problems[0]
     assert report.hides("/h/.codex/sessions")
     assert not report.hides("/h/.codex/sessions-old/a.jsonl")

@@ -10,6 +10,7 @@ hand (turn order, clamped times) and, for the rollout, from its single
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -154,3 +155,35 @@ def test_roots_and_sniff():
         cli.sniff("rollout-x.jsonl", fixture("codex/rollout-legacy-flat-schema-drift.jsonl").read_bytes())
         == 0.0
     )
+
+
+# -- detection: a specialised format never ties with its base (issue #12 rule 3) ----------
+
+TRAEX_OWN = "trae_cli/rollout-2026-09-02T10-00-00-01a0e1b2-7c00-7000-8000-00000000aa01.jsonl"
+
+
+def test_detect_names_trae_cli_not_its_base_codex():
+    result = CliRunner().invoke(main, ["detect", str(fixture(TRAEX_OWN)), "--json"])
+    data = json.loads(result.stdout)
+    # both sniffers are sure (a rollout-* name, a session_meta first): the specialisation wins the tie
+    assert (data["agent"], data["confidence"]) == ("trae_cli", 1.0)
+    assert data["scores"]["codex"] == data["scores"]["trae_cli"] == 1.0
+
+
+def test_under_root_a_traex_rollout_is_trae_cli_and_a_codex_one_codex(tmp_path):
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    shutil.copy(fixture(TRAEX_OWN), folder)
+    shutil.copy(fixture("codex/rollout-synthetic-tools.jsonl"), folder)
+    report = LoadReport()
+    found = load_sessions(env={}, home=tmp_path / "nohome", extra_roots=[folder], report=report)
+    got = {s.key: (s.agent, buckets_of(s)) for s in found}
+    assert got == {
+        "trae_cli:01a0e1b2-7c00-7000-8000-00000000aa01": ("trae_cli", (1_600, 4_800, 210, 64)),
+        "codex:019ca9f0-1c00-7000-8000-0000000000aa": ("codex", (2_600, 9_900, 760, 270)),
+    }
+
+
+def buckets_of(s):
+    u = s.usage
+    return u.input_tokens, u.cache_read_tokens, u.output_tokens, u.reasoning_tokens

@@ -24,6 +24,7 @@ from genai_prices import Usage as GUsage
 from genai_prices import calc_price
 
 from agentlog.adapters import get_adapter
+from agentlog.errors import UsageError
 from agentlog.load import discover_sources, load_sessions
 from agentlog.model import Usage
 from agentlog.usage import Call, Pricer, calls_from_sessions
@@ -834,7 +835,10 @@ def test_a_fifo_as_the_price_file_is_refused_not_waited_on(tmp_path):
     (home / ".config/agentlog").mkdir(parents=True)
     os.mkfifo(home / ".config/agentlog/prices.toml")
     results: list[tuple[int, str, str]] = []
-    worker = threading.Thread(target=lambda: results.append(run("usage", "--json", "--cost-mode", "calculate", env=env)), daemon=True)
+    worker = threading.Thread(
+        target=lambda: results.append(run("usage", "--json", "--cost-mode", "calculate", env=env)),
+        daemon=True,
+    )
     worker.start()
     worker.join(30)
     assert not worker.is_alive(), "usage waited on the FIFO"
@@ -846,3 +850,56 @@ def test_a_fifo_as_the_price_file_is_refused_not_waited_on(tmp_path):
             "(not a regular file (FIFO))\n",
         )
     ]
+
+
+# -- prices.toml entries apply to every form of a model id (issue #12 rule 17) -------------
+
+NORMALISED_PRICES = FIXTURES / "prices" / "prices-normalised-ids.toml"
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        "claude-sonnet-4-5",
+        "claude-sonnet-4-5-20250929",  # the bundled table prices this dated id: the user's entry wins
+        "anthropic/claude-sonnet-4-5",
+        "openrouter/anthropic/claude-sonnet-4-5",
+        "claude-sonnet-4-5-latest",
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "CLAUDE-SONNET-4-5@20250929",
+    ],
+)
+def test_an_override_applies_to_every_id_that_normalises_to_it(recorded):
+    pricer = Pricer(NORMALISED_PRICES)
+    priced = pricer.price(
+        call(
+            recorded,
+            input_tokens=1_000,
+            cache_read_tokens=10_000,
+            cache_write_5m_tokens=2_000,
+            output_tokens=500,
+        )
+    )
+    # $1 / $0.1 / $1.5 / $2 per MTok
+    assert priced.cost == (1_000 * 1_000_000 + 10_000 * 100_000 + 2_000 * 1_500_000 + 500 * 2_000_000)
+    assert (priced.cost_source, priced.priced_as) == ("estimated", "claude-sonnet-4-5")
+    assert pricer.table(recorded, None).provider == "override"
+
+
+def test_override_keys_are_normalised_and_other_ids_keep_the_table():
+    pricer = Pricer(NORMALISED_PRICES)
+    codex = pricer.price(call("gpt-5-codex", input_tokens=1_000, output_tokens=100))
+    assert (codex.cost, codex.priced_as) == (1_000 * 500_000 + 100 * 4_000_000, "gpt-5-codex")
+    other = pricer.price(call("claude-sonnet-4-20250514", input_tokens=1_000_000))
+    assert (
+        other.cost_usd == pytest.approx(3.0) and pricer.table("claude-sonnet-4", None).provider != "override"
+    )
+
+
+def test_two_entries_for_one_model_are_refused(tmp_path):
+    prices = tmp_path / "prices.toml"
+    prices.write_text(
+        '[models."claude-opus-4"]\ninput_mtok = 1\n[models."anthropic/claude-opus-4"]\ninput_mtok = 2\n'
+    )
+    with pytest.raises(UsageError, match="both price 'claude-opus-4'"):
+        Pricer(prices).price(call("claude-opus-4", input_tokens=1))

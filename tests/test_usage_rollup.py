@@ -310,7 +310,9 @@ def test_roll_ups_summed_in_usd_by_an_older_index_are_rebuilt_in_nano_dollars(ho
     assert ("claude_code:busy", 1, 500_000_000_000) in want and len(want) > 1  # busy's recorded $0.50
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("UPDATE usage_rollup SET cost_usd = cost_usd / 1e9")
-    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.execute("ALTER TABLE usage_rollup DROP COLUMN model_inferred")  # added by a later migration
+    nano = next(i for i, m in enumerate(MIGRATIONS) if "TO recorded_nano_usd" in m)
+    conn.execute(f"PRAGMA user_version = {nano}")
     conn.close()
     upgraded = connect(tmp_path / "index.sqlite")
     assert upgraded.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (0,)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
 from html import unescape
 from html.parser import HTMLParser
@@ -29,6 +30,7 @@ from agentlog.index import db, queries
 from agentlog.web import content
 from agentlog.web.app import CSP, connection, create_app
 from agentlog.web.charts import fold_small, stacked_bars
+from conftest import FIXTURES
 from web_helpers import HOSTILE_ID, build_index, demo_index, hostile_home
 
 WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
@@ -406,7 +408,6 @@ def test_syncer_shows_new_sessions_without_restart(tmp_path):
     ).fetchone() == (0,)
 
 
-
 HUGE_PAGE = "99999999999999999999999"
 
 
@@ -434,3 +435,12 @@ def test_series_beyond_the_palette_fold_into_one_grey_others_series():
     fills = re.findall(r'<rect x="\d+" y="[\d.]+" width="12" height="12" fill="(#\w+)"', svg)
     assert len(fills) == 10 and len(set(fills)) == 10  # one legend entry and colour each
     assert fold_small({"a": [1.0]}, 10) == {"a": [1.0]}
+
+
+def test_codex_exec_runs_are_listed_only_when_asked(tmp_path):
+    day = tmp_path / "home/.codex/sessions/2026/03/01"
+    day.mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex/rollout-synthetic-tools.jsonl", day)  # session_meta source "exec"
+    web = create_app(build_index(tmp_path / "index.sqlite", tmp_path / "home")).test_client()
+    assert session_links(text(web.get("/"))) == []
+    assert session_links(text(web.get("/?exec=1"))) == ["codex:019ca9f0-1c00-7000-8000-0000000000aa"]

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.model import Message, Session, ToolCallPart, Usage
-from agentlog.rules import counts_model, keeps_new_copy, session_key
+from agentlog.rules import counts_model, keeps_new_copy, replaces_model, session_key
 
 
 def merge_message(existing: Message, new: Message) -> None:
@@ -31,7 +31,7 @@ def merge_message(existing: Message, new: Message) -> None:
         existing.usage = new.usage
     for flag in new.flags:
         existing.flag(flag)
-    if existing.model is None:
+    if existing.model is None or replaces_model(existing.flags, new):
         existing.model = new.model
     if existing.timestamp is None:
         existing.timestamp = new.timestamp

@@ -3,6 +3,11 @@
 * A child session (``parent_key`` set) that does not yet know the tool call that
   spawned it is matched to a tool call of its parent by
   :func:`agentlog.rules.spawning_call`.
+* A fork whose copy of its parent's history has no end marker (calls flagged
+  ``replay_candidate``) has its first :func:`agentlog.rules.replayed_prefix`
+  calls, and every message up to the last of them, flagged ``replayed`` and
+  their usage dropped: the fork counts only its own calls (and takes its own
+  first prompt as title, :func:`agentlog.rules.fork_title`).
 * A message id seen with usage in several sessions of one agent (Claude Code
   replays history into resumed/forked files and sidechain logs) carries its usage
   once: in the session :func:`agentlog.rules.owner_rank` puts first; the other
@@ -15,7 +20,16 @@ from __future__ import annotations
 from agentlog.assemble import finalize
 from agentlog.live.status import session_log_status, store
 from agentlog.model import Session
-from agentlog.rules import call_stats, owner_rank, spawning_call
+from agentlog.rules import (
+    REPLAY_CANDIDATE,
+    call_stats,
+    call_tokens,
+    first_user_text,
+    fork_title,
+    owner_rank,
+    replayed_prefix,
+    spawning_call,
+)
 
 
 def link_sessions(sessions: list[Session]) -> list[Session]:
@@ -27,10 +41,32 @@ def link_sessions(sessions: list[Session]) -> list[Session]:
             parent = by_key.get(child.parent_key)
             if parent is not None:
                 child.parent_tool_call_id = spawning_call(parent, child)
+    _drop_fork_copies(sessions, by_key)
     _drop_replayed_usage(sessions)
     for session in sessions:
         store(session, session_log_status(session))
     return sessions
+
+
+def _drop_fork_copies(sessions: list[Session], by_key: dict[str, Session]) -> None:
+    cuts: list[tuple[Session, int]] = []
+    for child in sessions:  # every cut first, from the calls as parsed (chains share them)
+        parent = by_key.get(child.parent_key) if child.parent_key else None
+        calls = [m for m in child.messages if m.usage is not None]
+        if parent is None or not any(REPLAY_CANDIDATE in m.flags for m in calls):
+            continue
+        theirs = [call_tokens(m.usage) for m in parent.messages if m.usage is not None]
+        n = replayed_prefix(theirs, [(call_tokens(m.usage), REPLAY_CANDIDATE in m.flags) for m in calls])  # type: ignore[arg-type]
+        if n:
+            cuts.append((child, child.messages.index(calls[n - 1])))
+    for child, last in cuts:
+        copied = child.messages[: last + 1]
+        for message in copied:
+            message.usage = None
+            message.flag("replayed")
+        prompts = {m.text.strip() for m in copied if m.role == "user"}
+        child.title = fork_title(child.title, prompts, first_user_text(child))
+        finalize(child)
 
 
 def _drop_replayed_usage(sessions: list[Session]) -> None:

@@ -403,8 +403,21 @@ def _best_claim(path: str, candidates: list[tuple[Adapter, SourceRef]]) -> tuple
     except (OSError, ValueError):  # unreadable, corrupt compression: let parsing report it
         return candidates[0]
     name = os.path.basename(path)
-    score, best = max(((sniff(a, name, head), (a, ref)) for a, ref in candidates), key=lambda t: t[0])
-    return best if score > 0 else None
+    refs = {id(a): ref for a, ref in candidates}
+    score, adapter = most_specific([(sniff(a, name, head), a) for a, _ in candidates])
+    return (adapter, refs[id(adapter)]) if score > 0 else None
+
+
+def most_specific(scored: list[tuple[float, Adapter]]) -> tuple[float, Adapter]:
+    """The best ``(score, adapter)`` of a sniff: the highest score, and among
+    adapters tied on it one that specialises another (its class a subclass of
+    the other's: TRAE CLI's rollouts are Codex rollouts with more, so it is
+    TRAE CLI whenever it ties with Codex), else the first.  ``scored`` is not
+    empty."""
+    top = max(score for score, _ in scored)
+    tied = [a for score, a in scored if score == top]
+    specific = [a for a in tied if not any(b is not a and isinstance(b, type(a)) for b in tied)]
+    return top, specific[0]
 
 
 def sniff(adapter: Adapter, name: str, head: bytes) -> float:

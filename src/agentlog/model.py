@@ -28,7 +28,8 @@ import msgspec
 Role = Literal["user", "assistant", "system", "tool"]
 CostSource = Literal["recorded", "estimated", "unpriced"]
 ToolStatus = Literal["pending", "completed", "error", "interrupted"]
-SessionKind = Literal["main", "subagent", "fork", "side_question", "review", "compact"]
+SessionKind = Literal["main", "subagent", "fork", "side_question", "review", "compact", "exec"]
+"""``exec``: a non-interactive run (``codex exec``), listed apart like subagents."""
 SessionStatus = Literal[
     "working",
     "running_tool",
@@ -65,7 +66,11 @@ SESSION_STATUSES: tuple[SessionStatus, ...] = get_args(SessionStatus)
 #: recorded time is known to be wrong at times (Trae); ``approximate``: the usage
 #: figures are rounded by the agent (Aider); ``usage_partial``: some buckets are
 #: unknown (Copilot CLI without OTel); ``usage_context_inclusive``: the figure is a
-#: per-turn context size that includes earlier turns (Cursor ``tokenCount``).
+#: per-turn context size that includes earlier turns (Cursor ``tokenCount``);
+#: ``replay_candidate``: a call of a fork whose copy of its parent's history has no
+#: end marker (Codex 0.4x), counted unless :func:`agentlog.rules.replayed_prefix`
+#: finds it among the parent's calls; ``model_inferred``: the agent recorded no model
+#: for this call, ``model`` is the documented fallback (:func:`agentlog.rules.fallback_model`).
 MessageFlag = Literal[
     "meta",
     "synthetic",
@@ -81,6 +86,8 @@ MessageFlag = Literal[
     "approximate",
     "usage_partial",
     "usage_context_inclusive",
+    "replay_candidate",
+    "model_inferred",
 ]
 MESSAGE_FLAGS: tuple[MessageFlag, ...] = get_args(MessageFlag)
 """The flag vocabulary, in documentation order."""
@@ -275,7 +282,9 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
     count; ``unknown_types`` counts records kept raw because their type is not
     known (they are included in ``records_used``).  ``invalid_values`` maps a
     reason (``tokens_out_of_range``, :mod:`agentlog.rules`) to how many values of
-    used records were not believed and counted as 0.  ``incomplete_tail_bytes``
+    used records were not believed and counted as 0.  ``inferred`` maps what
+    the agent did not record and the adapter filled in by a documented rule
+    (``model``: a call priced at a fallback model) to a count.  ``incomplete_tail_bytes``
     is a half-written last line left for the next read.  ``errors`` holds one
     line per source that could not be read.
     """
@@ -285,6 +294,7 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
     skipped: dict[str, int] = msgspec.field(default_factory=dict)
     unknown_types: dict[str, int] = msgspec.field(default_factory=dict)
     invalid_values: dict[str, int] = msgspec.field(default_factory=dict)
+    inferred: dict[str, int] = msgspec.field(default_factory=dict)
     incomplete_tail_bytes: int = 0
     errors: list[str] = msgspec.field(default_factory=list)
 
@@ -304,6 +314,10 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
         """Count ``n`` values of used records replaced by 0 for ``reason``."""
         self.invalid_values[reason] = self.invalid_values.get(reason, 0) + n
 
+    def infer(self, what: str, n: int = 1) -> None:
+        """Count ``n`` values ``what`` the agent did not record, filled in by rule."""
+        self.inferred[what] = self.inferred.get(what, 0) + n
+
     def merge(self, other: Diagnostics) -> None:
         self.records_total += other.records_total
         self.records_used += other.records_used
@@ -313,6 +327,8 @@ class Diagnostics(msgspec.Struct, kw_only=True, omit_defaults=True):
             self.unknown_types[k] = self.unknown_types.get(k, 0) + v
         for k, v in other.invalid_values.items():
             self.invalid_values[k] = self.invalid_values.get(k, 0) + v
+        for k, v in other.inferred.items():
+            self.inferred[k] = self.inferred.get(k, 0) + v
         self.incomplete_tail_bytes += other.incomplete_tail_bytes
         self.errors.extend(other.errors)
 

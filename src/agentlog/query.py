@@ -192,7 +192,9 @@ class SessionFilter(msgspec.Struct, kw_only=True, frozen=True):
     folder contains, :func:`text_contains`), ``span`` (active at some time in
     it: ended at or after ``since``, started before ``until``), ``status``,
     ``has_children`` (with subagents or forks), ``text`` (in title, id or folder,
-    any case), ``include_children`` (subagents and forks as rows of their own)."""
+    any case), ``include_children`` (subagents and forks as rows of their own,
+    and non-interactive runs), ``include_exec`` (non-interactive runs, kind
+    ``exec``: ``codex exec``; left out by default like subagents)."""
 
     agent: str | None = None
     project: str | None = None
@@ -201,6 +203,7 @@ class SessionFilter(msgspec.Struct, kw_only=True, frozen=True):
     has_children: bool = False
     text: str | None = None
     include_children: bool = False
+    include_exec: bool = False
 
     def matches(self, session: Session) -> bool:
         """The in-memory form of the filter (``has_children`` needs the tree:
@@ -211,7 +214,10 @@ class SessionFilter(msgspec.Struct, kw_only=True, frozen=True):
             and self.span.overlaps(session.started_at, session.ended_at)
             and (self.status is None or session.status == self.status)
             and text_contains(f"{session.title or ''} {session.id} {session.cwd or ''}", self.text)
-            and (self.include_children or not session.parent_key)
+            and (
+                self.include_children
+                or (not session.parent_key and (self.include_exec or session.kind != "exec"))
+            )
         )
 
 

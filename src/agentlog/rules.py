@@ -12,8 +12,12 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`first_cwd` — a session's cwd (and so its project);
 * :func:`title_wins` and :func:`session_title` — title precedence;
 * :func:`owner_rank` — which session's copy of a replayed call counts;
-* :func:`counts_model` — which messages name a session's models;
+* :func:`counts_model` — which messages name a session's models, and
+  :func:`replaces_model` — when a fallback model gives way to a nearer one;
 * :func:`spawning_call` — the tool call that started a subagent or fork;
+* :func:`replayed_prefix` — how many of a fork's first calls are its copy of
+  the parent's (Codex 0.4x forks, whose copy has no end marker), and
+  :func:`fork_title` — the title such a fork then takes;
 * :func:`same_session` — whether two sources holding one session key are one
   session (a duplicate copy) or two different sessions, judged by content, and
   :func:`distinct_id` — the id the later one's sessions then take.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 
 from agentlog.model import Message, Session, Usage
@@ -154,9 +158,21 @@ def call_stats(messages: Iterable[Message]) -> tuple[datetime | None, int]:
     return first, count
 
 
-NO_MODEL_FLAGS = frozenset({"synthetic", "replayed"})
+MODEL_INFERRED = "model_inferred"
+"""The flag of a call whose model the agent did not record (its ``model`` is a
+documented fallback, e.g. :data:`agentlog.adapters.codex.DEFAULT_MODELS`)."""
+
+NO_MODEL_FLAGS = frozenset({"synthetic", "replayed", MODEL_INFERRED})
 """Flags of messages whose model is not one the session ran on (a locally
-written placeholder; a copy of another session's call)."""
+written placeholder; a copy of another session's call; a fallback)."""
+
+
+def replaces_model(held_flags: Iterable[str], new: Message) -> bool:
+    """Whether fragment ``new`` replaces the model of a message flagged
+    ``held_flags`` that already has one: only a fallback by a nearer fallback
+    (both flagged :data:`MODEL_INFERRED`: an adapter names the session's nearest
+    recorded model once it is written, over the version's default)."""
+    return new.model is not None and MODEL_INFERRED in held_flags and MODEL_INFERRED in new.flags
 
 
 def counts_model(message: Message) -> bool:
@@ -164,7 +180,7 @@ def counts_model(message: Message) -> bool:
     return bool(message.model) and not NO_MODEL_FLAGS.intersection(message.flags)
 
 
-def _first_user_text(session: Session) -> str:
+def first_user_text(session: Session) -> str:
     for message in session.messages:
         if message.role == "user" and not message.hidden:
             text = message.text.strip()
@@ -193,7 +209,7 @@ def spawning_call(parent: Session, child: Session) -> str | None:
     child's first visible user text, or the text of one ``<task>`` element
     wrapping it.  ``parent`` needs only its messages with tool calls, ``child``
     only its first visible user message."""
-    text = _first_user_text(child)
+    text = first_user_text(child)
     prompts = _prompts(text) if text else set()
     ids = {child.id, child.id.removeprefix("agent-")}
     for call in parent.tool_calls():
@@ -205,6 +221,58 @@ def spawning_call(parent: Session, child: Session) -> str | None:
         ):
             return call.call_id
     return None
+
+
+CallTokens = tuple[int, int, int, int, int, int]
+"""What :func:`replayed_prefix` compares of a call: its token buckets
+``(input, cache read, cache write 5m, cache write 1h, output, reasoning)``."""
+
+REPLAY_CANDIDATE = "replay_candidate"
+"""The flag of a call an adapter could not place inside or after a fork's copy."""
+
+
+def call_tokens(usage: Usage) -> CallTokens:
+    """A call's :data:`CallTokens`."""
+    u = usage
+    return (
+        u.input_tokens,
+        u.cache_read_tokens,
+        u.cache_write_5m_tokens,
+        u.cache_write_1h_tokens,
+        u.output_tokens,
+        u.reasoning_tokens,
+    )
+
+
+def replayed_prefix(parent: Sequence[CallTokens], child: Sequence[tuple[CallTokens, bool]]) -> int:
+    """How many of a fork's first calls are copies of its parent's: ``parent`` is
+    every call the parent's file records, in order (copies it holds of its own
+    parent included: a chained fork's copy holds them too); ``child`` the fork's
+    calls in order, each with whether it is flagged :data:`REPLAY_CANDIDATE`.
+
+    A Codex fork copies its parent's rollout, ``token_count`` events included, so
+    its first calls — the per-call differences of the same cumulative totals —
+    repeat the parent's one for one; the copy ends at the first call that is not
+    a candidate or differs from the parent's call at that position (0.4x forks
+    have neither a UUIDv7 ``turn_id`` nor a repeated own ``session_meta`` to end
+    it; ``shared/cost.md`` §2 "Forks").  Only a fork is compared with its parent,
+    never siblings with each other, so two subagents with identical calls both
+    count theirs."""
+    n = 0
+    for (tokens, candidate), theirs in zip(child, parent, strict=False):
+        if not candidate or tokens != theirs:
+            break
+        n += 1
+    return n
+
+
+def fork_title(title: str | None, copied_prompts: set[str], own_prompt: str) -> str | None:
+    """A fork's title once its copy of the parent is found
+    (:func:`replayed_prefix`): a ``title`` that is one of the copied prompts
+    (the parser titled it by the parent's prompt: 0.4x forks have no marker to
+    tell it) gives way to the fork's own first prompt ``own_prompt`` (its first
+    visible user text), when it has one."""
+    return own_prompt if own_prompt and title in copied_prompts else title
 
 
 Signature = tuple[str, str, datetime | None]

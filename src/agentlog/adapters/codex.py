@@ -9,8 +9,11 @@ Locations
     ``$CODEX_HOME/archived_sessions/…``; ``CODEX_HOME`` defaults to ``~/.codex`` and
     may be a comma-separated list (as in ccusage).  All of every home's ``sessions/``
     are listed before any ``archived_sessions/``, because the loader keeps the first
-    copy of a session found twice.  Under any other root only ``rollout-*.jsonl``
-    files are sources.  ``~/.codex/state.sqlite`` is ignored (rollouts are the truth).
+    copy of a session found twice.  Under a home's ``sessions``/``archived_sessions``
+    only ``rollout-*.jsonl`` files are sources; under any other root (``--root``)
+    every ``*.jsonl`` file is offered, and content sniffing picks the agent (a
+    saved ``codex exec --json`` stream has any name).  ``~/.codex/state.sqlite`` is
+    ignored (rollouts are the truth).
 
 Records
     Current form: ``{"timestamp", "type", "payload"}`` with ``type`` one of
@@ -62,6 +65,31 @@ Records
     "payload":{"type":"function_call","name":"exec_command","arguments":"{\\"cmd\\":
     \\"ls\\"}","call_id":"call_UtYw…"}}``
 
+``codex exec``
+    A rollout whose ``session_meta.source`` is ``"exec"`` (openai/codex
+    ``protocol.rs`` ``SessionSource``, ``rename_all = "lowercase"``: ``cli``,
+    ``vscode``, ``exec``, ``mcp``, ``{"subagent": …}``; ``exec/src/lib.rs``
+    starts threads with ``SessionSource::Exec``) is kind ``exec``: a
+    non-interactive run, left out of the default session list like subagents
+    (``sessions --exec`` lists them), resumed by ``codex exec resume <id>``.
+    A saved ``codex exec --json`` stream (``exec/src/exec_events.rs``
+    ``ThreadEvent``: ``thread.started {thread_id}``, ``turn.started``,
+    ``turn.completed {usage: {input_tokens, cached_input_tokens,
+    output_tokens}}``, ``turn.failed {error.message}``, ``item.started``/
+    ``item.updated``/``item.completed {item: {id, type, …}}``, ``error``) is read
+    too: the session id is ``thread_id``, kind ``exec``; completed items only
+    (``agent_message``/``plan`` → text, ``reasoning`` → a reasoning summary,
+    ``command_execution`` → ``bash`` with its output and exit code,
+    ``file_change`` → ``write``/``edit``/``delete`` per change,
+    ``mcp_tool_call`` → ``mcp__server__tool``, ``web_search``, ``todo_list`` →
+    ``todo``, ``collab_tool_call`` → ``task``, ``error`` → an ``api_error``
+    system message); started/updated items are ``ignored:<type>``.  The
+    stream has no timestamps, prompt, cwd or model.  ``turn.completed.usage`` is
+    the thread's cumulative total (``event_processor_with_jsonl_output.rs``
+    ``usage_from_last_total``, the last ``TokenCount`` ``total_token_usage``), so
+    each turn's call is the difference, as for ``token_count`` (input includes
+    cached).  Unknown item types are kept raw.
+
 Messages
     Codex has no message ids: every message is ``<session id>@<byte offset>`` of its
     first record.  Assistant items between two inputs (a user/developer message, a
@@ -96,6 +124,36 @@ Subagents and forks
     (``replayed:token_count``).  Subagents that are not forks do not replay usage:
     their first event counts.
 
+    No recorded model (rollouts before ``turn_context`` existed, pre-envelope
+    files, calls before a session's first ``turn_context``): the call is flagged
+    ``model_inferred`` and takes the session's nearest recorded model — the
+    first ``turn_context`` model written after it — else Codex's default model
+    for the rollout's ``cli_version`` (else its date), :data:`DEFAULT_MODELS`.
+    ccusage prices such calls as ``gpt-5`` whatever the version
+    (``adapter/codex/README.md``, ``shared/cost.md`` §2 "Model").
+
+    0.4x forks have no such marker: ``turn_context`` has no ``turn_id`` and the
+    fork's own meta is written once, before the copied items (openai/codex
+    ``codex-rs/core/src/codex.rs``: ``InitialHistory::Forked`` mints a new
+    conversation id, writes its meta, then persists the parent's rollout items
+    "as-is", their ``session_meta`` and ``token_count`` events included, with
+    the fork's timestamps; the fork's token counter is seeded from the copy in
+    builds that call ``last_token_info_from_rollout`` there, and starts again
+    in builds that do not — whether 0.4x did was not checked, both are
+    handled).  When a fork's first turn boundary carries no
+    UUIDv7 ``turn_id`` the parser stops guessing: messages are not flagged, every
+    call is counted and flagged ``replay_candidate``, and a restarted counter (a
+    component falls, or ``total == last`` after another total) gives the call
+    its ``last`` vector.  :func:`agentlog.rules.replayed_prefix` then drops the
+    fork's first calls that repeat its parent's calls one for one, and
+    everything before the last of them (in memory :mod:`agentlog.link`, in the
+    index ``index.store``), as ``shared/cost.md`` §2 asks ("skip the prefix whose
+    cumulative vectors match the parent's stream"; ccusage's same-second
+    heuristic, ``adapter/codex/parser.rs`` ``detect_subagent_replay_second``,
+    is not used: it drops real first subagent turns, ccusage #1370).  A
+    subagent with ``forked_from_id`` is such a fork; sibling subagents are never
+    compared with each other.
+
 Tokens (OpenAI semantics: inclusive, cumulative)
     ``token_count.info`` is ``null`` (rate limits only: ``ignored:token_count_null``)
     or has ``total_token_usage`` (cumulative per thread)
@@ -128,7 +186,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
@@ -166,6 +224,10 @@ from agentlog.rules import session_key
 SLUG = "codex"
 
 _ENVELOPES = ("session_meta", "response_item", "turn_context", "event_msg", "compacted")
+_EXEC_EVENTS = frozenset({
+    "thread.started", "turn.started", "turn.completed", "turn.failed", "item.started", "item.updated",
+    "item.completed", "item.plan.delta", "request_user_input", "error",
+})  # fmt: skip
 _IGNORED_ENVELOPES = ("world_state", "inter_agent_communication", "inter_agent_communication_metadata")
 _IGNORED_ITEMS = ("ghost_snapshot", "compaction", "other")
 # fmt: off
@@ -242,7 +304,7 @@ _LEGACY_ITEMS = (
     "local_shell_call",
     "web_search_call",
 )
-_FORK_BEFORE, _FORK_REPLAY, _FORK_LIVE = 0, 1, 2
+_FORK_BEFORE, _FORK_REPLAY, _FORK_LIVE, _FORK_MATCH = 0, 1, 2, 3
 
 
 def tool_name(name: str, namespace: str | None = None) -> str:
@@ -298,6 +360,69 @@ def token_vector(usage: Any) -> list[int] | None:
         as_int(usage.get("output_tokens")),
         as_int(usage.get("reasoning_output_tokens")),
     ]
+
+
+DEFAULT_MODELS: tuple[tuple[tuple[int, ...], date, str], ...] = (
+    ((0, 0, 0), date(2025, 4, 16), "o4-mini"),
+    ((0, 1, 2505160811), date(2025, 5, 16), "codex-mini-latest"),
+    ((0, 16, 0), date(2025, 8, 7), "gpt-5"),
+    ((0, 40, 0), date(2025, 9, 23), "gpt-5-codex"),
+    ((0, 58, 0), date(2025, 11, 13), "gpt-5.1-codex"),
+)
+"""Codex's default model, ``(first cli_version, first UTC day, model)``, oldest
+first, from openai/codex's history: ``o4-mini`` (PRs #12 and #39, 2025-04-16:
+"codex defaults to o4-mini"); ``codex-mini-latest`` from 0.1.2505160811 (PR #953,
+2025-05-16, "bump(version): 0.1.2505160811 codex-mini-latest"; codex-rs PR #1164,
+2025-05-29); ``gpt-5`` (PR #1943 "change OPENAI_DEFAULT_MODEL to gpt-5", the
+GPT-5 launch, 2025-08-07; PR #2199, 2025-08-11: "gpt-5 has replaced
+codex-mini-latest as the default"); ``gpt-5-codex`` (PR #4076, 2025-09-23,
+"Default model and docs now use gpt-5-codex"); ``gpt-5.1-codex`` (PRs #6653/#6654,
+2025-11-14, and #6922 "Keep gpt-5.1-codex the default"; issue #6711: 0.58.0 runs
+gpt-5.1-codex).  The days are the PRs' dates; the versions 0.16.0 and 0.40.0 are
+the first releases after them by date, not checked against the release tags.
+Later rollouts always record a ``turn_context`` model.  genai-prices' bundled table
+has no ``codex-mini-latest`` (removed from the API in 2026): such calls stay
+unpriced, named in the warning, unless ``prices.toml`` prices it."""
+
+_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def default_model(cli_version: str | None, when: datetime | None) -> str | None:
+    """Codex's default model for a rollout written by ``cli_version`` (else at
+    ``when``, aware), from :data:`DEFAULT_MODELS`; ``None`` when neither is known
+    or both predate the table."""
+    found = _VERSION.match(cli_version or "")
+    if found:
+        version = tuple(int(g or 0) for g in found.groups())
+        models = [model for first, _, model in DEFAULT_MODELS if first <= version]
+    elif when is not None:
+        day = when.astimezone(UTC).date()
+        models = [model for _, first, model in DEFAULT_MODELS if first <= day]
+    else:
+        models = []
+    return models[-1] if models else None
+
+
+def total_delta(
+    total: list[int], prev: list[int] | None, last: list[int] | None, fork_copy: bool = False
+) -> list[int]:
+    """One call's token vector from a cumulative ``total`` and the ``prev`` one:
+    ``total − prev`` per component, clamped at 0 — unless the counter restarted
+    (a component fell; or, in a fork's unmarked copy (``fork_copy``), ``total``
+    equals the call's own ``last`` vector while ``prev`` differs: the fork's first
+    call after the copied history), when the call is ``last`` (else ``total``).
+    A fork's counter either continues from the copied totals (builds that seed
+    it: openai/codex ``codex-rs/core/src/codex.rs`` ``InitialHistory::Forked``
+    calls ``last_token_info_from_rollout``) or starts again (builds without that
+    seeding); both read right."""
+    if prev is None:
+        return total
+    restarted = any(now < before for now, before in zip(total, prev, strict=True)) or (
+        fork_copy and total == last and total != prev
+    )
+    if restarted:
+        return last if last is not None else total
+    return [max(0, now - before) for now, before in zip(total, prev, strict=True)]
 
 
 def usage_of(vector: list[int], web_searches: int = 0, tier: str | None = None) -> Usage:
@@ -392,6 +517,54 @@ def tool_result(output: Any, success: Any = None) -> ToolResult:
     )
 
 
+def _exec_calls(item: dict[str, Any]) -> list[tuple[str, str, Any]] | None:
+    """``(tool, raw name, input)`` per tool call of a ``codex exec --json`` item
+    (``None``: not a tool item); shapes of openai/codex
+    ``codex-rs/exec/src/exec_events.rs`` ``ThreadItemDetails``."""
+    kind = item.get("type")
+    if kind == "command_execution":
+        return [("bash", "command_execution", {"command": item.get("command")})]
+    if kind == "file_change":
+        raw = item.get("changes")
+        changes: list[Any] = raw if isinstance(raw, list) else []
+        tools = {"add": "write", "update": "edit", "delete": "delete"}
+        return [
+            (tools.get(str(c.get("kind")), "edit"), "file_change", {"file_path": c.get("path")})
+            for c in changes
+            if isinstance(c, dict)
+        ] or [("edit", "file_change", {})]
+    if kind == "mcp_tool_call":
+        server, tool = as_str(item.get("server")) or "", as_str(item.get("tool")) or "unknown"
+        return [(tool_name(tool, server or None), f"{server}__{tool}", item.get("arguments"))]
+    if kind == "web_search":
+        return [("web_search", "web_search", {"query": item.get("query"), "action": item.get("action")})]
+    if kind == "todo_list":
+        return [("todo", "todo_list", {"items": item.get("items")})]
+    if kind == "collab_tool_call":
+        args = {k: item.get(k) for k in ("tool", "prompt", "receiver_thread_ids")}
+        return [("task", "collab_tool_call", args)]
+    return None
+
+
+def _exec_result(item: dict[str, Any]) -> ToolResult:
+    """The result of a completed ``codex exec --json`` tool item."""
+    status = as_str(item.get("status"))
+    failed = status in ("failed", "declined") or failed_exit(item.get("exit_code"))
+    output: Any = item.get("aggregated_output")
+    if item.get("type") == "mcp_tool_call":
+        result, error = item.get("result"), item.get("error")
+        output = result.get("content") if isinstance(result, dict) else None
+        if isinstance(error, dict):
+            output, failed = error.get("message"), True
+    structured = {k: item[k] for k in ("exit_code", "status", "changes") if k in item}
+    return ToolResult(
+        output=output,
+        is_error=failed,
+        status="error" if failed else "completed",
+        structured=structured or None,
+    )
+
+
 class _Pending(msgspec.Struct, array_like=True):
     """A user response item emitted as a prompt that may turn out to be injected context."""
 
@@ -432,6 +605,8 @@ class CodexState(msgspec.Struct, kw_only=True):
     last_web_search: str | None = None
     compaction_open: bool = False
     rate_limits: RateLimits | None = None
+    inferred: list[str] = msgspec.field(default_factory=list)
+    """Calls priced at the version's default model until a ``turn_context`` names one."""
 
 
 class CodexParser(LineParser[CodexState]):
@@ -523,6 +698,8 @@ class CodexParser(LineParser[CodexState]):
                 self._event(payload, record, offset, when)
             else:
                 self._item(payload, record, offset, when)
+        elif kind in _EXEC_EVENTS:
+            self._exec_event(kind, record, offset)
         elif isinstance(kind, str) and "payload" in record:
             self._unknown(record, offset, when, kind)
         elif record.get("record_type") == "state":
@@ -548,7 +725,7 @@ class CodexParser(LineParser[CodexState]):
             self.diagnostics.skip("ignored:session_meta")
             if self.state.fork_phase == _FORK_BEFORE and meta_id != self.session.id:
                 self.state.fork_phase = _FORK_REPLAY
-            elif self.state.fork_phase == _FORK_REPLAY and meta_id == self.session.id:
+            elif self.state.fork_phase in (_FORK_REPLAY, _FORK_MATCH) and meta_id == self.session.id:
                 self.state.fork_phase = _FORK_LIVE
             return
         self.diagnostics.use()
@@ -596,6 +773,8 @@ class CodexParser(LineParser[CodexState]):
             header.subagent_type = as_str(meta.get("agent_role")) or as_str(meta.get("agent_nickname"))
         elif as_str(meta.get("forked_from_id")):
             kind = "fork"
+        elif source == "exec":
+            kind = "exec"
         header.kind = kind
         parent = parent or as_str(meta.get("forked_from_id"))
         header.parent_key = session_key(cls.slug, parent) if parent else None
@@ -604,7 +783,13 @@ class CodexParser(LineParser[CodexState]):
         """Close the assistant message; end (or detect) a fork's replayed copy by turn id."""
         self.state.current = None
         start, turn = self.state.fork_start_ms, uuid7_ms(payload.get("turn_id"))
-        if start is None or turn is None or self.state.fork_phase == _FORK_LIVE:
+        if self.state.fork_phase == _FORK_LIVE or not self.state.meta_seen:
+            return
+        if turn is None:
+            if self.state.fork_phase in (_FORK_BEFORE, _FORK_REPLAY):
+                self.state.fork_phase = _FORK_MATCH  # no marker will come: the link rule decides
+            return
+        if start is None:
             return
         if turn >= start:
             self.state.fork_phase = _FORK_LIVE
@@ -615,6 +800,12 @@ class CodexParser(LineParser[CodexState]):
         self.diagnostics.use()
         self._turn_boundary(payload)
         self.state.model = as_str(payload.get("model")) or self.state.model
+        if self.state.model is not None and self.state.inferred:
+            for mid in self.state.inferred:  # the nearest recorded model, over the version's default
+                self._emit(
+                    Message(id=mid, role="assistant", model=self.state.model, flags=["model_inferred"])
+                )
+            self.state.inferred.clear()
         cwd = as_str(payload.get("cwd"))
         if cwd and not self.replaying:
             self.session.cwd = cwd
@@ -931,8 +1122,9 @@ class CodexParser(LineParser[CodexState]):
             return
         total, last = token_vector(info.get("total_token_usage")), token_vector(info.get("last_token_usage"))
         if total is not None:
-            prev = state.prev_total or [0] * 5
-            delta = [max(0, now - before) for now, before in zip(total, prev, strict=True)]
+            delta = total_delta(
+                total, state.prev_total, last, state.fork_phase in (_FORK_BEFORE, _FORK_MATCH)
+            )
             state.prev_total = total
         elif last is not None:
             delta = [0] * 5 if last == state.prev_last else last
@@ -951,10 +1143,21 @@ class CodexParser(LineParser[CodexState]):
         usage = usage_of(delta, state.web_searches, state.service_tier)
         state.web_searches = 0
         model = as_str(info.get("model")) or state.model
+        flags: list[MessageFlag] = (
+            ["replay_candidate"] if state.fork_phase in (_FORK_BEFORE, _FORK_MATCH) else []
+        )
+        if model is None:
+            model = default_model(self.session.agent_version, when or self.session.started_at)
+            if model is not None:
+                flags.append("model_inferred")
+                self.diagnostics.infer("model")
+            state.inferred.append(state.usage_target or self._mid(offset))
         if state.usage_target is not None:
-            self._emit(Message(id=state.usage_target, role="assistant", model=model, usage=usage))
+            self._emit(
+                Message(id=state.usage_target, role="assistant", model=model, usage=usage, flags=flags)
+            )
         else:
-            message = self._message(offset, "assistant", when, [], model=model)
+            message = self._message(offset, "assistant", when, [], tuple(flags), model=model)
             message.usage = usage
             self._emit(message)
         state.current = state.usage_target = None
@@ -1047,6 +1250,68 @@ class CodexParser(LineParser[CodexState]):
         else:
             self.diagnostics.skip(f"ignored:{kind}")
 
+    # -- codex exec --json streams --------------------------------------------------
+
+    def _exec_event(self, kind: str, record: dict[str, Any], offset: int) -> None:
+        """One line of a saved ``codex exec --json`` stream (no timestamps)."""
+        thread = as_str(record.get("thread_id")) if kind == "thread.started" else None
+        if self.state.header is None and thread:
+            self.state.header = self._new_header(thread)
+        if not self.state.meta_seen:
+            self.session.kind = "exec"
+        if kind == "thread.started":
+            self.diagnostics.use()
+        elif kind == "turn.started":
+            self.diagnostics.use()
+            self.state.current = None
+            self._status("working", "turn.started")
+        elif kind == "turn.completed":
+            usage = record.get("usage")
+            if not isinstance(usage, dict):
+                self.diagnostics.skip("malformed:turn.completed")
+                return
+            self._token_count({"info": {"total_token_usage": usage}}, offset, None)
+            self._status("done", "turn.completed")
+        elif kind in ("turn.failed", "error"):
+            self.diagnostics.use()
+            error = record.get("error") if kind == "turn.failed" else record
+            text = (as_str(error.get("message")) if isinstance(error, dict) else None) or kind
+            self._emit(self._message(offset, "system", None, [TextPart(text=text)], ("api_error",)))
+            self._status("errored", kind)
+        elif kind == "item.completed" and isinstance(record.get("item"), dict):
+            self._exec_item(record["item"], record, offset)
+        else:
+            self.diagnostics.skip(f"ignored:{kind}")
+
+    def _exec_item(self, item: dict[str, Any], record: dict[str, Any], offset: int) -> None:
+        kind = item.get("type")
+        item_id = as_str(item.get("id")) or self._mid(offset)
+        if kind == "agent_message" or kind == "plan":
+            self.diagnostics.use()
+            self._assistant([TextPart(text=as_str(item.get("text")) or "")], offset, None)
+            return
+        if kind == "reasoning":
+            self.diagnostics.use()
+            self._assistant([ReasoningPart(summary=as_str(item.get("text")) or "")], offset, None)
+            return
+        if kind == "error":
+            self.diagnostics.use()
+            text = as_str(item.get("message")) or "error"
+            self._emit(self._message(offset, "system", None, [TextPart(text=text)], ("api_error",)))
+            return
+        calls = _exec_calls(item)
+        if calls is None:
+            self._unknown(record, offset, None, f"item/{kind if isinstance(kind, str) else '<none>'}")
+            return
+        self.diagnostics.use()
+        parts: list[Part] = [
+            ToolCallPart(call_id=item_id if i == 0 else f"{item_id}#{i}", tool=tool, raw_name=raw, input=args)
+            for i, (tool, raw, args) in enumerate(calls)
+        ]
+        self._assistant(parts, offset, None)
+        self.state.current = None
+        self._results(item_id, len(parts), _exec_result(item), offset, None)
+
     # -- headers ------------------------------------------------------------------
 
     def headers(self) -> list[Session]:
@@ -1068,7 +1333,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 3
+    parser_version = 4
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -1078,11 +1343,12 @@ class CodexAdapter(JsonlAdapter):
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
         folders = [root / "sessions", root / "archived_sessions"]
-        if not any(probe.is_dir(f) for f in folders):
-            folders = [root]
-        for folder in folders:
+        layout = any(probe.is_dir(f) for f in folders)
+        # outside a home's sessions a saved `codex exec --json` stream may have any name
+        any_name = not layout and not {"sessions", "archived_sessions"} & set(root.parts)
+        for folder in folders if layout else [root]:
             for path in walk_files(folder, ".jsonl"):
-                if path.name.startswith("rollout-"):
+                if path.name.startswith("rollout-") or any_name:
                     yield SourceRef(agent=self.slug, path=str(path))
 
     def sniff(self, name: str, head: bytes) -> float:
@@ -1105,6 +1371,12 @@ class CodexAdapter(JsonlAdapter):
                 or payload.get("type") in ("token_count", "user_message", "function_call", "reasoning")
                 else 0.85
             )
+        if kind == "thread.started" and isinstance(record.get("thread_id"), str):
+            return 0.9
+        if kind in ("turn.started", "turn.completed", "item.started", "item.completed") and (
+            kind.startswith("turn") or isinstance(record.get("item"), dict)
+        ):
+            return 0.7
         if record.get("record_type") == "state":
             return 0.8
         if kind is None and "id" in record and "instructions" in record:
@@ -1117,4 +1389,6 @@ class CodexAdapter(JsonlAdapter):
         return CodexParser(ref, sidecars)
 
     def resume_command(self, session: Session) -> str | None:
+        if session.kind == "exec":
+            return resume_line("codex exec resume", session.id)
         return resume_line("codex resume", session.id) if session.kind in ("main", "fork") else None

@@ -435,4 +435,6 @@ class GooseAdapter(DocumentAdapter):
 
     def resume_command(self, session: Session) -> str | None:
         """``goose session --resume --session-id <id>`` (Goose CLI reference)."""
-        return resume_line("goose session --resume --session-id", session.id) if session.kind == "main" else None
+        return (
+            resume_line("goose session --resume --session-id", session.id) if session.kind == "main" else None
+        )

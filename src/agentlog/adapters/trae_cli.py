@@ -11,6 +11,12 @@ the agent (``trae_cli``: keys, parent links) and the locations differ.
 ``sessions`` folder) move the data.  ``~/.trae/cli/history.jsonl`` (prompt history
 ``{session_id, ts, text}``) is not a session source.  No resume command is
 documented publicly.
+
+Detection: a rollout whose first ``session_meta`` has ``model_provider: "trae"``
+scores what Codex's sniff gives it, and :func:`agentlog.load.most_specific`
+gives a tie to the adapter that specialises the other (this class subclasses
+:class:`~agentlog.adapters.codex.CodexAdapter`), in ``agentlog detect`` and for
+files under ``--root`` alike; with any other provider it is Codex's (0 here).
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ class TraeCliAdapter(CodexAdapter):
 
     slug = SLUG
     display_name = "TRAE CLI"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("TRAEX_HOME", "TRAEX_SESSIONS_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -51,7 +57,7 @@ class TraeCliAdapter(CodexAdapter):
         record = json_value(first)
         payload = record.get("payload") if isinstance(record, dict) else None
         is_trae = isinstance(payload, dict) and payload.get("model_provider") == "trae"
-        return min(1.0, score + 0.02) if is_trae else 0.0
+        return score if is_trae else 0.0
 
     def new_parser(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> TraeCliParser:
         return TraeCliParser(ref, sidecars)

@@ -15,7 +15,7 @@ from agentlog.cli.options import agent_option, filter_options, json_option, no_s
 from agentlog.cli.render import plain_table, print_json, render_transcript, session_row, sessions_table
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
-from agentlog.load import LoadReport, discover_sources, sniff
+from agentlog.load import LoadReport, discover_sources, most_specific, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
 from agentlog.probe import PathProblem
@@ -92,8 +92,15 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
 
 @main.command()
 @filter_options("sessions")
-@click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions.")
-@click.option("--limit", "-n", type=click.IntRange(min=1, max=SQL_INT_MAX), default=None, help="At most this many sessions.")
+@click.option("--subagents", is_flag=True, help="Also list subagent and fork sessions (and exec runs).")
+@click.option("--exec", "exec_runs", is_flag=True, help="Also list non-interactive runs (codex exec).")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1, max=SQL_INT_MAX),
+    default=None,
+    help="At most this many sessions.",
+)
 @json_option
 @no_sync_option
 @pass_app
@@ -104,13 +111,18 @@ def sessions(
     since: str | None,
     until: str | None,
     subagents: bool,
+    exec_runs: bool,
     limit: int | None,
     as_json: bool,
     no_sync: bool,
 ) -> None:
     """List sessions active in the time span, newest first."""
     where = SessionFilter(
-        agent=resolve_agent(agent), project=project, span=parse_span(since, until), include_children=subagents
+        agent=resolve_agent(agent),
+        project=project,
+        span=parse_span(since, until),
+        include_children=subagents,
+        include_exec=exec_runs,
     )
     conn, _ = open_index(app, no_sync)
     found = session_service.list_sessions(conn, where, limit)
@@ -253,6 +265,10 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
             console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
         for reason, n in sorted(r.invalid_values.items(), key=lambda kv: -kv[1]):
             console.print(f"  zeroed {n:>8,}  {clean(reason, one_line=True)}")
+        for what, n in sorted(r.inferred.items(), key=lambda kv: -kv[1]):
+            console.print(
+                f"  inferred {n:>6,}  {clean(what, one_line=True)} (not recorded; see usage warnings)"
+            )
         if r.incomplete_tail_bytes:
             console.print(
                 f"  {r.incomplete_tail_bytes:,} bytes of half-written last lines (read once complete)"
@@ -301,7 +317,7 @@ def detect(app: App, file: Path, as_json: bool) -> None:
     except OSError as exc:
         raise NotFound(f"{file}: cannot read ({exc.strerror or exc})") from None
     scores = sorted(((sniff(a, file.name, head), a) for a in all_adapters()), key=lambda t: -t[0])
-    best_score, best = scores[0]
+    best_score, best = most_specific(scores)
     if as_json:
         print_json(
             {

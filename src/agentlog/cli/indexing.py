@@ -196,7 +196,11 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     help="At most this many hits.",
 )
 @click.option(
-    "--offset", default=0, show_default=True, type=click.IntRange(min=0, max=SQL_INT_MAX), help="Skip this many hits first."
+    "--offset",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0, max=SQL_INT_MAX),
+    help="Skip this many hits first.",
 )
 @click.option(
     "--sessions", "by_session", is_flag=True, help="One line per session: its best hit and hit count."

@@ -98,7 +98,8 @@ def _table(
     type=click.Choice(["auto", "calculate", "recorded"]),
     default="auto",
     show_default=True,
-    help="auto: recorded cost when the agent wrote one, else computed.",
+    help="auto: recorded cost when the agent wrote one, else computed. Calls with no "
+    "recorded model are computed at an inferred one (named in the warnings; JSON: inferred_models).",
 )
 @click.option("--no-rollup", is_flag=True, help="session: show subagents and forks apart.")
 @click.option(
@@ -158,6 +159,7 @@ def usage(
                 "timezone": tz.key if tz is not None else "local",
                 "rows": [row_dict(r, group, with_cost, breakdown) for r in rows],
                 "totals": total.as_dict(with_cost),
+                "inferred_models": found.inferred_models,
                 "warnings": warnings,
             }
         )

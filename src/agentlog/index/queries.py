@@ -70,6 +70,8 @@ def _session_filters(
         clauses.append("EXISTS (SELECT 1 FROM sessions c WHERE c.parent_key = s.key)")
     if not where.include_children:
         clauses.append("s.parent_key IS NULL")
+        if not where.include_exec:
+            clauses.append("s.kind != 'exec'")
     return clauses, params
 
 

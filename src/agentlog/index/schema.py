@@ -280,6 +280,13 @@ MIGRATIONS: list[str] = [
     DELETE FROM usage_rollup_state;
     ALTER TABLE usage_rollup RENAME COLUMN cost_usd TO recorded_nano_usd;
     """,
+    # codex: roll-ups keep calls priced at an inferred model (flagged model_inferred)
+    # apart, so a report can say which calls used a fallback (a cache: rebuilt)
+    """
+    DELETE FROM usage_rollup;
+    DELETE FROM usage_rollup_state;
+    ALTER TABLE usage_rollup ADD COLUMN model_inferred INTEGER NOT NULL DEFAULT 0;
+    """,
     # live status: the evidence's time, when the status began, whether it is
     # inferred and why, the pending calls' tools (agentlog.live.status); a session
     # stored before keeps its recorded status until its source changes (a live one does)

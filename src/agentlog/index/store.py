@@ -32,7 +32,18 @@ from agentlog.model import (
     Usage,
 )
 from agentlog.packing import pack, unpack
-from agentlog.rules import Signature, counts_model, owner_rank, session_key, spawning_call
+from agentlog.rules import (
+    REPLAY_CANDIDATE,
+    CallTokens,
+    Signature,
+    counts_model,
+    first_user_text,
+    fork_title,
+    owner_rank,
+    replayed_prefix,
+    session_key,
+    spawning_call,
+)
 
 _JSON = msgspec.json.Encoder().encode
 _CHUNK = 500
@@ -92,6 +103,9 @@ class Store:
         exists, so look-ups are limited to the ids and call ids it remembers."""
         self._seen: dict[str, tuple[set[str], set[str]]] = {}
         self.written: list[int] = []
+        self._titles: dict[str, str | None] = {}
+        """Session key → the title its header gives, for the headers written here
+        (a source's stored headers are updated after its sessions)."""
         """Rowids of messages written since the last :meth:`refresh_sessions`."""
         self._models: dict[str, list[str]] = {}
         """Session key → models of the messages written since then that name one
@@ -176,6 +190,7 @@ class Store:
         (an appended part's header knows only the models it saw)."""
         for h in headers:
             self.recorded[h.key] = h
+            self._titles[h.key] = h.title
             values = [getattr(h, c) for c in HEADER_COLUMNS]
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (h.key,)).fetchone()
             models = json.loads(row[0]) if row else []
@@ -396,7 +411,8 @@ class Store:
                 "WHERE key = ?",
                 (key,),
             )
-        for key in set(keys) | self._mark_replays(written):
+        forks = self._mark_fork_copies(sorted(set(keys) | self.cleared))
+        for key in set(keys) | self._mark_replays(written) | forks:
             self.conn.execute(
                 """UPDATE sessions SET message_count = (SELECT COUNT(*) FROM messages
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
@@ -495,6 +511,84 @@ class Store:
             changed.update(c[2] for c in copies)
         return changed
 
+    def _mark_fork_copies(self, keys: list[str]) -> set[str]:
+        """:func:`~agentlog.rules.replayed_prefix` for the forks among ``keys`` and
+        the children of ``keys`` that hold ``replay_candidate`` calls: the copied
+        calls, and every message before the last of them, are marked ``replayed``
+        (as :mod:`agentlog.link` flags them).  Returns the keys (re)marked."""
+        rows: set[tuple[str, str]] = set()
+        for chunk in _chunks(keys):
+            marks = _marks(chunk)
+            rows.update(
+                self.conn.execute(
+                    f"""SELECT key, parent_key FROM sessions s WHERE parent_key IS NOT NULL
+                        AND (key IN ({marks}) OR parent_key IN ({marks}))
+                        AND EXISTS (SELECT 1 FROM messages m WHERE m.session_key = s.key
+                                    AND m.flags LIKE '%"{REPLAY_CANDIDATE}"%')""",
+                    (*chunk, *chunk),
+                ).fetchall()
+            )
+        changed: set[str] = set()
+        for key, parent_key in sorted(rows):
+            child = self._calls_of(key)
+            if not any(candidate for _, _, candidate in child):
+                continue
+            theirs = [tokens for _, tokens, _ in self._calls_of(parent_key)]
+            n = replayed_prefix(theirs, [(tokens, candidate) for _, tokens, candidate in child])
+            cut = child[n - 1][0] if n else 0
+            self.conn.execute(
+                "UPDATE messages SET replayed = 1 WHERE session_key = ? AND rowid <= ?", (key, cut)
+            )
+            self.conn.execute(
+                """UPDATE messages SET replayed = 0 WHERE session_key = ? AND rowid > ? AND replayed = 1
+                   AND NOT EXISTS (SELECT 1 FROM messages o WHERE o.id = messages.id
+                                   AND o.rowid != messages.rowid)""",
+                (key, cut),
+            )
+            self._retitle_fork(key, cut)
+            changed.add(key)
+        return changed
+
+    def _retitle_fork(self, key: str, cut: int) -> None:
+        """:func:`~agentlog.rules.fork_title` of fork ``key`` whose copy ends at
+        message ``cut`` (a rowid; 0: no copy), from the title its header
+        recorded, as :mod:`agentlog.link` sets it."""
+        if key in self._titles:
+            title = self._titles[key]
+        else:
+            row = self.conn.execute(
+                "SELECT src.headers FROM sessions s JOIN sources src ON src.id = s.source_id WHERE s.key = ?",
+                (key,),
+            ).fetchone()
+            title = _recorded_title(row[0] if row else None, key)
+        rowids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? AND role = 'user' ORDER BY rowid", (key,)
+            )
+        ]
+        users = self.messages_by_rowid(rowids)
+        copied = {m.text.strip() for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
+        own = Session(key=key, agent="", id="", messages=users)
+        self.conn.execute(
+            "UPDATE sessions SET title = ? WHERE key = ?",
+            (fork_title(title, copied, first_user_text(own)), key),
+        )
+
+    def _calls_of(self, key: str) -> list[tuple[int, CallTokens, bool]]:
+        """``(rowid, tokens, flagged replay_candidate)`` of each stored call of
+        session ``key``, in the order its messages were first written."""
+        return [
+            (rowid, (t[0], t[1], t[2], t[3], t[4], t[5]), f'"{REPLAY_CANDIDATE}"' in flags)
+            for rowid, flags, *t in self.conn.execute(
+                """SELECT m.rowid, m.flags, u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens,
+                          u.cache_write_1h_tokens, u.output_tokens, u.reasoning_tokens
+                   FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+                   WHERE m.session_key = ? ORDER BY m.rowid""",
+                (key,),
+            )
+        ]
+
     def _call_stats(self, key: str) -> tuple[datetime | None, int]:
         """:func:`~agentlog.rules.call_stats` of session ``key`` as stored (the
         same figures, summed by SQLite: ISO UTC text sorts as time does)."""
@@ -562,6 +656,13 @@ def _recorded_header(headers: bytes | None, key: str) -> Session | None:
         if header.key == key:
             return header
     return None
+
+
+def _recorded_title(headers: bytes | None, key: str) -> str | None:
+    """The title session ``key``'s own header recorded, from its source's stored
+    headers (``None`` when none, or unknown)."""
+    header = _recorded_header(headers, key)
+    return header.title if header else None
 
 
 def _recorded_call(headers: bytes | None, key: str) -> str | None:

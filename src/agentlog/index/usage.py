@@ -1,8 +1,8 @@
 """Usage records out of the index, for the usage reports.
 
 :func:`usage_records` gives :class:`~agentlog.usage.calls.Call` records from the
-roll-up (table ``usage_rollup``): the calls of one session, model and service
-tier summed per 15-minute span and cost origin, a few hundred records where a long session has
+roll-up (table ``usage_rollup``): the calls of one session, model (recorded or
+inferred: ``model_inferred`` calls apart) and service tier summed per 15-minute span and cost origin, a few hundred records where a long session has
 tens of thousands of calls.  Every report is exact on them: days in any zone
 (UTC offsets are whole quarter hours in every zone since 1972; Liberia's
 -0:44:30 before that is the last exception), 5-hour blocks (they start on the
@@ -25,10 +25,12 @@ from typing import Any
 
 from agentlog.index.db import transaction
 from agentlog.index.store import USAGE_COLUMNS, usage_from
+from agentlog.rules import MODEL_INFERRED
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 from agentlog.usage.money import RECORDED_NANO_SQL
 
 _COUNTED = f"m.replayed = 0 AND m.flags NOT LIKE '%\"{NOT_CONSUMPTION}\"%'"
+_INFERRED = f"(m.flags LIKE '%\"{MODEL_INFERRED}\"%')"
 _PROMPT = "(u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens)"
 
 
@@ -43,16 +45,16 @@ _AGGREGATE = f"""SELECT m.session_key, m.model, u.service_tier, {_bucket("m.time
         SUM(u.input_tokens), SUM(u.cache_read_tokens), SUM(u.cache_write_5m_tokens),
         SUM(u.cache_write_1h_tokens), SUM(u.output_tokens), SUM(u.reasoning_tokens),
         SUM(u.web_search_requests), SUM(CASE WHEN {_RECORDED} THEN {RECORDED_NANO_SQL.format("u.cost_usd")} END),
-        MIN(m.timestamp), MAX(m.timestamp), MIN({_PROMPT}), MAX({_PROMPT})
+        MIN(m.timestamp), MAX(m.timestamp), MIN({_PROMPT}), MAX({_PROMPT}), {_INFERRED} AS inferred
     FROM messages m JOIN usage u ON u.message_rowid = m.rowid
     WHERE m.session_key IN ({_STALE}) AND {_COUNTED}
-    GROUP BY m.session_key, m.model, u.service_tier, bucket, recorded"""
+    GROUP BY m.session_key, m.model, u.service_tier, bucket, recorded, inferred"""
 _CALL = "s.agent, s.parent_key, s.cwd"
 _RECORD_COLUMNS = f"""r.session_key, {_CALL}, r.model, r.first_at, r.input_tokens, r.cache_read_tokens,
     r.cache_write_5m_tokens, r.cache_write_1h_tokens, r.output_tokens, r.reasoning_tokens,
     r.web_search_requests, CASE WHEN r.recorded THEN r.recorded_nano_usd / 1e9 END,
     CASE WHEN r.recorded THEN 'recorded' END, r.service_tier, r.calls, r.last_at, r.min_prompt, r.max_prompt,
-    CASE WHEN r.recorded THEN r.recorded_nano_usd END"""
+    CASE WHEN r.recorded THEN r.recorded_nano_usd END, r.model_inferred"""
 
 
 def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Call]:
@@ -75,6 +77,7 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
             last_timestamp=_time(row[17]),
             prompt_range=(row[18], row[19]),
             recorded_nano=None if row[20] is None else int(row[20]),
+            model_inferred=bool(row[21]),
         )
         for row in conn.execute(query, (agent,) if agent else ())
     ]
@@ -83,7 +86,8 @@ def usage_records(conn: sqlite3.Connection, agent: str | None = None) -> list[Ca
 def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
     """The single calls a roll-up ``record`` sums."""
     where = f"""m.session_key = :key AND m.model IS :model AND u.service_tier IS :tier
-        AND {_RECORDED} = :recorded AND {_bucket("m.timestamp")} IS {_bucket(":stamp")}"""
+        AND {_RECORDED} = :recorded AND {_INFERRED} = :inferred
+        AND {_bucket("m.timestamp")} IS {_bucket(":stamp")}"""
     return _calls(
         conn,
         where,
@@ -92,19 +96,20 @@ def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
             "model": record.model,
             "tier": record.service_tier,
             "recorded": int(record.usage.cost_source == "recorded"),
+            "inferred": int(record.model_inferred),
             "stamp": record.timestamp.isoformat() if record.timestamp else None,
         },
     )
 
 
 def _calls(conn: sqlite3.Connection, where: str, params: Mapping[str, Any]) -> list[Call]:
-    query = f"""SELECT s.key, {_CALL}, m.model, m.timestamp, {USAGE_COLUMNS}
+    query = f"""SELECT s.key, {_CALL}, m.model, m.timestamp, {USAGE_COLUMNS}, {_INFERRED}
                 FROM usage u JOIN messages m ON m.rowid = u.message_rowid
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
                 WHERE {_COUNTED} AND src.duplicate_of IS NULL AND {where}
                 ORDER BY m.rowid"""
     roots = _roots(conn)
-    return [_call(row, roots) for row in conn.execute(query, params)]
+    return [_call(row, roots, model_inferred=bool(row[16])) for row in conn.execute(query, params)]
 
 
 def refresh_rollups(conn: sqlite3.Connection) -> bool:

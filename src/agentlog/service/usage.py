@@ -60,6 +60,9 @@ class PricedUsage:
 
     calls: list[PricedCall] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    inferred_models: list[dict[str, object]] = field(default_factory=list)
+    """Calls priced at a fallback model (none recorded): ``{"model", "calls",
+    "tokens"}`` per model, the same figures the warnings name."""
 
 
 Expand = Callable[[Call], list[Call]]
@@ -109,8 +112,18 @@ def _price(
         else f"calls with no model recorded: {tokens:,} tokens shown without cost"
         for model, tokens in sorted(prices.unpriced.items())
     ]
+    inferred = [
+        {"model": model, "calls": calls, "tokens": tokens}
+        for model, (calls, tokens) in sorted(prices.inferred.items())
+    ]
+    warnings += [
+        f"{row['calls']:,} call{'' if row['calls'] == 1 else 's'} with no model recorded priced as "
+        f"{row['model']!r} (inferred): "
+        f"{row['tokens']:,} tokens"
+        for row in inferred
+    ]
     warnings += [f"unreadable: {path}: {error}" for path, error in errors]
-    return PricedUsage(priced, warnings)
+    return PricedUsage(priced, warnings, inferred)
 
 
 def index_usage(conn: sqlite3.Connection, query: UsageQuery) -> PricedUsage:

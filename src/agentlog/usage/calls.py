@@ -14,6 +14,7 @@ from datetime import datetime
 import msgspec
 
 from agentlog.model import Session, Usage
+from agentlog.rules import MODEL_INFERRED
 
 
 class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
@@ -48,6 +49,9 @@ class Call(msgspec.Struct, gc=False, kw_only=True, frozen=True):
     last_timestamp: datetime | None = None
     prompt_range: tuple[int, int] | None = None
     recorded_nano: int | None = None
+    model_inferred: bool = False
+    """The agent recorded no model: ``model`` is the adapter's documented fallback
+    (message flag ``model_inferred``)."""
 
     @property
     def service_tier(self) -> str | None:
@@ -115,4 +119,5 @@ def calls_from_sessions(sessions: Iterable[Session]) -> Iterator[Call]:
                 parent_key=session.parent_key,
                 root_key=roots[session.key],
                 project=session.cwd,
+                model_inferred=MODEL_INFERRED in message.flags,
             )

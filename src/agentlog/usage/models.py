@@ -9,8 +9,10 @@ not strip wrappers (``shared/cost.md`` §6, "Model matching").  Handled here:
 * Vertex ``@date``: ``claude-sonnet-4@20250514`` → ``claude-sonnet-4-20250514``;
 * Bedrock ids and ARNs: ``us.anthropic.claude-sonnet-4-20250514-v1:0``,
   ``arn:aws:bedrock:…:inference-profile/eu.anthropic.claude-…-v2:0``;
-* dated suffixes (``-20250514``, ``-2025-08-07``) are dropped only as a second
-  try (:func:`candidates`), since some tables price dated ids apart;
+* dated suffixes (``-20250514``, ``-2025-08-07``) and ``-latest`` aliases
+  (``claude-3-5-sonnet-latest``, Anthropic's moving alias of a dated id) are
+  dropped only as a second try (:func:`candidates`), since some tables price
+  dated ids (and ``codex-mini-latest``) apart;
 * aliases that are not price-card ids: ``codex-auto-review`` is Codex's review
   activity label, billed as the review model of its day (GPT-5.4, then GPT-5.6
   Luna from 2026-07-30; ccusage PR #1303, codeburn PR #1056, sub2api PR #5145).
@@ -43,7 +45,7 @@ _BEDROCK = re.compile(
 )
 _VERTEX_AT = re.compile(r"@(\d{8})$")
 _VERTEX_AT_LATEST = re.compile(r"@(latest|default)$")
-_DATED = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2})$")
+_DATED = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 #: alias → [(first UTC day, model priced)], newest last.
 ALIASES: dict[str, list[tuple[date, str]]] = {
@@ -83,6 +85,7 @@ def normalize(raw: str, when: datetime | None = None) -> tuple[str, str | None]:
 
 
 def candidates(model: str) -> list[str]:
-    """Ids to try in order: the normalised id, then without a dated suffix."""
+    """Ids to try in order: the normalised id, then without a dated (or
+    ``-latest``) suffix."""
     undated = _DATED.sub("", model)
     return [model] if undated == model else [model, undated]

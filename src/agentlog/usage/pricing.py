@@ -38,8 +38,10 @@ per million tokens, and optional tiers::
     input_mtok = 2.0
     output_mtok = 10.0
 
-An override applies to the normalised id (:mod:`agentlog.usage.models`) and wins
-over the bundled table.
+An override's id is normalised like recorded ids (:mod:`agentlog.usage.models`),
+applies to every recorded id that normalises to it (dated ids, provider
+prefixes, ``-latest`` aliases) and wins over the bundled table
+(:mod:`agentlog.usage.resolve`).
 """
 
 from __future__ import annotations
@@ -149,7 +151,9 @@ class Pricer:
     resolved tables (``None`` for a model without a price), e.g. from the index's
     price cache; :attr:`resolved` collects the ones resolved here, to keep.
     ``unpriced`` counts the tokens of calls whose model has no price, by the
-    model id as recorded (``"<none>"`` when no model was recorded).
+    model id as recorded (``"<none>"`` when no model was recorded);
+    ``inferred`` counts ``(calls, tokens)`` of the calls estimated at a fallback model
+    (:attr:`~agentlog.usage.calls.Call.model_inferred`), by that model.
     Raises :class:`~agentlog.errors.UsageError` for a malformed override file
     (when a price is first resolved).
     """
@@ -165,6 +169,7 @@ class Pricer:
         self.known: dict[PriceKey, PriceTable | None] = dict(known or {})
         self.resolved: dict[PriceKey, PriceTable | None] = {}
         self.unpriced: Counter[str] = Counter()
+        self.inferred: dict[str, tuple[int, int]] = {}
         self._resolver: Resolver | None = None
         self._by_day: dict[tuple[str, date, str | None], PriceTable | None] = {}
 
@@ -223,6 +228,9 @@ class Pricer:
         if table is None:
             self.unpriced[call.model or "<none>"] += call.usage.total_tokens
             return PricedCall(call=call, cost=None, cost_source="unpriced")
+        if call.model_inferred and call.model:
+            calls, tokens = self.inferred.get(call.model, (0, 0))
+            self.inferred[call.model] = (calls + call.calls, tokens + call.usage.total_tokens)
         return PricedCall(call=call, cost=table.cost(call), cost_source="estimated", priced_as=table.model)
 
     def price_all(

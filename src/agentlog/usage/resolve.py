@@ -3,8 +3,14 @@ imports genai-prices (~0.1 s), loaded by :class:`agentlog.usage.pricing.Pricer`
 only when a (model, day, service tier) is not known yet.
 
 Overrides: ``prices.toml`` with genai-prices' key names, USD per million tokens
-and optional tiers (see :mod:`agentlog.usage.pricing`); an override applies to
-the normalised id (:mod:`agentlog.usage.models`) and wins over the table.
+and optional tiers (see :mod:`agentlog.usage.pricing`).  An override's key is
+normalised as recorded ids are (:func:`agentlog.usage.models.normalize`: case,
+provider prefixes, Vertex ``@date``, Bedrock ids), and it applies to every
+recorded id one of whose :func:`~agentlog.usage.models.candidates` is that key —
+``[models."claude-sonnet-4"]`` prices ``claude-sonnet-4-20250514``,
+``anthropic/claude-sonnet-4`` and ``claude-sonnet-4-latest`` — before the bundled
+table is consulted for any of them: the user's price wins over the table's,
+even where the table knows the dated id.
 """
 
 from __future__ import annotations
@@ -69,9 +75,11 @@ def table_from(model: str, provider: str, price: ModelPrice) -> PriceTable:
 
 
 def load_overrides(path: Path | None) -> dict[str, ModelPrice]:
-    """Model id (lower case) → prices from an override file; ``{}`` when absent.
+    """Normalised model id (:func:`~agentlog.usage.models.normalize`) → prices
+    from an override file; ``{}`` when absent.
 
-    Raises :class:`~agentlog.errors.UsageError` for a malformed file.
+    Raises :class:`~agentlog.errors.UsageError` for a malformed file, or two
+    entries whose ids normalise to one model.
     """
     if path is None:
         return {}
@@ -84,11 +92,16 @@ def load_overrides(path: Path | None) -> dict[str, ModelPrice]:
         raise UsageError(f"{path}: cannot read price overrides ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: cannot read price overrides ({exc})") from None
-    out = {}
+    out: dict[str, ModelPrice] = {}
+    named: dict[str, str] = {}
     for model, spec in (data.get("models") or {}).items():
         if not isinstance(spec, dict):
             raise UsageError(f"{path}: [models.{model!r}] must be a table")
-        out[model.lower()] = _override_price(path, model, spec)
+        key = normalize(model)[0]
+        if key in named:
+            raise UsageError(f"{path}: [models.{named[key]!r}] and [models.{model!r}] both price {key!r}")
+        named[key] = model
+        out[key] = _override_price(path, model, spec)
     return out
 
 
@@ -147,9 +160,11 @@ class Resolver:
         """``(the rates for model at when, or None; whether they hold all that UTC
         day)``: off-peak prices (DeepSeek) change within a day."""
         ref, provider = normalize(model, when)
-        for candidate in candidates(ref):
+        tried = candidates(ref)
+        for candidate in tried:  # the user's prices first, for every form of the id
             if candidate in self.overrides:
                 return table_from(candidate, "override", self.overrides[candidate]), True
+        for candidate in tried:
             found = self._info(candidate, provider)
             if found is not None:
                 provider_id, info, time_of_day = found

@@ -47,7 +47,9 @@ def fold_small(series: dict[str, list[float]], limit: int) -> dict[str, list[flo
     ranked = sorted(series, key=lambda name: -sum(series[name]))
     keep, rest = set(ranked[: limit - 1]), ranked[limit - 1 :]
     folded = {name: values for name, values in series.items() if name in keep}
-    folded[f"{len(rest)} others"] = [sum(column) for column in zip(*(series[name] for name in rest), strict=True)]
+    folded[f"{len(rest)} others"] = [
+        sum(column) for column in zip(*(series[name] for name in rest), strict=True)
+    ]
     return folded
 
 

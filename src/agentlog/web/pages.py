@@ -127,6 +127,7 @@ def sessions() -> str:
         has_children=bool(_arg("subagents")),
         text=_arg("q"),
         include_children=bool(_arg("children")),
+        include_exec=bool(_arg("exec")),
     )
     sort = _arg("sort") or "started"
     if sort not in session_service.SORTS:
