@@ -275,6 +275,8 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     conn = sqlite3.connect(index)  # back to schema 8: no archived_at, no prompt_only, roll-ups in USD
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("ALTER TABLE usage_rollup DROP COLUMN model_inferred")  # the codex migration
+    for column in ("status_at", "status_since", "status_inferred", "status_reason", "status_pending"):
+        conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")  # the live status migration
     conn.execute("ALTER TABLE sources DROP COLUMN archived_at")
     conn.execute("ALTER TABLE sessions DROP COLUMN prompt_only")
     conn.execute("PRAGMA user_version = 8")

@@ -311,6 +311,8 @@ def test_roll_ups_summed_in_usd_by_an_older_index_are_rebuilt_in_nano_dollars(ho
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("UPDATE usage_rollup SET cost_usd = cost_usd / 1e9")
     conn.execute("ALTER TABLE usage_rollup DROP COLUMN model_inferred")  # added by a later migration
+    for column in ("status_at", "status_since", "status_inferred", "status_reason", "status_pending"):
+        conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")  # the live status migration
     nano = next(i for i, m in enumerate(MIGRATIONS) if "TO recorded_nano_usd" in m)
     conn.execute(f"PRAGMA user_version = {nano}")
     conn.close()
