@@ -1,14 +1,13 @@
 """Index benchmarks: figures printed, never asserted.
 
     python benchmarks/bench_index.py                  # everything below
-    python benchmarks/bench_index.py --only sync      # one part: sync, resync, append, search
+    python benchmarks/bench_index.py --only sync      # one part: sync, resync, append
     python benchmarks/bench_index.py --agentsview /path/to/agentsview
 
 * full sync of generated Claude Code files of 50/150/300 MB (MB/s, peak RSS);
 * no-change resync of 5,000 small Codex rollouts;
 * appending one line to the 300 MB file, then resyncing;
-* search latency (p50/p95 over 40 queries, hit lists and ``--sessions``) on an index of
-  >= 1 M messages, and the time a 300-term prefix query takes to be answered or refused;
+* (search latency and index size: ``benchmarks/bench_search.py``);
 * optionally ``agentsview sync`` (PyPI ``agentsview==0.46.1``, run with
   ``HOME=<tmp> AGENTSVIEW_NO_DAEMON=1``) on the same 300 MB file.
 
@@ -20,8 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from corpus import WORDS, write_claude, write_codex_home  # noqa: E402
+from corpus import write_claude, write_codex_home  # noqa: E402
 
 CHILD = """
 import json, resource, sys
@@ -104,52 +101,6 @@ def bench_resync(tmp: Path, files: int) -> None:
     )
 
 
-def bench_search(tmp: Path, messages: int) -> None:
-    from agentlog.errors import AgentlogError
-    from agentlog.index.db import connect
-    from agentlog.index.search import search
-
-    # Short texts, 100 MB files added until the index holds ``messages`` messages
-    # (each later sync is incremental: the earlier files are unchanged).
-    home = tmp / "search"
-    index = tmp / "search.sqlite"
-    seconds, count, n = 0.0, 0, 0
-    while count < messages:
-        write_claude(home / ".claude/projects/-bench" / f"s{n}.jsonl", 100, seed=n, scale=0.08)
-        seconds += run_sync(home, index)["seconds"]
-        count = connect(index).execute("SELECT COUNT(*) FROM messages").fetchone()[0]
-        n += 1
-    conn = connect(index)
-    rng = random.Random(7)
-    # Words drawn as a person searches: mostly from the vocabulary at large (rare
-    # words), some of the most common ones, phrases and prefixes.
-    rare = [rng.choice(WORDS[100:]) for _ in range(20)]
-    common = [rng.choice(WORDS[:100]) for _ in range(8)]
-    phrases = [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(8)]
-    prefixes = [rng.choice(WORDS[100:])[:4] + "*" for _ in range(4)]
-    queries = rare + common + phrases + prefixes
-    for grouped in (False, True):
-        times = []
-        for q in queries:
-            start = time.perf_counter()
-            search(conn, q, limit=20, by_session=grouped)
-            times.append((time.perf_counter() - start) * 1000)
-        times.sort()
-        p95 = times[int(len(times) * 0.95) - 1]
-        print(
-            f"search{' --sessions' if grouped else ''} on {count:,} messages ({n * 100} MB, synced in "
-            f"{seconds:.0f} s): p50 {statistics.median(times):.1f} ms, p95 {p95:.1f} ms over {len(times)} queries"
-        )
-    hostile = " ".join(f"{WORDS[i][:2]}*" for i in range(300))
-    start = time.perf_counter()
-    try:
-        search(conn, hostile)
-        answer = "answered"
-    except AgentlogError as exc:
-        answer = f"refused ({exc})"
-    print(f"300-term prefix query: {answer} in {(time.perf_counter() - start) * 1000:.1f} ms")
-
-
 def bench_agentsview(tmp: Path, exe: str, home: Path) -> None:
     env = {**os.environ, "HOME": str(home), "AGENTSVIEW_NO_DAEMON": "1"}
     start = time.perf_counter()
@@ -162,10 +113,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", choices=["sync", "append", "resync", "search"])
+    parser.add_argument("--only", choices=["sync", "append", "resync"])
     parser.add_argument("--mb", type=float, nargs="*", default=[50, 150, 300])
     parser.add_argument("--files", type=int, default=5000)
-    parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--agentsview", help="agentsview executable to time on the largest file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
@@ -178,8 +128,6 @@ def main() -> None:
                 bench_agentsview(tmp, args.agentsview, home)
         if args.only in (None, "resync"):
             bench_resync(tmp, args.files)
-        if args.only in (None, "search"):
-            bench_search(tmp, args.messages)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,13 @@ PROMPTS = (
     ("beta", "m_todo", "TODO: remove this hack"),
     ("beta", "m_url", "see https://github.com/kenn-io/agentsview/issues/7 for details"),
     ("beta", "m_claude_beta", "ask claude about the deploy"),
+    # Unspaced scripts, emoji and identifiers (issue 16 part 2), in a session of their own.
+    ("gamma", "m_ja", "これは最新のアップデートです。詳細はドキュメントを参照してください"),
+    ("gamma", "m_zh", "我们发布了最新版本的搜索功能"),
+    ("gamma", "m_ko", "검색어를 입력하세요"),
+    ("gamma", "m_emoji", "ship it 🚀 tests pass ✅"),
+    ("gamma", "m_rocket_word", "the rocket launched"),
+    ("gamma", "m_ident", "call agentlog.index.fts.translate from web/pages.py via multi-word-name"),
 )
 #: The Bash call in session beta: (call id, command, output).
 BASH_CALL = ("toolu_deploy", "ls /srv/deploy", "release.tar")
@@ -50,8 +57,8 @@ def _line(session: str, uuid: str, n: int, message: dict, kind: str) -> str:
 
 
 def write_home(home: Path) -> Path:
-    """The home folder with sessions ``alpha`` and ``beta`` under ``home``."""
-    lines: dict[str, list[str]] = {"alpha": [], "beta": []}
+    """The home folder with sessions ``alpha``, ``beta`` and ``gamma`` under ``home``."""
+    lines: dict[str, list[str]] = {session: [] for session, _, _ in PROMPTS}
     for n, (session, uuid, text) in enumerate(PROMPTS):
         lines[session].append(_line(session, uuid, n, {"role": "user", "content": text}, "user"))
     call_id, command, output = BASH_CALL

@@ -20,6 +20,7 @@ from agentlog.cli import main
 from agentlog.index import db, queries
 from agentlog.index.schema import MIGRATIONS
 from conftest import FIXTURES
+from test_fts import downgrade_search_index
 
 MINIMAL = "usage-costUSD-minimal.jsonl"  # 3 calls, costs recorded by Claude Code: $0.12 + $0.34 + $0.56
 DEMO = "v1.0.98-session.jsonl"  # "/init" in /path/to/Demo: 7 calls, priced
@@ -279,6 +280,7 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
         conn.execute(f"ALTER TABLE sessions DROP COLUMN {column}")  # the live status migration
     conn.execute("ALTER TABLE sources DROP COLUMN archived_at")
     conn.execute("ALTER TABLE sessions DROP COLUMN prompt_only")
+    downgrade_search_index(conn)  # and the search tables as schema 8 had them
     conn.execute("PRAGMA user_version = 8")
     conn.commit()
     conn.close()

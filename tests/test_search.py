@@ -60,6 +60,34 @@ OPERATORS = {
     "OR": set(),
     "git NOT": set(),  # NOT without a right operand is the word "not"
 }
+#: Unspaced scripts, emoji and code (issue 16 part 2): substrings inside a sentence,
+#: one character, emoji, identifiers as wholes and by their parts.
+UNSPACED = {
+    "最新": {"m_ja", "m_zh"},
+    "アップデート": {"m_ja"},
+    "最新のアップデート": {"m_ja"},
+    "ドキュメント": {"m_ja"},
+    "ト": {"m_ja"},
+    "参照して": {"m_ja"},
+    "搜索功能": {"m_zh"},
+    "版本": {"m_zh"},
+    "検索": set(),  # the Japanese form of 搜索: not in any prompt
+    "검색": {"m_ko"},
+    "입력": {"m_ko"},
+    "🚀": {"m_emoji"},
+    "✅": {"m_emoji"},
+    "🚀 pass": {"m_emoji"},
+    "🔥": set(),
+    "rocket": {"m_rocket_word"},
+    "agentlog.index.fts.translate": {"m_ident"},
+    "fts.translate": {"m_ident"},
+    "translate": {"m_ident"},
+    "web/pages.py": {"m_ident"},
+    "pages": {"m_ident"},
+    "multi-word-name": {"m_ident"},
+    "word-name": {"m_ident"},
+    "name-word": set(),
+}
 
 
 @pytest.fixture(scope="module")
@@ -100,9 +128,9 @@ def web_ids(client, query: str, **args: str) -> set[str]:
     return {re.search(r"id=([^&]+)", unescape(link)).group(1) for link in links}
 
 
-@pytest.mark.parametrize("query", [*EVERYDAY, *OPERATORS])
+@pytest.mark.parametrize("query", [*EVERYDAY, *OPERATORS, *UNSPACED])
 def test_each_query_finds_exactly_its_prompts_in_every_surface(query, conn, index, home, monkeypatch):
-    expected = {**EVERYDAY, **OPERATORS}[query]
+    expected = {**EVERYDAY, **OPERATORS, **UNSPACED}[query]
     page = search(conn, query)
     assert (ids(page), page.total, page.note) == (expected, len(expected), None)
     code, out, err = cli(index, "--json", "--", query)

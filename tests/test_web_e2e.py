@@ -215,3 +215,22 @@ def test_a_line_appended_to_a_log_appears_on_the_open_page(page, tmp_path):
         server.shutdown()
         server.server_close()
     assert errors == []
+@pytest.fixture(scope="module")
+def unspaced_url(tmp_path_factory):
+    from search_home import write_home
+
+    base = tmp_path_factory.mktemp("e2e-unspaced")
+    yield from serve(build_index(base / "index.sqlite", write_home(base / "home")))
+
+
+def test_a_transcript_opened_from_a_search_marks_cjk_and_emoji_inside_words(page, unspaced_url):
+    """app.js marks a run of an unspaced script or an emoji wherever it occurs (the
+    index finds them as substrings), other words only as whole words."""
+    marks = {}
+    for query in ("アップデート", "🚀", "pages"):
+        page.goto(unspaced_url + "/search?q=" + query)
+        page.locator("a.hit-title").first.click()
+        page.wait_for_url("**/session?key=claude_code:gamma**#m*")
+        anchor = page.url.rsplit("#", 1)[1]
+        marks[query] = page.locator(f"li#{anchor} mark").all_text_contents()
+    assert marks == {"アップデート": ["アップデート"], "🚀": ["🚀"], "pages": ["pages"]}

@@ -11,6 +11,8 @@ fragments):
 * a :class:`~agentlog.adapters.base.ToolOutput` is merged into the tool call
   with its ``call_id``; one that matches no call is kept as a ``tool`` message
   where it was recorded — never dropped;
+* binary payloads in tool results become file parts
+  (:func:`agentlog.adapters._binary.binary_free`);
 * the session's ``usage`` is the sum of its messages' usage, and its
   ``started_at``/``ended_at``/``models`` fall back to what the messages show.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from agentlog.adapters._binary import binary_free
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.model import Message, Session, ToolCallPart, Usage
 from agentlog.rules import counts_model, keeps_new_copy, replaces_model, session_key
@@ -96,6 +99,7 @@ class SessionBuilder:
 
     def add(self, item: Message | ToolOutput) -> None:
         if isinstance(item, ToolOutput):
+            binary_free(item.result)
             call = self.calls.get(item.call_id)
             if call is not None:
                 call.result = item.result
@@ -132,6 +136,8 @@ class SessionBuilder:
         self.touched[known.id] = known
         for part in item.parts:
             if isinstance(part, ToolCallPart):
+                if part.result is not None:
+                    binary_free(part.result)
                 self.calls[part.call_id] = part
                 self.call_owner[part.call_id] = known
                 claimed = self.orphans.pop(part.call_id, None)

@@ -185,7 +185,9 @@ class ToolResult(msgspec.Struct, gc=False, kw_only=True):
 
     ``output`` is text, or a list of content blocks as the agent recorded them;
     ``structured`` keeps an agent's structured result (Claude's ``toolUseResult``,
-    Codex ``exec_command_end``) untouched.
+    Codex ``exec_command_end``).  In both, a binary payload (a base64 image or file)
+    is replaced by the JSON of its :class:`FilePart` (media type and size,
+    :mod:`agentlog.adapters._binary`).
     """
 
     output: Any = None
@@ -211,11 +213,13 @@ class ToolCallPart(msgspec.Struct, gc=False, tag="tool_call", kw_only=True, omit
 
 class FilePart(msgspec.Struct, gc=False, tag="file", kw_only=True, omit_defaults=True):
     """An attached file or image (``media_type`` like ``image/png``); ``ref`` is a
-    path, URL or ``data:`` reference when one was recorded."""
+    path or URL when one was recorded; ``size`` the bytes of a payload recorded
+    inline (base64), which itself is never kept (:mod:`agentlog.adapters._binary`)."""
 
     media_type: str = ""
     name: str = ""
     ref: str = ""
+    size: int | None = None
 
 
 class CompactionPart(msgspec.Struct, gc=False, tag="compaction", kw_only=True, omit_defaults=True):

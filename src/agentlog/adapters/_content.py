@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from agentlog.adapters._binary import inline_size
 from agentlog.adapters._values import as_dict
 from agentlog.adapters.base import ToolOutput
 from agentlog.model import (
@@ -73,6 +74,7 @@ def content_parts(
                     media_type=str(source.get("media_type") or block.get("mediaType") or ""),
                     name=str(block.get("path") or block.get("name") or ""),
                     ref=str(source.get("url") or block.get("path") or ""),
+                    size=inline_size(source),
                 )
             )
         else:

@@ -69,6 +69,7 @@ from typing import Any
 import msgspec
 
 from agentlog import probe
+from agentlog.adapters._binary import inline_size
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
@@ -464,6 +465,7 @@ class ClaudeParser(LineParser[ClaudeState]):
                     FilePart(
                         media_type=str(source.get("media_type") or block["type"]),
                         ref=str(source.get("url") or source.get("path") or ""),
+                        size=inline_size(source),
                     )
                 )
             elif block.get("type") != "tool_result":

@@ -17,6 +17,21 @@ Raw mode (``--fts``) hands the text to FTS5 as written (its whole syntax,
 column filters included); when FTS5 cannot parse it, the search falls back to
 the text as one phrase and says so (:attr:`Translation.note`).
 
+Unspaced scripts and emoji (:func:`index_text`, applied to what is indexed and to
+the query alike): ``unicode61`` reads a run of Chinese, Japanese or Korean
+characters as one word (``最新のアップデート``) and drops emoji (symbols are
+separators), so neither could be found inside a sentence.  Such a run is indexed
+as its overlapping pairs of characters plus its last character (``最新 新の のア
+…  ート ト``), the scheme of Lucene's ``CJKBigramFilter``, and a query word of two
+characters or more as the phrase of its pairs: a substring of any length is found
+wherever it occurs (one character: as a prefix of a pair).  Each emoji is indexed as
+one word, a character of Unicode's supplementary private-use plane B (which
+``unicode61`` keeps as a token character, :data:`EMOJI_BASE`).  Only text with such
+characters is rewritten; text in Latin and other spaced scripts is indexed as
+written.  Identifiers with dots, slashes and hyphens (``src/app.py``,
+``claude-sonnet-4-5``) are words in order, so they match as a whole (the phrase) and
+by any of their parts.
+
 Source of the syntax: the SQLite FTS5 documentation, "Full-text Query Syntax"
 (https://sqlite.org/fts5.html#full_text_query_syntax): strings in double quotes
 are tokenized as phrases, ``"`` inside one is written twice, ``*`` after a phrase
@@ -27,12 +42,17 @@ token characters, everything else as separators.
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
 import unicodedata
+from typing import Any
 
 import msgspec
 
 from agentlog.errors import UsageError
+from agentlog.model import Part, ReasoningPart, TextPart, ToolCallPart
+from agentlog.packing import unpack
 
 MAX_QUERY_CHARS = 1_000
 """A query longer than this is refused (it is a pasted file, not a search)."""
@@ -58,6 +78,81 @@ class Translation(msgspec.Struct, frozen=True, kw_only=True):
     raw: bool = False
 
 
+UNSPACED = (
+    "\u1100-\u11ff\u3041-\u3096\u3099-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3105-\u312f\u3131-\u318e"
+    "\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff"
+    "\uff66-\uff9f\U00020000-\U0003134f"
+)
+"""Characters of the unspaced scripts (Han, kana, Hangul, Bopomofo; iteration and
+prolonged-sound marks included, punctuation such as ``・`` and ``。`` not)."""
+_EMOJI = "\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff"
+"""Emoji and pictographs (Miscellaneous Symbols, Dingbats, arrows and stars,
+U+1F000–U+1FAFF); variation selectors and joiners are separators."""
+_SPECIAL = re.compile(f"[{UNSPACED}]+|[{_EMOJI}]")
+SPECIAL_ANY = re.compile(f"[{UNSPACED}{_EMOJI}]")
+_ONE_EMOJI = re.compile(f"[{_EMOJI}]")
+EMOJI_BASE = 0x100000
+"""An emoji ``e`` is indexed as the character ``EMOJI_BASE + (ord(e) & 0xFFFF)`` (plane
+16, private use; the BMP and plane-1 ranges of :data:`_EMOJI` do not overlap there).
+Changing :func:`index_text` needs a migration that rebuilds ``parts_fts``."""
+
+
+def _emoji_token(ch: str) -> str:
+    return chr(EMOJI_BASE + (ord(ch) & 0xFFFF))
+
+
+def _pairs(run: str, last: bool) -> list[str]:
+    """The overlapping pairs of ``run``, and with ``last`` its last character."""
+    found = [run[i : i + 2] for i in range(len(run) - 1)]
+    return [*found, run[-1]] if last or len(run) == 1 else found
+
+
+def index_text(text: str) -> str:
+    """``text`` as the full-text index reads it (see the module docstring): each run
+    of an unspaced script as its pairs and last character, each emoji as one word;
+    ``text`` itself when it has neither (any ASCII text)."""
+    if text.isascii() or not SPECIAL_ANY.search(text):
+        return text
+    return _SPECIAL.sub(_index_piece, text)
+
+
+def _index_piece(found: re.Match[str]) -> str:
+    piece = found.group()
+    if _ONE_EMOJI.fullmatch(piece):
+        return f" {_emoji_token(piece)} "
+    return " " + " ".join(_pairs(piece, last=True)) + " "
+
+
+def query_phrases(text: str, prefix: bool = False) -> list[tuple[str, bool]]:
+    """``text`` (one phrase of a query) as FTS5 phrases ``(text, prefix)`` that all
+    must match: a run of an unspaced script as its pairs, one character of one as a
+    prefix (so a phrase ends after it), emoji as their words."""
+    if text.isascii() or not SPECIAL_ANY.search(text):
+        return [(text, prefix)]
+    out: list[tuple[str, bool]] = []
+    current: list[str] = []
+    last = 0
+    for found in _SPECIAL.finditer(text):
+        current.append(text[last : found.start()])
+        last = found.end()
+        piece = found.group()
+        if _ONE_EMOJI.fullmatch(piece):
+            current.append(f" {_emoji_token(piece)} ")
+        elif len(piece) > 1:
+            current.append(" " + " ".join(_pairs(piece, last=False)) + " ")
+        else:
+            current.append(f" {piece}")
+            out.append(("".join(current), True))
+            current = []
+    current.append(text[last:])
+    tail = "".join(current)
+    if words(tail):
+        out.append((tail, prefix))
+    elif out and prefix:
+        out[-1] = (out[-1][0], True)
+    return out
+
+
 def is_token_char(ch: str) -> bool:
     """Whether ``unicode61`` keeps ``ch`` inside a word (letters, numbers, private use)."""
     category = unicodedata.category(ch)
@@ -65,7 +160,16 @@ def is_token_char(ch: str) -> bool:
 
 
 def words(text: str) -> list[str]:
-    """The words ``unicode61`` finds in ``text``, lower case (diacritics kept)."""
+    """The words ``unicode61`` finds in ``text``, lower case (diacritics kept), where
+    a run of an unspaced script and each emoji are words of their own."""
+    if not text.isascii() and SPECIAL_ANY.search(text):
+        found: list[str] = []
+        last = 0
+        for special in _SPECIAL.finditer(text):
+            found += words(text[last : special.start()])
+            found.append(special.group())
+            last = special.end()
+        return found + words(text[last:])
     out: list[str] = []
     current: list[str] = []
     for ch in text:
@@ -80,7 +184,14 @@ def words(text: str) -> list[str]:
 
 
 def phrase(text: str, prefix: bool = False) -> str:
-    """``text`` as one FTS5 string (a phrase of its words); ``prefix`` adds ``*``."""
+    """``text`` as an FTS5 operand: one string (a phrase of its words; ``prefix`` adds
+    ``*``), or for unspaced scripts the group of the strings of
+    :func:`query_phrases`."""
+    strings = [_string(t, p) for t, p in query_phrases(text, prefix)]
+    return strings[0] if len(strings) == 1 else "(" + " ".join(strings) + ")"
+
+
+def _string(text: str, prefix: bool) -> str:
     return '"' + text.replace('"', '""') + '"' + (" *" if prefix else "")
 
 
@@ -88,7 +199,9 @@ def fallback(text: str, reason: str) -> Translation:
     """``text`` searched as one phrase of its words, saying why."""
     found = words(text)
     note = f"{reason}; searched for the phrase {' '.join(found)!r} instead" if found else reason
-    return Translation(match=phrase(" ".join(found)) if found else "", terms=tuple(found), note=note)
+    return Translation(
+        match=phrase(" ".join(found)) if found else "", terms=tuple(dict.fromkeys(found)), note=note
+    )
 
 
 def translate(text: str, raw: bool = False) -> Translation:
@@ -110,16 +223,25 @@ def translate(text: str, raw: bool = False) -> Translation:
             f"search query has {len(found)} words (at most {MAX_TERMS}); search for a few distinctive words"
         )
     if raw:
-        return Translation(match=text, terms=tuple(found), raw=True)
-    operands = _combine(_items(text))
+        return Translation(match=raw_match(text), terms=tuple(found), raw=True)
+    terms: list[str] = []
+    operands = _combine(_items(text, terms))
     if not operands:
         return Translation(match="", note="the query holds no letters or digits to search for")
-    match = " ".join(operands)
-    return Translation(match=match, terms=tuple(_terms(match)))
+    return Translation(match=" ".join(operands), terms=tuple(dict.fromkeys(terms)))
 
 
-def _items(text: str) -> list[str | tuple[str]]:
-    """``text`` as FTS5 operands (strings) and operator words (1-tuples)."""
+def raw_match(text: str) -> str:
+    """FTS5 syntax as written, with each run of an unspaced script as its pairs and
+    each emoji as its word (:func:`index_text`'s rewriting, without last characters)."""
+    if text.isascii() or not SPECIAL_ANY.search(text):
+        return text
+    return "".join(t for t, _ in query_phrases(text))
+
+
+def _items(text: str, terms: list[str]) -> list[str | tuple[str]]:
+    """``text`` as FTS5 operands (strings) and operator words (1-tuples); the words
+    of the operands are added to ``terms`` (lower case, a prefix's last with ``*``)."""
     items: list[str | tuple[str]] = []
     i = 0
     while i < len(text):
@@ -129,6 +251,7 @@ def _items(text: str) -> list[str | tuple[str]]:
         near = _NEAR.match(text, i)
         if near and words(near.group(1)):
             items.append(_near(near.group(1)))
+            terms += words(near.group(1))
             i = near.end()
             continue
         if text[i] == '"' and (close := text.find('"', i + 1)) > 0:
@@ -136,6 +259,7 @@ def _items(text: str) -> list[str | tuple[str]]:
             prefix = text.startswith("*", end)
             if words(text[i + 1 : close]):
                 items.append(phrase(text[i + 1 : close], prefix))
+                _add_terms(terms, text[i + 1 : close], prefix)
             i = end + prefix
             continue
         end = i
@@ -148,19 +272,15 @@ def _items(text: str) -> list[str | tuple[str]]:
         elif words(piece):
             prefix = piece.endswith("*") and is_token_char(piece.rstrip("*")[-1:] or " ")
             items.append(phrase(piece.rstrip("*") if prefix else piece, prefix))
+            _add_terms(terms, piece.rstrip("*") if prefix else piece, prefix)
     return items
 
 
-def _terms(match: str) -> list[str]:
-    """The words of the quoted strings in an FTS5 expression, each once, in order;
-    the last word of a prefix phrase ends in ``*`` (``decorat*``)."""
-    found: list[str] = []
-    for quoted in _STRING.finditer(match):
-        inside = words(quoted.group(1).replace('""', '"'))
-        if inside and match.startswith(" *", quoted.end()):
-            inside[-1] += "*"
-        found.extend(inside)
-    return list(dict.fromkeys(found))
+def _add_terms(terms: list[str], text: str, prefix: bool) -> None:
+    inside = words(text)
+    if inside and prefix:
+        inside[-1] += "*"
+    terms += inside
 
 
 def _near(inside: str) -> str:
@@ -183,3 +303,61 @@ def _combine(items: list[str | tuple[str]]) -> list[str]:
         after = n + 1 < len(items) and isinstance(items[n + 1], str)
         out.append(item[0] if before and after else phrase(item[0]))
     return out
+
+
+def search_text(part: Part) -> str:
+    """What full-text search indexes for a part (before :func:`index_text`): a text
+    part's text, reasoning's text or summary, a tool call's name, input and output
+    (file parts inside it, :mod:`agentlog.adapters._binary`, left out); nothing of
+    other parts."""
+    if isinstance(part, TextPart):
+        return part.text
+    if isinstance(part, ReasoningPart):
+        return part.text or part.summary
+    if isinstance(part, ToolCallPart):
+        pieces = [part.tool, _flat(part.input)]
+        if part.result is not None:
+            pieces.append(_flat(part.result.output))
+        return "\n".join(p for p in pieces if p)
+    return ""
+
+
+_JSON = msgspec.json.Encoder().encode
+
+
+def _flat(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(
+            b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else _flat(b)
+            for b in value
+            if not (isinstance(b, dict) and b.get("type") == "file")
+        )
+    try:
+        return _JSON(value).decode()
+    except (TypeError, ValueError, OverflowError):  # not JSON-shaped (e.g. huge ints): still searchable
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def stored_text(text: str, data: bytes | None) -> str:
+    """The search text of a stored part: its ``parts.text`` (a plain text part,
+    ``data`` NULL) or :func:`search_text` of the part packed in ``data``."""
+    return text if data is None else search_text(unpack(data, Part))  # type: ignore[arg-type]
+
+
+INDEX_TEXT_SQL = "agentlog_index_text"
+"""The SQL function ``agentlog_index_text(parts.text, parts.data)``: what
+``parts_fts`` indexes for a stored part (:func:`index_text` of :func:`stored_text`),
+the ``text`` column of the ``parts_search`` view that is its external content."""
+
+
+def fts_functions(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """Register :data:`INDEX_TEXT_SQL` on ``conn`` (every connection that deletes
+    parts, rebuilds or checks ``parts_fts`` needs it); returns ``conn``."""
+    conn.create_function(
+        INDEX_TEXT_SQL, 2, lambda text, data: index_text(stored_text(text, data)), deterministic=True
+    )
+    return conn

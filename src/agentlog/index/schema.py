@@ -36,9 +36,12 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
 ``parts``
     The message's parts in order (``idx``): ``type`` (text, reasoning, tool_call,
     file, compaction, unknown), ``tool`` and ``call_id`` for tool calls, ``text``
-    (what search indexes: text, reasoning, tool name + input + output) and
-    ``data`` (msgpack of the part, tool result merged in; NULL for a plain text
-    part, which is ``text`` alone).
+    (a plain text part's text, else empty) and ``data`` (msgpack of the part, tool
+    result merged in, a structured result without the strings its output holds;
+    NULL for a plain text part, which is ``text`` alone): each part is stored once.
+    ``searchable``: 1 (in ``parts_fts``'s ``text`` column), 2 (reasoning: its
+    ``reasoning`` column) or 0 (not indexed: a hidden or replayed message's part,
+    or one without search text).
 ``usage``
     One row per billed call (message): the exclusive token buckets
     (``input_tokens``, ``cache_read_tokens``, ``cache_write_5m_tokens``,
@@ -47,8 +50,14 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     recorded tier when not the standard one: ``priority``, ``flex``, ``fast`` …).
     Totals skip rows whose message is ``replayed``.
 ``parts_fts``
-    FTS5 over ``parts.text`` (external content: rows are added in bulk right after
-    their parts are written, removed by a delete trigger; FTS5 ``hashsize`` 16 MB).
+    FTS5 (columns ``text`` and ``reasoning``, see ``parts.searchable``) over each searchable part's search text (:func:`agentlog.index.fts.search_text`:
+    text, reasoning, tool name + input + output) as rewritten by
+    :func:`agentlog.index.fts.index_text` for unspaced scripts and emoji.  Its
+    external content is the view ``parts_search`` (``rowid``, ``text``), computed
+    by the SQL function ``agentlog_index_text(parts.text, parts.data)`` that
+    agentlog registers on its connections (a plain ``sqlite3`` shell can ``MATCH``
+    but not read the view).  Rows are added in bulk right after their parts are
+    written, removed by a delete trigger; FTS5 ``hashsize`` 16 MB.
 ``usage_rollup``
     Counted usage summed per session, ``model``, ``service_tier``, 15-minute
     ``bucket`` (UTC ``YYYY-MM-DDTHH:MM`` of its start; NULL for calls without a
@@ -286,6 +295,56 @@ MIGRATIONS: list[str] = [
     DELETE FROM usage_rollup;
     DELETE FROM usage_rollup_state;
     ALTER TABLE usage_rollup ADD COLUMN model_inferred INTEGER NOT NULL DEFAULT 0;
+    """,
+    # fts: one copy of each part: ``parts.text`` only for plain text parts (a tool call's
+    # input and output, reasoning, are in ``data`` alone); ``parts_fts`` indexes the
+    # search text rewritten for unspaced scripts and emoji (agentlog.index.fts), only
+    # of the parts a search may find (``parts.searchable``: 1 in column text, 2 in
+    # column reasoning), its external content the view ``parts_search`` (SQL function
+    # agentlog_index_text); a message hidden or replayed takes its parts out
+    """
+    DROP TRIGGER IF EXISTS parts_ad;
+    DROP TRIGGER IF EXISTS parts_au_search;
+    DROP TRIGGER IF EXISTS messages_au_search;
+    DROP TABLE IF EXISTS parts_fts;
+    DROP VIEW IF EXISTS parts_search;
+    ALTER TABLE parts ADD COLUMN searchable INTEGER NOT NULL DEFAULT 0;
+    UPDATE parts SET searchable = CASE WHEN type = 'reasoning' THEN 2 ELSE 1 END
+        WHERE message_rowid IN (SELECT rowid FROM messages WHERE hidden = 0 AND replayed = 0);
+    CREATE VIEW parts_search AS SELECT rowid,
+        CASE searchable WHEN 1 THEN agentlog_index_text(text, data) END AS text,
+        CASE searchable WHEN 2 THEN agentlog_index_text(text, data) END AS reasoning
+        FROM parts WHERE searchable != 0;
+    CREATE VIRTUAL TABLE parts_fts USING fts5(
+        text, reasoning, content='parts_search', content_rowid='rowid',
+        tokenize='unicode61 remove_diacritics 2'
+    );
+    INSERT INTO parts_fts (parts_fts, rank) VALUES ('hashsize', 16777216);
+    INSERT INTO parts_fts (parts_fts) VALUES ('rebuild');
+    UPDATE parts SET text = '' WHERE data IS NOT NULL AND text != '';
+    CREATE TRIGGER parts_ad AFTER DELETE ON parts WHEN old.searchable != 0 BEGIN
+        INSERT INTO parts_fts (parts_fts, rowid, text, reasoning) VALUES ('delete', old.rowid,
+            CASE old.searchable WHEN 1 THEN agentlog_index_text(old.text, old.data) END,
+            CASE old.searchable WHEN 2 THEN agentlog_index_text(old.text, old.data) END);
+    END;
+    CREATE TRIGGER parts_au_search AFTER UPDATE OF searchable ON parts
+    WHEN old.searchable != new.searchable BEGIN
+        INSERT INTO parts_fts (parts_fts, rowid, text, reasoning) SELECT 'delete', old.rowid,
+            CASE old.searchable WHEN 1 THEN agentlog_index_text(old.text, old.data) END,
+            CASE old.searchable WHEN 2 THEN agentlog_index_text(old.text, old.data) END
+            WHERE old.searchable != 0;
+        INSERT INTO parts_fts (rowid, text, reasoning) SELECT new.rowid,
+            CASE new.searchable WHEN 1 THEN agentlog_index_text(new.text, new.data) END,
+            CASE new.searchable WHEN 2 THEN agentlog_index_text(new.text, new.data) END
+            WHERE new.searchable != 0;
+    END;
+    CREATE TRIGGER messages_au_search AFTER UPDATE OF hidden, replayed ON messages
+    WHEN (old.hidden OR old.replayed) != (new.hidden OR new.replayed) BEGIN
+        UPDATE parts SET searchable = CASE
+            WHEN new.hidden OR new.replayed OR agentlog_index_text(text, data) = '' THEN 0
+            WHEN type = 'reasoning' THEN 2 ELSE 1 END
+        WHERE message_rowid = new.rowid;
+    END;
     """,
     # live status: the evidence's time, when the status began, whether it is
     # inferred and why, the pending calls' tools (agentlog.live.status); a session

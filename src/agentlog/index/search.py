@@ -7,8 +7,9 @@ searched.  What the user typed is read by :func:`agentlog.index.fts.translate`
 in raw mode).
 
 A search runs in two steps: the matching parts are ranked and counted without
-their text, then snippets are cut for the one page shown (``snippet()`` on every
-match of a common word cost more than the search itself).  Each search has a
+their text, then snippets are cut for the one page shown, by :func:`snippet` from
+the stored part (``parts_fts`` holds no text of its own, and what it indexes is
+rewritten for unspaced scripts and emoji, see :func:`agentlog.index.fts.index_text`).  Each search has a
 time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 (e.g. "has the browser gone away?").
 """
@@ -24,7 +25,8 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
-from agentlog.index.fts import Translation, fallback, translate
+from agentlog.index.fts import Translation, fallback, stored_text, translate
+from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.query import TEXT_CONTAINS_SQL, sql_functions
 
@@ -175,9 +177,8 @@ def search(
     if not translation.match:
         return _page([], 0, offset, limit, translation)
     sql_functions(conn)
-    where, params = ["parts_fts MATCH ?", "m.hidden = 0", "m.replayed = 0"], [translation.match]
-    if not reasoning:
-        where.append("p.type != 'reasoning'")
+    where: list[str] = []
+    params: list[object] = []
     for clause, value in (
         ("s.agent = ?", agent),
         (f"{TEXT_CONTAINS_SQL}(s.cwd, ?)", project or None),
@@ -189,40 +190,85 @@ def search(
         if value is not None:
             where.append(clause)
             params.append(value)
-    keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
-    filtered = f"{_FROM} WHERE {' AND '.join(where)}"
-    if by_session:  # rowids first: a window's subquery cannot cut snippets
-        sql = f"""
-            SELECT part_rowid, score, hits FROM (
-                SELECT part_rowid, score, ts, session_key, message_id, idx,
-                       row_number() OVER whole AS r, count(*) OVER whole AS hits,
-                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
-                FROM (SELECT parts_fts.rowid AS part_rowid, {keys} {filtered})
-                WINDOW whole AS (
-                    PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
-                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
-            WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
-    else:  # SQLite cuts snippets only for the rows that reach the page
-        sql = f"SELECT {_HIT_COLUMNS}, {keys} {filtered} ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     budget = budget or Budget()
     budget.start()
-    counted = _count(conn)
     try:
-        ranked = budget.run(conn, sql, (*params, limit, offset))
+        return _search(conn, translation, where, params, reasoning, limit, offset, by_session, sort, budget)
     except sqlite3.OperationalError as exc:
-        if any(word in str(exc) for word in NOT_SYNTAX):
+        if budget.reason or any(word in str(exc) for word in NOT_SYNTAX):
             raise
         translation = fallback(query, f"FTS5 cannot parse {query!r} ({exc})")
         if not translation.match:
             return _page([], 0, offset, limit, translation)
-        params[0] = translation.match
-        counted = _count(conn)
-        ranked = budget.run(conn, sql, (*params, limit, offset))
+        return _search(conn, translation, where, params, reasoning, limit, offset, by_session, sort, budget)
+
+
+RANK_WINDOW = 1_000
+"""Hits ranked at most by a search sorted by rank: when more match, the newest
+``RANK_WINDOW`` of them (in index order: the order sources were read) are ranked
+and grouped, and the page says so; ``total`` still counts every hit (with filters
+on the messages, a count of every match that passes them).  Ranking costs ~5 µs a hit (bm25 reads each
+hit's size, the sort keys its message): a word in every other message of a million
+took seconds."""
+
+
+def _scoped(match: str, reasoning: bool) -> str:
+    """``match`` in the columns searched: ``text``, and ``reasoning`` on request."""
+    return match if reasoning else f"{{text}} : ({match})"
+
+
+def _search(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    where: list[str],
+    params: list[object],
+    reasoning: bool,
+    limit: int,
+    offset: int,
+    by_session: bool,
+    sort: SearchSort,
+    budget: Budget,
+) -> HitPage:
+    match = _scoped(translation.match, reasoning)
+    window = max(RANK_WINDOW, offset + limit) if sort == "rank" else 0
+    keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
+    filters = " AND ".join(["parts_fts MATCH ?", *where])
+    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_FROM} WHERE {filters}"
+    if window:  # the newest hits only, in index order: FTS5 stops there
+        found += f" ORDER BY parts_fts.rowid DESC LIMIT {window}"
     if by_session:
-        hits = [_hit(conn, budget, translation.match, *row) for row in ranked]
+        sql = f"""
+            SELECT part_rowid, score, hits, candidates FROM (
+                SELECT part_rowid, score, ts, session_key, message_id, idx,
+                       row_number() OVER whole AS r, count(*) OVER whole AS hits,
+                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest, count(*) OVER () AS candidates
+                FROM ({found})
+                WINDOW whole AS (
+                    PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
+                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
+            WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
     else:
-        hits = [_row_hit(row, row[9], 1) for row in ranked]
-    return _page(hits, counted[0], offset, limit, translation)
+        sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
+    counted = _count(conn)
+    ranked = budget.run(conn, sql, (match, *params, limit, offset))
+    candidates = ranked[0][3] if by_session and ranked else counted[0]
+    matches = counted[0]
+    if window and candidates >= window:  # more may match: count them all
+        count = (
+            f"SELECT count(*) {_FROM} WHERE {filters}"
+            if where
+            else "SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ?"
+        )
+        matches = budget.run(conn, count, (match, *params))[0][0]
+    page = _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
+    if window and candidates < matches:
+        if not by_session:
+            page.total = matches
+        ranked_note = (
+            f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {matches:,} hits"
+        )
+        page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
+    return page
 
 
 COUNTER = "agentlog_count_row"
@@ -262,21 +308,24 @@ _FROM = """
     JOIN parts p ON p.rowid = parts_fts.rowid
     JOIN messages m ON m.rowid = p.message_rowid
     JOIN sessions s ON s.key = m.session_key"""
-_HIT_COLUMNS = (
-    "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, "
-    f"snippet(parts_fts, 0, '{MARK_START}', '{MARK_END}', '…', 16)"
-)
+_HIT_COLUMNS = "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, p.text, p.data"
 
 
-def _hit(conn: sqlite3.Connection, budget: Budget, match: str, rowid: int, score: float, hits: int) -> Hit:
-    """The hit at part ``rowid``, with its snippet cut for ``match``."""
-    sql = f"SELECT {_HIT_COLUMNS} {_FROM} WHERE parts_fts MATCH ? AND parts_fts.rowid = ?"
-    (row,) = budget.run(conn, sql, (match, rowid))
-    return _row_hit(row, score, hits)
+def _hits(
+    conn: sqlite3.Connection, budget: Budget, terms: tuple[str, ...], ranked: list[tuple[Any, ...]]
+) -> list[Hit]:
+    """The hits at the part rowids of ``ranked`` (``rowid, score, session hits, …``),
+    in that order, with their snippets cut for ``terms``."""
+    if not ranked:
+        return []
+    sql = f"""SELECT p.rowid, {_HIT_COLUMNS} FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+        JOIN sessions s ON s.key = m.session_key WHERE p.rowid IN ({", ".join("?" * len(ranked))})"""
+    rows = {row[0]: row[1:] for row in budget.run(conn, sql, tuple(r[0] for r in ranked))}
+    return [_row_hit(rows[rowid], terms, score, hits) for rowid, score, hits, _ in ranked]
 
 
-def _row_hit(r: tuple[Any, ...], score: float, hits: int) -> Hit:
-    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`."""
+def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int) -> Hit:
+    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`, its snippet cut for ``terms``."""
     return Hit(
         session_key=r[0],
         session_title=r[1],
@@ -286,7 +335,7 @@ def _row_hit(r: tuple[Any, ...], score: float, hits: int) -> Hit:
         timestamp=datetime.fromisoformat(r[5]) if r[5] else None,
         part_type=r[6],
         tool=r[7],
-        snippet=r[8],
+        snippet=snippet(stored_text(r[8], r[9]), terms, MARK_START, MARK_END),
         rank=score,
         session_hits=hits,
     )

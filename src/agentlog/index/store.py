@@ -19,13 +19,13 @@ import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
+from agentlog.index.fts import index_text, search_text
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
     Diagnostics,
     Message,
     Part,
     RateLimits,
-    ReasoningPart,
     Session,
     TextPart,
     ToolCallPart,
@@ -56,35 +56,6 @@ HEADER_COLUMNS = (
 def iso(stamp: datetime | None) -> str | None:
     """An aware datetime as sortable ISO 8601 UTC text."""
     return stamp.astimezone(UTC).isoformat(timespec="microseconds") if stamp else None
-
-
-def search_text(part: Part) -> str:
-    """What full-text search indexes for a part."""
-    if isinstance(part, TextPart):
-        return part.text
-    if isinstance(part, ReasoningPart):
-        return part.text or part.summary
-    if isinstance(part, ToolCallPart):
-        pieces = [part.tool, _flat(part.input)]
-        if part.result is not None:
-            pieces.append(_flat(part.result.output))
-        return "\n".join(p for p in pieces if p)
-    return ""
-
-
-def _flat(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "\n".join(
-            b["text"] if isinstance(b, dict) and isinstance(b.get("text"), str) else _flat(b) for b in value
-        )
-    try:
-        return _JSON(value).decode()
-    except (TypeError, ValueError, OverflowError):  # not JSON-shaped (e.g. huge ints): still searchable
-        return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def encode_headers(headers: list[Session]) -> bytes:
@@ -298,8 +269,16 @@ class Store:
             for m in messages
         ]  # the Python work first, while an earlier indexing may still run
         existing = self._stored_rowids(key, messages)
+        replayed: set[int] = set()
         if existing:
             stale = [(r,) for r in existing.values()]
+            for chunk in _chunks(list(existing.values())):
+                replayed.update(
+                    r
+                    for (r,) in self.conn.execute(
+                        f"SELECT rowid FROM messages WHERE replayed = 1 AND rowid IN ({_marks(chunk)})", chunk
+                    )
+                )
             self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
             self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
         next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
@@ -319,7 +298,11 @@ class Store:
             else:
                 update_rows.append((*row, rowid))
             self.written.append(rowid)
-            part_rows.extend((rowid, idx, *part) for idx, part in enumerate(parts))
+            shown = not m.hidden and rowid not in replayed
+            part_rows.extend(
+                (rowid, idx, *part[:-1], searchable(part[0]) if shown and part[-1] else 0, part[-1])
+                for idx, part in enumerate(parts)
+            )
             if usage is not None:
                 usage_rows.append((rowid, *usage))
         self.conn.executemany(
@@ -334,18 +317,24 @@ class Store:
         )
         self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
         first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
+        rows = [(first_part + n, *row[:-1]) for n, row in enumerate(part_rows)]
         self.conn.executemany(
-            "INSERT INTO parts (message_rowid, idx, type, tool, call_id, text, data) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            part_rows,
+            "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data, searchable) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows,
         )
         index = (
-            "INSERT INTO parts_fts (rowid, text) SELECT rowid, text FROM parts WHERE rowid >= ?",
-            (first_part,),
+            "INSERT INTO parts_fts (rowid, text, reasoning) VALUES (?, ?, ?)",
+            [
+                (first_part + n, *((row[-1], None) if row[-2] == SEARCHED else (None, row[-1])))
+                for n, row in enumerate(part_rows)
+                if row[-2]
+            ],
         )
         if len(part_rows) >= BACKGROUND_PARTS:
             self._indexing = _Background(self._conn, *index)
         else:
-            self._conn.execute(*index)
+            self._conn.executemany(*index)
 
     def _stored_rowids(self, key: str, messages: list[Message]) -> dict[str, int]:
         """``{message id: rowid}`` of the ``messages`` already stored in session ``key``."""
@@ -384,7 +373,7 @@ class Store:
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(TextPart(text=text) if data is None else unpack(data, Part))  # type: ignore[arg-type]
+                out[rowid].parts.append(TextPart(text=text) if data is None else stored_part(data))
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
@@ -719,17 +708,18 @@ BACKGROUND_PARTS = 1_000
 
 
 class _Background:
-    """One SQL statement running in a thread (SQLite runs it without the GIL);
-    :meth:`wait` for it, and its error, before the connection is used again."""
+    """One SQL statement run for each of ``rows`` in a thread (SQLite runs it
+    without the GIL); :meth:`wait` for it, and its error, before the connection is
+    used again."""
 
-    def __init__(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    def __init__(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(conn, sql, params))
+        self._thread = threading.Thread(target=self._run, args=(conn, sql, rows))
         self._thread.start()
 
-    def _run(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> None:
+    def _run(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
         try:
-            conn.execute(sql, params)
+            conn.executemany(sql, rows)
         except BaseException as exc:  # raised again by wait(), in the caller's thread
             self._error = exc
 
@@ -752,15 +742,88 @@ def _message_row(m: Message) -> tuple[Any, ...]:
     )
 
 
-def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None]:
-    """``parts`` values ``type, tool, call_id, text, data``."""
+SEARCHED, REASONING = 1, 2
+"""``parts.searchable``: in ``parts_fts``'s ``text`` column (searched by default), in
+its ``reasoning`` column (searched on request); 0: not in ``parts_fts`` (a hidden or
+replayed message's part, or a part with no search text)."""
+
+
+def searchable(part_type: str) -> int:
+    """``parts.searchable`` of a visible message's part of type ``part_type``."""
+    return REASONING if part_type == "reasoning" else SEARCHED
+
+
+COPY_KEY = "\x00agentlog:output"
+"""Stored in place of a string of a structured tool result that its output already
+holds: ``{COPY_KEY: [start, end]}``, the output's ``[start:end]``."""
+MIN_COPY = 64
+"""Shorter strings of a structured result are stored as they are."""
+_COPY_BYTES = COPY_KEY.encode()
+
+
+def _lean(value: Any, output: str) -> Any:
+    """``value`` (a structured result) with each string of at least :data:`MIN_COPY`
+    characters that ``output`` contains as a reference to it (``value`` itself when
+    there is none): Claude's ``toolUseResult`` repeats the output (``stdout``,
+    ``content``), Codex's end events too."""
+    if isinstance(value, str):
+        at = output.find(value) if len(value) >= MIN_COPY else -1
+        return {COPY_KEY: [at, at + len(value)]} if at >= 0 else value
+    if isinstance(value, list):
+        items = [_lean(v, output) for v in value]
+        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+    if isinstance(value, dict) and COPY_KEY not in value:
+        fields = {k: _lean(v, output) for k, v in value.items()}
+        return fields if any(fields[k] is not value[k] for k in value) else value
+    return value
+
+
+def _restore(value: Any, output: str) -> Any:
+    """``value`` as it was before :func:`_lean`."""
+    if isinstance(value, dict):
+        span = value.get(COPY_KEY)
+        if len(value) == 1 and isinstance(span, list):
+            return output[span[0] : span[1]]
+        return {k: _restore(v, output) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restore(v, output) for v in value]
+    return value
+
+
+def _packed(part: Part) -> bytes:
+    """``part`` as ``parts.data``: a tool call's structured result without the text
+    its output already holds (one copy of each tool result)."""
+    if isinstance(part, ToolCallPart) and part.result is not None and isinstance(part.result.output, str):
+        lean = _lean(part.result.structured, part.result.output)
+        if lean is not part.result.structured:
+            result = msgspec.structs.replace(part.result, structured=lean)
+            return pack(msgspec.structs.replace(part, result=result))
+    return pack(part)
+
+
+def stored_part(data: bytes) -> Part:
+    """The part :func:`_packed` stored as ``data``."""
+    part: Part = unpack(data, Part)  # type: ignore[arg-type]
+    if _COPY_BYTES not in data:
+        return part
+    if isinstance(part, ToolCallPart) and part.result is not None and isinstance(part.result.output, str):
+        part.result.structured = _restore(part.result.structured, part.result.output)
+    return part
+
+
+def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | None, str]:
+    """``parts`` values ``type, tool, call_id, text, data``, and what ``parts_fts``
+    indexes for it (:func:`~agentlog.index.fts.index_text`).  ``text`` is a plain
+    text part's text, else empty: the part is in ``data`` alone, once."""
     call = part if isinstance(part, ToolCallPart) else None
+    text = part.text if type(part) is TextPart else None
     return (
         str(part.__struct_config__.tag),
         call.tool if call else None,
         call.call_id if call else None,
-        search_text(part),
-        None if type(part) is TextPart else pack(part),
+        text or "",
+        None if text is not None else _packed(part),
+        index_text(search_text(part)),
     )
 
 

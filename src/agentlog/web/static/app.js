@@ -12,14 +12,20 @@ document.addEventListener("click", (event) => {
 });
 
 // A transcript opened from a search (?hl=word prefix* …): its words marked where
-// they occur as words (the search's own rule: letters and digits, any case).
+// they occur as words (the search's own rule: letters and digits, any case); a
+// run of Chinese, Japanese or Korean, or an emoji, wherever it occurs
+// (agentlog.index.fts indexes those as substrings).
 (() => {
+  const unspaced = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Extended_Pictographic}]/u;
   const words = (new URLSearchParams(location.search).get("hl") || "")
     .split(/\s+/).filter(Boolean)
-    .map((w) => w.replace(/\*$/, "\u0001").replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("\u0001", "[\\p{L}\\p{N}]*"));
+    .map((w) => {
+      const body = w.replace(/\*$/, "\u0001").replace(/[.*+?^${}()|[\]\\]/g, "\\$&").replace("\u0001", "[\\p{L}\\p{N}]*");
+      return unspaced.test(w) ? body : `(?<![\\p{L}\\p{N}])${body}(?![\\p{L}\\p{N}])`;
+    });
   const transcript = document.querySelector("ol.transcript");
   if (!words.length || !transcript) return;
-  const pattern = new RegExp(`(?<![\\p{L}\\p{N}])(${words.join("|")})(?![\\p{L}\\p{N}])`, "giu");
+  const pattern = new RegExp(`(${words.join("|")})`, "giu");
   const walker = document.createTreeWalker(transcript, NodeFilter.SHOW_TEXT);
   const nodes = [];
   while (walker.nextNode()) nodes.push(walker.currentNode);

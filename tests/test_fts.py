@@ -1,0 +1,210 @@
+"""The full-text index (issue 16 parts 2 and 5, issue 17 part 4): unspaced scripts
+and emoji as the index reads them, snippets cut from the stored parts, each part
+stored once, and an index of the schema before migrated."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from agentlog.adapters import all_adapters
+from agentlog.index.db import connect
+from agentlog.index.fts import EMOJI_BASE, index_text, query_phrases, stored_text, translate, words
+from agentlog.index.schema import MIGRATIONS
+from agentlog.index.search import MARK_END, MARK_START, search
+from agentlog.index.snippets import snippet
+from agentlog.index.sync import sync
+from search_home import write_home
+from test_index import index_sessions, memory_sessions
+
+ROCKET = chr(EMOJI_BASE + 0xF680)
+CHECK = chr(EMOJI_BASE + 0x2705)
+
+
+def test_unspaced_runs_are_indexed_as_pairs_and_emoji_as_words():
+    assert index_text("最新のアップデート。") == " 最新 新の のア アッ ップ プデ デー ート ト 。"
+    assert index_text("ship 🚀 done✅") == f"ship  {ROCKET}  done {CHECK} "
+    assert index_text("검색어") == " 검색 색어 어 "
+    text = "plain café and src/app.py"  # spaced scripts are indexed as written, the same object
+    assert index_text(text) is text
+
+
+def test_a_query_reads_unspaced_runs_as_pairs_and_one_character_as_a_prefix():
+    assert query_phrases("アップデート") == [(" アッ ップ プデ デー ート ", False)]
+    assert query_phrases("v2の") == [("v2 の", True)]
+    assert query_phrases("ト") == [(" ト", True)]
+    assert translate("最新 fix").match == '" 最新 " "fix"'
+    assert translate("新x").match == '(" 新" * "x")'
+    assert translate("🚀").match == f'" {ROCKET} "'
+    assert translate("最新のアップデート 🚀 app*").terms == ("最新のアップデート", "🚀", "app*")
+    assert translate("最新 OR 🚀", raw=True).match == f" 最新  OR  {ROCKET} "
+    assert words("これは最新の🚀 fix") == ["これは最新の", "🚀", "fix"]
+
+
+def test_snippets_mark_substrings_words_and_prefixes_in_the_text_itself():
+    ja = "これは最新のアップデートです。詳細はドキュメントを参照してください。"
+    assert (
+        snippet(ja, ("アップデート",), "[", "]")
+        == "これは最新の[アップデート]です。詳細はドキュメントを参照してください。"
+    )
+    assert snippet("ship it 🚀 now", ("🚀",), "[", "]") == "ship it [🚀] now"
+    assert snippet("decorators decorate Decor", ("decor*",), "[", "]") == "[decorators] [decorate] [Decor]"
+    assert snippet("a café here", ("cafe",), "[", "]") == "a [café] here"  # remove_diacritics
+    long = (
+        " ".join(f"w{i}" for i in range(40)) + " the CLAUDE.md file " + " ".join(f"x{i}" for i in range(40))
+    )
+    assert (
+        snippet(long, ("claude", "md"), "[", "]")
+        == "…w37 w38 w39 the [CLAUDE.md] file x0 x1 x2 x3 x4 x5 x6 x7 x8 x9…"
+    )
+    assert snippet("nothing matches here", ("zebra",), "[", "]") == "nothing matches here"
+    assert snippet("python最新版 pythonic", ("python", "最新"), "[", "]") == "[python][最新]版 pythonic"
+    # the place where most terms occur wins over the first occurrence
+    text = "alpha " + "filler " * 30 + "alpha beta gamma"
+    assert (
+        snippet(text, ("alpha", "beta", "gamma"), "[", "]")
+        == "…filler filler filler filler [alpha] [beta] [gamma]"
+    )
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    return write_home(tmp_path_factory.mktemp("fts") / "home")
+
+
+def test_search_snippets_come_from_the_stored_parts(home, tmp_path):
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    (ja,) = search(conn, "アップデート").hits
+    assert (
+        ja.snippet
+        == f"これは最新の{MARK_START}アップデート{MARK_END}です。詳細はドキュメントを参照してください"
+    )
+    (call,) = search(conn, "release").hits  # a tool call: name, input and output, from parts.data
+    assert call.snippet == f'bash\n{{"command":"ls /srv/deploy"}}\n{MARK_START}release{MARK_END}.tar'
+    grouped = search(conn, "最新", by_session=True).hits
+    assert [(h.session_key, h.session_hits, h.snippet) for h in grouped] == [
+        (
+            "claude_code:gamma",
+            2,
+            f"我们发布了{MARK_START}最新{MARK_END}版本的搜索功能",
+        )  # the shorter, best ranked
+    ]
+
+
+def test_each_part_is_stored_once(home, tmp_path):
+    """``parts.text`` holds only plain text parts; every other part is in ``data``
+    alone and its search text is computed from it, for the index and snippets alike."""
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    rows = conn.execute("SELECT type, text, data FROM parts ORDER BY rowid").fetchall()
+    assert {(t, d is None) for t, text, d in rows if text} == {("text", True)}
+    (call,) = [(text, d) for t, text, d in rows if t == "tool_call"]
+    assert stored_text(*call) == 'bash\n{"command":"ls /srv/deploy"}\nrelease.tar'
+    view = conn.execute("SELECT text FROM parts_search ORDER BY rowid").fetchall()
+    assert view == [(index_text(stored_text(text, d)),) for _, text, d in rows]
+    conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
+
+
+def downgrade_search_index(conn: sqlite3.Connection) -> None:
+    """The search tables as the schema before ``parts_search`` had them: the search
+    text in ``parts.text`` for every part, ``parts_fts`` over ``parts`` itself, no
+    ``parts.searchable``; ``user_version`` is the caller's to set."""
+    conn.create_function("old_text", 2, stored_text)
+    conn.executescript(
+        """DROP TRIGGER parts_ad; DROP TRIGGER parts_au_search; DROP TRIGGER messages_au_search;
+        DROP TABLE parts_fts; DROP VIEW parts_search; ALTER TABLE parts DROP COLUMN searchable;
+        UPDATE parts SET text = old_text(text, data);
+        CREATE VIRTUAL TABLE parts_fts USING fts5(
+            text, content='parts', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2');
+        INSERT INTO parts_fts (parts_fts) VALUES ('rebuild');
+        CREATE TRIGGER parts_ad AFTER DELETE ON parts BEGIN
+            INSERT INTO parts_fts(parts_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+        END;"""
+    )
+
+
+def test_an_index_of_the_schema_before_is_migrated(home, tmp_path):
+    before = next(n for n, m in enumerate(MIGRATIONS) if "parts_search" in m)
+    path = tmp_path / "index.sqlite"
+    conn = connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    want = index_sessions(conn)
+    downgrade_search_index(conn)
+    conn.execute(f"PRAGMA user_version = {before}")
+    assert conn.execute("SELECT COUNT(*) FROM parts_fts WHERE parts_fts MATCH '最新'").fetchone() == (0,)
+    conn.close()
+    conn = connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    assert conn.execute("SELECT COUNT(*) FROM parts WHERE data IS NOT NULL AND text != ''").fetchone() == (0,)
+    assert {h.message_id for h in search(conn, "最新").hits} == {"m_ja", "m_zh"}
+    assert {h.message_id for h in search(conn, "release").hits} == {"m_bash"}
+    conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
+    assert index_sessions(conn) == want == memory_sessions(home)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home, full=True)  # every part deleted and written again
+    conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
+    assert index_sessions(conn) == want
+
+
+def test_a_tool_result_is_stored_once_and_read_back_whole(tmp_path):
+    """Claude's ``toolUseResult`` repeats the output (``stdout``): the index keeps the
+    output once and a reference in its place, and gives back the same sessions."""
+    import sys
+    from pathlib import Path
+
+    from agentlog.index.store import COPY_KEY, stored_part
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from corpus import write_claude
+
+    home = tmp_path / "home"
+    write_claude(home / ".claude/projects/-bench/s.jsonl", 0.3)
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    calls = [(d, stored_part(d)) for (d,) in conn.execute("SELECT data FROM parts WHERE type = 'tool_call'")]
+    assert len(calls) > 50
+    for data, call in calls:
+        output = call.result.output
+        assert call.result.structured == {"stdout": output, "stderr": "", "interrupted": False}
+        assert data.count(output.encode()) == 1 and COPY_KEY.encode() in data
+    assert index_sessions(conn) == memory_sessions(home)
+
+
+def test_a_message_hidden_or_replayed_leaves_the_index_and_comes_back(home, tmp_path):
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    check = "INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)"
+    assert search(conn, "アップデート").total == 1
+    for column in ("replayed", "hidden"):
+        conn.execute(f"UPDATE messages SET {column} = 1 WHERE id = 'm_ja'")
+        conn.execute(check)
+        assert search(conn, "アップデート").total == 0
+        assert conn.execute(
+            "SELECT searchable FROM parts p JOIN messages m ON m.rowid = p.message_rowid WHERE m.id = 'm_ja'"
+        ).fetchall() == [(0,)]
+        conn.execute(f"UPDATE messages SET {column} = 0 WHERE id = 'm_ja'")
+        conn.execute(check)
+        assert [h.message_id for h in search(conn, "アップデート").hits] == ["m_ja"]
+
+
+def test_a_common_word_is_ranked_among_its_newest_hits_and_counted_whole(home, tmp_path, monkeypatch):
+    from agentlog.index import search as search_module
+
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    whole = search(conn, "claude")
+    assert (whole.total, whole.note) == (5, None)
+    monkeypatch.setattr(search_module, "RANK_WINDOW", 2)
+    page = search(conn, "claude", limit=2)
+    newest_two = {"m_claude_beta", "m_model"}  # the last two written of the five
+    assert ({h.message_id for h in page.hits}, page.total) == (newest_two, 5)
+    assert page.note == "ranked among the newest 2 of 5 hits"
+    grouped = search(conn, "claude", limit=1, by_session=True)
+    assert grouped.note == "ranked and grouped among the newest 2 of 5 hits"
+    assert grouped.total == 2  # the sessions of the two newest hits
+    filtered = search(conn, "claude", limit=2, agent="claude_code")  # counted through the filter
+    assert (filtered.total, filtered.note) == (5, "ranked among the newest 2 of 5 hits")
+    newest = search(conn, "claude", limit=2, sort="newest")  # sorted by time: every hit
+    assert (newest.total, newest.note) == (5, None)
+    assert search(conn, "claude", limit=2, offset=3).note is None  # a page past the window widens it
