@@ -151,6 +151,6 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | 
         ctx.invoke(overview)
 
 
-from agentlog.cli import commands, indexing, live, options, serve, statusline, usage  # noqa: E402  (registers the commands)
+from agentlog.cli import commands, export, indexing, live, options, secrets, serve, statusline, usage  # noqa: E402  (registers the commands)
 
-__all__ = ["App", "commands", "indexing", "live", "main", "options", "serve", "statusline", "usage"]
+__all__ = ["App", "commands", "export", "indexing", "live", "main", "options", "secrets", "serve", "statusline", "usage"]

@@ -24,6 +24,7 @@ from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
 from agentlog.service.home import Home
+from agentlog.service.secrets import redacted_view
 
 UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
 
@@ -142,17 +143,27 @@ def sessions(
 @click.option("--all", "show_all", is_flag=True, help="Also show meta/injected messages.")
 @click.option("--reasoning", is_flag=True, help="Expand reasoning.")
 @click.option("--full", is_flag=True, help="Do not cut long prompts and replies.")
+@click.option("--no-redact", is_flag=True, help="Show API keys, tokens and passwords (redacted by default).")
 @json_option
 @no_sync_option
 @pass_app
 def show(
-    app: App, session: str, show_all: bool, reasoning: bool, full: bool, as_json: bool, no_sync: bool
+    app: App,
+    session: str,
+    show_all: bool,
+    reasoning: bool,
+    full: bool,
+    no_redact: bool,
+    as_json: bool,
+    no_sync: bool,
 ) -> None:
     """Show one session (a key, an id, or a unique id prefix) as a transcript."""
     if not session.strip():
         raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
     conn, _ = open_index(app, no_sync)
     view = session_service.session(conn, session)
+    if not no_redact:
+        view = redacted_view(view)
     if as_json:
         print_json(view.session)
         return

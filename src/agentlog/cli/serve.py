@@ -54,11 +54,23 @@ def access_token(host: str, explicit: bool) -> str | None:
 @click.option(
     "--interval", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between syncs when file events are unavailable (no watchfiles: polling)."
 )
+@click.option(
+    "--show-secrets",
+    is_flag=True,
+    help="Show API keys, tokens and passwords as logged (hidden as [REDACTED:kind] by default).",
+)
 @no_sync_option
 @pass_app
 @click.pass_context
 def serve(
-    ctx: click.Context, app: App, port: int, host: str, open_browser: bool, interval: float, no_sync: bool
+    ctx: click.Context,
+    app: App,
+    port: int,
+    host: str,
+    open_browser: bool,
+    interval: float,
+    show_secrets: bool,
+    no_sync: bool,
 ) -> None:
     """A read-only web viewer of every session: transcripts, search, usage charts.
 
@@ -79,7 +91,7 @@ def serve(
     if problem is not None:
         raise problem
     syncer = Syncer(app.index_path, app.env, app.home, app.roots, interval)
-    server = make_server(host, port, create_app(app.index_path, token, syncer), threaded=True)
+    server = make_server(host, port, create_app(app.index_path, token, syncer, redact=not show_secrets), threaded=True)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{server.server_port}/" + (f"?token={token}" if token else "")
     click.echo(f"agentlog viewer on {url}  (index {app.index_path}; Ctrl-C stops)")

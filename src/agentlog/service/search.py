@@ -7,9 +7,10 @@ import sqlite3
 import msgspec
 
 from agentlog.errors import UsageError
-from agentlog.index.search import Budget, HitPage, SearchSort
+from agentlog.index.search import MARK_END, MARK_START, Budget, Hit, HitPage, SearchSort
 from agentlog.index.search import search as index_search
 from agentlog.query import SQL_INT_MAX, Span
+from agentlog.redact import redact, redact_snippet
 
 MAX_HITS = 1000
 """The most hits one page holds (``--limit``, the Python API's ``limit``)."""
@@ -47,6 +48,7 @@ def search(
     where: SearchFilter | None = None,
     paging: SearchPaging | None = None,
     budget: Budget | None = None,
+    redact_secrets: bool = True,
 ) -> HitPage:
     """One page of the hits of ``query`` (read by
     :func:`agentlog.index.fts.translate`: literal words unless operators are
@@ -54,14 +56,17 @@ def search(
     ``where`` keeps (all when ``None``).  Raises
     :class:`~agentlog.errors.UsageError` for an empty, over-long or over-wordy
     query or a ``limit`` outside 1…:data:`MAX_HITS` or a negative ``offset``,
-    :class:`~agentlog.index.search.SearchStopped` past the ``budget``."""
+    :class:`~agentlog.index.search.SearchStopped` past the ``budget``.
+
+    Unless ``redact_secrets`` is false, secrets in the hits' snippets and session
+    titles are replaced (:func:`agentlog.redact.redact_snippet`)."""
     where = where or SearchFilter()
     paging = paging or SearchPaging()
     if not 1 <= paging.limit <= MAX_HITS:
         raise UsageError(f"limit {paging.limit} is not in 1…{MAX_HITS}")
     if not 0 <= paging.offset <= SQL_INT_MAX:
         raise UsageError(f"offset {paging.offset} is not in 0…{SQL_INT_MAX}")
-    return index_search(
+    page = index_search(
         conn,
         query,
         agent=where.agent,
@@ -78,3 +83,15 @@ def search(
         raw=paging.raw,
         budget=budget,
     )
+    if redact_secrets:
+        page.hits = [redact_hit(h) for h in page.hits]
+    return page
+
+
+def redact_hit(hit: Hit) -> Hit:
+    """``hit`` with the secrets in its snippet and session title replaced."""
+    snippet = redact_snippet(hit.snippet, (MARK_START, MARK_END))
+    title = redact(hit.session_title) if hit.session_title else hit.session_title
+    if snippet is hit.snippet and title is hit.session_title:
+        return hit
+    return msgspec.structs.replace(hit, snippet=snippet, session_title=title)

@@ -60,24 +60,25 @@ def _static_files() -> dict[str, tuple[bytes, str]]:
     }
 
 
-def create_app(index_path: Path, token: str | None = None, state: Any = None) -> Flask:
+def create_app(index_path: Path, token: str | None = None, state: Any = None, redact: bool = True) -> Flask:
     """The viewer over the index at ``index_path`` (opened read-only per request).
 
     ``token``: the access token every request must carry (``None`` for a loopback
     bind, which checks the ``Host`` header instead).  ``state``: an object with
-    ``last`` (UTC datetime of the last background sync) shown in the footer."""
+    ``last`` (UTC datetime of the last background sync) shown in the footer.
+    ``redact``: secrets in transcripts, titles and search hits are shown as
+    ``[REDACTED:<kind>]`` (``agentlog serve --show-secrets`` turns it off)."""
     app = Flask("agentlog.web", static_folder=None)
-    app.config.update(INDEX_PATH=index_path, TOKEN=token, SYNC_STATE=state)
+    app.config.update(INDEX_PATH=index_path, TOKEN=token, SYNC_STATE=state, REDACT=redact)
     app.jinja_env.autoescape = True
     app.jinja_env.filters.update(
         compact=compact,
         local=local,
         project=project_name,
-        markdown=content.markdown,
         summary=tool_summary,
-        kind=content.kind,
-        pretty=content.pretty,
+        **content.FILTERS,
     )
+    app.jinja_env.globals.update(content.GLOBALS)
     static = _static_files()
 
     @app.before_request

@@ -15,25 +15,26 @@ from datetime import timedelta
 from typing import Any, cast, get_args
 from zoneinfo import ZoneInfo
 
-from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask import Blueprint, abort, current_app, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response
 
 from agentlog.errors import AgentlogError, NotFound, UsageError
 from agentlog.index import queries
 from agentlog.index.search import SORTS, Budget, SearchSort
-from agentlog.model import Session, SessionStatus, ToolCallPart
+from agentlog.model import Session, SessionStatus
 from agentlog.present import compact
 from agentlog.query import SQL_INT_MAX, SessionFilter, Span, parse_span, parse_zone, resolve_agent
 from agentlog.service import sessions as session_service
 from agentlog.service.search import SearchFilter, SearchPaging
 from agentlog.service.search import search as search_index
+from agentlog.service.secrets import redacted_page, redacted_records, redacted_title
 from agentlog.service.status import page_by_status, refine_sessions
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.usage.pricing import CostMode
 from agentlog.usage.report import BUCKETS, Group, build_rows, group_key
 from agentlog.web.app import client_gone, connection
 from agentlog.web.charts import stacked_bars
-from agentlog.web.content import Output, snippet
+from agentlog.web.content import snippet
 
 pages = Blueprint("pages", __name__)
 
@@ -81,7 +82,19 @@ def _with(**changes: Any) -> str:
 
 @pages.app_context_processor
 def helpers() -> dict[str, Any]:
-    return {"with_args": _with, "args": request.args}
+    return {
+        "with_args": _with,
+        "args": request.args,
+        "session_href": lambda key: url_for("pages.session", key=key),
+        "raw_href": lambda key, message_id: url_for("pages.raw", key=key, id=message_id),
+        "hide_secrets": lambda text: redacted_title(text) if _redacting() else text,
+        "redacting": _redacting(),
+    }
+
+
+def _redacting() -> bool:
+    """Whether secrets are hidden (the default; ``agentlog serve --show-secrets`` shows them)."""
+    return bool(current_app.config.get("REDACT", True))
 
 
 @pages.app_errorhandler(AgentlogError)
@@ -162,6 +175,8 @@ def session() -> str:
     view = session_service.transcript_page(
         connection(), request.args.get("key", ""), first, MESSAGES_PER_PAGE, include_hidden=meta
     )
+    if _redacting():
+        view = redacted_page(view)
     refine_sessions(connection(), [view.header])
     return render_template(
         "session.html",
@@ -179,8 +194,6 @@ def session() -> str:
         parent=view.parent,
         cost=view.cost.cost_usd,
         cost_sources=sorted(view.cost.sources),
-        Output=Output,
-        ToolCallPart=ToolCallPart,
     )
 
 
@@ -209,8 +222,13 @@ def raw() -> str:
         raise NotFound(f"the log file cannot be read now: {exc}") from None
     if found is None:
         raise NotFound(f"no raw records for message {message_id!r} (documents and databases have none)")
+    records = [_record(line) for line in found.lines]
     return render_template(
-        "raw.html", key=key, message_id=message_id, raw=found, records=[_record(line) for line in found.lines]
+        "raw.html",
+        key=key,
+        message_id=message_id,
+        raw=found,
+        records=redacted_records(records) if _redacting() else records,
     )
 
 
@@ -252,7 +270,9 @@ def search() -> tuple[str, int]:
             raw=bool(_arg("fts")),
         )
         try:
-            found = search_index(connection(), query, where, paging, Budget(cancelled=client_gone()))
+            found = search_index(
+                connection(), query, where, paging, Budget(cancelled=client_gone()), redact_secrets=_redacting()
+            )
         except AgentlogError as exc:
             error = str(exc)
     return render_template(

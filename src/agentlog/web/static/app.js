@@ -1,5 +1,12 @@
-// agentlog web viewer: the only script (CSP: script-src 'self'). Copy buttons, highlights, live pages.
+// agentlog web viewer: the only script (CSP: script-src 'self'). Copy buttons,
+// expand/collapse all, search-word highlighting, live pages.
 "use strict";
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("button.expand-all");
+  if (!button) return;
+  const open = button.dataset.open === "1";
+  for (const details of document.querySelectorAll("ol.transcript details")) details.open = open;
+});
 document.addEventListener("click", (event) => {
   const button = event.target.closest("button.copy");
   if (!button) return;

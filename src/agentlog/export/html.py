@@ -1,0 +1,210 @@
+"""The HTML export: one self-contained page, or a static site of them.
+
+The page is rendered by the viewer's own renderer (``web/templates/transcript.html``
+and :mod:`agentlog.web.content`), with the viewer's CSS and the highlighting
+rules inlined.  It carries no script at all, and a Content-Security-Policy
+``<meta>`` tag (https://www.w3.org/TR/CSP3/#meta-element) that allows only
+that one inlined style (by its SHA-256) and ``data:`` images: nothing is
+loaded from the network and nothing in a transcript can run.
+
+A site (``--all``) is an ``index.html`` and a page per session under
+``sessions/<agent>/``; a manifest (:data:`MANIFEST`) keeps each page's
+fingerprint (the session's header as indexed — its end time, message count,
+usage, sources — and the renderer's own files), so a re-export rewrites only
+the pages of sessions that changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Iterable
+from functools import cache
+from importlib.resources import files
+from pathlib import Path
+from typing import Any, TextIO
+
+import msgspec
+from jinja2 import Environment, PackageLoader
+from markupsafe import Markup
+
+from agentlog.export import Transcript, utc
+from agentlog.present import compact, project_name, tool_summary
+from agentlog.web import content
+
+MANIFEST = ".agentlog-site.json"
+"""The site's manifest: ``{"renderer": hash, "pages": {session key: fingerprint}}``."""
+
+
+@cache
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("agentlog.web", "templates"), autoescape=True)
+    env.filters.update(
+        content.FILTERS, compact=compact, project=project_name, summary=tool_summary, local=utc
+    )
+    env.globals.update(content.GLOBALS, raw_href=lambda _key, _id: None)
+    return env
+
+
+@cache
+def stylesheet() -> str:
+    """The viewer's CSS and the highlighting rules, as inlined in every page."""
+    css = (files("agentlog.web") / "static" / "style.css").read_text(encoding="utf-8")
+    return css + "\n" + content.highlight_css()
+
+
+def policy(css: str) -> str:
+    """The page's Content-Security-Policy: nothing but the inlined ``css`` and ``data:`` images."""
+    digest = base64.b64encode(hashlib.sha256(css.encode()).digest()).decode()
+    return (
+        f"default-src 'none'; style-src 'sha256-{digest}'; img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
+class _Section:
+    """One session on a page: its header, messages, anchor and links."""
+
+    __slots__ = ("anchor", "links", "messages", "session")
+
+    def __init__(self, t: Transcript, anchor: str, links: dict[str, Any]) -> None:
+        self.session = t.session
+        self.messages = t.messages
+        self.anchor = anchor
+        self.links = links
+
+
+def _render(template: str, out: TextIO, **values: Any) -> None:
+    css = stylesheet()
+    page = _environment().get_template(template)
+    for chunk in page.generate(css=Markup(css), csp=policy(css), **values):
+        out.write(chunk)
+
+
+def write_page(
+    transcripts: Iterable[Transcript],
+    out: TextIO,
+    redacted: bool,
+    href: Callable[[str], str | None] | None = None,
+    home: str | None = None,
+) -> None:
+    """The transcripts (each with its exported children) as one page on ``out``.
+    Links to a session go to its section on this page, else to ``href(key)``."""
+    sections: list[_Section] = []
+    anchors: dict[str, str] = {}
+    for t in transcripts:
+        for member in t.tree():
+            anchor = f"s{len(sections)}"
+            anchors[member.session.key] = f"#{anchor}"
+            sections.append(_Section(member, anchor, t.links))
+
+    def session_href(key: str) -> str | None:
+        return anchors.get(key) or (href(key) if href else None)
+
+    title = (sections[0].session.title or sections[0].session.id) if sections else "agentlog"
+    _render(
+        "export.html",
+        out,
+        sections=sections,
+        session_href=session_href,
+        title=title,
+        home=home,
+        redacted=redacted,
+    )
+
+
+def page_path(key: str) -> str:
+    """A session's page in a site: ``sessions/<agent>/<id>.html``, the id's
+    characters other than letters, digits, ``.``, ``_`` and ``-`` replaced
+    (then a short hash of the key keeps two ids apart)."""
+    agent, _, sid = key.partition(":")
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", sid)[:120]
+    if safe != sid:
+        safe += "-" + hashlib.sha256(key.encode()).hexdigest()[:8]
+    return f"sessions/{re.sub(r'[^a-z0-9_]', '_', agent)}/{safe}.html"
+
+
+@cache
+def renderer_hash() -> str:
+    """A hash of the templates and CSS: a new renderer rewrites every page."""
+    digest = hashlib.sha256(stylesheet().encode())
+    folder = files("agentlog.web") / "templates"
+    for name in ("export.html", "transcript.html"):
+        digest.update((folder / name).read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def fingerprint(t: Transcript, redacted: bool, extra: str) -> str:
+    """What a page depends on: its sessions' headers, the options, the renderer."""
+    digest = hashlib.sha256(f"{redacted}:{extra}:{renderer_hash()}".encode())
+    for member in t.tree():
+        digest.update(msgspec.json.encode(member.session))
+    return digest.hexdigest()[:32]
+
+
+class SiteReport(msgspec.Struct, kw_only=True):
+    """What a site export did: ``written`` pages (session keys), ``unchanged`` (kept as they were)."""
+
+    written: list[str]
+    unchanged: int
+
+
+def _write_file(path: Path, write: Callable[[TextIO], None]) -> None:
+    """``path`` written through a temporary file, replaced at once (never half a page)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp")
+    with temp.open("w", encoding="utf-8") as out:
+        write(out)
+    os.replace(temp, path)
+
+
+def _page_writer(t: Transcript, redacted: bool, in_site: dict[str, str], up: str) -> Callable[[TextIO], None]:
+    """Writes ``t``'s page, ``up`` (``../``…) from the site's top, linking to ``in_site`` pages."""
+
+    def href(key: str) -> str | None:
+        return up + in_site[key] if key in in_site else None
+
+    def write(out: TextIO) -> None:
+        write_page([t], out, redacted, href, up + "index.html")
+
+    return write
+
+
+def write_site(
+    transcripts: Iterable[Transcript], folder: Path, redacted: bool, extra: str = ""
+) -> SiteReport:
+    """A static site in ``folder``: ``index.html`` and a page per transcript (its
+    children on its page); a page whose :func:`fingerprint` is in the manifest
+    and whose file exists is not rendered again."""
+    manifest_path = folder / MANIFEST
+    try:
+        old = json.loads(manifest_path.read_text(encoding="utf-8"))
+        known: dict[str, str] = dict(old.get("pages", {}))
+    except (OSError, ValueError, AttributeError):
+        known = {}
+    pages: dict[str, str] = {}
+    written: list[str] = []
+    unchanged = 0
+    everything = list(transcripts)
+    in_site: dict[str, str] = {}
+    for t in everything:
+        name = page_path(t.session.key)
+        for i, member in enumerate(t.tree()):
+            in_site.setdefault(member.session.key, name if i == 0 else f"{name}#s{i}")
+    rows = [(m.session, in_site[m.session.key]) for t in everything for m in t.tree()]
+    for t in everything:
+        key = t.session.key
+        name = page_path(key)
+        pages[key] = mark = fingerprint(t, redacted, extra)
+        if known.get(key) == mark and (folder / name).is_file():
+            unchanged += 1
+            continue
+        _write_file(folder / name, _page_writer(t, redacted, in_site, "../" * name.count("/")))
+        written.append(key)
+    _write_file(
+        folder / "index.html", lambda out: _render("site_index.html", out, rows=rows, redacted=redacted)
+    )
+    _write_file(folder / MANIFEST, lambda out: json.dump({"renderer": renderer_hash(), "pages": pages}, out))
+    return SiteReport(written=written, unchanged=unchanged)

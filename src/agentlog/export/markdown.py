@@ -1,0 +1,145 @@
+"""The Markdown export: a readable transcript for an issue, a wiki or a chat.
+
+Prompts and replies as text; reasoning, tool calls and compaction summaries
+each folded in a ``<details>`` block (GitHub-flavoured Markdown renders them,
+https://github.github.com/gfm/#html-blocks); edits and writes as unified diffs
+(the shared renderer's :func:`agentlog.web.content.file_edits`), todo lists
+as task lists; long outputs cut at :data:`OUTPUT_CHARS`.  Text inside a
+``<summary>`` is escaped as HTML, code is fenced with a fence longer than any
+in it.  Subagents are linked at the call that started them and, when exported
+with their parent, follow it as sections of their own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from html import escape
+from typing import TextIO
+
+from agentlog.export import Transcript, fence, utc
+from agentlog.model import (
+    CompactionPart,
+    FilePart,
+    Message,
+    Part,
+    ReasoningPart,
+    Session,
+    TextPart,
+    ToolCallPart,
+    UnknownPart,
+)
+from agentlog.present import output_text, tool_summary
+from agentlog.web.content import file_edits, input_text, pretty, todos
+
+OUTPUT_CHARS = 20_000
+"""Characters of a tool output kept (the rest is said to be cut)."""
+_ROLES = {"user": "You", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+_CHECK = {"completed": "x", "in_progress": "-"}
+
+
+def _code(text: str, language: str = "") -> str:
+    f = fence(text)
+    return f"{f}{language}\n{text}\n{f}\n"
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{escape(summary)}</summary>\n\n{body}\n</details>\n"
+
+
+def _cut(text: str) -> str:
+    if len(text) <= OUTPUT_CHARS:
+        return text
+    return text[:OUTPUT_CHARS] + f"\n… ({len(text) - OUTPUT_CHARS:,} more characters cut)"
+
+
+def tool_call(part: ToolCallPart, links: dict[str, Session]) -> str:
+    """A tool call as a ``<details>`` block: its input (diffs for edits, a task
+    list for todos, readable text otherwise) and its output."""
+    status = ""
+    if part.result is None:
+        status = " (no result)"
+    elif part.result.is_error:
+        status = " (error)"
+    body: list[str] = []
+    edits = file_edits(part)
+    items = todos(part)
+    if edits:
+        body += [f"`{e.path}`\n\n" + _code(e.diff.rstrip("\n"), "diff") for e in edits]
+    elif items:
+        body.append("\n".join(f"- [{_CHECK.get(i.status, ' ')}] {i.text}" for i in items) + "\n")
+    elif part.input not in (None, {}, ""):
+        body.append(_code(input_text(part.input)))
+    if part.result is not None:
+        output = output_text(part.result.output).strip("\n")
+        body.append("Output:\n\n" + (_code(_cut(output)) if output else "(empty)\n"))
+    child = links.get(part.call_id)
+    if child is not None:
+        body.append(f"→ subagent **{child.description or child.title or child.id}** (`{child.key}`)\n")
+    return _details(f"{part.tool}: {tool_summary(part.input)}{status}", "\n".join(body))
+
+
+def part_markdown(part: Part, role: str, links: dict[str, Session]) -> str:
+    """One part as Markdown (a block ending in a newline)."""
+    if isinstance(part, TextPart):
+        return part.text.rstrip() + "\n" if role == "assistant" else _code(part.text.rstrip("\n"))
+    if isinstance(part, ReasoningPart):
+        text = part.text or part.summary
+        return _details("reasoning" + ("" if text else " (encrypted)"), text)
+    if isinstance(part, ToolCallPart):
+        return tool_call(part, links)
+    if isinstance(part, CompactionPart):
+        trigger = f" ({part.trigger})" if part.trigger else ""
+        if not part.summary:
+            return f"*context compacted{trigger}*\n"
+        return _details(f"context compacted{trigger}", part.summary)
+    if isinstance(part, FilePart):
+        kind = "image" if part.media_type.startswith("image") else "file"
+        return f"*{kind}: {escape(part.name or part.media_type or '(no name recorded)')}*\n"
+    assert isinstance(part, UnknownPart)
+    return _details("unknown record", _code(pretty(part.raw)))
+
+
+def message_markdown(message: Message, number: int, links: dict[str, Session]) -> str:
+    """A message: a ``###`` heading (number, who, time, model) and its parts."""
+    who = _ROLES.get(message.role, message.role)
+    when = f" · {utc(message.timestamp, '%Y-%m-%d %H:%M:%S')}" if message.timestamp else ""
+    model = f" · {message.model}" if message.model else ""
+    parts = "\n".join(part_markdown(p, message.role, links) for p in message.parts)
+    return f"### {number}. {who}{when}{model}\n\n{parts}\n"
+
+
+def header(s: Session, level: int = 1) -> str:
+    """The session's title and facts."""
+    title = s.title or s.id
+    facts = [
+        ("agent", f"{s.agent} {s.agent_version or ''}".strip()),
+        ("model", ", ".join(s.models) or "–"),
+        ("folder", f"`{s.cwd}`" if s.cwd else "–"),
+        ("branch", f"`{s.git_branch}`" if s.git_branch else "–"),
+        ("started", utc(s.started_at) or "–"),
+        ("session", f"`{s.key}`"),
+        (
+            "tokens",
+            f"{s.usage.total_tokens:,} (input {s.usage.input_tokens:,}, cache read "
+            f"{s.usage.cache_read_tokens:,}, cache write {s.usage.cache_write_tokens:,}, output {s.usage.output_tokens:,})",
+        ),
+    ]
+    if s.parent_key:
+        facts.insert(
+            0, (s.kind, f"of `{s.parent_key}`" + (f" ({s.subagent_type})" if s.subagent_type else ""))
+        )
+    lines = "\n".join(f"- **{k}**: {v}" for k, v in facts)
+    return f"{'#' * level} {escape(title, quote=False)}\n\n{lines}\n\n"
+
+
+def write_markdown(transcripts: Iterable[Transcript], out: TextIO) -> None:
+    """Each transcript (and its exported children, as sections after it) as Markdown."""
+    first = True
+    for t in transcripts:
+        for s in t.tree():
+            if not first:
+                out.write("\n---\n\n")
+            first = False
+            out.write(header(s.session, 1 if s is t else 2))
+            for number, message in enumerate(s.messages(), 1):
+                out.write(message_markdown(message, number, t.links))

@@ -1,0 +1,286 @@
+"""The Parquet export: the archive as a dataset for DuckDB, pandas, polars, Spark.
+
+Four tables, each a folder of Parquet files partitioned Hive-style by
+``agent=<slug>/month=<YYYY-MM>`` (``month=unknown`` without a time):
+
+- ``sessions``: one row per session (its header and usage totals, in tokens);
+- ``messages``: one row per message (``idx`` its place, its text parts joined,
+  its usage buckets, ``null`` when it carried none), meta messages included
+  and flagged;
+- ``parts``: one row per part (``type``; text, tool call name, input as JSON,
+  output as text, status);
+- ``usage``: one row per usage record the usage reports count (the service's
+  :func:`agentlog.service.usage.index_usage`: the same calls and totals as
+  ``agentlog usage``), with its cost in USD.
+
+Sessions, messages and parts are partitioned by the session's start month,
+usage by the call's own month.  Rows are written in batches of :data:`BATCH`,
+so a large archive never sits in memory.  Read with e.g. DuckDB
+``read_parquet('out/messages/**/*.parquet', hive_partitioning = true)`` or
+``pyarrow.dataset.dataset('out/messages', partitioning='hive')``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from agentlog.errors import UsageError
+from agentlog.export import Transcript
+from agentlog.model import Message, Session, TextPart, ToolCallPart, Usage
+from agentlog.present import output_text
+from agentlog.usage.pricing import PricedCall
+from agentlog.usage.report import BUCKETS as REPORT_BUCKETS
+
+BATCH = 50_000
+"""Rows of one table gathered before they are written."""
+MARKER = ".agentlog-parquet"
+"""The file that marks a folder as an agentlog dataset (re-exporting replaces its tables)."""
+TABLES = ("sessions", "messages", "parts", "usage")
+BUCKETS = tuple(b for b in REPORT_BUCKETS if b.endswith("_tokens"))
+"""The token buckets, as the usage reports name them."""
+
+
+def month(stamp: datetime | None) -> str:
+    """``YYYY-MM`` of an aware time (UTC), ``unknown`` without one."""
+    return stamp.strftime("%Y-%m") if stamp else "unknown"
+
+
+def _schemas() -> dict[str, Any]:
+    import pyarrow as pa
+
+    time = pa.timestamp("us", tz="UTC")
+    tokens = [(b, pa.int64()) for b in BUCKETS]
+    where = [("agent", pa.string()), ("month", pa.string())]
+    return {
+        "sessions": pa.schema(
+            [
+                ("key", pa.string()),
+                ("id", pa.string()),
+                ("title", pa.string()),
+                ("cwd", pa.string()),
+                ("git_branch", pa.string()),
+                ("started_at", time),
+                ("ended_at", time),
+                ("models", pa.list_(pa.string())),
+                ("parent_key", pa.string()),
+                ("kind", pa.string()),
+                ("subagent_type", pa.string()),
+                ("status", pa.string()),
+                ("message_count", pa.int64()),
+                *tokens,
+                *where,
+            ]
+        ),
+        "messages": pa.schema(
+            [
+                ("session_key", pa.string()),
+                ("idx", pa.int64()),
+                ("id", pa.string()),
+                ("role", pa.string()),
+                ("timestamp", time),
+                ("model", pa.string()),
+                ("flags", pa.list_(pa.string())),
+                ("text", pa.string()),
+                ("parts", pa.int64()),
+                *tokens,
+                *where,
+            ]
+        ),
+        "parts": pa.schema(
+            [
+                ("session_key", pa.string()),
+                ("message_idx", pa.int64()),
+                ("idx", pa.int64()),
+                ("type", pa.string()),
+                ("text", pa.string()),
+                ("tool", pa.string()),
+                ("raw_name", pa.string()),
+                ("call_id", pa.string()),
+                ("input", pa.string()),
+                ("output", pa.string()),
+                ("is_error", pa.bool_()),
+                ("status", pa.string()),
+                *where,
+            ]
+        ),
+        "usage": pa.schema(
+            [
+                ("session_key", pa.string()),
+                ("model", pa.string()),
+                ("timestamp", time),
+                ("calls", pa.int64()),
+                *tokens,
+                ("cost_usd", pa.float64()),
+                ("cost_source", pa.string()),
+                *where,
+            ]
+        ),
+    }
+
+
+def _buckets(usage: Usage | None) -> dict[str, int | None]:
+    return {b: (getattr(usage, b) if usage is not None else None) for b in BUCKETS}
+
+
+def session_row(s: Session) -> dict[str, Any]:
+    """A ``sessions`` row."""
+    return {
+        "key": s.key,
+        "id": s.id,
+        "title": s.title,
+        "cwd": s.cwd,
+        "git_branch": s.git_branch,
+        "started_at": s.started_at,
+        "ended_at": s.ended_at,
+        "models": s.models,
+        "parent_key": s.parent_key,
+        "kind": s.kind,
+        "subagent_type": s.subagent_type,
+        "status": s.status,
+        "message_count": s.message_count,
+        **_buckets(s.usage),
+        "agent": s.agent,
+        "month": month(s.started_at),
+    }
+
+
+def message_row(s: Session, idx: int, m: Message) -> dict[str, Any]:
+    """A ``messages`` row."""
+    return {
+        "session_key": s.key,
+        "idx": idx,
+        "id": m.id,
+        "role": m.role,
+        "timestamp": m.timestamp,
+        "model": m.model,
+        "flags": list(m.flags),
+        "text": m.text,
+        "parts": len(m.parts),
+        **_buckets(m.usage),
+        "agent": s.agent,
+        "month": month(s.started_at),
+    }
+
+
+def part_rows(s: Session, idx: int, m: Message) -> Iterable[dict[str, Any]]:
+    """The ``parts`` rows of message ``idx``."""
+    for i, p in enumerate(m.parts):
+        row: dict[str, Any] = {
+            "session_key": s.key,
+            "message_idx": idx,
+            "idx": i,
+            "type": str(p.__struct_config__.tag),
+            "agent": s.agent,
+            "month": month(s.started_at),
+        }
+        if isinstance(p, TextPart):
+            row["text"] = p.text
+        elif isinstance(p, ToolCallPart):
+            row.update(
+                tool=p.tool,
+                raw_name=p.raw_name,
+                call_id=p.call_id,
+                input=json.dumps(p.input, ensure_ascii=False, default=str),
+            )
+            if p.result is not None:
+                row.update(
+                    output=output_text(p.result.output), is_error=p.result.is_error, status=p.result.status
+                )
+        else:
+            row["text"] = getattr(p, "text", None) or getattr(p, "summary", None)
+        yield row
+
+
+def usage_row(priced: PricedCall) -> dict[str, Any]:
+    """A ``usage`` row."""
+    call = priced.call
+    return {
+        "session_key": call.session_key,
+        "model": call.model,
+        "timestamp": call.timestamp,
+        "calls": call.calls,
+        **_buckets(call.usage),
+        "cost_usd": priced.cost_usd,
+        "cost_source": priced.cost_source,
+        "agent": call.agent,
+        "month": month(call.timestamp),
+    }
+
+
+def _prepare(folder: Path) -> None:
+    """An empty folder, a new one, or an earlier dataset (its tables removed); else refused."""
+    if folder.exists():
+        if not folder.is_dir():
+            raise UsageError(f"{folder} is not a folder")
+        if any(folder.iterdir()) and not (folder / MARKER).is_file():
+            raise UsageError(
+                f"{folder} is not empty and not an agentlog Parquet export: choose another folder"
+            )
+        for table in TABLES:
+            shutil.rmtree(folder / table, ignore_errors=True)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text("agentlog Parquet dataset: sessions, messages, parts, usage\n")
+
+
+class _Writer:
+    """Rows of one table gathered and written in batches to its partitioned folder."""
+
+    def __init__(self, folder: Path, name: str, schema: Any) -> None:
+        self.folder, self.name, self.schema = folder / name, name, schema
+        self.rows: list[dict[str, Any]] = []
+        self.batches = 0
+        self.count = 0
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= BATCH:
+            self.flush()
+
+    def flush(self, final: bool = False) -> None:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        if not self.rows and not (final and self.batches == 0):
+            return
+        table = pa.Table.from_pylist(self.rows, schema=self.schema)
+        ds.write_dataset(
+            table,
+            self.folder,
+            format="parquet",
+            partitioning=["agent", "month"],
+            partitioning_flavor="hive",
+            basename_template=f"part-{self.batches}-{{i}}.parquet",
+            existing_data_behavior="overwrite_or_ignore",
+        )
+        self.count += len(self.rows)
+        self.batches += 1
+        self.rows = []
+
+
+def write_dataset(
+    transcripts: Iterable[Transcript], usage: Sequence[PricedCall], folder: Path
+) -> dict[str, int]:
+    """The dataset of the transcripts (each with its exported children) and the
+    ``usage`` records in ``folder``; returns the rows written per table.
+    Raises :class:`~agentlog.errors.UsageError` for a folder that holds other files."""
+    _prepare(folder)
+    schemas = _schemas()
+    writers = {name: _Writer(folder, name, schemas[name]) for name in TABLES}
+    for t in transcripts:
+        for member in t.tree():
+            s = member.session
+            writers["sessions"].add(session_row(s))
+            for idx, m in enumerate(member.messages()):
+                writers["messages"].add(message_row(s, idx, m))
+                for row in part_rows(s, idx, m):
+                    writers["parts"].add(row)
+    for priced in usage:
+        writers["usage"].add(usage_row(priced))
+    for writer in writers.values():
+        writer.flush(final=True)
+    return {name: w.count for name, w in writers.items()}

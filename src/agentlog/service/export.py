@@ -1,0 +1,184 @@
+"""Exports: the sessions asked for, read from the index as a stream, redacted,
+written in one of :data:`agentlog.export.FORMATS`.
+
+The CLI (``agentlog export``) and the Python API call :func:`export_sessions`;
+the writers are :mod:`agentlog.export`'s modules.
+"""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+import msgspec
+
+from agentlog.errors import UsageError
+from agentlog.export import ExportOptions, Format, Transcript, focus
+from agentlog.export.redaction import redact_header, redact_message
+from agentlog.index import queries
+from agentlog.model import Message, Session
+from agentlog.query import SessionFilter
+
+PAGE = 500
+"""Messages read from the index at once while exporting."""
+
+
+def stream_messages(
+    conn: sqlite3.Connection, key: str, include_hidden: bool = False, page: int = PAGE
+) -> Iterator[Message]:
+    """Session ``key``'s messages in order (meta ones only when
+    ``include_hidden``), read :data:`PAGE` at a time."""
+    offset = 0
+    while True:
+        batch, _total = queries.message_page(conn, key, offset, page, include_hidden=include_hidden)
+        yield from batch
+        if len(batch) < page:
+            return
+        offset += page
+
+
+def _transcript(
+    conn: sqlite3.Connection, header: Session, options: ExportOptions, depth: int = 0
+) -> Transcript:
+    key = header.key
+    kids = queries.children(conn, key)
+
+    def messages() -> Iterator[Message]:
+        found = stream_messages(conn, key)
+        if options.focused:
+            found = focus(found)
+        return (redact_message(m) for m in found) if options.redact else found
+
+    children = (
+        [_transcript(conn, c, options, depth + 1) for c in kids] if options.subagents and depth < 32 else []
+    )
+    shown = (lambda s: redact_header(s)) if options.redact else (lambda s: s)
+    return Transcript(
+        shown(header),
+        messages,
+        children,
+        {c.parent_tool_call_id: shown(c) for c in kids if c.parent_tool_call_id},
+    )
+
+
+def select(
+    conn: sqlite3.Connection, refs: Sequence[str], where: SessionFilter | None, options: ExportOptions
+) -> list[Transcript]:
+    """The sessions ``refs`` name (keys, ids or unique id prefixes, in that
+    order) or, with ``where``, every session it keeps that is not a child of
+    another it keeps (whose subagents come with it when ``options.subagents``);
+    ``codex exec`` runs (kind ``exec``) only with ``where.include_exec`` or
+    ``options.subagents``, as ``agentlog sessions`` lists them.  Raises
+    :class:`~agentlog.errors.NotFound` for a ref that names no session."""
+    if where is not None:  # a subagent whose parent is not kept (gone, empty, out of span) stands alone
+        listed = queries.list_sessions(conn, msgspec.structs.replace(where, include_children=True))
+        kept = {s.key for s in listed}
+        keys = [
+            s.key
+            for s in listed
+            if (s.parent_key is None or s.parent_key not in kept)
+            and (s.kind != "exec" or where.include_exec or options.subagents)
+        ]
+    else:
+        keys = list(dict.fromkeys(queries.resolve_key(conn, ref) for ref in refs))
+    by_key: dict[str, Session] = {}
+    for at in range(0, len(keys), PAGE):  # headers with their sources, a bounded IN list at a time
+        by_key.update((s.key, s) for s in queries.list_sessions_by_keys(conn, keys[at : at + PAGE]))
+    headers = [by_key[k] for k in keys]
+    return [_transcript(conn, h, options) for h in headers]
+
+
+class ExportReport(msgspec.Struct, kw_only=True):
+    """What an export wrote: ``format``, ``sessions`` (exported, children
+    included), ``path`` (``None``: standard output), ``pages_written`` and
+    ``pages_unchanged`` (an HTML site), ``rows`` (Parquet rows per table)."""
+
+    format: str
+    sessions: int
+    path: str | None = None
+    pages_written: int = 0
+    pages_unchanged: int = 0
+    rows: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+def _parquet(conn: sqlite3.Connection, transcripts: list[Transcript], path: Path) -> dict[str, int]:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise UsageError("--format parquet needs pyarrow: pip install 'agentlog[parquet]'") from None
+    from agentlog.export.parquet import write_dataset
+    from agentlog.service.usage import UsageQuery, index_usage
+
+    keys = {m.session.key for t in transcripts for m in t.tree()}
+    calls = [pc for pc in index_usage(conn, UsageQuery()).calls if pc.call.session_key in keys]
+    return write_dataset(transcripts, calls, path)
+
+
+def export_sessions(
+    conn: sqlite3.Connection,
+    fmt: Format,
+    transcripts: list[Transcript],
+    options: ExportOptions,
+    path: Path | None,
+    stdout: BinaryIO,
+    site: bool = False,
+) -> ExportReport:
+    """Write ``transcripts`` (from :func:`select`) as ``fmt`` to ``path`` (a file;
+    a folder for ``parquet`` and for an HTML ``site``) or, without one, to
+    ``stdout``.  Raises :class:`~agentlog.errors.UsageError` when a format needs a
+    folder and none is given, or pyarrow is missing for ``parquet``."""
+    count = sum(1 for t in transcripts for _ in t.tree())
+    report = ExportReport(format=fmt, sessions=count, path=str(path) if path else None)
+    if fmt == "parquet" or (fmt == "html" and site):
+        if path is None:
+            raise UsageError(
+                f"--format {fmt}{' --all' if site else ''} writes a folder: give it with -o PATH"
+            )
+        if fmt == "parquet":
+            report.rows = _parquet(conn, transcripts, path)
+        else:
+            from agentlog.export.html import write_site
+
+            done = write_site(transcripts, path, options.redact, f"{options.focused}")
+            report.pages_written, report.pages_unchanged = len(done.written), done.unchanged
+        return report
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as out:
+            _write_stream(fmt, transcripts, options, out)
+    else:
+        _write_stream(fmt, transcripts, options, stdout)
+    return report
+
+
+def _write_stream(fmt: Format, transcripts: list[Transcript], options: ExportOptions, out: BinaryIO) -> None:
+    if fmt == "json":
+        from agentlog.export.jsonfmt import write_json
+
+        write_json(transcripts, out, many=len(transcripts) > 1)
+        return
+    if fmt == "jsonl":
+        from agentlog.export.jsonfmt import write_jsonl
+
+        write_jsonl(transcripts, out)
+        return
+    text = io.TextIOWrapper(out, encoding="utf-8", newline="\n", write_through=True)
+    try:
+        if fmt == "md":
+            from agentlog.export.markdown import write_markdown
+
+            write_markdown(transcripts, text)
+        elif fmt == "slim":
+            from agentlog.export.slim import write_slim
+
+            write_slim(transcripts, text, options.max_tokens)
+        else:
+            from agentlog.export.html import write_page
+
+            write_page(transcripts, text, options.redact)
+        text.flush()
+    finally:
+        text.detach()

@@ -1,0 +1,436 @@
+"""agentlog export and secrets: every format's whole output, redaction on every path."""
+
+from __future__ import annotations
+
+import io
+import json
+from html import unescape
+from pathlib import Path
+
+import jsonschema
+import msgspec
+import pytest
+from click.testing import CliRunner
+
+from agentlog.cli import main
+from agentlog.export import ExportOptions, Transcript
+from agentlog.export.html import policy, stylesheet
+from agentlog.export.slim import fit, write_slim
+from agentlog.index import db, queries
+from agentlog.model import Message, Session, TextPart, ToolCallPart, ToolResult, json_schema
+from agentlog.query import SessionFilter
+from agentlog.service.export import export_sessions, select
+from agentlog.service.search import search
+from agentlog.service.secrets import sessions_with_secrets
+from agentlog.service.usage import UsageQuery, index_usage
+from export_helpers import AWS_KEY, GITHUB_TOKEN, SECRET_ID, secret_home
+from web_helpers import build_index, demo_index
+
+GOLDEN = Path(__file__).parent / "golden" / "export"
+CODEX = "codex:019ab0d2-4c1e-7f00-9d2a-5e551011c0de"
+WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
+AGENT_VARS = {"CLAUDE_CONFIG_DIR": None, "CODEX_HOME": None, "XDG_CONFIG_HOME": None}
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    path = demo_index(tmp_path_factory.mktemp("export") / "demo.sqlite")
+    conn = db.connect(path, readonly=True)
+    yield conn
+    conn.close()
+
+
+@pytest.fixture(scope="module")
+def secret(tmp_path_factory):
+    base = tmp_path_factory.mktemp("secret")
+    home = secret_home(base / "home")
+    path = build_index(base / "index.sqlite", home)
+    conn = db.connect(path, readonly=True)
+    yield conn, path, home
+    conn.close()
+
+
+def export_bytes(conn, fmt: str, refs, options=None, where=None) -> bytes:
+    options = options or ExportOptions()
+    out = io.BytesIO()
+    export_sessions(conn, fmt, select(conn, refs, where, options), options, None, out)
+    return out.getvalue()
+
+
+def run(*args: str, env: dict[str, str] | None = None):
+    result = CliRunner().invoke(main, list(args), env={**AGENT_VARS, **(env or {})})
+    return result.exit_code, result.stdout, result.stderr
+
+
+# --- JSON, JSONL -----------------------------------------------------------------
+
+
+def test_json_export_is_the_model_and_validates(demo):
+    for s in queries.list_sessions(demo, SessionFilter(include_children=True)):
+        data = json.loads(export_bytes(demo, "json", [s.key]))
+        jsonschema.validate(data, json_schema())
+        visible, _ = queries.message_page(demo, s.key, 0, 10_000)
+        (header,) = queries.list_sessions_by_keys(demo, [s.key])
+        expected = msgspec.structs.replace(header, messages=visible)
+        assert data == json.loads(msgspec.json.encode(expected))
+
+
+def test_json_of_several_sessions_is_an_array_with_children(demo):
+    data = json.loads(export_bytes(demo, "json", [WEATHER, CODEX], ExportOptions(subagents=True)))
+    assert [d["key"] for d in data] == [WEATHER, "claude_code:agent-b7e1d2c3", CODEX]
+    for d in data:
+        jsonschema.validate(d, json_schema())
+
+
+def test_jsonl_is_a_session_line_then_one_line_per_message(demo):
+    lines = export_bytes(demo, "jsonl", [CODEX]).decode().splitlines()
+    visible, total = queries.message_page(demo, CODEX, 0, 10_000)
+    assert len(lines) == 1 + total == 6
+    head = json.loads(lines[0])
+    assert head["type"] == "session" and head["key"] == CODEX and head["messages"] == []
+    for line, message in zip(lines[1:], visible, strict=True):
+        row = json.loads(line)
+        assert row.pop("type") == "message" and row.pop("session_key") == CODEX
+        assert msgspec.convert(row, Message) == message
+
+
+# --- Markdown, HTML golden files ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "refs", "fmt", "options"),
+    [
+        ("codex.md", [CODEX], "md", ExportOptions()),
+        ("weather-subagents.md", [WEATHER], "md", ExportOptions(subagents=True)),
+        ("orchestrator.md", ["claude_code:5c0375b4"], "md", ExportOptions()),
+        ("weather-focused.md", [WEATHER], "md", ExportOptions(focused=True)),
+        ("codex.html", [CODEX], "html", ExportOptions()),
+        ("orchestrator.html", ["claude_code:5c0375b4"], "html", ExportOptions(subagents=True)),
+        ("weather.slim", [WEATHER], "slim", ExportOptions(subagents=True)),
+    ],
+)
+def test_export_golden(demo, update_golden, name, refs, fmt, options):
+    text = export_bytes(demo, fmt, refs, options).decode()
+    if fmt == "html":  # the inlined stylesheet and its hash: test_html_is_self_contained
+        css = stylesheet()
+        assert text.count(css) == 1 and text.count(policy(css).replace("'", "&#39;")) == 1
+        text = text.replace(css, "/* style.css + highlight_css() */").replace(
+            policy(css).replace("'", "&#39;"), "CSP"
+        )
+    path = GOLDEN / name
+    if update_golden:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    assert path.exists(), f"no golden file {path.name}: run pytest --update-golden and review it"
+    assert text == path.read_text()
+
+
+def test_html_is_self_contained(demo):
+    html = export_bytes(demo, "html", [WEATHER], ExportOptions(subagents=True)).decode()
+    head = unescape(html[: html.index("<style>")])
+    assert (
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'sha256-"
+        in head
+    )
+    assert "<script" not in html and "<link" not in html and "http://" not in head
+    assert 'src="http' not in html and "url(" not in html.split("</style>")[1]
+    assert html.count('<section class="session-head"') == 2  # the session and its subagent
+    assert 'href="#s1"' in html  # the subagent links to its section
+
+
+def test_markdown_shows_edits_as_diffs_and_todos_as_a_task_list(demo):
+    md = export_bytes(demo, "md", ["claude_code:5c0375b4"]).decode()
+    assert "- [ ] Discover available commands in the project" in md
+    assert "```diff\n--- a/" in md
+
+
+# --- slim --------------------------------------------------------------------------
+
+
+def _transcript(messages: list[Message]) -> Transcript:
+    header = Session(key="claude_code:s1", agent="claude_code", id="s1", title="fix it")
+    return Transcript(header, lambda: iter(messages))
+
+
+def test_slim_is_one_line_per_call_and_fits_a_budget():
+    call = ToolCallPart(
+        call_id="c1",
+        tool="bash",
+        raw_name="Bash",
+        input={"command": "pytest -q"},
+        result=ToolResult(output="\n3 passed in 0.1s\nmore"),
+    )
+    messages = [
+        Message(id="1", role="user", parts=[TextPart(text="make the tests pass")]),
+        Message(id="2", role="assistant", parts=[TextPart(text="Running them."), call]),
+        *(
+            Message(id=f"r{i}", role="assistant", parts=[TextPart(text=f"step {i} " + "x" * 30)])
+            for i in range(10)
+        ),
+    ]
+    out = io.StringIO()
+    write_slim([_transcript(messages)], out, None)
+    lines = out.getvalue().splitlines()
+    assert lines[:4] == [
+        "# fix it (claude_code, no time, claude_code:s1)",
+        "USER: make the tests pass",
+        "ASSISTANT: Running them.",
+        "  [bash] pytest -q → ok: 3 passed in 0.1s",
+    ]
+    assert len(lines) == 14
+    fitted = fit(lines, 60)
+    assert fitted == [
+        lines[0],
+        lines[1],
+        "[… 10 lines left out to fit 60 tokens]",
+        "ASSISTANT: step 8 " + "x" * 30,
+        "ASSISTANT: step 9 " + "x" * 30,
+    ]
+    assert sum(-(-len(line) // 4) + 1 for line in fitted) <= 60
+
+
+# --- Parquet -------------------------------------------------------------------------
+
+
+def test_parquet_reads_back_with_the_index_counts_and_usage_totals(demo, tmp_path):
+    ds = pytest.importorskip("pyarrow.dataset")
+    options = ExportOptions(subagents=True)
+    transcripts = select(demo, [], SessionFilter(), options)
+    report = export_sessions(demo, "parquet", transcripts, options, tmp_path / "pq", io.BytesIO())
+    every = queries.list_sessions(demo, SessionFilter(include_children=True))
+    keys = sorted(s.key for s in every)
+    (messages,) = demo.execute("SELECT COUNT(*) FROM messages WHERE hidden = 0 AND replayed = 0").fetchone()
+    calls = index_usage(demo, UsageQuery()).calls
+    total = sum(pc.call.usage.total_tokens for pc in calls)
+    assert report.rows == {
+        "sessions": 9,
+        "messages": messages,
+        "parts": report.rows["parts"],
+        "usage": len(calls),
+    }
+
+    def table(name):
+        return ds.dataset(tmp_path / "pq" / name, format="parquet", partitioning="hive").to_table()
+
+    sessions = table("sessions")
+    assert sorted(sessions.column("key").to_pylist()) == keys
+    assert sorted(set(sessions.column("agent").to_pylist())) == ["claude_code", "codex"]
+    assert sum(sessions.column("total_tokens").to_pylist()) == sum(s.usage.total_tokens for s in every)
+    assert table("messages").num_rows == messages
+    usage = table("usage")
+    assert usage.num_rows == len(calls) and sum(usage.column("total_tokens").to_pylist()) == total
+    assert {p.name for p in (tmp_path / "pq" / "usage").iterdir()} == {"agent=claude_code", "agent=codex"}
+
+
+def test_parquet_reads_back_in_duckdb(demo, tmp_path):
+    pytest.importorskip("pyarrow")
+    duckdb = pytest.importorskip(
+        "duckdb", reason="duckdb is not installed (not in the test extra: too large)"
+    )
+    options = ExportOptions(subagents=True)
+    export_sessions(
+        demo, "parquet", select(demo, [], SessionFilter(), options), options, tmp_path / "pq", io.BytesIO()
+    )
+    every = queries.list_sessions(demo, SessionFilter(include_children=True))
+    (messages,) = demo.execute("SELECT COUNT(*) FROM messages WHERE hidden = 0 AND replayed = 0").fetchone()
+    calls = index_usage(demo, UsageQuery()).calls
+    total = sum(pc.call.usage.total_tokens for pc in calls)
+    base = tmp_path / "pq"
+    con = duckdb.connect()
+    got = con.execute(
+        f"SELECT count(*), sum(total_tokens) FROM read_parquet('{base}/usage/**/*.parquet', hive_partitioning=true)"
+    ).fetchall()
+    assert got == [(len(calls), total)]
+    agents = con.execute(
+        f"SELECT agent, count(*) FROM read_parquet('{base}/sessions/**/*.parquet', hive_partitioning=true) "
+        "GROUP BY agent ORDER BY agent"
+    ).fetchall()
+    assert agents == [(a, sum(1 for s in every if s.agent == a)) for a in ("claude_code", "codex")]
+    assert con.execute(f"SELECT count(*) FROM read_parquet('{base}/messages/**/*.parquet')").fetchall() == [
+        (messages,)
+    ]
+
+
+def test_parquet_refuses_a_folder_of_other_files(demo, tmp_path):
+    pytest.importorskip("pyarrow")
+    (tmp_path / "mine.txt").write_text("keep me")
+    code, _, err = run("--demo", "export", "--all", "-f", "parquet", "-o", str(tmp_path), "--no-sync")
+    assert code == 2 and "not empty and not an agentlog Parquet export" in err
+    assert (tmp_path / "mine.txt").read_text() == "keep me"
+
+
+# --- the static site -----------------------------------------------------------------
+
+
+def test_site_rewrites_only_changed_sessions(tmp_path):
+    home = secret_home(tmp_path / "home")
+    index = tmp_path / "index.sqlite"
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(index)}
+    site = tmp_path / "site"
+    assert run("export", "--all", "-f", "html", "-o", str(site), env=env)[0] == 0
+    page = site / "sessions" / "claude_code" / f"{SECRET_ID}.html"
+    first = page.stat().st_mtime_ns
+    code, _, err = run("export", "--all", "-f", "html", "-o", str(site), env=env)
+    assert code == 0 and "(0 pages written, 1 unchanged)" in err
+    assert page.stat().st_mtime_ns == first
+    index_html = (site / "index.html").read_text()
+    assert f'href="sessions/claude_code/{SECRET_ID}.html"' in index_html
+    log = next((home / ".claude" / "projects").rglob("*.jsonl"))
+    extra = json.loads(log.read_text().splitlines()[0]) | {
+        "uuid": "u3",
+        "timestamp": "2026-11-22T11:00:00.000Z",
+    }
+    extra["message"] = {"role": "user", "content": "one more thing"}
+    log.write_text(log.read_text() + json.dumps(extra) + "\n")
+    code, _, err = run("export", "--all", "-f", "html", "-o", str(site), env=env)
+    assert code == 0 and "(1 pages written, 0 unchanged)" in err
+    assert "one more thing" in page.read_text()
+
+
+# --- secrets ---------------------------------------------------------------------------
+
+
+def test_a_session_with_an_aws_key_and_a_github_token_exports_redacted(secret):
+    conn, _, _ = secret
+    key = f"claude_code:{SECRET_ID}"
+    for fmt in ("json", "jsonl", "md", "html", "slim"):
+        text = export_bytes(conn, fmt, [key]).decode()
+        assert AWS_KEY not in text and GITHUB_TOKEN not in text, fmt
+        assert "[REDACTED:aws_access_key]" in text and "[REDACTED:github_token]" in text, fmt
+    md = export_bytes(conn, "md", [key]).decode()
+    assert (
+        "deploy with key [REDACTED:aws_access_key] and push with token [REDACTED:github_token] please" in md
+    )
+    assert (
+        "command: AWS_ACCESS_KEY_ID=[REDACTED:aws_access_key] GH_TOKEN=[REDACTED:github_token] ./deploy.sh"
+        in md
+    )
+    assert "using [REDACTED:github_token]\nok" in md
+    raw = export_bytes(conn, "md", [key], ExportOptions(redact=False)).decode()
+    assert AWS_KEY in raw and GITHUB_TOKEN in raw
+
+
+def test_a_session_with_an_aws_key_and_a_github_token_searches_redacted(secret):
+    conn, _, _ = secret
+    page = search(conn, "deploy")
+    assert page.hits
+    for hit in page.hits:
+        assert AWS_KEY not in hit.snippet and GITHUB_TOKEN not in hit.snippet
+        assert AWS_KEY not in (hit.session_title or "") and GITHUB_TOKEN not in (hit.session_title or "")
+    snippets = " ".join(h.snippet for h in page.hits)
+    assert "[REDACTED:aws_access_key]" in snippets and "[REDACTED:github_token]" in snippets
+    found = search(conn, AWS_KEY)
+    assert found.total >= 1 and all(AWS_KEY not in h.snippet for h in found.hits)
+    raw = search(conn, "deploy", redact_secrets=False)
+    assert any(AWS_KEY in h.snippet for h in raw.hits)
+
+
+def test_cli_show_prints_no_secret_unless_asked(secret):
+    _, index, home = secret
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(index)}
+    for args in ((), ("--json",), ("--full",)):
+        code, out, _ = run("show", SECRET_ID[:8], "--no-sync", *args, env=env)
+        assert code == 0 and "REDACTED:github_token" in out and AWS_KEY not in out and GITHUB_TOKEN not in out
+    code, out, _ = run("show", SECRET_ID[:8], "--no-sync", "--json", "--no-redact", env=env)
+    assert code == 0 and AWS_KEY in out and GITHUB_TOKEN in out
+
+
+def test_cli_search_prints_no_secret(secret):
+    _, index, home = secret
+    code, out, _ = run("search", "deploy", "--no-sync", env={"HOME": str(home), "AGENTLOG_INDEX": str(index)})
+    assert code == 0 and "REDACTED:aws_access_key" in out
+    assert AWS_KEY not in out and GITHUB_TOKEN not in out
+
+
+def test_secrets_lists_kinds_and_counts_never_the_secret(secret):
+    conn, index, home = secret
+    (found,) = sessions_with_secrets(conn, SessionFilter())
+    assert found.key == f"claude_code:{SECRET_ID}"
+    # prompt, reply, title: 1 each of both; command: both; output: the token
+    assert found.kinds == {"aws_access_key": 4, "github_token": 5}
+    assert found.total == 9
+    code, out, _ = run(
+        "secrets", "--json", "--no-sync", env={"HOME": str(home), "AGENTLOG_INDEX": str(index)}
+    )
+    assert code == 0 and AWS_KEY not in out and GITHUB_TOKEN not in out
+    (row,) = json.loads(out)
+    assert row["kinds"] == {"aws_access_key": 4, "github_token": 5} and row["total"] == 9
+    code, out, _ = run("secrets", "--no-sync", env={"HOME": str(home), "AGENTLOG_INDEX": str(index)})
+    assert code == 0 and "aws_access_key 4, github_token 5" in out and AWS_KEY not in out
+
+
+def test_cli_export_usage_errors(demo):
+    assert "not both" in run("--demo", "export", CODEX, "--all")[2]
+    assert "name the sessions" in run("--demo", "export")[2]
+    assert "--max-tokens is for --format slim" in run("--demo", "export", CODEX, "--max-tokens", "100")[2]
+    assert "go with --all" in run("--demo", "export", CODEX, "--agent", "codex")[2]
+    code, _, err = run("--demo", "export", "--all", "-f", "parquet", "--no-sync")
+    assert code == 2 and "-o PATH" in err
+
+
+# --- every fixture home --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def fixture_homes(tmp_path_factory):
+    from homes import LAYOUTS
+
+    base = tmp_path_factory.mktemp("all-homes")
+    home = base / "home"
+    for layout in LAYOUTS.values():
+        layout(home)
+    path = build_index(base / "index.sqlite", home)
+    conn = db.connect(path, readonly=True)
+    yield conn, base
+    conn.close()
+
+
+def test_every_format_exports_every_fixture_session(fixture_homes):
+    conn, base = fixture_homes
+    options = ExportOptions(subagents=True)
+    transcripts = select(conn, [], SessionFilter(), options)
+    sessions = sum(1 for t in transcripts for _ in t.tree())
+    assert sessions == len(queries.list_sessions(conn, SessionFilter(include_children=True)))
+    assert len({t.session.agent for t in transcripts}) >= 25
+    data = json.loads(export_bytes(conn, "json", [], options, SessionFilter()))
+    assert len(data) == sessions
+    for d in data:
+        jsonschema.validate(d, json_schema())
+    lines = export_bytes(conn, "jsonl", [], options, SessionFilter()).decode().splitlines()
+    assert sum(json.loads(line)["type"] == "session" for line in lines) == sessions
+    keys = [m.session.key for t in transcripts for m in t.tree()]
+    md = export_bytes(conn, "md", [], options, SessionFilter()).decode()
+    assert [line.split("`")[1] for line in md.splitlines() if line.startswith("- **session**: `")] == keys
+    html = export_bytes(conn, "html", [], options, SessionFilter()).decode()
+    assert html.count('<section class="session-head"') == sessions
+    slim = export_bytes(conn, "slim", [], options, SessionFilter()).decode()
+    assert all(f", {t.session.key})\n" in slim for t in transcripts)
+    assert sum(line.startswith("## subagent: ") for line in slim.splitlines()) == sessions - len(transcripts)
+    report = export_sessions(conn, "html", transcripts, options, base / "site", io.BytesIO(), site=True)
+    assert report.pages_written == len(transcripts) and report.pages_unchanged == 0
+    assert len(list((base / "site" / "sessions").rglob("*.html"))) == len(transcripts)
+
+
+def test_parquet_without_pyarrow_says_what_to_install(demo, tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "pyarrow", None)
+    code, _, err = run("--demo", "export", "--all", "-f", "parquet", "-o", str(tmp_path / "pq"), "--no-sync")
+    assert code == 2
+    assert err.strip().endswith("--format parquet needs pyarrow: pip install 'agentlog[parquet]'")
+    assert not (tmp_path / "pq").exists()
+
+
+@pytest.mark.parametrize(("fmt", "expected"), [("json", "[]\n"), ("jsonl", ""), ("md", ""), ("slim", "")])
+def test_export_of_no_session(demo, fmt, expected):
+    code, out, err = run(
+        "--demo", "export", "--all", "--agent", "codex", "--since", "2099-01-01", "-f", fmt, "--no-sync"
+    )
+    assert (code, out, err.strip()) == (0, expected, "no sessions match")
+
+
+def test_html_of_no_session_is_an_empty_page(demo, tmp_path):
+    code, _, err = run(
+        "--demo", "export", "--all", "--since", "2099-01-01", "-f", "html", "-o", str(tmp_path / "s")
+    )
+    assert code == 0 and "no sessions match" in err
+    assert '<table class="sessions">' in (tmp_path / "s" / "index.html").read_text()
+    assert not (tmp_path / "s" / "sessions").exists()
