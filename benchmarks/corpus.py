@@ -50,20 +50,32 @@ def _dump(record: dict) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
 
 
-def claude_lines(rng: random.Random, session_id: str, turns: int | None = None, scale: float = 1.0):
-    """Yield the lines of one Claude Code session, forever unless ``turns`` is set."""
+def claude_lines(
+    rng: random.Random,
+    session_id: str,
+    turns: int | None = None,
+    scale: float = 1.0,
+    cwd: str = "/home/bench/project",
+    start: int = 0,
+    agent_id: str | None = None,
+):
+    """Yield the lines of one Claude Code session, forever unless ``turns`` is set.
+    ``start``: seconds after 2026-11-01T00:00Z of its first line; ``agent_id``: the
+    lines of a subagent of session ``session_id`` (``isSidechain``, ``agentId``:
+    Claude Code 2.1's ``<session>/subagents/agent-<id>.jsonl``)."""
     env = {
-        "isSidechain": False,
+        "isSidechain": agent_id is not None,
         "userType": "external",
-        "cwd": "/home/bench/project",
+        "cwd": cwd,
         "sessionId": session_id,
+        **({"agentId": agent_id} if agent_id else {}),
         "version": "2.1.140",
         "gitBranch": "main",
         "entrypoint": "cli",
     }
     parent = None
     turn = 0
-    second = 0
+    second = start
     while turns is None or turn < turns:
         turn += 1
         second += 7
@@ -164,29 +176,34 @@ def write_claude(path: Path, megabytes: float, seed: int = 1, scale: float = 1.0
     return size
 
 
-def codex_lines(rng: random.Random, session_id: str, turns: int):
+def codex_meta(session_id: str, day: str = "2026-11-20", forked_from: str | None = None) -> dict:
+    """The ``session_meta`` payload of a Codex 0.10x rollout (a fork's names its parent)."""
+    return {
+        "id": session_id,
+        "timestamp": f"{day}T10:00:00.000Z",
+        "cwd": "/home/bench/project",
+        "originator": "codex_cli_rs",
+        "cli_version": "0.104.0",
+        "source": "cli",
+        "model_provider": "openai",
+        **({"forked_from_id": forked_from} if forked_from else {}),
+    }
+
+
+def codex_lines(rng: random.Random, session_id: str, turns: int, day: str = "2026-11-20", meta: bool = True):
+    """The lines of one Codex rollout on ``day`` (``meta``: starting with its ``session_meta``)."""
+
     def ev(i: int, kind: str, payload: dict) -> str:
         return _dump(
             {
-                "timestamp": f"2026-11-20T10:{(i // 60) % 60:02d}:{i % 60:02d}.000Z",
+                "timestamp": f"{day}T10:{(i // 60) % 60:02d}:{i % 60:02d}.000Z",
                 "type": kind,
                 "payload": payload,
             }
         )
 
-    yield ev(
-        0,
-        "session_meta",
-        {
-            "id": session_id,
-            "timestamp": "2026-11-20T10:00:00.000Z",
-            "cwd": "/home/bench/project",
-            "originator": "codex_cli_rs",
-            "cli_version": "0.104.0",
-            "source": "cli",
-            "model_provider": "openai",
-        },
-    )
+    if meta:
+        yield ev(0, "session_meta", codex_meta(session_id, day))
     totals = [0, 0, 0, 0]
     for i in range(1, turns + 1):
         prompt = _text(rng, rng.randint(5, 40))

@@ -84,5 +84,7 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 @pytest.fixture(autouse=True)
 def private_index(tmp_path_factory, monkeypatch):
-    """Every test gets its own index file (never the user's cache)."""
+    """Every test gets its own index file (never the user's cache), built by the
+    command that needs it (never in the background, whatever the shell says)."""
     monkeypatch.setenv("AGENTLOG_INDEX", str(tmp_path_factory.mktemp("index") / "index.sqlite"))
+    monkeypatch.delenv("AGENTLOG_BACKGROUND_INDEX", raising=False)

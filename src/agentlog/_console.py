@@ -10,23 +10,29 @@ collector resumes for the command's own work.
 from __future__ import annotations
 
 import gc
+import sys
 
 from agentlog.collector import gc_paused
 
 
 def main() -> None:
-    """Run the ``agentlog`` command line (``agentlog statusline`` on its fast path)."""
-    import sys
+    """Run the ``agentlog`` command line (``agentlog --version`` alone answers
+    before the command line and its libraries are imported, as click would;
+    ``agentlog statusline`` takes its fast path)."""
+    if sys.argv[1:] == ["--version"]:
+        from agentlog._version import __version__
 
+        print(f"agentlog, version {__version__}")
+        return
     if sys.argv[1:2] == ["statusline"]:
         from agentlog.statusline import fast_main
 
         if fast_main(sys.argv):
             return
     with gc_paused():
-        from agentlog.adapters import all_adapters
+        from agentlog.adapters import registered
         from agentlog.cli import main as cli
 
-        all_adapters()  # the commands that read logs all need them: loaded the same way
+        registered()  # those a command reads: imported when their logs are found
         gc.freeze()
     cli()

@@ -16,7 +16,16 @@ from pathlib import Path
 
 import msgspec
 
-from agentlog.adapters import Adapter, Document, DocumentAdapter, JsonlAdapter, SourceRef, all_adapters
+from agentlog.adapters import (
+    Adapter,
+    Document,
+    DocumentAdapter,
+    JsonlAdapter,
+    LazyAdapter,
+    SourceRef,
+    all_adapters,
+    resolved,
+)
 from agentlog.adapters.base import Fragment, ParserError, reads_lines
 from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
@@ -261,19 +270,28 @@ class LoadReport:
 
 
 def discover_sources(
-    adapters: Iterable[Adapter],
+    adapters: Iterable[Adapter | LazyAdapter],
     env: Mapping[str, str],
     home: Path,
     extra_roots: Iterable[Path] = (),
     report: LoadReport | None = None,
+    stats: dict[str, os.stat_result] | None = None,
 ) -> list[tuple[Adapter, SourceRef]]:
     """Every source of ``adapters`` under their default roots and ``extra_roots``.
+
+    ``stats``, when given, receives the ``os.stat`` each source was found with
+    (by path): a sync compares them with what it stored, without a second
+    ``stat`` per file.
 
     A file reached twice (overlapping roots, symlinks, hard links: the same
     :func:`~agentlog.probe.identity`) is listed once.  Under a
     user-given root any adapter may claim a file, so each file there goes to
     the adapter whose :meth:`~agentlog.adapters.Adapter.sniff` is most confident
     about its first bytes (none, if all say 0).
+
+    ``adapters`` may be :class:`~agentlog.adapters.LazyAdapter` objects: each is
+    imported only when one of its roots exists, and the sources carry the
+    adapter itself.
 
     Never raises for the file system: a path that cannot be looked at
     (``OSError``), a FIFO or device where a file is expected, and any exception
@@ -299,24 +317,30 @@ def discover_sources(
             seen.add(key)
             found.append((adapter, ref))
             counts[adapter.slug] += 1
+            if stats is not None:
+                stats[ref.path] = st
 
-    for adapter in adapters:
-        with collecting(adapter.slug, report.problems):
+    for listed in adapters:
+        with collecting(listed.slug, report.problems):
             try:
-                roots = adapter.default_roots(env, home)
+                roots = listed.default_roots(env, home)
             except Exception as exc:  # a plugin's bug: this agent's logs may be anywhere at home
                 problem(home, exc)
                 roots = []
-            report.roots[adapter.slug] = [(r, is_dir(r) or is_file(r)) for r in roots]
-            for root, present in report.roots[adapter.slug]:
-                for ref in _discovered(adapter, root) if present else ():
+            report.roots[listed.slug] = [(r, is_dir(r) or is_file(r)) for r in roots]
+            for root, present in report.roots[listed.slug]:
+                if not present:
+                    continue
+                adapter = resolved(listed)  # its module imported only now: it has a folder here
+                for ref in _discovered(adapter, root):
                     add(adapter, ref)
     for root in extra_roots:
         claims: dict[str, list[tuple[Adapter, SourceRef]]] = {}
         with collecting(None, report.problems):
             present = is_dir(root) or is_file(root)
-            for adapter in adapters:
-                report.roots[adapter.slug].append((root, present))
+            for listed in adapters:
+                report.roots[listed.slug].append((root, present))
+                adapter = resolved(listed)
                 for ref in _discovered(adapter, root) if present else ():
                     claims.setdefault(ref.path, []).append((adapter, ref))
             for path, candidates in claims.items():
@@ -342,10 +366,11 @@ def _discovered(adapter: Adapter, root: Path) -> list[SourceRef]:
 
 
 def project_sources(
-    adapters: Iterable[Adapter],
+    adapters: Iterable[Adapter | LazyAdapter],
     cwds: Iterable[str],
     known: Iterable[str] = (),
     report: LoadReport | None = None,
+    stats: Mapping[str, os.stat_result] | None = None,
 ) -> list[tuple[Adapter, SourceRef]]:
     """The sources agents keep inside projects (:attr:`~agentlog.adapters.Adapter.project_files`),
     looked for in each folder of ``cwds`` (the ``cwd`` other agents' sessions
@@ -355,14 +380,18 @@ def project_sources(
     Relative ``cwds`` are ignored; files in ``known`` (sources already found,
     compared by :func:`~agentlog.probe.identity`, so a link or a second path to
     one is no new file) are left out and each file is listed once.
-    Only ``stat`` calls: nothing is opened.  A ``cwd`` is text from a log: one
+    Only ``stat`` calls: nothing is opened (none for a file of ``known`` whose
+    ``stat`` is in ``stats``; none at all when no adapter keeps project files).  A ``cwd`` is text from a log: one
     too long for the file system, inside a folder the user cannot enter, or
     holding a NUL is recorded in ``report.problems`` as a problem of that
     folder (the topmost one that fails covers those below it), never raised.
     """
     report = report if report is not None else LoadReport()
     wanted = [a for a in adapters if a.project_files]
-    seen = {identity(p, st) for p in known if (st := stat_of(p)) is not None}
+    if not wanted:
+        return []
+    stats = stats or {}
+    seen = {identity(p, st) for p in known if (st := stats.get(p) or stat_of(p)) is not None}
     folders: dict[Path, None] = {}
     for cwd in cwds if wanted else ():
         if os.path.isabs(cwd) and _utf8(cwd):
@@ -376,7 +405,7 @@ def project_sources(
                     st = regular_stat(path, blame=folder)  # EACCES, ENAMETOOLONG: the folder's
                     if st is not None and (key := identity(path, st)) not in seen:
                         seen.add(key)
-                        found.append((adapter, SourceRef(agent=adapter.slug, path=str(path))))
+                        found.append((resolved(adapter), SourceRef(agent=adapter.slug, path=str(path))))
     return found
 
 

@@ -271,8 +271,16 @@ def walk_files(root: Path, suffix: str) -> Iterator[Path]:
     A folder that cannot be listed, an entry that cannot be looked at (a link
     that loops) and a FIFO, socket or device whose name ends with ``suffix`` are
     recorded as problems and skipped; a link to nothing is skipped silently."""
+    for path in walk_paths(root, suffix):
+        yield Path(path)
+
+
+def walk_paths(root: str | os.PathLike[str], suffix: str) -> Iterator[str]:
+    """:func:`walk_files` as strings: the walk of a discovery that meets thousands
+    of files, each a ``Path`` it would make only to take its name and text again
+    (~15 µs each, a tenth of a no-change sync)."""
     seen: set[tuple[int, int] | str] = set()
-    stack = [root]
+    stack = [os.fspath(root)]
     while stack:
         folder = stack.pop()
         st = stat_of(folder)
@@ -284,7 +292,7 @@ def walk_files(root: Path, suffix: str) -> Iterator[Path]:
         for entry in found:
             try:
                 if entry.is_dir():
-                    subdirs.append(Path(entry.path))
+                    subdirs.append(entry.path)
                     continue
                 if not entry.name.endswith(suffix):
                     continue
@@ -294,7 +302,7 @@ def walk_files(root: Path, suffix: str) -> Iterator[Path]:
                     problem(entry.path, exc)
                 continue
             if mode is None:
-                yield Path(entry.path)
+                yield entry.path
             else:
                 problem(entry.path, not_regular(entry.path, mode))
         stack.extend(reversed(subdirs))

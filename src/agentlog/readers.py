@@ -124,29 +124,49 @@ class LineReader:
         self.tail_bytes = 0
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
+        # A line longer than a chunk is kept as the list of its pieces and joined
+        # once, when its newline comes: the line is then in memory once (with its
+        # last chunk), not twice or three times (a 64 MiB record: ~130 MB less).
         with open_regular(self.path) as raw:
             fh = decompressed(raw)
             fh.seek(self.start)
             pos = self.start
-            pending = b""
+            pieces: list[bytes] = []  # the start of a line that continues in the next chunk
+            held = 0  # their length
             while True:
                 chunk = fh.read(self.chunk_size)
                 if not chunk:
                     break
-                data = pending + chunk if pending else chunk
-                base = pos - len(pending)
+                pos += len(chunk)
                 begin = 0
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    pieces.append(chunk)
+                    held += len(chunk)
+                    continue
+                if pieces:  # the held line ends in this chunk
+                    start = pos - len(chunk) - held
+                    line = b"".join([*pieces, chunk[:nl]])
+                    pieces.clear()
+                    held = 0
+                    yield start, line[:-1] if line.endswith(b"\r") else line
+                    del line
+                    begin = nl + 1
+                    self.consumed = pos - len(chunk) + begin
+                base = pos - len(chunk)
                 while True:
-                    nl = data.find(b"\n", begin)
+                    nl = chunk.find(b"\n", begin)
                     if nl < 0:
                         break
-                    end = nl - 1 if nl > begin and data[nl - 1] == 13 else nl
-                    yield base + begin, data[begin:end]
+                    end = nl - 1 if nl > begin and chunk[nl - 1] == 13 else nl
+                    yield base + begin, chunk[begin:end]
                     begin = nl + 1
                     self.consumed = base + begin
-                pending = data[begin:]
-                pos += len(chunk)
-            if pending:
+                if begin < len(chunk):
+                    pieces.append(chunk[begin:])
+                    held += len(chunk) - begin
+            if pieces:
+                pending = b"".join(pieces)
                 if _is_complete_json(pending):
                     yield pos - len(pending), pending
                     self.consumed = pos

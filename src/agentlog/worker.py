@@ -131,9 +131,9 @@ def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[
             data = receive.recv_bytes()
         except EOFError:
             raise OSError(f"{name} ended unexpectedly") from None
-        if data[:1] == b"D":
+        if data[:1] == _DONE:
             return
-        if data[:1] == b"E":
+        if data[:1] == _RAISED:
             error = _ERROR.decode(data[1:])
             if error.kind == "OSError":
                 raise OSError(error.errno, error.message, filename)
@@ -142,20 +142,30 @@ def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[
             raise (
                 RecursionError(error.message) if error.kind == "RecursionError" else ValueError(error.message)
             )
-        yield memoryview(data)[1:]
+        yield memoryview(data)
         del data  # not kept while the next message is read
 
 
+_DONE, _RAISED = b"D", b"E"
+"""The first byte of the child's last message: done, or ``E`` + an :class:`_Error`.
+No message ``produce`` yields may start with either (msgpack arrays and maps,
+as :func:`~agentlog.packing.pack` makes of a struct, never do)."""
+
+
 def _serve(receive: Connection, send: Connection, produce: Callable[[], Iterable[bytes]]) -> None:
-    """The child of :func:`run_in_worker`: send ``B`` + each message, then ``D``
-    (done) or ``E`` + an :class:`_Error`."""
+    """The child of :func:`run_in_worker`: send each message as it is (no copy
+    with a tag in front: a batch holding a 64 MiB record is sent from the bytes
+    packed), then :data:`_DONE` or :data:`_RAISED` + an :class:`_Error`."""
     # The fork gave this process the read end too: close it, so that when the
     # parent is gone (even killed) the next write fails instead of blocking forever.
     receive.close()
     try:
         for data in produce():
-            send.send_bytes(b"B" + data)
-        send.send_bytes(b"D")
+            if data[:1] in (_DONE, _RAISED):
+                raise ValueError("a worker message must not start with D or E")
+            send.send_bytes(data)
+            del data
+        send.send_bytes(_DONE)
     except Exception as exc:  # any failure is the source's error, raised again in the parent
         kind = "OSError" if isinstance(exc, OSError) else type(exc).__name__
         errno = exc.errno if isinstance(exc, OSError) else None
@@ -163,7 +173,7 @@ def _serve(receive: Connection, send: Connection, produce: Callable[[], Iterable
         if kind not in ("OSError", "RecursionError", "ValueError", "ParserError"):
             kind, message = "ParserError", f"{kind}: {message}"
         with contextlib.suppress(OSError):  # the parent may be gone
-            send.send_bytes(b"E" + msgspec.msgpack.encode(_Error(kind=kind, errno=errno, message=message)))
+            send.send_bytes(_RAISED + msgspec.msgpack.encode(_Error(kind=kind, errno=errno, message=message)))
     finally:
         send.close()
 

@@ -8,8 +8,10 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Iterator, Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import platformdirs
 
@@ -30,11 +32,14 @@ __all__ = [
     "DocumentAdapter",
     "DocumentResult",
     "JsonlAdapter",
+    "LazyAdapter",
     "LineParser",
     "SourceRef",
     "ToolOutput",
     "all_adapters",
     "get_adapter",
+    "registered",
+    "resolved",
 ]
 
 ENTRY_POINT_GROUP = "agentlog.adapters"
@@ -49,12 +54,16 @@ def all_adapters() -> tuple[Adapter, ...]:
     """One instance of every registered adapter, sorted by slug.  An entry point
     that fails to import is recorded in :data:`LOAD_ERRORS` and left out."""
     found: dict[str, Adapter] = {}
+    failed = {error.partition(":")[0] for error in LOAD_ERRORS}
     for name, value in entry_point_values():
+        if name in failed:  # said once already (by registered)
+            continue
         try:
-            cls = _load(value)
-            found.setdefault(cls.slug, cls())
+            adapter = _instance(value)
+            found.setdefault(adapter.slug, adapter)
         except Exception as exc:  # a broken plugin must not take the others down
             LOAD_ERRORS.append(f"{name}: {type(exc).__name__}: {exc}")
+    _loaded.add("all_adapters")
     return tuple(found[slug] for slug in sorted(found))
 
 
@@ -112,10 +121,183 @@ def _load(value: str) -> type[Adapter]:
     return found  # type: ignore[return-value]
 
 
+class _Reading(Mapping[str, str]):
+    """The environment as an adapter's ``default_roots`` reads it: which
+    variables it looked at (their values are the roots' cache key); ``whole``
+    once it went through all of them (then nothing is cached)."""
+
+    def __init__(self, env: Mapping[str, str]) -> None:
+        self.env = env
+        self.read: set[str] = set()
+        self.whole = False
+
+    def __getitem__(self, key: str) -> str:
+        self.read.add(key)
+        return self.env[key]
+
+    def __iter__(self) -> Iterator[str]:
+        self.whole = True
+        return iter(self.env)
+
+    def __len__(self) -> int:
+        self.whole = True
+        return len(self.env)
+
+
+class LazyAdapter:
+    """A registered adapter known by what a sync asks of every adapter — its
+    ``slug``, ``parser_version``, ``project_files`` and the roots
+    ``default_roots`` returns — kept in the registry cache
+    (:func:`registered`), its module imported only when more is asked of it
+    (:meth:`load`; any other attribute).  ``default_roots`` is pure (a function of
+    the environment and home folder, ``shared/DESIGN.md`` §4): its result is
+    cached under the values of the variables it read, and the module's file."""
+
+    def __init__(self, name: str, value: str, meta: dict[str, Any], cache: _Registry) -> None:
+        self.name, self.value, self._meta, self._cache = name, value, meta, cache
+        self._real: Adapter | None = None
+        self.slug: str = meta["slug"]
+        self.parser_version: int = meta["parser_version"]
+        self.project_files: tuple[str, ...] = tuple(meta["project_files"])
+
+    def load(self) -> Adapter:
+        """The adapter itself (importing its module)."""
+        if self._real is None:
+            self._real = _instance(self.value)
+        return self._real
+
+    def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        keys = self._meta.get("env_read")
+        if keys is not None:
+            key = json.dumps([str(home), [env.get(k) for k in keys]])
+            roots = self._meta.setdefault("roots", {}).get(key)
+            if roots is not None:
+                return [Path(r) for r in roots]
+        reading = _Reading(env)
+        found = self.load().default_roots(reading, home)
+        if reading.whole:
+            return list(found)
+        self._meta["env_read"] = sorted(reading.read | set(keys or ()))
+        key = json.dumps([str(home), [env.get(k) for k in self._meta["env_read"]]])
+        roots_by_key = self._meta.setdefault("roots", {})
+        if len(roots_by_key) >= KEPT_SCANS:
+            roots_by_key.clear()
+        roots_by_key[key] = [str(r) for r in found]
+        self._cache.changed = True
+        return list(found)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.load(), name)
+
+
+def resolved(adapter: Adapter | LazyAdapter) -> Adapter:
+    """``adapter`` itself, a :class:`LazyAdapter` loaded."""
+    return adapter.load() if isinstance(adapter, LazyAdapter) else adapter
+
+
+class _Registry:
+    """The registry cache file (``adapters.json`` beside the entry points'):
+    per entry point, its module file's size and mtime and what
+    :class:`LazyAdapter` keeps."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.changed = False
+        try:
+            data = json.loads(path.read_bytes())
+            self.entries: dict[str, dict[str, Any]] = data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            self.entries = {}
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(self.entries))
+            os.replace(tmp, self.path)
+        except OSError:  # a read-only or full cache folder only costs the imports next time
+            tmp.unlink(missing_ok=True)
+        self.changed = False
+
+
+def _module_stamp(value: str) -> list[Any] | None:
+    """``[file, size, mtime_ns]`` of the module an entry point names (found, not imported)."""
+    from importlib.util import find_spec
+
+    try:
+        spec = find_spec(value.partition(":")[0].strip())
+        origin = spec.origin if spec is not None else None
+        st = os.stat(origin) if origin else None
+    except (ImportError, ValueError, OSError):
+        return None
+    return [origin, st.st_size, st.st_mtime_ns] if st is not None else None
+
+
+@cache
+def registered() -> tuple[Adapter | LazyAdapter, ...]:
+    """Every registered adapter as :func:`all_adapters` lists them, each a
+    :class:`LazyAdapter` when the registry cache knows it (its module is then
+    imported only when a sync finds files of it): a command that reads two
+    agents' logs does not import thirty parsers (~20 ms of a warm report)."""
+    if "all_adapters" in _loaded:
+        return all_adapters()
+    registry = _Registry(Path(platformdirs.user_cache_dir("agentlog")) / "adapters.json")
+    found: dict[str, Adapter | LazyAdapter] = {}
+    for name, value in entry_point_values():
+        stamp = _module_stamp(value)
+        meta = registry.entries.get(value)
+        if meta is None or meta.get("stamp") != stamp or stamp is None:
+            try:
+                adapter = _instance(value)
+            except Exception as exc:  # a broken plugin must not take the others down
+                LOAD_ERRORS.append(f"{name}: {type(exc).__name__}: {exc}")
+                continue
+            meta = {
+                "stamp": stamp,
+                "slug": adapter.slug,
+                "parser_version": adapter.parser_version,
+                "project_files": list(adapter.project_files),
+            }
+            registry.entries[value] = meta
+            registry.changed = True
+            lazy = LazyAdapter(name, value, meta, registry)
+            lazy._real = adapter
+        else:
+            lazy = LazyAdapter(name, value, meta, registry)
+        found.setdefault(lazy.slug, lazy)
+    _registries.append(registry)
+    return tuple(found[slug] for slug in sorted(found))
+
+
+_loaded: set[str] = set()
+_registries: list[_Registry] = []
+
+
+def save_registry() -> None:
+    """Write what :class:`LazyAdapter` objects learnt this run (roots) to the cache."""
+    for registry in _registries:
+        registry.save()
+
+
+@cache
+def _instances() -> dict[str, Adapter]:
+    return {}
+
+
+def _instance(value: str) -> Adapter:
+    """One instance per entry point value (shared with :func:`all_adapters`)."""
+    made = _instances()
+    if value not in made:
+        made[value] = _load(value)()
+    return made[value]
+
+
 def get_adapter(slug: str) -> Adapter:
-    """The adapter called ``slug``; raises ``KeyError`` naming the known ones."""
-    for adapter in all_adapters():
+    """The adapter called ``slug`` (only its module imported, when the registry
+    cache knows it); raises ``KeyError`` naming the known ones."""
+    for adapter in registered():
         if adapter.slug == slug:
-            return adapter
-    known = ", ".join(a.slug for a in all_adapters())
+            return resolved(adapter)
+    known = ", ".join(a.slug for a in registered())
     raise KeyError(f"unknown agent {slug!r} (known: {known})")

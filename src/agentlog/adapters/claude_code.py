@@ -60,6 +60,7 @@ Tokens (Anthropic semantics, exclusive)
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -92,7 +93,6 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
-from agentlog.readers import walk_files
 from agentlog.rules import (
     TITLE_AI,
     TITLE_CUSTOM,
@@ -627,12 +627,16 @@ class ClaudeCodeAdapter(JsonlAdapter):
         return [home / ".claude" / "projects", xdg / "claude" / "projects"]
 
     def discover(self, root: Path) -> Iterator[SourceRef]:
-        for path in walk_files(root, ".jsonl"):
-            if path.name in ("journal.jsonl", "history.jsonl"):
+        for path in probe.walk_paths(root, ".jsonl"):
+            name = os.path.basename(path)
+            if name in ("journal.jsonl", "history.jsonl"):
                 continue
-            meta = path.with_name(path.name[: -len(".jsonl")] + ".meta.json")
-            sidecars = probe.regular_files([meta]) if _AGENT_FILE.match(path.name) else ()
-            yield SourceRef(agent=SLUG, path=str(path), sidecars=sidecars)
+            sidecars = (
+                probe.regular_files([path[: -len(".jsonl")] + ".meta.json"])
+                if _AGENT_FILE.match(name)
+                else ()
+            )
+            yield SourceRef(agent=SLUG, path=path, sidecars=sidecars)
 
     def sniff(self, name: str, head: bytes) -> float:
         if (

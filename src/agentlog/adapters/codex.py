@@ -184,6 +184,7 @@ Rate limits
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, date, datetime, timedelta
@@ -218,7 +219,6 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
-from agentlog.readers import walk_files
 from agentlog.rules import session_key
 
 SLUG = "codex"
@@ -1347,9 +1347,9 @@ class CodexAdapter(JsonlAdapter):
         # outside a home's sessions a saved `codex exec --json` stream may have any name
         any_name = not layout and not {"sessions", "archived_sessions"} & set(root.parts)
         for folder in folders if layout else [root]:
-            for path in walk_files(folder, ".jsonl"):
-                if path.name.startswith("rollout-") or any_name:
-                    yield SourceRef(agent=self.slug, path=str(path))
+            for path in probe.walk_paths(folder, ".jsonl"):
+                if any_name or os.path.basename(path).startswith("rollout-"):
+                    yield SourceRef(agent=self.slug, path=path)
 
     def sniff(self, name: str, head: bytes) -> float:
         rollout = name.startswith("rollout-") and name.endswith(".jsonl")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from agentlog._version import __version__
 from agentlog.errors import AgentlogError
 from agentlog.index.db import default_path, explain
 from agentlog.present import clean
@@ -133,7 +134,7 @@ class AgentlogGroup(click.Group):
     help="Index file (default: in your cache folder; env AGENTLOG_INDEX).",
 )
 @click.option("--debug", is_flag=True, help="Show tracebacks.")
-@click.version_option(package_name="agentlog")
+@click.version_option(__version__, prog_name="agentlog")
 @click.pass_context
 def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | None, debug: bool) -> None:
     """Every coding agent's session logs, in one place.

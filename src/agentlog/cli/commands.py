@@ -12,7 +12,14 @@ from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
 from agentlog.cli.options import agent_option, filter_options, json_option, no_sync_option, pass_app
-from agentlog.cli.render import plain_table, print_json, render_transcript, session_row, sessions_table
+from agentlog.cli.render import (
+    plain_table,
+    print_json,
+    print_session_json,
+    render_transcript,
+    session_row,
+    sessions_table,
+)
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
 from agentlog.load import LoadReport, discover_sources, most_specific, sniff
@@ -165,7 +172,7 @@ def show(
     if not no_redact:
         view = redacted_view(view)
     if as_json:
-        print_json(view.session)
+        print_session_json(view.session)
         return
     render_transcript(app.console, view.session, show_all=show_all, reasoning=reasoning, full=full)
     if view.children:

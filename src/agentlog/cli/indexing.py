@@ -25,9 +25,18 @@ from agentlog.service.index import prune, update_index
 from agentlog.service.search import MAX_HITS, SearchFilter, SearchPaging, search
 
 
-def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sqlite3.Connection, SyncReport]:
+def open_index(
+    app: App, no_sync: bool = False, full: bool = False, first_run: bool = False, building: str = "read"
+) -> tuple[sqlite3.Connection, SyncReport]:
     """The index, brought up to date first unless ``no_sync``; a progress bar on a
-    terminal while logs are parsed (quiet when piped)."""
+    terminal while logs are parsed (quiet when piped).
+
+    While the index is built in the background (:mod:`agentlog.service.first_run`)
+    it is read as it is, saying so on stderr (``building="sync"``: synced all
+    the same, as ``agentlog index`` does).  With ``first_run``, an index never
+    synced starts that build instead of syncing (when
+    :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
+    directly; either way ``SyncReport.building`` tells."""
     path = app.index_path
     reader = db.connect_current(path) if no_sync else None
     if reader is not None:  # nothing to write: works on an index you may only read
@@ -39,6 +48,20 @@ def open_index(app: App, no_sync: bool = False, full: bool = False) -> tuple[sql
         raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
     if no_sync:
         return conn, SyncReport()
+    from agentlog.service import first_run as background
+
+    if building == "read" and background.build_running(path):
+        app.err.print(
+            "[yellow]the index is still being built in the background (first run): "
+            "what it holds so far is shown[/yellow]"
+        )
+        return conn, SyncReport(building=True)
+    interactive = sys.stderr.isatty()
+    if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
+        home = Home(app.env, app.home, app.roots)
+        if background.start_build(path, home, app.demo):
+            app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
+            return conn, SyncReport(building=True)
     try:
         return conn, _sync(app, conn, full)
     except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
@@ -92,7 +115,12 @@ def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
 @click.pass_obj
 def index_command(app: App, full: bool, as_json: bool) -> None:
     """Bring the index up to date (every read command does this first)."""
-    _, report = open_index(app, full=full)
+    from agentlog.service.first_run import build_ended
+
+    try:
+        _, report = open_index(app, full=full, building="sync")
+    finally:
+        build_ended(app.env)
     if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
         raise db.damaged(app.index_path, "its tables are not this agentlog's")
     result = {

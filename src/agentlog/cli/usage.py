@@ -141,10 +141,11 @@ def usage(
         cost_mode=cost_mode,
         prices_file=prices_file,
     )
-    if no_index:
+    conn, synced = (None, None) if no_index else open_index(app, no_sync, first_run=True)
+    if conn is None or (synced is not None and synced.building):  # the logs are read instead
         found = log_usage(Home(app.env, app.home, app.roots), query)
     else:
-        found = index_usage(open_index(app, no_sync)[0], query)
+        found = index_usage(conn, query)
     priced, warnings = found.calls, found.warnings
     with_cost = not no_cost
     if report == "blocks":

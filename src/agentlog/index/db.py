@@ -328,7 +328,20 @@ def _expected() -> list[tuple[str, str, str]]:
 
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` … ``COMMIT`` around the block, rolled back when it raises."""
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` around the block, rolled back when it raises.
+    Inside a transaction already (a sync's batch of sources), a savepoint: the
+    block is undone alone when it raises, and committed with the batch."""
+    if conn.in_transaction:
+        conn.execute("SAVEPOINT block")
+        try:
+            yield
+            conn.execute("RELEASE block")
+        except BaseException:
+            if conn.in_transaction:  # SQLite ends it itself on a full disk or an I/O error
+                conn.execute("ROLLBACK TO block")
+                conn.execute("RELEASE block")
+            raise
+        return
     conn.execute("BEGIN IMMEDIATE")
     try:
         yield

@@ -6,8 +6,10 @@ Per source (``shared/DESIGN.md`` §5):
   a ``stat`` (the ctime catches a permission change, which leaves the mtime alone);
 * an append-only source that grew and whose bytes before ``parsed_offset``
   still end with the stored tail → only the new bytes are parsed, resuming the
-  saved parser state (one that kept its size but not its mtime was rewritten in
-  place);
+  saved parser state; one that kept its size but not its whole stat was rewritten
+  in place — a new mtime, or only a new ctime, which any write sets and ``utime``
+  cannot restore (a rewrite whose mtime was put back: #12 rule 18) — and is read
+  whole;
 * anything else (rewritten, truncated, rotated, a document source, a new parser
   version, ``--full``) → re-read whole, its old rows replaced;
 * a source that vanished (deleted, or under a folder discovery could not look at:
@@ -29,8 +31,9 @@ Per source (``shared/DESIGN.md`` §5):
   different session, stored under :func:`~agentlog.rules.distinct_id` ids, as
   :func:`agentlog.load.build_sessions` does.
 
-Each source is committed in its own transaction, so a crash (even SIGKILL) or a
-bad file never corrupts the rest; the next sync completes the work.  Parsing
+Each source is written in a savepoint of its own, and small ones committed
+together (:class:`_Batch`), so a crash (even SIGKILL) never corrupts the rest
+and a bad file costs only itself; the next sync completes the work.  Parsing
 happens outside the write lock; the transaction re-checks that no other
 process stored the same bytes meanwhile.
 """
@@ -44,11 +47,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
-from agentlog.adapters import Adapter, JsonlAdapter, SourceRef
+from agentlog.adapters import Adapter, JsonlAdapter, LazyAdapter, SourceRef, resolved
 from agentlog.adapters.base import Fragment
 from agentlog.index import archive, history
-from agentlog.index.db import rollback, transaction
+from agentlog.index.db import MMAP_SIZE, rollback, transaction
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import (
     LoadReport,
@@ -86,6 +90,9 @@ class SyncReport:
     bytes_parsed: int = 0
     seconds: float = 0.0
     roots: LoadReport = field(default_factory=LoadReport)
+    building: bool = False
+    """Nothing synced: the index is being built in the background
+    (:mod:`agentlog.service.first_run`)."""
 
 
 @dataclass
@@ -104,6 +111,8 @@ class _Row:
     error: str | None
     duplicate_of: str | None
     archived_at: str | None
+    sidecars: str
+    """The sidecar paths as a JSON list."""
 
 
 Progress = Callable[[int, int, str], None]
@@ -112,46 +121,78 @@ Progress = Callable[[int, int, str], None]
 
 def sync(
     conn: sqlite3.Connection,
-    adapters: Iterable[Adapter],
+    adapters: Iterable[Adapter | LazyAdapter],
     env: Mapping[str, str],
     home: Path,
     extra_roots: Iterable[Path] = (),
     full: bool = False,
     progress: Progress | None = None,
 ) -> SyncReport:
-    """Bring the index up to date for ``adapters``; returns what was done.
+    """Bring the index up to date for ``adapters`` (adapters, or
+    :class:`~agentlog.adapters.LazyAdapter` objects: imported only when their
+    files are found); returns what was done.
 
     ``conn`` comes from :func:`agentlog.index.db.connect`: a store indexes text in
     a second thread while this one goes on (never both on the connection at once)."""
+    conn.execute(f"PRAGMA mmap_size = {SYNC_MMAP_SIZE}")
+    try:
+        return _sync(conn, adapters, env, home, extra_roots, full, progress)
+    finally:
+        conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
+
+
+SYNC_MMAP_SIZE = 0
+"""Bytes of the index a sync reads through a memory map (none: SQLite's page
+cache, bounded).  Every page a sync touches through the map counts in the
+process's RSS: a first index of a 1.6 GB home peaked at 730–880 MB with the 1 GiB
+map reads use (:data:`agentlog.index.db.MMAP_SIZE`), which is set back after."""
+
+
+def _sync(
+    conn: sqlite3.Connection,
+    adapters: Iterable[Adapter | LazyAdapter],
+    env: Mapping[str, str],
+    home: Path,
+    extra_roots: Iterable[Path],
+    full: bool,
+    progress: Progress | None,
+) -> SyncReport:
     start = time.perf_counter()
     adapters = list(adapters)
     by_slug = {a.slug: a for a in adapters}
     report = SyncReport()
+    stats: dict[str, os.stat_result] = {}  # each source's stat from discovery: one per file
     refs = {
         ref.path: (adapter, ref)
-        for adapter, ref in discover_sources(adapters, env, home, extra_roots, report.roots)
+        for adapter, ref in discover_sources(adapters, env, home, extra_roots, report.roots, stats)
     }
     report.failed.extend(report.roots.errors)  # e.g. file names that are not UTF-8
-    rows = _known(conn, list(by_slug))
+    rows = _known(conn, list(by_slug))  # one query for every known source
     # Sources found once under a --root are remembered and kept fresh.
-    for path, (agent, sidecars) in rows.items():
+    for path, known in rows.items():
+        agent = known.agent
         if path not in refs and agent in by_slug and still_there(agent, path, report.roots):
-            refs[path] = (by_slug[agent], SourceRef(agent=agent, path=path, sidecars=tuple(sidecars)))
+            sidecars = tuple(json.loads(known.sidecars)) if known.sidecars != "[]" else ()
+            refs[path] = (resolved(by_slug[agent]), SourceRef(agent=agent, path=path, sidecars=sidecars))
     gone = set(rows) - set(refs)
-    hidden = {path: report.roots.hides(path, rows[path][0]) for path in gone}
+    hidden = {path: report.roots.hides(path, rows[path].agent) for path in gone}
     why = {
         path: f"{problem.path} cannot be looked at: {problem.error}"
         for path, problem in hidden.items()
         if problem
     }
-    archived, removed = archive.archive_gone(conn, gone, why)
-    report.archived += archived
-    report.removed += removed
-    _sync_all(conn, list(refs.values()), full, progress, report)
+    if gone:
+        archived, removed = archive.archive_gone(conn, gone, why)
+        report.archived += archived
+        report.removed += removed
+        rows = _known(conn, list(by_slug))  # it marks the copies of what it archived
+    _sync_all(conn, list(refs.values()), full, progress, report, rows, stats)
     # Then the sources agents keep inside projects, in the folders the sessions
     # stored so far were recorded in (kept fresh above once found).
-    cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
-    _sync_all(conn, project_sources(adapters, cwds, refs, report.roots), full, progress, report)
+    if any(a.project_files for a in adapters):
+        cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
+        extra = project_sources(adapters, cwds, refs, report.roots, stats)
+        _sync_all(conn, extra, full, progress, report)
     if "claude_code" in by_slug:  # last: the transcripts it must not count twice are stored
         history.sync_history(conn, env, home, report, full)
     report.seconds = time.perf_counter() - start
@@ -164,58 +205,127 @@ def _sync_all(
     full: bool,
     progress: Progress | None,
     report: SyncReport,
+    rows: Mapping[str, _Known] | None = None,
+    stats: Mapping[str, os.stat_result] | None = None,
 ) -> None:
-    """Sync ``refs``: skip the unchanged ones after a ``stat``, parse the rest."""
+    """Sync ``refs``: skip the unchanged ones after a ``stat``, parse the rest.
+    ``rows``: what the index holds of every known source (else looked up one by
+    one); ``stats``: each source's ``stat`` taken by discovery in this sync (else
+    taken here).  An unchanged source costs a dictionary look-up and a tuple
+    comparison: no query, no second ``stat``."""
     work: list[tuple[Adapter, SourceRef, os.stat_result, _Row | None, str]] = []
+    stats = stats or {}
     for adapter, ref in refs:
         path = ref.path
         report.sources += 1
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            _record_error(conn, adapter, ref, describe_error(exc), None, report)
-            continue
-        row = _row(conn, path)
-        sig = _sidecar_sig(ref)
-        if not full and row is not None and _unchanged(row, st, sig, adapter):
-            if row.archived_at is not None:  # back as it was read: what is stored is its content
+        st = stats.get(path)
+        if st is None:
+            try:
+                st = os.stat(path)
+            except OSError as exc:
+                _record_error(conn, adapter, ref, describe_error(exc), None, report)
+                continue
+        seen = rows.get(path) if rows is not None else _row(conn, path)
+        sig = _sidecar_sig(ref) if ref.sidecars else ""
+        if not full and seen is not None and _unchanged(seen, st, sig, adapter):
+            if seen.archived_at is not None:  # back as it was read: what is stored is its content
                 with transaction(conn):
                     conn.execute(
-                        "UPDATE sources SET archived_at = NULL, error = NULL WHERE id = ?", (row.id,)
+                        "UPDATE sources SET archived_at = NULL, error = NULL WHERE id = ?", (seen.id,)
                     )
                 report.restored += 1
             report.unchanged += 1
             continue
+        row = seen if isinstance(seen, _Row) or seen is None else _row(conn, path)
         work.append((adapter, ref, st, row, sig))
     total = sum(
         st.st_size - (row.parsed_offset if row and _appendable(row, st, sig, a, full) else 0)
         for a, _, st, row, sig in work
     )
     done = 0
-    for adapter, ref, st, row, sig in work:
-        if progress:
-            progress(done, total, ref.path)
-        done += _sync_one(conn, adapter, ref, st, row, sig, full, report)
+    batch = _Batch(conn)
+    try:
+        for adapter, ref, st, row, sig in work:
+            if progress:
+                progress(done, total, ref.path)
+            done += _sync_one(conn, adapter, ref, st, row, sig, full, report, batch)
+        batch.commit()
+    finally:
+        rollback(conn)  # only when an exception left the batch open
     if progress:
         progress(total, total, "")
 
 
-def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[str, list[str]]]:
+BATCH_SECONDS = 0.25
+"""How long small sources are stored in one transaction before it is committed:
+a commit per source (each a new segment of the full-text index, WAL frames for
+every b-tree touched) cost a third of a first index of 3,000 small sessions."""
+
+
+class _Batch:
+    """Sources committed together, each in a savepoint of its own: a source that
+    fails is undone alone (the others of the batch stay), a crash loses at most
+    the batch (the next sync reads those sources again), and the write lock is
+    held at most :data:`BATCH_SECONDS` beyond one source's work."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.started = 0.0
+
+    def begin(self) -> None:
+        """Start one source's writes (taking the write lock if the batch has none)."""
+        if not self.conn.in_transaction:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.started = time.monotonic()
+        self.conn.execute("SAVEPOINT source")
+
+    def end(self) -> None:
+        """Keep the source's writes; commit the batch once it is old enough."""
+        self.conn.execute("RELEASE source")
+        if time.monotonic() - self.started >= BATCH_SECONDS:
+            self.commit()
+
+    def undo(self) -> None:
+        """Drop the source's writes (the batch's other sources stay)."""
+        if self.conn.in_transaction:  # SQLite ends it itself on a full disk or an I/O error
+            self.conn.execute("ROLLBACK TO source")
+            self.conn.execute("RELEASE source")
+
+    def commit(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("COMMIT")
+
+
+_COLUMNS = """id, size, mtime_ns, ctime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
+    sidecar_sig, error, duplicate_of, archived_at, sidecars"""
+
+
+class _Known(NamedTuple):
+    """What the no-change check needs of a known source (no blobs: one query for
+    thousands of sources stays a few milliseconds)."""
+
+    agent: str
+    id: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+    parser_version: int | None
+    sidecar_sig: str
+    sidecars: str
+    archived_at: str | None
+
+
+def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, _Known]:
+    """``path -> what the no-change check needs`` of every source of ``agents`` the index knows."""
     marks = ", ".join("?" * len(agents))
-    return {
-        path: (agent, json.loads(sidecars))
-        for path, agent, sidecars in conn.execute(
-            f"SELECT path, agent, sidecars FROM sources WHERE agent IN ({marks})", agents
-        )
-    }
+    query = f"""SELECT path, agent, id, size, mtime_ns, ctime_ns, inode, parser_version, sidecar_sig, sidecars,
+                       archived_at FROM sources WHERE agent IN ({marks})"""
+    return {path: _Known(*rest) for path, *rest in conn.execute(query, agents)}
 
 
 def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
-    found = conn.execute(
-        """SELECT id, size, mtime_ns, ctime_ns, inode, parsed_offset, tail_hash, parser_version, parser_state, headers,
-                  sidecar_sig, error, duplicate_of, archived_at FROM sources WHERE path = ?""",
-        (path,),
-    ).fetchone()
+    found = conn.execute(f"SELECT {_COLUMNS} FROM sources WHERE path = ?", (path,)).fetchone()
     return _Row(*found) if found else None
 
 
@@ -230,7 +340,7 @@ def _sidecar_sig(ref: SourceRef) -> str:
     return ",".join(parts)
 
 
-def _unchanged(row: _Row, st: os.stat_result, sig: str, adapter: Adapter) -> bool:
+def _unchanged(row: _Row | _Known, st: os.stat_result, sig: str, adapter: Adapter) -> bool:
     return (row.size, row.mtime_ns, row.ctime_ns, row.inode, row.sidecar_sig, row.parser_version) == (
         st.st_size,
         st.st_mtime_ns,
@@ -251,7 +361,10 @@ def _appendable(row: _Row, st: os.stat_result, sig: str, adapter: Adapter, full:
         and row.inode == st.st_ino
         and row.sidecar_sig == sig
         and st.st_size >= row.parsed_offset
-        and (st.st_size > row.size or st.st_mtime_ns == row.mtime_ns)  # same size, new mtime: rewritten
+        # Same size: nothing was appended, yet the stat differs — a new mtime, or only
+        # a new ctime (a rewrite in place whose mtime was restored with utime, which
+        # cannot restore the ctime; or a chmod): read whole (#12 rule 18).
+        and st.st_size > row.size
         and row.parser_state is not None
     )
 
@@ -337,14 +450,15 @@ def _sync_one(
     sig: str,
     full: bool,
     report: SyncReport,
+    batch: _Batch,
 ) -> int:
-    """Parse and store one source in one transaction, streaming (memory stays
-    bounded by a batch, not by the file); returns the bytes parsed."""
+    """Parse and store one source in a savepoint of ``batch``, streaming (memory
+    stays bounded by a batch of lines, not by the file); returns the bytes parsed."""
     append = row is not None and _appendable(row, st, sig, adapter, full)
-    conn.execute("BEGIN IMMEDIATE")
+    batch.begin()
     try:
         if _row(conn, ref.path) != row:
-            conn.execute("ROLLBACK")  # another agentlog synced this source meanwhile
+            batch.undo()  # another agentlog synced this source meanwhile
             return 0
         try:
             if append and row is not None and not _resumable(ref.path, row.parsed_offset, row.tail_hash):
@@ -378,9 +492,9 @@ def _sync_one(
                 ref.path,
             ),
         )
-        conn.execute("COMMIT")
+        batch.end()
     except SourceError as exc:
-        rollback(conn)
+        batch.undo()
         _record_error(conn, adapter, ref, str(exc), (st, sig), report, keep=exc.unreadable)
         return st.st_size
     except BaseException:
@@ -499,15 +613,16 @@ def sync_known(
     start = time.perf_counter()
     by_slug = {a.slug: a for a in adapters}
     rows = _known(conn, list(by_slug))
-    owner = {side: path for path, (_, sidecars) in rows.items() for side in sidecars}
+    sidecars = {path: list(json.loads(row.sidecars)) for path, row in rows.items()}
+    owner = {side: path for path, sides in sidecars.items() for side in sides}
     wanted = {owner.get(p, p) for p in paths}
     unknown = {p for p in wanted if p not in rows}
     refs = [
-        (by_slug[rows[p][0]], SourceRef(agent=rows[p][0], path=p, sidecars=tuple(rows[p][1])))
+        (by_slug[rows[p].agent], SourceRef(agent=rows[p].agent, path=p, sidecars=tuple(sidecars[p])))
         for p in sorted(wanted)
         if p in rows
     ]
     report = SyncReport()
-    _sync_all(conn, refs, False, None, report)
+    _sync_all(conn, refs, False, None, report, rows)
     report.seconds = time.perf_counter() - start
     return report, unknown

@@ -19,9 +19,12 @@ def update_index(
     """Sync the index at ``conn`` with every registered adapter's logs under
     ``home`` (``full``: re-read every source, not only what changed); see
     :func:`agentlog.index.sync.sync`."""
-    from agentlog.adapters import all_adapters
+    from agentlog.adapters import registered, save_registry
 
-    return sync(conn, all_adapters(), home.env, home.home, home.roots, full=full, progress=progress)
+    try:
+        return sync(conn, registered(), home.env, home.home, home.roots, full=full, progress=progress)
+    finally:
+        save_registry()
 
 
 def sync_changed(

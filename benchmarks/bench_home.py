@@ -1,0 +1,358 @@
+"""Every figure of issue #17, beside ccusage and agentsview in the same run.
+
+    python benchmarks/bench_home.py                       # every part, default sizes
+    python benchmarks/bench_home.py --only small startup  # some parts
+    python benchmarks/bench_home.py --claude 3000 --log-mb 300 --record-mib 64 --runs 5
+
+Parts (each prints ``figure: agentlog | peer | ratio (target)``):
+
+* ``small``: a home of ``--claude`` small Claude Code sessions: no-change
+  ``agentlog index`` against a bare Python ``os.walk`` + ``os.stat`` of the same
+  files (both whole processes); first-run and warm ``usage daily`` against
+  ``ccusage claude daily``;
+* ``home``: the multi-agent home of :mod:`home` (Claude sessions with subagents,
+  Codex rollouts with forks, OpenCode databases): first index (wall, CPU, peak
+  RSS, index size / logs) against ``agentsview sync``; warm ``usage daily``
+  against ``agentsview usage daily``; ``search`` with and without ``--no-sync``;
+* ``log``: one ``--log-mb`` MB Claude Code file: first-run ``usage daily`` (fresh
+  index) against ``ccusage claude daily``; full index against ``agentsview sync``;
+  peak RSS of the index and of ``show --json``;
+* ``record``: a session with one ``--record-mib`` MiB line: peak RSS of ``index``
+  and ``search``;
+* ``startup``: ``agentlog --version`` and a warm ``usage daily`` on one small file,
+  wall and CPU over ``--startup-runs`` runs.
+
+First runs are timed as at a terminal (``AGENTLOG_BACKGROUND_INDEX=1``: the
+numbers first, the index built behind; the bench waits for it before going on).
+``PYTHONPATH=<another src>`` times another agentlog tree (before/after).
+
+Peers are optional (skipped when absent): ccusage
+(``npm install --prefix /tmp/ccusage ccusage@20.0.24``; pointed at the home with
+``HOME``, ``CLAUDE_CONFIG_DIR`` and ``CODEX_HOME``) and agentsview
+(``pip install agentsview==0.46.1``; ``HOME`` and ``AGENTSVIEW_NO_DAEMON=1``, its
+database in ``AGENTSVIEW_DATA_DIR`` outside the home).  Every run is a fresh
+process; CPU time and peak RSS are the child's own (``os.wait4``).  On a noisy
+machine compare the ratios, and CPU rather than wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import compileall
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).parent
+sys.path.insert(0, str(HERE))
+
+from corpus import write_claude  # noqa: E402
+from home import HomeShape, write_home  # noqa: E402
+
+CCUSAGE = "/tmp/ccusage/node_modules/.bin/ccusage"
+AGENTSVIEW = "/tmp/av/bin/agentsview"
+WALK = "import os, sys\nfor d, _, fs in os.walk(sys.argv[1]):\n    for f in fs: os.stat(os.path.join(d, f))\n"
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    rss_mb: float
+    out: bytes
+    code: int
+
+
+def run(cmd: list[str], env: dict[str, str], timeout: float = 900) -> Run:
+    """Run ``cmd`` to its end (killed after ``timeout`` s: exit code -9); its wall
+    and CPU seconds and peak RSS (its own)."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=subprocess.DEVNULL)
+        timer = threading.Timer(timeout, proc.kill)
+        timer.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        timer.cancel()
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        data = out.read()
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, data, proc.returncode)
+
+
+def median(runs: list[Run]) -> Run:
+    """The run of median wall time (its CPU and RSS with it)."""
+    return sorted(runs, key=lambda r: r.wall)[len(runs) // 2]
+
+
+def show(
+    figure: str, ours: Run | float, peer: Run | float | None = None, name: str = "", target: str = ""
+) -> None:
+    """Print one figure: ours, the peer's, the ratio of wall times (and CPU)."""
+
+    def text(r: Run | float) -> str:
+        if isinstance(r, Run):
+            failed = f" (exit {r.code}{': killed' if r.code == -9 else ''})" if r.code else ""
+            return f"{r.wall:.3f} s wall, {r.cpu:.3f} s CPU, {r.rss_mb:.0f} MB RSS{failed}"
+        return f"{r:.3f}"
+
+    line = f"{figure}: agentlog {text(ours)}"
+    if peer is not None:
+        line += f" | {name} {text(peer)}"
+        if isinstance(ours, Run) and isinstance(peer, Run):
+            line += f" | ratio {ours.wall / peer.wall:.2f} wall, {ours.cpu / max(peer.cpu, 1e-9):.2f} CPU"
+        elif not isinstance(ours, Run) and not isinstance(peer, Run):
+            line += f" | ratio {ours / peer:.2f}"
+    if target:
+        line += f" (target {target})"
+    print(line, flush=True)
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, work: Path) -> None:
+        self.args = args
+        self.work = work
+        self.agentlog = [sys.executable, "-m", "agentlog"]
+        self.ccusage = args.ccusage if args.ccusage and Path(args.ccusage).exists() else None
+        self.agentsview = args.agentsview if args.agentsview and Path(args.agentsview).exists() else None
+        for name, exe in (("ccusage", self.ccusage), ("agentsview", self.agentsview)):
+            if exe is None:
+                print(f"({name} not found: its figures are skipped)")
+
+    def fresh(self, index: Path) -> None:
+        """Remove the index at ``index`` and agentsview's database beside it: a first run."""
+        for path in index.parent.glob(f"{index.name}*"):
+            path.unlink()
+        shutil.rmtree(index.parent / f"{index.stem}-agentsview", ignore_errors=True)
+
+    def env(self, home: Path, index: Path) -> dict[str, str]:
+        keep = ("PATH", "LANG", "LC_ALL", "PYTHONPATH", "VIRTUAL_ENV")
+        env = {k: v for k, v in os.environ.items() if k in keep}
+        return {
+            **env,
+            "HOME": str(home),
+            "TZ": "UTC",
+            "COLUMNS": "100",
+            "AGENTLOG_INDEX": str(index),
+            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
+            "CODEX_HOME": str(home / ".codex"),
+            "AGENTSVIEW_NO_DAEMON": "1",
+            "AGENTSVIEW_DATA_DIR": str(index.parent / f"{index.stem}-agentsview"),
+        }
+
+    def first_run(self, cmd: list[str], env: dict[str, str], index: Path) -> Run:
+        """``cmd`` on a new index as a person at a terminal runs it
+        (``AGENTLOG_BACKGROUND_INDEX=1``: the index built in the background), then
+        wait for that build to end (the next figures start from a built index)."""
+        ran = run(cmd, {**env, "AGENTLOG_BACKGROUND_INDEX": "1"})
+        marker = index.with_name(index.name + ".building")
+        deadline = time.monotonic() + 3600
+        while marker.exists() and time.monotonic() < deadline:
+            try:
+                os.kill(int(marker.read_text() or 0), 0)
+            except (ProcessLookupError, ValueError, FileNotFoundError):
+                break
+            time.sleep(0.2)
+        return ran
+
+    def times(self, cmd: list[str], env: dict[str, str], runs: int | None = None) -> Run:
+        return median([run(cmd, env) for _ in range(runs or self.args.runs)])
+
+    # -- parts ---------------------------------------------------------------
+
+    def small(self) -> None:
+        home = self.work / "small"
+        if not home.exists():
+            write_home(home, HomeShape(claude=self.args.claude, subagent_share=0.0, codex=0, opencode=0))
+        files = sum(len(fs) for _, _, fs in os.walk(home / ".claude"))
+        print(f"\n== small: {files:,} small Claude Code files ({_size(home) / 1e6:.0f} MB)")
+        index = self.work / "small.sqlite"
+        self.fresh(index)
+        env = self.env(home, index)
+        daily = [*self.agentlog, "usage", "daily", "--json", "-z", "UTC"]
+        first = self.first_run(daily, env, index)
+        peer = run([self.ccusage, "claude", "daily", "--json", "--offline"], env) if self.ccusage else None
+        show("first-run usage daily", first, peer, "ccusage", "<= 1.0x")
+        walk = self.times([sys.executable, "-c", WALK, str(home)], env)
+        again = self.times([*self.agentlog, "index"], env)
+        show("no-change index (whole process)", again, walk, "os.walk+os.stat", "<= 3x")
+        warm = self.times(daily, env)
+        if self.ccusage:
+            peer = self.times([self.ccusage, "claude", "daily", "--json", "--offline"], env)
+        show("warm usage daily", warm, peer, "ccusage", "<= 0.10x")
+        show("warm usage daily --no-sync", self.times([*daily, "--no-sync"], env), peer, "ccusage")
+
+    def home(self) -> None:
+        home = self.work / "home"
+        if not home.exists():
+            write_home(
+                home, HomeShape(claude=self.args.claude, codex=self.args.codex, megabytes=self.args.home_mb)
+            )
+        logs = _size(home)
+        files = sum(len(fs) for _, _, fs in os.walk(home))
+        print(
+            f"\n== home: {files:,} files, {logs / 1e6:.0f} MB (Claude + subagents, Codex + forks, OpenCode dbs)"
+        )
+        index = self.work / "home.sqlite"
+        self.fresh(index)
+        env = self.env(home, index)
+        first = run([*self.agentlog, "index"], env)
+        peer = run([self.agentsview, "sync"], env) if self.agentsview else None
+        show("first index", first, peer, "agentsview sync", "<= 0.2x, RSS <= 300 MB")
+        av_db = Path(env["AGENTSVIEW_DATA_DIR"]) / "sessions.db"
+        ours_size = _size_of_index(index) / logs
+        show(
+            "index size / logs",
+            ours_size,
+            _size_of_index(av_db) / logs if av_db.exists() else None,
+            "agentsview",
+            "<= 1.0x",
+        )
+        daily = [*self.agentlog, "usage", "daily", "--json", "-z", "UTC"]
+        run(daily, env)  # the roll-up and price cache are built once
+        warm = self.times(daily, env)
+        peer = (
+            self.times([self.agentsview, "usage", "daily", "--all", "--json"], env)
+            if self.agentsview
+            else None
+        )
+        show("warm usage daily", warm, peer, "agentsview usage daily", "<= 0.5x")
+        search = [*self.agentlog, "search", "refactor parser", "--json"]
+        show("search", self.times(search, env), self.times([*search, "--no-sync"], env), "agentlog --no-sync")
+
+    def log(self) -> None:
+        home = self.work / "log"
+        target = home / ".claude" / "projects" / "-home-bench-project" / "big-session.jsonl"
+        if not target.exists():
+            write_claude(target, self.args.log_mb)
+        print(f"\n== log: one Claude Code file of {target.stat().st_size / 1e6:.0f} MB")
+        index = self.work / "log.sqlite"
+        self.fresh(index)
+        env = self.env(home, index)
+        daily = [*self.agentlog, "usage", "daily", "--json", "-z", "UTC"]
+        first = self.first_run(daily, env, index)
+        peer = run([self.ccusage, "claude", "daily", "--json", "--offline"], env) if self.ccusage else None
+        show("first-run usage daily", first, peer, "ccusage", "<= 1.0x")
+        self.fresh(index)
+        full = run([*self.agentlog, "index"], env)
+        peer = run([self.agentsview, "sync"], env) if self.agentsview else None
+        show("full index", full, peer, "agentsview sync", "<= 0.2x, RSS <= 300 MB")
+        shown = run([*self.agentlog, "show", "big-session", "--json"], env)
+        show("show --json", shown, target="RSS bounded")
+
+    def record(self) -> None:
+        home = self.work / "record"
+        path = home / ".claude" / "projects" / "-p" / "huge-record.jsonl"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            head = {
+                "type": "user",
+                "sessionId": "huge-record",
+                "uuid": "u1",
+                "timestamp": "2026-11-01T10:00:00Z",
+                "message": {"role": "user", "content": "@"},
+            }
+            before, after = json.dumps(head).split('"@"')
+            # Written in pieces: this process stays small, and a child's peak RSS
+            # (which starts from this process's at the fork) stays its own.
+            with open(path, "w") as fh:
+                fh.write(before + '"')
+                for _ in range(self.args.record_mib):
+                    fh.write("word " * ((1 << 20) // 5))
+                fh.write('"' + after + "\n")
+        print(f"\n== record: one line of {path.stat().st_size / (1 << 20):.0f} MiB")
+        index = self.work / "record.sqlite"
+        self.fresh(index)
+        env = self.env(home, index)
+        show("index", run([*self.agentlog, "index"], env), target="RSS <= 300 MB")
+        found = run([*self.agentlog, "search", "word", "--json"], env, timeout=self.args.record_timeout)
+        show("search", found, target="RSS <= 300 MB")
+
+    def startup(self) -> None:
+        home = self.work / "one"
+        if not home.exists():
+            write_home(home, HomeShape(claude=1, subagent_share=0.0, codex=0, opencode=0))
+        print("\n== startup")
+        index = self.work / "one.sqlite"
+        self.fresh(index)
+        env = self.env(home, index)
+        n = self.args.startup_runs
+        version = [run([*self.agentlog, "--version"], env) for _ in range(n)]
+        show(f"--version (median of {n})", _median_of(version), target="< 0.1 s")
+        daily = [*self.agentlog, "usage", "daily", "--json", "-z", "UTC"]
+        run(daily, env)
+        warm = [run(daily, env) for _ in range(n)]
+        show(f"warm usage daily, one file (median of {n})", _median_of(warm), target="< 0.1 s")
+        bare = [run([sys.executable, "-c", "pass"], env) for _ in range(n)]
+        show("bare python -c pass (for scale)", _median_of(bare))
+
+
+def _median_of(runs: list[Run]) -> Run:
+    """Median wall and median CPU (each its own), the largest RSS."""
+    return Run(
+        statistics.median(r.wall for r in runs),
+        statistics.median(r.cpu for r in runs),
+        max(r.rss_mb for r in runs),
+        b"",
+        0,
+    )
+
+
+def _size(root: Path) -> int:
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(root) for f in fs)
+
+
+def _size_of_index(path: Path) -> int:
+    """Bytes of a SQLite database with its WAL and shared-memory files."""
+    return sum(p.stat().st_size for p in path.parent.glob(f"{path.name}*") if p.is_file())
+
+
+PARTS = ["small", "home", "log", "record", "startup"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--only", nargs="*", choices=PARTS, default=PARTS)
+    parser.add_argument("--work", type=Path, help="keep (and reuse) the homes and indexes in this folder")
+    parser.add_argument(
+        "--claude", type=int, default=3000, help="Claude sessions in the small and multi-agent homes"
+    )
+    parser.add_argument("--codex", type=int, default=800, help="Codex rollouts in the multi-agent home")
+    parser.add_argument("--home-mb", type=float, default=None, help="Claude MB of the multi-agent home")
+    parser.add_argument("--log-mb", type=float, default=300)
+    parser.add_argument("--record-mib", type=int, default=64)
+    parser.add_argument(
+        "--record-timeout", type=float, default=120, help="seconds before the record's search is killed"
+    )
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--startup-runs", type=int, default=20)
+    parser.add_argument("--ccusage", default=CCUSAGE)
+    parser.add_argument("--agentsview", default=AGENTSVIEW)
+    args = parser.parse_args()
+    import agentlog
+
+    compileall.compile_dir(Path(agentlog.__file__).parent, quiet=1)  # as an installed package is
+    work = args.work or Path(tempfile.mkdtemp(prefix="agentlog-home-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    bench = Bench(args, work)
+    try:
+        for part in PARTS:
+            if part in args.only:
+                getattr(bench, part)()
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""A first run answers from the logs while the index is built in the background
+(#17 part 2, :mod:`agentlog.service.first_run`)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agentlog.service import first_run
+from conftest import FIXTURES
+
+
+def _home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude_code", home / ".claude/projects/-tmp-project")
+    shutil.copytree(FIXTURES / "codex", home / ".codex/sessions/2025/11/25")
+    return home
+
+
+def _agentlog(home: Path, index: Path, *args: str, background: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "TZ": "UTC",
+        "AGENTLOG_INDEX": str(index),
+        first_run.ENV: background,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "agentlog", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def _sources(index: Path) -> int:
+    import sqlite3
+
+    conn = sqlite3.connect(index)
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM sources").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_a_first_usage_reads_the_logs_and_builds_the_index_behind(tmp_path):
+    home, index = _home(tmp_path), tmp_path / "index.sqlite"
+    direct = _agentlog(
+        home, index.with_name("other.sqlite"), "usage", "daily", "--json", "--no-index", background="0"
+    )
+    first = _agentlog(home, index, "usage", "daily", "--json", background="1")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout) == json.loads(direct.stdout)
+    assert "being built in the background" in first.stderr
+    deadline = time.monotonic() + 60
+    while first_run.build_running(index) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not first_run.build_running(index)
+    assert not first_run.marker(index).exists()  # the build removed its marker
+    again = _agentlog(home, index, "index", "--json", background="1")
+    report = json.loads(again.stdout)
+    assert report["sources"] > 0 and report["unchanged"] == report["sources"]
+    warm = _agentlog(home, index, "usage", "daily", "--json", background="1")
+    assert json.loads(warm.stdout) == json.loads(direct.stdout)
+    assert warm.stderr == ""
+
+
+def test_piped_without_the_setting_the_first_usage_builds_the_index_itself(tmp_path):
+    home, index = _home(tmp_path), tmp_path / "index.sqlite"
+    first = _agentlog(home, index, "usage", "daily", "--json", background="")
+    assert first.returncode == 0 and first.stderr == ""
+    assert not first_run.marker(index).exists()
+    assert _sources(index) == len(list(home.rglob("*.jsonl")))
+
+
+def test_read_commands_say_the_index_is_still_being_built(tmp_path):
+    home, index = _home(tmp_path), tmp_path / "index.sqlite"
+    assert _agentlog(home, index, "index", background="0").returncode == 0
+    stored = _sources(index)
+    late = home / ".claude/projects/-tmp-project/late.jsonl"
+    shutil.copy(next((FIXTURES / "claude_code").glob("*.jsonl")), late)
+    build = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        first_run.marker(index).write_text(str(build.pid))
+        assert first_run.build_running(index)
+        found = _agentlog(home, index, "search", "the", "--json", background="1")
+        assert found.returncode == 0, found.stderr
+        assert "still being built in the background" in found.stderr
+        assert _sources(index) == stored  # read as it is: the build is the one writing
+    finally:
+        build.kill()
+        build.wait()
+    assert not first_run.build_running(index)  # a marker whose process is gone counts for nothing
+    synced = _agentlog(home, index, "search", "the", "--json", background="1")
+    assert "being built" not in synced.stderr
+    assert _sources(index) == stored + 1
