@@ -20,7 +20,7 @@ from agentlog.cli import main
 from agentlog.index import db, queries
 from agentlog.index.schema import MIGRATIONS
 from conftest import FIXTURES
-from test_fts import downgrade_search_index
+from test_fts import downgrade_live_status, downgrade_search_index
 
 MINIMAL = "usage-costUSD-minimal.jsonl"  # 3 calls, costs recorded by Claude Code: $0.12 + $0.34 + $0.56
 DEMO = "v1.0.98-session.jsonl"  # "/init" in /path/to/Demo: 7 calls, priced
@@ -276,6 +276,7 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     conn = sqlite3.connect(index)  # back to schema 8: no archived_at, no prompt_only, roll-ups in USD
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("ALTER TABLE usage_rollup DROP COLUMN model_inferred")  # the codex migration
+    downgrade_live_status(conn)  # and the live status columns
     conn.execute("ALTER TABLE sources DROP COLUMN archived_at")
     conn.execute("ALTER TABLE sessions DROP COLUMN prompt_only")
     downgrade_search_index(conn)  # and the search tables as schema 8 had them

@@ -266,7 +266,7 @@ def test_redacted_prompt_and_injected_context_are_told_apart():
     assert [m.text for m in visible] == ["[REDACTED_MESSAGE len=86 sha=2239bcba]"]
     assert s.title == "[REDACTED_MESSAGE len=86 sha=2239bcba]"
     assert s.git_branch == "main" and s.agent_version == "0.104.0-alpha.1"
-    assert s.status == "working"
+    assert s.status == "running_tool"  # its last call, exec_command, has no output (agentlog.live.status)
 
 
 def test_prompt_recorded_item_first_is_emitted_once(tmp_path):

@@ -91,7 +91,7 @@ def test_unified_store_fold_status_and_subagent():
     )
     assert (spawn.tool, spawn.call_id) == ("task", "a4") and running.result is None
     assert isinstance(root.messages[5].parts[0], CompactionPart)
-    assert (root.status, root.status_evidence) == ("waiting_for_user", "session.status=blocked")
+    assert (root.status, root.status_evidence) == ("needs_you", "session.status=blocked")  # an approval or a question waits
     assert root.title == "Count the files"
     assert buckets(root) == (1500, 3500, 0, 300, 0)  # 5000 input ⊇ 3500 cached
     assert root.diagnostics.skipped == {"ignored:action_result": 1} and accounted(root)

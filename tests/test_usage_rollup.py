@@ -304,7 +304,7 @@ def test_roll_ups_summed_in_usd_by_an_older_index_are_rebuilt_in_nano_dollars(ho
     """Migration 10: an index whose roll-ups summed recorded costs in USD (column
     ``cost_usd``) has them emptied on opening and rebuilt by the next report."""
     from agentlog.index.schema import MIGRATIONS
-    from test_fts import downgrade_search_index
+    from test_fts import downgrade_live_status, downgrade_search_index
 
     _, conn = home_index
     want = [(r.session_key, r.calls, Pricer().price(r).cost) for r in usage_records(conn) if r.recorded_nano]
@@ -312,6 +312,7 @@ def test_roll_ups_summed_in_usd_by_an_older_index_are_rebuilt_in_nano_dollars(ho
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("UPDATE usage_rollup SET cost_usd = cost_usd / 1e9")
     conn.execute("ALTER TABLE usage_rollup DROP COLUMN model_inferred")  # added by a later migration
+    downgrade_live_status(conn)  # and the live status columns
     downgrade_search_index(conn)  # and the search tables, as before the later migrations
     nano = next(i for i, m in enumerate(MIGRATIONS) if "TO recorded_nano_usd" in m)
     conn.execute(f"PRAGMA user_version = {nano}")

@@ -116,9 +116,12 @@ def test_sessions_filters(client):
     assert [k.split(":")[1][:8] for k in old] == ["fed8ce56", "ba79134d"]
     assert session_links(text(client.get("/?subagents=1&sort=started&dir=asc"))) == [ORCHESTRATOR, WEATHER]
     assert session_links(text(client.get("/?q=rounding"))) == [WEATHER]
-    waiting = text(client.get("/?status=waiting_for_user"))
-    assert session_links(waiting) == ["codex:019ab0d2-4c1e-7f00-9d2a-5e551011c0de"]
-    assert "<option selected>waiting_for_user</option>" in waiting
+    # the board's status (agentlog.live.status): the demo's turns ended long ago (done),
+    # the weather session's last turn was interrupted
+    interrupted = text(client.get("/?status=interrupted"))
+    assert session_links(interrupted) == [WEATHER]
+    assert "<option selected>interrupted</option>" in interrupted
+    assert session_links(text(client.get("/?status=waiting_for_user"))) == []
 
 
 def test_sessions_grouped_by_project(client):

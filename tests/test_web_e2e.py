@@ -167,6 +167,54 @@ def test_hostile_content_executes_nothing(page, hostile_url, shoot):
     assert errors == []
 
 
+def test_a_line_appended_to_a_log_appears_on_the_open_page(page, tmp_path):
+    """The live session view (Server-Sent Events from the follower): a message
+    appended to the Claude log shows on the open transcript without a reload, and
+    the board page shows the new status."""
+    from werkzeug.serving import make_server
+
+    from agentlog.service.follow import Follower
+    from agentlog.service.home import Home
+    from live_scripts import SCRIPTS
+
+    home, cwd = tmp_path / "home", tmp_path / "project"
+    home.mkdir()
+    cwd.mkdir()
+    script = SCRIPTS["claude_code"](home, cwd)
+    script.steps[0].write()  # the prompt
+    index = build_index(tmp_path / "index.sqlite", home)
+    follower = Follower(index, Home({"HOME": str(home)}, home, []), synced=True, debounce=50)
+    follower.start()
+    server = make_server("127.0.0.1", 0, create_app(index, None, follower), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{url}/session?key={script.key}")
+        page.wait_for_selector("html[data-live=listening]")
+        assert page.locator("ol.transcript > li.msg").count() == 1
+        assert page.inner_text("#live-status") == "working"
+        page.wait_for_timeout(2500)  # the follower's watch is in place
+        script.steps[1].write()  # the assistant's Bash call
+        page.wait_for_selector("ol.transcript > li.msg:nth-child(2) .tool-name")
+        assert page.inner_text("ol.transcript > li.msg:nth-child(2) .tool-name") == "bash"
+        page.wait_for_selector("#live-status:text-is('running_tool')")  # (the CSP forbids evaluated scripts)
+        script.steps[2].write()  # its result: the pending card gets its output in place
+        page.wait_for_selector("ol.transcript > li.msg:nth-child(2) details.tool.pending", state="detached")
+        assert page.locator("ol.transcript > li.msg").count() == 2
+
+        page.goto(f"{url}/board")
+        page.wait_for_selector("html[data-live=listening]")
+        assert page.inner_text("#board .status-row .badge") == "working"
+        script.steps[3].write()  # a Task call
+        page.wait_for_selector("#board .status-row .badge:text-is('waiting_for_subagents')")
+    finally:
+        follower.stop()
+        server.shutdown()
+        server.server_close()
+    assert errors == []
 @pytest.fixture(scope="module")
 def unspaced_url(tmp_path_factory):
     from search_home import write_home

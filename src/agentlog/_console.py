@@ -17,12 +17,18 @@ from agentlog.collector import gc_paused
 
 def main() -> None:
     """Run the ``agentlog`` command line (``agentlog --version`` alone answers
-    before the command line and its libraries are imported, as click would)."""
+    before the command line and its libraries are imported, as click would;
+    ``agentlog statusline`` takes its fast path)."""
     if sys.argv[1:] == ["--version"]:
         from agentlog._version import __version__
 
         print(f"agentlog, version {__version__}")
         return
+    if sys.argv[1:2] == ["statusline"]:
+        from agentlog.statusline import fast_main
+
+        if fast_main(sys.argv):
+            return
     with gc_paused():
         from agentlog.adapters import registered
         from agentlog.cli import main as cli

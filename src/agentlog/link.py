@@ -23,6 +23,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from agentlog.assemble import finalize
+from agentlog.live.status import session_log_status, store
 from agentlog.model import Session
 from agentlog.rules import (
     REPLAY_CANDIDATE,
@@ -40,7 +41,8 @@ from agentlog.rules import (
 
 
 def link_sessions(sessions: list[Session]) -> list[Session]:
-    """Link children to spawning tool calls and drop replayed usage; returns ``sessions``."""
+    """Link children to spawning tool calls, drop replayed usage and derive each
+    session's status (:func:`agentlog.live.status.log_status`); returns ``sessions``."""
     by_key = {s.key: s for s in sessions}
     for child in sessions:
         if child.parent_key and not child.parent_tool_call_id:
@@ -49,6 +51,8 @@ def link_sessions(sessions: list[Session]) -> list[Session]:
                 child.parent_tool_call_id = spawning_call(parent, child)
     _drop_fork_copies(sessions, by_key)
     _drop_replayed_usage(sessions)
+    for session in sessions:
+        store(session, session_log_status(session))
     return sessions
 
 

@@ -30,13 +30,34 @@ CostSource = Literal["recorded", "estimated", "unpriced"]
 ToolStatus = Literal["pending", "completed", "error", "interrupted"]
 SessionKind = Literal["main", "subagent", "fork", "side_question", "review", "compact", "exec"]
 """``exec``: a non-interactive run (``codex exec``), listed apart like subagents."""
-SessionStatus = Literal["working", "waiting_for_user", "done", "interrupted", "errored", "unknown"]
+SessionStatus = Literal[
+    "working",
+    "running_tool",
+    "needs_you",
+    "waiting_for_subagents",
+    "waiting_for_user",
+    "interrupted",
+    "errored",
+    "done",
+    "stale",
+    "unknown",
+]
+"""A session's status (:mod:`agentlog.live.status`): ``working`` (a turn is in
+progress, the agent is producing), ``running_tool`` (a tool call waits for its
+result), ``needs_you`` (blocked on the user: a question, an approval, an inferred
+permission prompt), ``waiting_for_subagents`` (pending spawn calls), ``waiting_for_user``
+(the turn ended, the agent sits at its prompt), ``interrupted``, ``errored``,
+``done``, ``stale`` (a turn in progress, no write for long, no live process),
+``unknown``."""
+SESSION_STATUSES: tuple[SessionStatus, ...] = get_args(SessionStatus)
 
 #: Message flags (``Message.flags``).  ``meta``: injected context (system reminders,
 #: command caveats, environment wrappers), hidden by default; ``synthetic``: written
 #: locally by the agent, not by a model; ``compaction_summary``: the summary that
 #: replaces compacted history; ``interrupted``: the user stopped the turn;
-#: ``api_error``: the agent recorded an API failure; ``replayed``: a copy of a
+#: ``api_error``: the agent recorded an API failure; ``turn_end``: the agent
+#: recorded that its turn ended with this message (Claude ``stop_reason: end_turn``);
+#: ``replayed``: a copy of a
 #: message first recorded in another session (its usage is not counted again);
 #: ``unknown``: a record type the adapter does not know, kept raw; ``abandoned``: on a
 #: branch of a tree-shaped log that the active transcript (leaf → root) left behind;
@@ -58,6 +79,7 @@ MessageFlag = Literal[
     "compaction_summary",
     "interrupted",
     "api_error",
+    "turn_end",
     "replayed",
     "unknown",
     "abandoned",
@@ -348,7 +370,13 @@ class Session(msgspec.Struct, kw_only=True):
     ``rate_limits`` is the last subscription rate-limit snapshot the agent wrote
     (``None`` when it writes none).  ``archived``: the index keeps this session
     after its source went away (deleted by its agent, or in a folder that cannot
-    be read), until ``agentlog prune``.  ``prompt_only``: its transcript is gone and
+    be read), until ``agentlog prune``.  ``status`` is what the logs show
+    (:func:`agentlog.live.status.log_status`): ``status_evidence`` names the record,
+    ``status_at`` is its time, ``status_since`` when the status began,
+    ``status_inferred`` says it is a guess and ``status_reason`` why,
+    ``status_pending`` lists the normalised tool names of the calls still pending;
+    the clock's part (stale, done, a permission prompt) is added at read time by
+    :func:`agentlog.service.status.live_status`.  ``prompt_only``: its transcript is gone and
     only the prompts the user typed are known, from the agent's prompt history
     (Claude Code's ``history.jsonl``): no reply, no tool call, no usage.
     """
@@ -370,6 +398,11 @@ class Session(msgspec.Struct, kw_only=True):
     description: str | None = None
     status: SessionStatus = "unknown"
     status_evidence: str | None = None
+    status_at: datetime | None = None
+    status_since: datetime | None = None
+    status_inferred: bool = False
+    status_reason: str | None = None
+    status_pending: list[str] = msgspec.field(default_factory=list)
     resume_command: str | None = None
     sources: list[str] = msgspec.field(default_factory=list)
     diagnostics: Diagnostics = msgspec.field(default_factory=Diagnostics)

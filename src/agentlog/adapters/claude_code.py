@@ -55,7 +55,8 @@ Messages
     (``toolUseResult`` kept as ``structured``).  ``isMeta``, system reminders,
     command caveats and local command output are flagged ``meta``; compaction
     summaries (``isCompactSummary``) ``compaction_summary``; ``[Request interrupted
-    by user…]`` ``interrupted`` + ``synthetic``; ``isApiErrorMessage`` ``api_error``.
+    by user…]`` ``interrupted`` + ``synthetic``; ``isApiErrorMessage`` ``api_error``;
+    ``message.stop_reason: end_turn`` ``turn_end``.
 
 Tokens (Anthropic semantics, exclusive)
     ``input_tokens`` excludes cache; ``cache_creation.ephemeral_5m/1h_input_tokens``
@@ -488,6 +489,8 @@ class ClaudeParser(LineParser[ClaudeState]):
             out.flags.append("api_error")
         if record.get("isAbortedMidStream") is True:
             out.flags.append("interrupted")
+        if message.get("stop_reason") == "end_turn":  # the turn ended here (agentlog.live.status)
+            out.flags.append("turn_end")
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]

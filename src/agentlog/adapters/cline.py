@@ -30,7 +30,8 @@ Task folder (source: ``api_conversation_history.json``; sidecars read with it)
     checkpoint restore; ``say:"subagent_usage"`` (same fields, cost.md §5) the requests of
     Cline's in-task subagents.  Every other UI row repeats the transcript and is skipped
     (``ignored:ui_message``); when the last one is ``completion_result`` the task is
-    ``done``.
+    ``done``; an ``ask`` row last is a wait on the user (:data:`ASK_STATUS`: a question
+    or an approval → ``needs_you``, a failed request → ``errored``).
     ``task_metadata.json``: ``model_usage[{ts, model_id, model_provider_id, mode}]`` — the
     model of each assistant message is the last entry at or before its time.
     ``history_item.json`` (Roo, Kilo): ``HistoryItem{id, parentTaskId?, rootTaskId?,
@@ -89,6 +90,7 @@ from agentlog.model import (
     Part,
     ReasoningPart,
     Session,
+    SessionStatus,
     TextPart,
     Usage,
 )
@@ -162,6 +164,22 @@ def _usage(info: dict[str, Any], inclusive: bool) -> Usage:
         cost_source="recorded" if recorded else None,
     )
 
+
+ASK_STATUS: dict[str, SessionStatus] = {
+    "followup": "needs_you",  # a question to the user
+    "tool": "needs_you",  # approve a file read/edit
+    "command": "needs_you",  # approve a command
+    "use_mcp_server": "needs_you",
+    "browser_action_launch": "needs_you",
+    "plan_mode_respond": "needs_you",
+    "api_req_failed": "errored",
+    "mistake_limit_reached": "errored",
+    "resume_task": "interrupted",
+    "resume_completed_task": "done",
+}
+"""The status a task whose ``ui_messages.json`` ends with an ``ask`` row of this kind
+is in: Cline waits on the user's answer (cline/cline ``src/shared/ExtensionMessage.ts``
+``ClineAsk``; agentlog.live.status)."""
 
 USAGE_ROWS = {
     "api_req_started": "usage of an API request",
@@ -296,9 +314,13 @@ class _TaskParse(DocumentParser):
                     continue
                 rows.append(_UsageRow(row, info))
                 self.diagnostics.use()
+                last = row.get("say")
         if last == "completion_result" and self.header.status_evidence is None:
             self.header.status = "done"
             self.header.status_evidence = "ui_messages.json ends with completion_result"
+        elif last in ASK_STATUS and self.header.status_evidence is None:
+            self.header.status = ASK_STATUS[last]
+            self.header.status_evidence = f"ui_messages.json ends with ask:{last}"
         return rows
 
     def _model_at(self, when: datetime | None) -> str | None:

@@ -44,7 +44,9 @@ wire.jsonl (``{"timestamp": epoch s, "message": {"type", "payload"}}``, line 1 m
     is kept on a ``meta`` system message so totals stay exact.  ``TurnBegin.user_input``
     gives the prompts' times and the fallback title.  Status, the last one wins:
     ``TurnBegin`` → ``working``, ``TurnEnd`` → ``waiting_for_user``, ``StepInterrupted`` →
-    ``interrupted``.  ``SubagentEvent``
+    ``interrupted``, ``ApprovalRequest`` → ``needs_you`` until ``ApprovalRequestResolved``
+    (``working``; MoonshotAI/kimi-cli ``klips/klip-8-kimi-agent-sdk.md``: a request the
+    user answers).  ``SubagentEvent``
     (events a subagent also writes to its own wire) is not counted here; its
     ``parent_tool_call_id``/``agent_id`` link the tool call to the child session
     ``<session>/<agent id>``.  Other wire types are skipped as ``ignored:wire:<type>``.
@@ -225,6 +227,10 @@ def _wire_record(
     elif kind in ("TurnEnd", "StepInterrupted"):
         diagnostics.use()
         wire.status = "waiting_for_user" if kind == "TurnEnd" else "interrupted"
+        wire.status_evidence = kind
+    elif kind in ("ApprovalRequest", "ApprovalRequestResolved"):  # a request waits on the user, then not
+        diagnostics.use()
+        wire.status = "needs_you" if kind == "ApprovalRequest" else "working"
         wire.status_evidence = kind
     elif kind == "SubagentEvent":
         call = payload.get("parent_tool_call_id") or payload.get("task_tool_call_id")

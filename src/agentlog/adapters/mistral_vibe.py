@@ -67,8 +67,8 @@ Unified store (read-only, as the harness reads it)
     ``model_change``), ``notice`` (meta).  Entry ids are the message ids;
     ``createdAt`` (unix ms) the time.  ``session.title``, ``session.parentSessionId``
     (a subagent when ``rootSessionId`` differs from the id), ``session.status``:
-    ``running`` → working, ``blocked`` (an approval or question) → waiting for the
-    user, ``idle`` → waiting for the user (done for a subagent), ``failed`` →
+    ``running`` → working, ``blocked`` (an approval or question) → needs_you; the
+    ``idle`` → waiting for the user (done for a subagent), ``failed`` →
     errored, ``archived`` → done.  A ``running`` status is what the store says; the
     lease that tells a live process from a dead one is not read.
 
@@ -156,7 +156,7 @@ _EFFECT_STATUS = {
 }
 _SESSION_STATUS: dict[str, SessionStatus] = {
     "running": "working",
-    "blocked": "waiting_for_user",
+    "blocked": "needs_you",  # an approval or a question waits (agentlog.live.status)
     "idle": "waiting_for_user",
     "failed": "errored",
     "archived": "done",

@@ -152,18 +152,32 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | 
         ctx.invoke(overview)
 
 
-from agentlog.cli import commands, export, indexing, mcp, options, secrets, serve, summarize, usage  # noqa: E402  (registers the commands)
+from agentlog.cli import (  # noqa: E402  (registers the commands)
+    commands,
+    export,
+    indexing,
+    live,
+    mcp,
+    options,
+    secrets,
+    serve,
+    statusline,
+    summarize,
+    usage,
+)
 
 __all__ = [
     "App",
     "commands",
     "export",
     "indexing",
+    "live",
     "main",
     "mcp",
     "options",
     "secrets",
     "serve",
+    "statusline",
     "summarize",
     "usage",
 ]

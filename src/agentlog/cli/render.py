@@ -250,3 +250,8 @@ def _render_tool(console: Console, call: ToolCallPart) -> None:
         console.print(f"  [dim]│ … {len(lines) - OUTPUT_LINES} more lines{status}[/dim]")
     elif status or not lines:
         console.print(f"  [{colour}]→ {status.strip() or '(empty)'}[/]")
+
+
+def render_message(console: Console, message: Message, reasoning: bool = False, full: bool = False) -> None:
+    """Print one message as :func:`render_transcript` prints it (``tail``)."""
+    _render_message(console, message, reasoning, full)

@@ -52,7 +52,7 @@ def access_token(host: str, explicit: bool) -> str | None:
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in your browser.")
 @click.option(
-    "--interval", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between syncs."
+    "--interval", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between syncs when file events are unavailable (no watchfiles: polling)."
 )
 @click.option(
     "--show-secrets",
@@ -75,7 +75,8 @@ def serve(
     """A read-only web viewer of every session: transcripts, search, usage charts.
 
     Listens on 127.0.0.1 unless --host says otherwise; keeps the index current
-    in the background.  Stop it with Ctrl-C.
+    in the background from file-system events (a poll every --interval seconds
+    without the `live` extra).  Stop it with Ctrl-C.
     """
     from werkzeug.serving import make_server
 
@@ -97,6 +98,10 @@ def serve(
     if token:
         click.echo("anyone who can reach this address and has the token can read your transcripts", err=True)
     if not no_sync:
+        from agentlog.live.watch import MISSING, events_available
+
+        if not events_available():
+            click.echo(f"{MISSING}: every {interval:g} s", err=True)
         syncer.start()
     if open_browser:
         import webbrowser

@@ -360,5 +360,15 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (subject, prompt_sha256, model)
     );
     """,
+    # live status: the evidence's time, when the status began, whether it is
+    # inferred and why, the pending calls' tools (agentlog.live.status); a session
+    # stored before keeps its recorded status until its source changes (a live one does)
+    """
+    ALTER TABLE sessions ADD COLUMN status_at TEXT;
+    ALTER TABLE sessions ADD COLUMN status_since TEXT;
+    ALTER TABLE sessions ADD COLUMN status_inferred INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN status_reason TEXT;
+    ALTER TABLE sessions ADD COLUMN status_pending TEXT NOT NULL DEFAULT '[]';
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -20,6 +20,7 @@ import msgspec
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
 from agentlog.index.fts import index_text, search_text
+from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
     Diagnostics,
     Message,
@@ -91,6 +92,9 @@ class Store:
         (:func:`~agentlog.rules.counts_model`), in order."""
         self.cleared: set[str] = set()
         """Keys of the sessions of sources cleared since the last refresh."""
+        self.recorded: dict[str, Session] = {}
+        """Key → the header :meth:`put_headers` wrote last (its recorded status is
+        the input of :func:`~agentlog.live.status.log_status`)."""
         self.orphans: set[tuple[str, str, str, str | None]] = set()
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
@@ -166,6 +170,7 @@ class Store:
         """Write the sessions a source defines; ``models`` adds to what is stored
         (an appended part's header knows only the models it saw)."""
         for h in headers:
+            self.recorded[h.key] = h
             self._titles[h.key] = h.title
             values = [getattr(h, c) for c in HEADER_COLUMNS]
             row = self.conn.execute("SELECT models FROM sessions WHERE key = ?", (h.key,)).fetchone()
@@ -423,9 +428,52 @@ class Store:
                 ).fetchone()
             ):
                 self._retitle(key)  # its header's title may name a replayed prompt
+            self._store_status(key)
         self._add_models()
         cleared, self.cleared = self.cleared, set()
         self._link_children(sorted(set(keys) | cleared))
+
+    def _store_status(self, key: str) -> None:
+        """:func:`~agentlog.live.status.log_status` of session ``key`` from its
+        source's recorded header and its last :data:`~agentlog.live.status.TAIL`
+        messages (as the in-memory loader computes it)."""
+        row = self.conn.execute(
+            "SELECT s.agent, s.kind, src.headers FROM sessions s JOIN sources src ON src.id = s.source_id "
+            "WHERE s.key = ?",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return
+        agent, kind, blob = row
+        header = self.recorded.get(key) or _recorded_header(blob, key)
+        rowids = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT rowid FROM messages WHERE session_key = ? ORDER BY rowid DESC LIMIT ?", (key, TAIL)
+            )
+        ]
+        tail = self.messages_by_rowid(rowids[::-1])
+        facts = log_status(
+            agent,
+            kind,
+            header.status if header else "unknown",
+            header.status_evidence if header else None,
+            tail,
+        )
+        self.conn.execute(
+            """UPDATE sessions SET status = ?, status_evidence = ?, status_at = ?, status_since = ?,
+                   status_inferred = ?, status_reason = ?, status_pending = ? WHERE key = ?""",
+            (
+                facts.status,
+                facts.evidence,
+                iso(facts.at),
+                iso(facts.since),
+                int(facts.inferred),
+                facts.reason,
+                json.dumps(list(facts.pending)),
+                key,
+            ),
+        )
 
     def _add_models(self) -> None:
         found, self._models = self._models, {}
@@ -633,24 +681,29 @@ class Store:
             )
 
 
+def _recorded_header(headers: bytes | None, key: str) -> Session | None:
+    """Session ``key``'s own header as its source's parse recorded it (``None``
+    when none, or unknown)."""
+    if not headers:
+        return None
+    for header in unpack(headers, list[Session]):
+        if header.key == key:
+            return header
+    return None
+
+
 def _recorded_title(headers: bytes | None, key: str) -> str | None:
     """The title session ``key``'s own header recorded, from its source's stored
     headers (``None`` when none, or unknown)."""
-    for header in unpack(headers, list[Session]) if headers else []:
-        if header.key == key:
-            return header.title
-    return None
+    header = _recorded_header(headers, key)
+    return header.title if header else None
 
 
 def _recorded_call(headers: bytes | None, key: str) -> str | None:
     """The ``parent_tool_call_id`` session ``key``'s own header recorded, from its
     source's stored headers (``None`` when none, or unknown)."""
-    if not headers:
-        return None
-    for header in unpack(headers, list[Session]):
-        if header.key == key:
-            return header.parent_tool_call_id
-    return None
+    header = _recorded_header(headers, key)
+    return header.parent_tool_call_id if header else None
 
 
 USAGE_COLUMNS = (
@@ -850,6 +903,11 @@ def session_from_row(row: sqlite3.Row) -> Session:
     )
     for column in HEADER_COLUMNS:
         setattr(session, column, row[column])
+    session.status_at = datetime.fromisoformat(row["status_at"]) if row["status_at"] else None
+    session.status_since = datetime.fromisoformat(row["status_since"]) if row["status_since"] else None
+    session.status_inferred = bool(row["status_inferred"])
+    session.status_reason = row["status_reason"]
+    session.status_pending = json.loads(row["status_pending"])
     session.archived = bool(row["archived"])  # selected with queries.ARCHIVED
     session.prompt_only = bool(row["prompt_only"])
     return session

@@ -601,3 +601,28 @@ def _record_error(
                    synced_at = datetime('now') WHERE id = ?""",
             (error, size, mtime, ctime, inode, sig, adapter.parser_version, source_id),
         )
+
+
+def sync_known(
+    conn: sqlite3.Connection, adapters: Iterable[Adapter], paths: Iterable[str]
+) -> tuple[SyncReport, set[str]]:
+    """Sync only the already-known sources among ``paths`` (what a file watcher saw
+    change; a sidecar stands for its source), as :func:`sync` syncs them, without
+    discovery: a new file needs :func:`sync`.  Returns the report and the paths the
+    index does not know (left out)."""
+    start = time.perf_counter()
+    by_slug = {a.slug: a for a in adapters}
+    rows = _known(conn, list(by_slug))
+    sidecars = {path: list(json.loads(row.sidecars)) for path, row in rows.items()}
+    owner = {side: path for path, sides in sidecars.items() for side in sides}
+    wanted = {owner.get(p, p) for p in paths}
+    unknown = {p for p in wanted if p not in rows}
+    refs = [
+        (by_slug[rows[p].agent], SourceRef(agent=rows[p].agent, path=p, sidecars=tuple(sidecars[p])))
+        for p in sorted(wanted)
+        if p in rows
+    ]
+    report = SyncReport()
+    _sync_all(conn, refs, False, None, report, rows)
+    report.seconds = time.perf_counter() - start
+    return report, unknown

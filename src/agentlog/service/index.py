@@ -5,10 +5,11 @@ background thread make; and removing what it keeps of logs that are gone
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterable
 
 from agentlog.index.archive import ArchivedSource
 from agentlog.index.archive import prune as prune_archived
-from agentlog.index.sync import Progress, SyncReport, sync
+from agentlog.index.sync import Progress, SyncReport, sync, sync_known
 from agentlog.service.home import Home
 
 
@@ -24,6 +25,22 @@ def update_index(
         return sync(conn, registered(), home.env, home.home, home.roots, full=full, progress=progress)
     finally:
         save_registry()
+
+
+def sync_changed(
+    conn: sqlite3.Connection, home: Home, paths: Iterable[str], discover: bool = True
+) -> tuple[SyncReport, bool]:
+    """Sync the sources among ``paths`` (what a watcher saw change; ``""`` means
+    "anything"): the known ones directly, and — when another path changed and
+    ``discover`` — a whole :func:`update_index` to find new logs.  Returns the
+    report and whether the whole sync ran."""
+    from agentlog.adapters import all_adapters
+
+    wanted = set(paths)
+    report, unknown = sync_known(conn, all_adapters(), wanted - {""})
+    if discover and (unknown or "" in wanted):
+        return update_index(conn, home), True
+    return report, False
 
 
 def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = False) -> list[ArchivedSource]:

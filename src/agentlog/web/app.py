@@ -139,9 +139,11 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None, re
     def index_problem(exc: IndexProblem) -> tuple[str, int]:
         return str(escape(str(exc))), 503
 
+    from agentlog.web.live import live
     from agentlog.web.pages import pages
 
     app.register_blueprint(pages)
+    app.register_blueprint(live)
     return app
 
 

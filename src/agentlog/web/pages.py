@@ -28,6 +28,7 @@ from agentlog.service import sessions as session_service
 from agentlog.service.search import SearchFilter, SearchPaging
 from agentlog.service.search import search as search_index
 from agentlog.service.secrets import redacted_page, redacted_records, redacted_title
+from agentlog.service.status import page_by_status, refine_sessions
 from agentlog.service.summaries import latest_summary
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.usage.pricing import CostMode
@@ -151,9 +152,7 @@ def sessions() -> str:
     page = _page_number()
     conn = connection()
     order = session_service.SessionOrder(sort, descending, first_by)
-    found = session_service.page_sessions(
-        conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE
-    )
+    found = page_by_status(conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE)
     return render_template(
         "sessions.html",
         groups=_groups(found.sessions, group),
@@ -179,6 +178,7 @@ def session() -> str:
     )
     if _redacting():
         view = redacted_page(view)
+    refine_sessions(connection(), [view.header])
     return render_template(
         "session.html",
         s=view.header,

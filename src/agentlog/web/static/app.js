@@ -1,5 +1,5 @@
 // agentlog web viewer: the only script (CSP: script-src 'self'). Copy buttons,
-// expand/collapse all, search-word highlighting.
+// expand/collapse all, search-word highlighting, live pages.
 "use strict";
 document.addEventListener("click", (event) => {
   const button = event.target.closest("button.expand-all");
@@ -53,4 +53,75 @@ document.addEventListener("click", (event) => {
     fragment.append(text.slice(last));
     node.replaceWith(fragment);
   }
+})();
+
+// agentlog web viewer, live pages (CSP: script-src 'self'): an element with
+// data-live="<event stream URL>" (the board, or the last page of a transcript)
+// listens to Server-Sent Events; each "update" fetches this page again and swaps
+// in what is new.  One fetch at a time: updates arriving meanwhile are coalesced
+// into one more fetch.  EventSource reconnects by itself (the stream sets retry);
+// after a reconnect the page is fetched once, in case an update was missed.
+"use strict";
+(() => {
+  const target = document.querySelector("[data-live]");
+  if (!target || !window.EventSource || !window.fetch) return;
+  let busy = false;
+  let again = false;
+
+  const keepOpen = (from, to) => {
+    const was = from.querySelectorAll("details");
+    to.querySelectorAll("details").forEach((d, i) => { if (was[i] && was[i].open) d.open = true; });
+  };
+
+  const mergeTranscript = (doc) => {
+    const fresh = doc.querySelector("ol.transcript");
+    if (!fresh) return;
+    const atBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 40;
+    let added = false;
+    for (const li of fresh.querySelectorAll(":scope > li.msg")) {
+      const old = document.getElementById(li.id);
+      const copy = document.importNode(li, true);
+      if (!old) {
+        target.querySelectorAll(":scope > li.empty").forEach((e) => e.remove());
+        target.append(copy);
+        added = true;
+      } else if (old.innerHTML !== li.innerHTML) {
+        keepOpen(old, copy);
+        old.replaceWith(copy);
+      }
+    }
+    const status = doc.getElementById("live-status");
+    const here = document.getElementById("live-status");
+    if (status && here) here.replaceWith(document.importNode(status, true));
+    if (added && atBottom) window.scrollTo(0, document.body.scrollHeight);
+  };
+
+  const merge = (doc) => {
+    if (target.tagName === "OL") return mergeTranscript(doc);
+    const fresh = doc.getElementById(target.id);
+    if (fresh) target.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
+  };
+
+  const refresh = async () => {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      do {
+        again = false;
+        const response = await fetch(location.href, { credentials: "same-origin" });
+        if (!response.ok) break;
+        merge(new DOMParser().parseFromString(await response.text(), "text/html"));
+      } while (again);
+    } catch (error) {
+      // the viewer stopped or the network dropped: the next event retries
+    } finally {
+      busy = false;
+    }
+  };
+
+  let opened = false;
+  const source = new EventSource(target.dataset.live);
+  source.addEventListener("update", refresh);
+  source.addEventListener("open", () => { if (opened) refresh(); opened = true; });
+  document.documentElement.dataset.live = "listening";
 })();

@@ -1,0 +1,99 @@
+"""The figures of Claude Code's status line (``agentlog statusline``): the
+session's cost, today's cost, the current 5-hour block with its burn rate and
+the context used — all read from the index, the session's transcript synced first.
+
+Claude Code runs the ``statusLine`` command after each message with a JSON
+object on stdin (``session_id``, ``transcript_path``, ``model.id``/``display_name``,
+``workspace.current_dir`` …; https://docs.anthropic.com/en/docs/claude-code/statusline).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, tzinfo
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from agentlog.rules import session_key
+from agentlog.service.home import Home
+
+if TYPE_CHECKING:
+    from agentlog.usage.pricing import PricedCall
+
+CONTEXT_WINDOW = 200_000
+"""Claude's context window (tokens); a model id ending ``[1m]`` has 1,000,000."""
+
+
+class StatuslineFacts(msgspec.Struct, kw_only=True):
+    """What the status line shows: costs in USD (``None`` when nothing is priced),
+    the active 5-hour block (``block_start``/``block_end`` UTC, ``None`` when no
+    block is active) with its cost and burn rate (USD per hour, tokens per minute;
+    ``None`` under a minute of calls), and the context the last call used
+    (``context_tokens``: its whole prompt, ``context_percent`` of the window)."""
+
+    session_cost_usd: float | None = None
+    today_cost_usd: float | None = None
+    block_start: datetime | None = None
+    block_end: datetime | None = None
+    block_cost_usd: float | None = None
+    burn_usd_per_hour: float | None = None
+    burn_tokens_per_minute: float | None = None
+    context_tokens: int | None = None
+    context_percent: float | None = None
+
+
+def statusline_facts(
+    conn: sqlite3.Connection,
+    home: Home,
+    session_id: str,
+    transcript_path: str | None,
+    model_id: str | None = None,
+    now: datetime | None = None,
+    tz: tzinfo | None = None,
+) -> StatuslineFacts:
+    """The figures for Claude Code session ``session_id`` (its transcript at
+    ``transcript_path`` synced into the index at ``conn`` first; a transcript the
+    index does not know yet makes a whole sync); ``tz`` (default: local) says
+    where today begins.  Raises ``sqlite3.Error`` for a damaged index."""
+    from agentlog.index.usage import usage_records
+    from agentlog.service.index import sync_changed
+    from agentlog.service.usage import pricer
+    from agentlog.usage.money import usd_float
+    from agentlog.usage.report import build_blocks
+
+    now = now or datetime.now(UTC)
+    if transcript_path:
+        sync_changed(conn, home, {transcript_path})
+    key = session_key("claude_code", session_id)
+    calls = usage_records(conn)
+    prices = pricer(conn)
+    priced = [prices.price(c) for c in calls]
+    today = now.astimezone(tz).date()
+    mine = [p for p in priced if p.call.session_key == key or p.call.root_key == key]
+    todays = [p for p in priced if p.call.timestamp and p.call.timestamp.astimezone(tz).date() == today]
+
+    def total(items: list[PricedCall]) -> float | None:
+        costs = [p.cost for p in items if p.cost is not None]
+        return usd_float(sum(costs)) if costs else None
+
+    facts = StatuslineFacts(session_cost_usd=total(mine), today_cost_usd=total(todays))
+    blocks = build_blocks([p for p in priced if p.call.agent == "claude_code"], now)
+    if blocks and blocks[-1].active:
+        block = blocks[-1]
+        facts.block_start, facts.block_end = block.start, block.end
+        facts.block_cost_usd = block.totals.cost_usd
+        rate = block.burn_rate()
+        if rate is not None:
+            facts.burn_tokens_per_minute, facts.burn_usd_per_hour = rate
+    row = conn.execute(
+        """SELECT u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens
+           FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+           WHERE m.session_key = ? AND m.role = 'assistant' ORDER BY m.rowid DESC LIMIT 1""",
+        (key,),
+    ).fetchone()
+    if row is not None:
+        window = 1_000_000 if (model_id or "").lower().endswith("[1m]") else CONTEXT_WINDOW
+        facts.context_tokens = int(row[0])
+        facts.context_percent = round(100 * row[0] / window, 1)
+    return facts

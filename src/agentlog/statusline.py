@@ -1,0 +1,169 @@
+"""``agentlog statusline``: one line for Claude Code's ``statusLine`` command
+(the command is registered by :mod:`agentlog.cli.statusline`; this module is its
+fast path, importable without the command-line framework).
+
+Set it up in ``~/.claude/settings.json``::
+
+    {"statusLine": {"type": "command", "command": "agentlog statusline"}}
+
+Claude Code pipes a JSON object (``session_id``, ``transcript_path``, ``model``,
+``workspace`` …) on stdin after each message; one line comes back — by default
+``$0.42 session · $3.10 today · block $1.20 2h13m left $0.80/h · ctx 45% (90k)``.
+``--format`` takes a Python format string over the fields of
+:class:`agentlog.service.statusline.StatuslineFacts` made readable:
+``{session}``, ``{today}``, ``{block}``, ``{left}``, ``{burn}``, ``{context}``,
+``{context_tokens}``, ``{model}``.  It never fails the host: any error prints
+:data:`FALLBACK` and exits 0.
+
+Warm calls are served from a small cache beside the index (``statusline.json``),
+keyed by the transcript's size and modification time and the minute: a call with
+nothing new reads no index at all.  ``agentlog statusline`` without global
+options takes a fast path (:func:`fast_main`) that skips the command-line
+framework's start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+DEFAULT_FORMAT = "{session} session · {today} today · {block} · ctx {context}"
+FALLBACK = "agentlog: –"
+"""What the status line says when its figures cannot be read."""
+
+
+def _usd(value: float | None) -> str:
+    return "$–" if value is None else f"${value:,.2f}"
+
+
+def _tokens(n: int | None) -> str:
+    if n is None:
+        return "–"
+    return f"{n / 1000:.0f}k" if n >= 1000 else str(n)
+
+
+def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
+    """The line for ``facts`` (a :class:`~agentlog.service.statusline.StatuslineFacts`
+    as JSON) in format ``fmt`` at ``now``.  Raises ``KeyError``/``ValueError`` for a
+    bad format."""
+    end = datetime.fromisoformat(facts["block_end"]) if facts.get("block_end") else None
+    left = ""
+    if end is not None and end > now:
+        minutes = int((end - now).total_seconds() // 60)
+        left = f"{minutes // 60}h{minutes % 60:02d}m left"
+    burn = f"{_usd(facts['burn_usd_per_hour'])}/h" if facts.get("burn_usd_per_hour") is not None else ""
+    block = " ".join(x for x in (f"block {_usd(facts.get('block_cost_usd'))}", left, burn) if x) if end else "no block"
+    percent = facts.get("context_percent")
+    context = f"{percent:.0f}% ({_tokens(facts.get('context_tokens'))})" if percent is not None else "–"
+    line = fmt.format(
+        session=_usd(facts.get("session_cost_usd")),
+        today=_usd(facts.get("today_cost_usd")),
+        block=block,
+        left=left,
+        burn=burn,
+        context=context,
+        context_tokens=_tokens(facts.get("context_tokens")),
+        model=model,
+    )
+    return " ".join(line.split())
+
+
+def _cache_path(env: dict[str, str]) -> Path:
+    """``statusline.json`` in the index's folder (:func:`agentlog.index.db.default_path`);
+    on Linux without importing platformdirs (its rule there: ``$XDG_CACHE_HOME``,
+    else ``~/.cache``), which costs more than the rest of a warm call."""
+    if env.get("AGENTLOG_INDEX"):
+        return Path(env["AGENTLOG_INDEX"]).parent / "statusline.json"
+    system: str = sys.platform  # a plain str: checked on every platform, not narrowed by mypy
+    if system.startswith("linux"):
+        base = env.get("XDG_CACHE_HOME", "").strip() or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
+        return Path(base) / "agentlog" / "statusline.json"
+    from agentlog.index.db import default_path
+
+    return default_path(env).parent / "statusline.json"
+
+
+def _key(payload: dict[str, Any], now: datetime) -> str:
+    path = payload.get("transcript_path") or ""
+    try:
+        st = os.stat(path)
+        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    except (OSError, ValueError, TypeError):
+        stamp = "-"
+    return f"{payload.get('session_id')}|{path}|{stamp}|{now:%Y-%m-%dT%H:%M}"
+
+
+def _compute(payload: dict[str, Any], env: dict[str, str], index: Path | None) -> dict[str, Any]:
+    import msgspec
+
+    from agentlog.index import db
+    from agentlog.service.home import Home
+    from agentlog.service.statusline import statusline_facts
+
+    home = Home.of(env, (), False)
+    conn = db.connect(index or db.default_path(env))
+    try:
+        model = payload.get("model")
+        facts = statusline_facts(
+            conn,
+            home,
+            str(payload.get("session_id") or ""),
+            payload.get("transcript_path") or None,
+            model.get("id") if isinstance(model, dict) else None,
+        )
+    finally:
+        conn.close()
+    value: dict[str, Any] = json.loads(msgspec.json.encode(facts))
+    return value
+
+
+def line(stdin: str, fmt: str, env: dict[str, str], index: Path | None = None) -> str:
+    """The status line for Claude Code's JSON ``stdin``; :data:`FALLBACK` (plus
+    the error's kind) on any error."""
+    try:
+        payload = json.loads(stdin)
+        if not isinstance(payload, dict):
+            raise ValueError("the statusLine input is not a JSON object")
+        now = datetime.now(UTC)
+        model = payload.get("model")
+        name = str(model.get("display_name") or model.get("id") or "") if isinstance(model, dict) else ""
+        cache = (index.parent / "statusline.json") if index else _cache_path(env)
+        key = _key(payload, now)
+        try:
+            cached = json.loads(cache.read_text())
+        except (OSError, ValueError):
+            cached = {}
+        facts = cached.get(key) if isinstance(cached, dict) else None
+        if not isinstance(facts, dict):
+            facts = _compute(payload, env, index)
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps({key: facts}))
+                os.replace(tmp, cache)
+            except OSError:
+                pass
+        return render(facts, fmt, name, now)
+    except Exception as exc:  # the status line never fails its host
+        return f"{FALLBACK} ({type(exc).__name__})"
+
+
+def fast_main(argv: list[str]) -> bool:
+    """Serve ``agentlog statusline [--format F]`` without the command-line
+    framework; ``False`` (nothing done) for any other arguments."""
+    args = argv[1:]
+    if not args or args[0] != "statusline":
+        return False
+    fmt = DEFAULT_FORMAT
+    rest = args[1:]
+    if len(rest) == 2 and rest[0] == "--format":
+        fmt = rest[1]
+    elif rest:
+        return False
+    text = line(sys.stdin.read(), fmt, dict(os.environ))
+    sys.stdout.write(text + "\n")
+    return True

@@ -1,0 +1,384 @@
+"""Live status (issue 13): scripted sessions of seven agents written record by
+record pass through the expected statuses in ``agentlog status --json``; the rules
+of :mod:`agentlog.live.status`; ``tail --json``; ``statusline``; the follower."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from agentlog.cli import main
+from agentlog.live.procs import ProcessTable, agent_of
+from agentlog.live.status import PROMPT_AFTER, StatusFacts, log_status, refine
+from agentlog.model import Message, TextPart, ToolCallPart, ToolResult
+from live_scripts import SCRIPTS, Stand
+
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+class Home:
+    def __init__(self, tmp_path: Path) -> None:
+        self.home = tmp_path / "home"
+        self.home.mkdir()
+        self.cwd = tmp_path / "project"
+        self.cwd.mkdir()
+        self.index = tmp_path / "index.sqlite"
+        self.env = {"HOME": str(self.home), "AGENTLOG_INDEX": str(self.index), "NO_COLOR": "1"}
+
+    def run(self, *args: str) -> str:
+        result = CliRunner().invoke(main, list(args), env=self.env, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    def board(self) -> dict[str, dict]:
+        rows = json.loads(self.run("status", "--json", "--since", "1d"))
+        flat: dict[str, dict] = {}
+        stack = list(rows)
+        while stack:
+            row = stack.pop()
+            flat[row["key"]] = row
+            stack += row["children"]
+        return flat
+
+
+@pytest.mark.parametrize("agent", sorted(SCRIPTS))
+def test_scripted_session_passes_through_the_statuses(agent, tmp_path):
+    home = Home(tmp_path)
+    script = SCRIPTS[agent](home.home, home.cwd)
+    stand = Stand(script.program, home.cwd) if script.program else None
+    seen: list[tuple[str, str, bool]] = []
+    expected: list[tuple[str, str, bool]] = []
+    try:
+        for step in script.steps:
+            if stand is not None and step.process == "start":
+                stand.start()
+            if stand is not None and step.process == "stop":
+                stand.stop()
+            step.write()
+            row = home.board().get(script.key)
+            assert row is not None, f"{step.name}: {script.key} not on the board"
+            seen.append((step.name, row["status"], row["inferred"]))
+            expected.append(
+                (step.name, step.status, row["inferred"] if step.inferred is None else step.inferred)
+            )
+            assert row["evidence"] or row["status"] == "unknown"
+    finally:
+        if stand is not None:
+            stand.stop()
+    assert seen == expected
+
+
+def test_status_table_puts_the_session_that_needs_you_first(tmp_path):
+    home = Home(tmp_path)
+    SCRIPTS["codex"](home.home, home.cwd).steps[1].write()  # a prompt: working
+    claude = SCRIPTS["claude_code"](home.home, home.cwd)
+    for step in claude.steps[:8]:  # ... up to the AskUserQuestion call
+        step.write()
+    lines = home.run("status", "--since", "1d").splitlines()
+    statuses = [line.split()[0] for line in lines[1:] if line.startswith(" ")]
+    assert statuses == ["needs_you", "working"]
+
+
+def test_tail_json_prints_an_appended_message_as_one_line(tmp_path):
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    script.steps[0].write()
+    home.run("index")
+    env = {**os.environ, **home.env}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "agentlog", "tail", script.key, "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        first = [json.loads(proc.stdout.readline()) for _ in range(2)]  # the backlog: prompt, status
+        assert [e["event"] for e in first] == ["message", "status"]
+        assert first[0]["message"]["parts"] == [{"type": "text", "text": "fix the failing test"}]
+        assert first[1]["status"]["status"] == "working"
+        started = time.monotonic()
+        script.steps[1].write()  # the Bash call
+        events = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        latency = time.monotonic() - started
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert [e["event"] for e in events] == ["message", "status"], [first, events]
+    message = events[0]
+    assert message["session"] == script.key and "parent" not in message  # a main session: no parent
+    assert [(p["type"], p["tool"], p["raw_name"], p["input"]) for p in message["message"]["parts"]] == [
+        ("tool_call", "bash", "Bash", {"command": "pytest -q"})
+    ]
+    status = next(e for e in events if e["event"] == "status")
+    assert status["status"]["status"] == "running_tool" and status["status"]["pending"] == ["bash"]
+    assert latency < 10
+
+
+def test_statusline_prints_one_line_with_a_cost(tmp_path):
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    for step in script.steps[:3]:
+        step.write()
+    transcript = next((home.home / ".claude/projects").rglob("*.jsonl"))
+    payload = json.dumps(
+        {
+            "session_id": script.key.split(":", 1)[1],
+            "transcript_path": str(transcript),
+            "model": {"id": "claude-sonnet-4-5-20250929", "display_name": "Sonnet 4.5"},
+            "workspace": {"current_dir": str(home.cwd)},
+        }
+    )
+    env = {**os.environ, **home.env}
+    out = subprocess.run(
+        [sys.executable, "-m", "agentlog", "statusline"], input=payload, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0
+    # two calls of 10 input, 20 output and 1,000 cache-read tokens: the block opened
+    # at this hour, the context of the last call is 1,010 tokens of 200,000 (0.5%, shown as 0%)
+    assert re.fullmatch(r"\$0\.00 session · \$0\.00 today · block \$0\.00 \dh\d\dm left · ctx 0% \(1k\)\n", out.stdout), out.stdout
+    again = subprocess.run(
+        [sys.executable, "-m", "agentlog", "statusline", "--format", "{model}: {session} {context_tokens}"],
+        input=payload, env=env, capture_output=True, text=True,
+    )
+    assert again.stdout == "Sonnet 4.5: $0.00 1k\n"
+    broken = subprocess.run(
+        [sys.executable, "-m", "agentlog", "statusline"], input="not json", env=env, capture_output=True, text=True
+    )
+    assert (broken.returncode, broken.stdout) == (0, "agentlog: – (JSONDecodeError)\n")
+
+
+# --- the rules ------------------------------------------------------------------
+
+
+def _call(call_id: str, tool: str, raw: str, done: bool = False) -> ToolCallPart:
+    return ToolCallPart(call_id=call_id, tool=tool, raw_name=raw, result=ToolResult(output="ok") if done else None)
+
+
+def _msg(mid: str, role: str, *parts, at: datetime = NOW, flags=()) -> Message:
+    return Message(id=mid, role=role, timestamp=at, parts=list(parts), flags=list(flags))
+
+
+def test_log_status_of_a_tail():
+    prompt = _msg("u1", "user", TextPart(text="go"))
+    pending = _msg("a1", "assistant", _call("c1", "edit", "Edit"), at=NOW + timedelta(seconds=1))
+    assert log_status("claude_code", "main", "unknown", None, [prompt]) == StatusFacts(
+        "working", "user message u1: the prompt is the last record", NOW, NOW
+    )
+    assert log_status("claude_code", "main", "unknown", None, [prompt, pending]) == StatusFacts(
+        "running_tool",
+        "assistant message a1: pending tool_call Edit c1",
+        NOW + timedelta(seconds=1),
+        NOW + timedelta(seconds=1),
+        pending=("edit",),
+    )
+    reply = _msg("a2", "assistant", TextPart(text="done"))
+    facts = log_status("claude_code", "subagent", "unknown", None, [prompt, reply])
+    assert (facts.status, facts.inferred, facts.reason) == (
+        "done",
+        True,
+        "the last record is the assistant's reply; the agent records no turn end",
+    )
+    # a call left pending before the last prompt does not count
+    assert log_status("codex", "main", "working", "event_msg/task_started", [pending, prompt]).status == "working"
+    # a recorded final status wins over the tail, a pending question over both
+    assert log_status("codex", "main", "waiting_for_user", "event_msg/task_complete", [prompt, pending]).status == (
+        "waiting_for_user"
+    )
+    question = _msg("a3", "assistant", _call("q1", "request_user_input", "request_user_input"))
+    assert log_status("codex", "main", "waiting_for_user", "x", [prompt, question]).status == "needs_you"
+
+
+def test_refine_adds_the_clock_and_the_processes():
+    running = StatusFacts("running_tool", "e", NOW, NOW, pending=("edit",))
+    later = NOW + PROMPT_AFTER + timedelta(seconds=1)
+    prompt = refine(running, "claude_code", last_write=NOW, now=later)
+    assert (prompt.status, prompt.inferred, prompt.reason) == (
+        "needs_you",
+        True,
+        "a edit call pending for 9 s with no write: claude_code records nothing while a permission prompt waits",
+    )
+    assert refine(running, "kimi", last_write=NOW, now=later).status == "running_tool"  # Kimi records approvals
+    bash = StatusFacts("running_tool", "e", NOW, NOW, pending=("bash",))
+    assert refine(bash, "claude_code", last_write=NOW, now=later).status == "running_tool"  # a long command
+    hour = NOW + timedelta(hours=1)
+    assert refine(bash, "claude_code", last_write=NOW, now=hour).status == "stale"
+    assert refine(bash, "claude_code", last_write=NOW, now=hour, alive=True).status == "running_tool"
+    ended = StatusFacts("waiting_for_user", "e", NOW, NOW)
+    assert refine(ended, "claude_code", last_write=NOW, now=hour).status == "waiting_for_user"
+    assert refine(ended, "claude_code", last_write=NOW, now=hour, alive=False).status == "done"
+    assert refine(ended, "claude_code", last_write=NOW, now=NOW + timedelta(hours=3)).status == "done"
+    spawn = StatusFacts("waiting_for_subagents", "e", NOW, NOW, pending=("task",))
+    assert refine(spawn, "claude_code", last_write=NOW, now=NOW, children=["working"]).status == "waiting_for_subagents"
+    assert refine(spawn, "claude_code", last_write=NOW, now=NOW, children=["done"]).status == "working"
+
+
+def test_process_table():
+    assert agent_of(["node", "/usr/lib/node_modules/@anthropic-ai/claude-code/cli.js"]) == "claude_code"
+    assert agent_of(["/home/me/.local/bin/codex", "resume"]) == "codex"
+    assert agent_of(["/home/pi/bin/python3", "x.py"]) is None
+    table = ProcessTable({"claude_code": {"/work/app/src"}})
+    assert table.alive("claude_code", "/work/app") is True
+    assert table.alive("claude_code", "/work/other") is False
+    assert table.alive("cline", "/work/app") is None  # runs in an editor: unknown
+
+
+def test_follower_syncs_an_appended_line(tmp_path):
+    from agentlog.index import db
+    from agentlog.service.follow import Follower
+    from agentlog.service.home import Home as LogHome
+    from agentlog.service.status import live_status
+
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    script.steps[0].write()
+    follower = Follower(home.index, LogHome(home.env, home.home, []), debounce=50)
+    follower.start()
+    try:
+        version = follower.wait(0, 30)  # the first sync
+        assert follower.error is None
+        time.sleep(0.5)  # the watch is set up
+        script.steps[1].write()
+        version = follower.wait(version, 30)
+        assert follower.mode == "events"
+        conn = db.connect(home.index, readonly=True)
+        try:
+            rows = live_status(conn, procs=None, costs=False)
+        finally:
+            conn.close()
+    finally:
+        follower.stop()
+        follower.join(5)
+    assert [(r.key, r.status, r.pending) for r in rows] == [(script.key, "running_tool", ["bash"])]
+    assert not follower.is_alive()
+
+
+def test_an_unknown_changed_file_is_ignored_after_one_whole_sync(tmp_path):
+    from agentlog.service.follow import Follower
+    from agentlog.service.home import Home as LogHome
+
+    home = Home(tmp_path)
+    SCRIPTS["claude_code"](home.home, home.cwd).steps[0].write()
+    noise = home.home / ".claude/projects/-live-project/notes.txt"
+    noise.write_text("x")
+    follower = Follower(home.index, LogHome(home.env, home.home, []))
+    follower.sync_round()
+    follower.sync_round({str(noise)})
+    assert follower.ignored == {str(noise)}
+
+
+def test_index_and_memory_give_the_same_board(tmp_path):
+    """The board read from the index equals the board read from the logs (the same
+    rules on both paths), for a Claude session in the middle of a turn."""
+    from agentlog.index import db
+    from agentlog.service.home import Home as LogHome
+    from agentlog.service.status import live_status, logged_live_status
+
+    home = Home(tmp_path)
+    for name in ("claude_code", "codex", "kimi", "cline"):
+        for step in SCRIPTS[name](home.home, home.cwd).steps[:4]:
+            step.write()
+    home.run("index")
+    now = datetime.now(UTC)
+    conn = db.connect(home.index, readonly=True)
+    try:
+        indexed = live_status(conn, now=now, procs=None, costs=False)
+    finally:
+        conn.close()
+    logged = logged_live_status(LogHome(home.env, home.home, []), now=now, procs=None)
+    assert len(indexed) == 4 and indexed == logged
+
+
+def test_watch_board_opens_a_tail_and_exits_on_ctrl_c(tmp_path):
+    """``watch`` on a terminal (a pseudo-terminal here): the board, a row number +
+    Enter opens that session's tail, Ctrl-C goes back to the board, Ctrl-C again
+    exits with status 0."""
+    import pty
+    import select
+    import signal
+
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    for step in script.steps[:2]:  # a prompt and a pending Bash call
+        step.write()
+    env = {**os.environ, **home.env, "COLUMNS": "120", "LINES": "40", "TERM": "xterm"}
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: agentlog watch on the terminal
+        os.execve(sys.executable, [sys.executable, "-m", "agentlog", "watch"], env)
+    seen = b""
+
+    def until(text: bytes, timeout: float = 30) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while text not in seen and time.monotonic() < deadline:
+            if select.select([fd], [], [], 0.2)[0]:
+                try:
+                    seen += os.read(fd, 65536)
+                except OSError:
+                    break
+        assert text in seen, seen[-2000:]
+
+    try:
+        until(b"agentlog watch")
+        until(b"running_tool")
+        assert b"a row number + Enter" in seen
+        os.write(fd, b"1\n")
+        until(b"tail of " + script.key.encode())
+        until(b"pytest -q")  # the Bash call, rendered by the tail
+        os.kill(pid, signal.SIGINT)
+        seen = b""
+        until(b"agentlog watch")  # back on the board
+        os.kill(pid, signal.SIGINT)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_subagent_sits_under_its_parent_on_the_board_and_in_tail(tmp_path):
+    """A Claude Task call whose subagent (``<session>/subagents/agent-<id>.jsonl``)
+    is working: the parent waits for it; once the subagent's turn ends it is done
+    and the parent is working again (inferred); ``tail`` of the parent shows the
+    subagent's messages under it."""
+    from agentlog.index import db
+    from agentlog.service.tail import SessionTail
+    from live_scripts import append, iso
+
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    for step in script.steps[:4]:  # ... the pending Task call
+        step.write()
+    sid = script.key.split(":", 1)[1]
+    child = home.home / ".claude/projects/-live-project" / sid / "subagents/agent-c0ffee01.jsonl"
+    (child.parent / "agent-c0ffee01.meta.json").parent.mkdir(parents=True)
+    (child.parent / "agent-c0ffee01.meta.json").write_text(json.dumps({"agentType": "explore", "description": "explore", "toolUseId": "toolu_2"}))
+    base = {"isSidechain": True, "sessionId": sid, "agentId": "c0ffee01", "cwd": str(home.cwd), "version": "2.0.30"}
+    append(child, {**base, "type": "user", "uuid": "s1", "timestamp": iso(), "message": {"role": "user", "content": "look around"}})
+    board = home.board()
+    assert (board[script.key]["status"], board["claude_code:agent-c0ffee01"]["status"]) == ("waiting_for_subagents", "working")
+    assert [c["key"] for c in json.loads(home.run("status", "--json", "--since", "1d"))[0]["children"]] == ["claude_code:agent-c0ffee01"]
+    conn = db.connect(home.index, readonly=True)
+    try:
+        follow = SessionTail(conn, script.key, backlog=0)
+        follow.poll(conn)
+        reply = {"id": "msg_s2", "role": "assistant", "model": "claude-haiku-4-5", "content": [{"type": "text", "text": "found it"}], "stop_reason": "end_turn"}
+        append(child, {**base, "type": "assistant", "uuid": "s2", "timestamp": iso(), "message": reply})
+        board = home.board()
+        events = follow.poll(conn)
+    finally:
+        conn.close()
+    assert (board["claude_code:agent-c0ffee01"]["status"], board[script.key]["status"], board[script.key]["inferred"]) == ("done", "working", True)
+    assert [(e.event, e.session, e.parent) for e in events] == [
+        ("message", "claude_code:agent-c0ffee01", script.key),
+        ("status", script.key, None),
+        ("status", "claude_code:agent-c0ffee01", script.key),
+    ]
