@@ -192,3 +192,16 @@ def test_exec_runs_are_listed_only_when_asked_as_on_the_command_line(tmp_path, m
         assert archive.sessions() == []
         assert [s.key for s in archive.sessions(exec_runs=True)] == cli and len(cli) == 2
         assert all(s.kind == "exec" for s in archive.sessions(exec_runs=True))
+
+
+def test_status_is_the_status_commands_board(archive):
+    cli = _cli_json("--demo", "status", "--json", "--since", "2026-11-01")
+    rows = archive.status(since=date(2026, 11, 1))
+    assert msgspec.json.decode(msgspec.json.encode(rows)) == cli
+    assert [(r.key, r.status, [c.key for c in r.children]) for r in rows] == [
+        (WEATHER, "interrupted", [REVIEW]),
+        (CODEX, "done", []),
+    ]
+    assert archive.status(agent="codex", since="2026-11-01")[0].key == CODEX
+    with pytest.raises(UsageError):
+        archive.status(agent="no-such-agent")

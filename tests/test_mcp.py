@@ -36,6 +36,7 @@ TOOLS = {
     "get_messages",
     "get_usage_summary",
     "find_sessions_by_file",
+    "get_live_status",
 }
 WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
 REVIEW = "claude_code:agent-b7e1d2c3"
@@ -245,6 +246,7 @@ def test_log_text_is_redacted_in_every_tool(tmp_path):
                 ("list_sessions", {}),
                 ("get_session_overview", {"session_id": "5ec7e700"}),
                 ("get_messages", {"session_id": "5ec7e700"}),
+                ("get_live_status", {"since": "2000-01-01"}),
             ]:
                 result = await client.call_tool(name, args)
                 assert not result.is_error, result.content
@@ -252,12 +254,13 @@ def test_log_text_is_redacted_in_every_tool(tmp_path):
             return out
 
     try:
-        found, listed, overview, messages = anyio.run(go)
+        found, listed, overview, messages, live = anyio.run(go)
     finally:
         index.close()
-    everything = json.dumps([found, listed, overview, messages])
+    everything = json.dumps([found, listed, overview, messages, live])
     assert TOKEN not in everything and "A1b2C3d4E5" not in everything
     assert listed["sessions"][0]["name"] == "push with token [REDACTED:github_token] please"
+    assert live["sessions"][0]["name"] == listed["sessions"][0]["name"]
     assert [m["content"] for m in messages["messages"]] == [
         "push with token [REDACTED:github_token] please",
         "Pushing now.\n[bash] git push https://[REDACTED:github_token]@github.com/o/r",
@@ -283,3 +286,21 @@ def test_search_leaves_out_the_sessions_active_now(tmp_path):
         index.close()
     assert (hidden["results"], hidden["excluded_active"], hidden["total"]) == ([], 1, 1)
     assert [r["session_id"] for r in shown["results"]] == [SESSION] and shown["excluded_active"] == 0
+
+
+def test_live_status_is_the_status_commands_board(call):
+    cli = _cli_json("--demo", "status", "--json", "--since", "2026-11-01")
+    _, board = call("get_live_status", {"since": "2026-11-01"})
+    assert [(r["session_id"], r["status"], r["inferred"], r["evidence"]) for r in board["sessions"]] == [
+        (r["key"], r["status"], r["inferred"], r["evidence"]) for r in cli
+    ]
+    assert [(r["session_id"], r["status"]) for r in board["sessions"]] == [
+        (WEATHER, "interrupted"),
+        (CODEX, "done"),
+    ]
+    assert [c["session_id"] for c in board["sessions"][0]["subagents"]] == [REVIEW] and board["total"] == 2
+    assert board["sessions"][0]["turn"] == cli[0]["turn"]
+    _, one = call("get_live_status", {"since": "2026-11-01", "agent": "codex", "limit": 1})
+    assert [r["session_id"] for r in one["sessions"]] == [CODEX]
+    error, text = call("get_live_status", {"since": "yesterday-ish"})
+    assert error and "yesterday-ish" in text

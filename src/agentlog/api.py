@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from agentlog.index.search import HitPage
     from agentlog.model import Message, Session
     from agentlog.service.files import FileSession
+    from agentlog.service.status import LiveSession
     from agentlog.service.usage import PricedUsage
     from agentlog.usage.pricing import CostMode
 
@@ -114,6 +115,23 @@ class Archive:
             raise UsageError(f"limit {limit} is negative")
         where = session_filter(agent, project, since, until, subagents, status, text, exec_runs)
         return with_costs(self._conn, list_sessions(self._conn, where, limit).sessions)
+
+    def status(
+        self,
+        agent: str | None = None,
+        project: str | None = None,
+        since: TimeArg = None,
+        until: TimeArg = None,
+    ) -> list[LiveSession]:
+        """The live board, as ``agentlog status --json`` gives it: the sessions
+        written to in the span (default: the last 24 hours), ``needs_you`` first,
+        each a :class:`agentlog.service.status.LiveSession` (status, since when,
+        its evidence, whether inferred and why, the current turn's tokens and
+        cost in USD, subagents under their parent).  Raises :class:`UsageError`
+        for a bad agent or time."""
+        from agentlog.service.status import live_status
+
+        return live_status(self._conn, session_filter(agent, project, since, until, subagents=True))
 
     def session(self, key: str) -> Session:
         """The session ``key`` names (a key, an id or a unique prefix of one), in

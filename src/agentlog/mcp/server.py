@@ -3,8 +3,9 @@ official MCP Python SDK (``mcp``, :class:`mcp.server.mcpserver.MCPServer`).
 
 Tool names mirror agentsview's where they overlap (kenn-io/agentsview
 ``internal/mcp/server.go``: ``list_sessions``, ``search_sessions``,
-``get_session_overview``, ``get_messages``, ``get_usage_summary``), so a client
-can switch; ``find_sessions_by_file`` is agentlog's own.  Every tool reads
+``get_session_overview``, ``get_messages``, ``get_usage_summary``,
+``get_live_status``), so a client can switch; ``find_sessions_by_file`` is
+agentlog's own.  Every tool reads
 through the service layer (:mod:`agentlog.service`), validates its inputs
 (JSON Schema bounds, then the filter vocabulary of :mod:`agentlog.query`),
 bounds its output (pages and character caps, stated in its description) and
@@ -28,7 +29,16 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agentlog.errors import AgentlogError
-from agentlog.mcp.shape import NAME_CHARS, cut, message_row, session_row, snippet, stamp
+from agentlog.mcp.shape import (
+    EVIDENCE_CHARS,
+    NAME_CHARS,
+    cut,
+    live_row,
+    message_row,
+    session_row,
+    snippet,
+    stamp,
+)
 from agentlog.query import SessionFilter, Span, parse_zone, resolve_agent
 from agentlog.service.filters import session_filter, span_of
 
@@ -349,6 +359,29 @@ def build_server(index: Index) -> MCPServer:
             document["rows_omitted"] = max(len(rows) - USAGE_ROWS, 0)
             document["rows"] = rows[-USAGE_ROWS:]
             return _jsonable(document)
+
+        return _call(work)
+
+    @server.tool(
+        description="Which coding-agent sessions are working right now and which need the user: the sessions "
+        "written to in the span (default: the last 24 hours), needs_you first, each with its status (working, "
+        "running_tool, needs_you, waiting_for_subagents, waiting_for_user, interrupted, errored, done, stale, "
+        "unknown), since when, the record that shows it, whether it is inferred and why, the tools of pending calls, "
+        "the current turn's tokens and cost (USD), and its subagents under it. Read from the logs alone. At most "
+        f"100 sessions (default 20); names cut to {NAME_CHARS} characters, evidence and reason to {EVIDENCE_CHARS}.",
+        annotations=READ_ONLY,
+    )
+    async def get_live_status(
+        agent: Agent = None,
+        project: Project = None,
+        since: Since = None,
+        limit: Annotated[int, Field(ge=1, le=100, description="Sessions, 1–100 (default 20).")] = 20,
+    ) -> dict[str, Any]:
+        from agentlog.service.status import live_status
+
+        def work() -> dict[str, Any]:
+            rows = live_status(index.conn(), session_filter(agent, project, since, None, subagents=True))
+            return {"sessions": [live_row(r) for r in rows[:limit]], "total": len(rows)}
 
         return _call(work)
 

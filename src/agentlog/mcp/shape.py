@@ -17,6 +17,7 @@ from agentlog.index.search import MARK_END, MARK_START
 from agentlog.model import Message, Session, ToolCallPart
 from agentlog.plaintext import message_text
 from agentlog.redact import redact
+from agentlog.service.status import LiveSession
 
 NAME_CHARS = 200
 """The most characters of a session's name (its title) any tool sends."""
@@ -80,4 +81,45 @@ def message_row(ordinal: int, message: Message, max_chars: int) -> dict[str, Any
         "full_length": len(text),
         "truncated": truncated,
         "has_tool_use": any(isinstance(p, ToolCallPart) for p in message.parts),
+    }
+
+
+EVIDENCE_CHARS = 300
+"""The most characters of a live row's evidence and reason."""
+
+
+def live_row(row: LiveSession, depth: int = 0) -> dict[str, Any]:
+    """One board row (:class:`agentlog.service.status.LiveSession`) as the
+    ``get_live_status`` tool sends it: ``session_id``, ``agent``, ``project``,
+    ``name``, ``status`` with ``since`` (when it began), ``evidence`` (the record
+    that shows it) and ``evidence_at``, ``inferred`` and ``reason``, ``pending``
+    (tools of the calls still waiting), ``last_write``, ``alive`` (``null``:
+    unknown), the current turn's tokens and ``cost_usd`` (USD), ``resume_command``
+    and ``subagents`` (the same rows, three levels at most); text redacted and cut."""
+    name, _ = cut(row.title or "", NAME_CHARS)
+    return {
+        "session_id": row.key,
+        "agent": row.agent,
+        "project": row.cwd,
+        "name": name,
+        "kind": row.kind,
+        "status": row.status,
+        "since": stamp(row.since),
+        "evidence": cut(row.evidence or "", EVIDENCE_CHARS)[0] or None,
+        "evidence_at": stamp(row.evidence_at),
+        "inferred": row.inferred,
+        "reason": cut(row.reason or "", EVIDENCE_CHARS)[0] or None,
+        "pending": row.pending[:20],
+        "last_write": stamp(row.last_write),
+        "alive": row.alive,
+        "turn": {
+            "input_tokens": row.turn.input_tokens,
+            "cache_read_tokens": row.turn.cache_read_tokens,
+            "cache_write_tokens": row.turn.cache_write_tokens,
+            "output_tokens": row.turn.output_tokens,
+            "total_tokens": row.turn.total_tokens,
+            "cost_usd": row.turn.cost_usd,
+        },
+        "resume_command": row.resume_command,
+        "subagents": [live_row(child, depth + 1) for child in row.children] if depth < 2 else [],
     }
