@@ -225,7 +225,7 @@ def test_parquet_reads_back_with_the_index_counts_and_usage_totals(demo, tmp_pat
 def test_parquet_reads_back_in_duckdb(demo, tmp_path):
     pytest.importorskip("pyarrow")
     duckdb = pytest.importorskip(
-        "duckdb", reason="duckdb is not installed (not in the test extra: too large)"
+        "duckdb", reason="duckdb is not installed (the test extra installs it)"
     )
     options = ExportOptions(subagents=True)
     export_sessions(
