@@ -434,3 +434,14 @@ def test_html_of_no_session_is_an_empty_page(demo, tmp_path):
     assert code == 0 and "no sessions match" in err
     assert '<table class="sessions">' in (tmp_path / "s" / "index.html").read_text()
     assert not (tmp_path / "s" / "sessions").exists()
+
+
+def test_a_checklist_call_is_summarised_by_its_counts_not_its_json():
+    from agentlog.present import tool_summary
+
+    todos = [{"content": "a", "status": "completed"}, {"content": "b", "status": "in_progress"}]
+    assert tool_summary({"todos": todos}) == "2 items: 1 completed, 1 in progress"
+    assert tool_summary({"plan": [{"step": "x", "status": "pending"}]}) == "1 item: 1 pending"
+    assert tool_summary({"todos": [{"content": "c"}]}) == "1 item: 1 ?"
+    assert tool_summary({"todos": []}) == '{"todos": []}'
+    assert tool_summary({"command": "ls", "todos": "not a list"}) == "ls"

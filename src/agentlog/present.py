@@ -85,8 +85,12 @@ def project_name(cwd: str | None) -> str:
 def tool_summary(value: Any, limit: int = INPUT_CHARS) -> str:
     """One line of at most ``limit`` characters that says what a tool call did:
     its command, path, pattern, URL… (a Codex ``["bash", "-lc", script]`` shows
-    the script); other inputs as compact JSON."""
+    the script); a checklist (Claude's TodoWrite ``todos``, Codex's update_plan
+    ``plan``) as its counts by status; other inputs as compact JSON."""
     if isinstance(value, dict):
+        items = value.get("todos", value.get("plan"))
+        if isinstance(items, list) and items and all(isinstance(x, dict) for x in items):
+            return checklist_counts(items)
         for key in SUMMARY_KEYS:
             field = value.get(key)
             if isinstance(field, list) and field and all(isinstance(x, str) for x in field):
@@ -97,6 +101,18 @@ def tool_summary(value: Any, limit: int = INPUT_CHARS) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def checklist_counts(items: list[dict[str, Any]]) -> str:
+    """``"4 items: 1 completed, 3 pending"``: a checklist's size and its items
+    counted by ``status`` (in order of first appearance; ``?`` for none)."""
+    counts: dict[str, int] = {}
+    for item in items:
+        status = item.get("status")
+        key = status.replace("_", " ") if isinstance(status, str) and status else "?"
+        counts[key] = counts.get(key, 0) + 1
+    noun = "item" if len(items) == 1 else "items"
+    return f"{len(items)} {noun}: " + ", ".join(f"{n} {status}" for status, n in counts.items())
 
 
 def output_text(output: Any) -> str:
