@@ -327,3 +327,32 @@ def test_a_resume_command_quotes_the_session_id_for_the_shell(tmp_path):
     assert row["resume_command"].split(" ", 2)[2] == shlex.quote(sid)
     code, out, _ = run("show", f"claude_code:{sid}", env=env)
     assert code == 0 and "resume: claude --resume '$(touch PWNED);id'" in out
+
+
+def test_show_full_prints_one_long_token_whole_without_highlighting(tmp_path):
+    """Rich's automatic highlighter is off (its patterns are quadratic on one long
+    token: a 50,000-character base64 line took 25 s); the token is printed whole."""
+    from agentlog.cli import App
+
+    token = "QmFzZTY0" * 2500  # 20,000 characters, no spaces
+    folder = tmp_path / ".claude" / "projects" / "-big"
+    folder.mkdir(parents=True)
+    record = {
+        "type": "user",
+        "sessionId": "cccccccc-1111-2222-3333-444444444444",
+        "uuid": "b1",
+        "timestamp": "2026-11-22T10:00:00Z",
+        "message": {"role": "user", "content": "hello " + token},
+    }
+    (folder / "cccccccc-1111-2222-3333-444444444444.jsonl").write_text(json.dumps(record) + "\n")
+    code, out, err = run("show", "cccccccc", "--full", env={"HOME": str(tmp_path)})
+    assert code == 0, err
+    assert token in out.replace("\n", "")
+    app = App(env={}, home=tmp_path, index_path=tmp_path / "i.sqlite")
+    assert app.console._highlight is False and app.err._highlight is False
+
+
+def test_serve_names_a_host_it_cannot_use():
+    for host in ("a..b", "::::1::"):
+        code, _, err = run("--demo", "serve", "--host", host, "--port", "18950")
+        assert code == 2 and err.startswith(f"agentlog: --host {host}: ") and err.count("\n") == 1, err

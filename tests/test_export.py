@@ -12,6 +12,7 @@ import msgspec
 import pytest
 from click.testing import CliRunner
 
+import agentlog
 from agentlog.cli import main
 from agentlog.export import ExportOptions, Transcript
 from agentlog.export.html import policy, stylesheet
@@ -22,7 +23,9 @@ from agentlog.query import SessionFilter
 from agentlog.service.export import export_sessions, select
 from agentlog.service.search import search
 from agentlog.service.secrets import sessions_with_secrets
+from agentlog.service.tail import SessionTail
 from agentlog.service.usage import UsageQuery, index_usage
+from agentlog.web.app import create_app
 from export_helpers import AWS_KEY, GITHUB_TOKEN, SECRET_ID, secret_home
 from web_helpers import build_index, demo_index
 
@@ -445,3 +448,67 @@ def test_a_checklist_call_is_summarised_by_its_counts_not_its_json():
     assert tool_summary({"todos": [{"content": "c"}]}) == "1 item: 1 ?"
     assert tool_summary({"todos": []}) == '{"todos": []}'
     assert tool_summary({"command": "ls", "todos": "not a list"}) == "ls"
+
+
+def test_listings_the_board_and_tail_print_no_secret(secret):
+    """Titles and live evidence are log text: redacted in every listing, as in show and search."""
+    conn, index, home = secret
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(index), "COLUMNS": "300"}
+    for args in (
+        ("sessions", "--no-sync"),
+        ("sessions", "--json", "--no-sync"),
+        ("status", "--since", "2000-01-01", "--no-sync"),
+        ("status", "--json", "--since", "2000-01-01", "--no-sync"),
+        (),  # the overview
+    ):
+        code, out, err = run(*args, env=env)
+        assert code == 0, err
+        assert AWS_KEY not in out and GITHUB_TOKEN not in out, args
+        assert "[REDACTED:aws_access_key]" in out, args
+    tail = SessionTail(conn, SECRET_ID[:8])
+    events = msgspec.json.encode(tail.poll(conn)).decode()
+    assert "[REDACTED:github_token]" in events and AWS_KEY not in events and GITHUB_TOKEN not in events
+    raw = msgspec.json.encode(SessionTail(conn, SECRET_ID[:8], redact_secrets=False).poll(conn)).decode()
+    assert AWS_KEY in raw and GITHUB_TOKEN in raw
+    board = create_app(index).test_client().get("/board?since=2000-01-01").get_data(as_text=True)
+    assert "[REDACTED:aws_access_key]" in board and AWS_KEY not in board and GITHUB_TOKEN not in board
+    shown = create_app(index, redact=False).test_client().get("/board?since=2000-01-01").get_data(as_text=True)
+    assert AWS_KEY in shown
+
+
+def test_the_python_api_lists_titles_redacted_unless_asked(secret):
+    _, index, _ = secret
+    with agentlog.open(index, sync=False) as archive:
+        (listed,) = archive.sessions()
+        assert listed.title and "[REDACTED:aws_access_key]" in listed.title and AWS_KEY not in listed.title
+        assert AWS_KEY in (archive.sessions(redact_secrets=False)[0].title or "")
+        (row,) = archive.status(since="2000-01-01")
+        assert row.title == listed.title
+        assert AWS_KEY in (archive.status(since="2000-01-01", redact_secrets=False)[0].title or "")
+
+
+def test_an_output_path_that_cannot_be_written_is_one_line_not_an_internal_error(tmp_path):
+    (tmp_path / "a-folder").mkdir()
+    (tmp_path / "a-file").write_text("x")
+    cases = [
+        (["--format", "md", "-o", str(tmp_path / "a-folder")], "a-folder: cannot write the export: Is a directory"),
+        (["--format", "json", "-o", str(tmp_path / "a-file" / "x.json")], "a-file: cannot write the export"),
+        (["--format", "md", "-o", "/dev/full"], "/dev/full: cannot write the export: No space left on device"),
+    ]
+    for args, message in cases:
+        code, _, err = run("--demo", "export", "de70c1a0", *args)
+        assert (code, err.count("\n")) == (1, 1) and message in err, err
+    code, _, err = run("--demo", "export", "--all", "--format", "html", "-o", str(tmp_path / "a-file"))
+    assert code == 1 and "cannot write the export: Not a directory" in err
+
+
+def test_text_exports_show_terminal_escapes_as_symbols(demo):
+    """A Markdown or slim export read with ``cat`` runs no escape sequence from a log."""
+    hostile = "title \x1b]0;PWNED\x07 then \x1b[2J clear"
+    message = Message(id="m1", role="user", parts=[TextPart(text=hostile)])
+    for fmt in ("md", "slim"):
+        out = io.BytesIO()
+        export_sessions(demo, fmt, [_transcript([message])], ExportOptions(), None, out)
+        text = out.getvalue().decode()
+        assert "\x1b" not in text and "\x07" not in text, fmt
+        assert "title ␛]0;PWNED␇ then ␛[2J clear" in text, fmt

@@ -100,12 +100,15 @@ class Archive:
         status: str | None = None,
         text: str | None = None,
         limit: int | None = None,
+        redact_secrets: bool = True,
     ) -> list[Session]:
         """Session headers (no messages: :meth:`messages` or :meth:`session`
         load them), newest first, as ``agentlog sessions`` lists them: main
         sessions only unless ``subagents``, non-interactive runs (``codex exec``)
         only with ``exec_runs``; ``status`` (``done``, ``working`` …),
-        ``text`` (in title, id or folder, any case), at most ``limit``.  Each
+        ``text`` (in title, id or folder, any case), at most ``limit``; titles
+        with secrets replaced (``[REDACTED:<kind>]``) unless not
+        ``redact_secrets``.  Each
         carries its usage totals and ``usage.cost_usd`` (USD, ``None`` when no
         call has a price) with ``usage.cost_source`` (the weakest of its calls':
         :func:`agentlog.service.costed.cost_source`)."""
@@ -114,7 +117,7 @@ class Archive:
         if limit is not None and limit < 0:
             raise UsageError(f"limit {limit} is negative")
         where = session_filter(agent, project, since, until, subagents, status, text, exec_runs)
-        return with_costs(self._conn, list_sessions(self._conn, where, limit).sessions)
+        return with_costs(self._conn, list_sessions(self._conn, where, limit, redact_secrets).sessions)
 
     def status(
         self,
@@ -122,16 +125,19 @@ class Archive:
         project: str | None = None,
         since: TimeArg = None,
         until: TimeArg = None,
+        redact_secrets: bool = True,
     ) -> list[LiveSession]:
         """The live board, as ``agentlog status --json`` gives it: the sessions
         written to in the span (default: the last 24 hours), ``needs_you`` first,
         each a :class:`agentlog.service.status.LiveSession` (status, since when,
         its evidence, whether inferred and why, the current turn's tokens and
-        cost in USD, subagents under their parent).  Raises :class:`UsageError`
-        for a bad agent or time."""
+        cost in USD, subagents under their parent; titles and evidence with
+        secrets replaced unless not ``redact_secrets``).  Raises
+        :class:`UsageError` for a bad agent or time."""
         from agentlog.service.status import live_status
 
-        return live_status(self._conn, session_filter(agent, project, since, until, subagents=True))
+        where = session_filter(agent, project, since, until, subagents=True)
+        return live_status(self._conn, where, redact_secrets=redact_secrets)
 
     def session(self, key: str) -> Session:
         """The session ``key`` names (a key, an id or a unique prefix of one), in
@@ -296,11 +302,14 @@ class Archive:
         *,
         subagents: bool = False,
         exec_runs: bool = False,
+        redact_secrets: bool = True,
     ) -> pyarrow.Table:
         """:meth:`sessions` as an Arrow table, one row per session
-        (:data:`agentlog.tables.SESSION_COLUMNS`).  Raises
+        (:data:`agentlog.tables.SESSION_COLUMNS`; titles redacted as there).  Raises
         :class:`~agentlog.errors.AgentlogError` without the ``parquet`` extra."""
-        found = self.sessions(agent, project, since, until, subagents=subagents, exec_runs=exec_runs)
+        found = self.sessions(
+            agent, project, since, until, subagents=subagents, exec_runs=exec_runs, redact_secrets=redact_secrets
+        )
         return _tables().sessions_table(found)
 
 

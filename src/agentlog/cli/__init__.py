@@ -53,7 +53,7 @@ class App:
     def err(self) -> Console:
         from rich.console import Console
 
-        return Console(stderr=True)
+        return Console(stderr=True, highlight=False)
 
 
 class AgentlogGroup(click.Group):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 import click
 
@@ -84,6 +85,10 @@ def serve(
     from agentlog.web.syncer import Syncer
 
     explicit = ctx.get_parameter_source("host") == click.core.ParameterSource.COMMANDLINE
+    try:  # werkzeug prints a bare error and exits for an address it cannot use
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, UnicodeError) as exc:
+        raise UsageError(f"--host {host}: {getattr(exc, 'strerror', None) or exc}") from None
     token = access_token(host, explicit)
     conn, _ = open_index(app, no_sync)  # creates and migrates the index, first sync
     conn.close()

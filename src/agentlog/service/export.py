@@ -11,15 +11,16 @@ import io
 import sqlite3
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TextIO, cast
 
 import msgspec
 
-from agentlog.errors import UsageError
+from agentlog.errors import AgentlogError, UsageError
 from agentlog.export import ExportOptions, Format, Transcript, focus
 from agentlog.export.redaction import redact_header, redact_message
 from agentlog.index import queries
 from agentlog.model import Message, Session
+from agentlog.present import clean
 from agentlog.query import SessionFilter
 
 PAGE = 500
@@ -129,7 +130,27 @@ def export_sessions(
     """Write ``transcripts`` (from :func:`select`) as ``fmt`` to ``path`` (a file;
     a folder for ``parquet`` and for an HTML ``site``) or, without one, to
     ``stdout``.  Raises :class:`~agentlog.errors.UsageError` when a format needs a
-    folder and none is given, or pyarrow is missing for ``parquet``."""
+    folder and none is given, or pyarrow is missing for ``parquet``;
+    :class:`~agentlog.errors.AgentlogError` naming the path when it cannot be
+    written (a folder where a file goes, no permission, a full disk …)."""
+    try:
+        return _export(conn, fmt, transcripts, options, path, stdout, site)
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError) or path is None:
+            raise
+        where = exc.filename or path
+        raise AgentlogError(f"{where}: cannot write the export: {exc.strerror or exc}") from None
+
+
+def _export(
+    conn: sqlite3.Connection,
+    fmt: Format,
+    transcripts: list[Transcript],
+    options: ExportOptions,
+    path: Path | None,
+    stdout: BinaryIO,
+    site: bool,
+) -> ExportReport:
     count = sum(1 for t in transcripts for _ in t.tree())
     report = ExportReport(format=fmt, sessions=count, path=str(path) if path else None)
     if fmt == "parquet" or (fmt == "html" and site):
@@ -154,6 +175,22 @@ def export_sessions(
     return report
 
 
+class _Visible(io.TextIOBase):
+    """A text stream writing to ``out`` with control characters shown as symbols
+    (:func:`agentlog.present.clean`, no markup): a Markdown or slim export read
+    with ``cat`` never runs a terminal escape sequence from a log."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._out.write(clean(text, markup=False))
+        return len(text)
+
+
 def _write_stream(fmt: Format, transcripts: list[Transcript], options: ExportOptions, out: BinaryIO) -> None:
     if fmt == "json":
         from agentlog.export.jsonfmt import write_json
@@ -170,11 +207,11 @@ def _write_stream(fmt: Format, transcripts: list[Transcript], options: ExportOpt
         if fmt == "md":
             from agentlog.export.markdown import write_markdown
 
-            write_markdown(transcripts, text)
+            write_markdown(transcripts, cast(TextIO, _Visible(text)))
         elif fmt == "slim":
             from agentlog.export.slim import write_slim
 
-            write_slim(transcripts, text, options.max_tokens)
+            write_slim(transcripts, cast(TextIO, _Visible(text)), options.max_tokens)
         else:
             from agentlog.export.html import write_page
 

@@ -15,6 +15,7 @@ from datetime import datetime
 
 import msgspec
 
+from agentlog.export.redaction import redact_header
 from agentlog.index import queries
 from agentlog.model import Message, Session, Usage
 from agentlog.query import SessionFilter, filter_sessions
@@ -37,9 +38,15 @@ class SessionList:
     indexed: bool
 
 
-def list_sessions(conn: sqlite3.Connection, where: SessionFilter, limit: int | None = None) -> SessionList:
-    """At most ``limit`` sessions ``where`` keeps, newest first."""
+def list_sessions(
+    conn: sqlite3.Connection, where: SessionFilter, limit: int | None = None, redact_secrets: bool = True
+) -> SessionList:
+    """At most ``limit`` sessions ``where`` keeps, newest first; their titles and
+    descriptions with secrets replaced (:func:`agentlog.redact.redact`) unless
+    not ``redact_secrets``."""
     selected = queries.list_sessions(conn, where, limit=limit)
+    if redact_secrets:
+        selected = [redact_header(s) for s in selected]
     indexed = bool(selected) or bool(queries.list_sessions(conn, limit=1))
     return SessionList(selected, queries.child_counts(conn), queries.source_problems(conn)[0], indexed)
 
@@ -186,7 +193,7 @@ class Overview:
 
 def overview(conn: sqlite3.Connection, found_roots: dict[str, list[str]], recent: int = 10) -> Overview:
     """The overview: ``found_roots`` are the folders (by agent slug) where a sync
-    found logs."""
+    found logs; the recent sessions' titles with secrets replaced."""
     from agentlog.adapters import all_adapters
 
     everything = queries.list_sessions(conn)
@@ -209,15 +216,16 @@ def overview(conn: sqlite3.Connection, found_roots: dict[str, list[str]], recent
         agents=agents,
         mains=len(mains),
         subagents=len(everything) - len(mains),
-        recent=[s for s in mains if SessionFilter().matches(s)][:recent],  # no `codex exec` runs
+        recent=[redact_header(s) for s in mains if SessionFilter().matches(s)][:recent],  # no `codex exec` runs
         children=queries.child_counts(conn),
         unreadable=queries.source_problems(conn)[0],
     )
 
 
 def logged_sessions(home: Home, where: SessionFilter) -> list[Session]:
-    """The sessions ``where`` keeps, read from the logs directly (no index), newest first."""
+    """The sessions ``where`` keeps, read from the logs directly (no index), newest
+    first; their titles and descriptions with secrets replaced."""
     from agentlog.load import load_sessions
 
     found = load_sessions([where.agent] if where.agent else None, home.env, home.home, home.roots)
-    return filter_sessions(found, where)
+    return [redact_header(s) for s in filter_sessions(found, where)]

@@ -22,6 +22,7 @@ from agentlog.live.procs import ProcessTable
 from agentlog.live.status import TAIL, facts_of, is_prompt, refine
 from agentlog.model import Message, Session, SessionStatus, Usage
 from agentlog.query import SQL_INT_MAX, SessionFilter, Span
+from agentlog.redact import redact
 from agentlog.service.home import Home
 from agentlog.service.sessions import SessionOrder, SessionPage
 
@@ -138,12 +139,15 @@ def board(
     writes: Mapping[str, datetime | None],
     now: datetime,
     procs: ProcessTable | None,
+    redact_secrets: bool = True,
 ) -> list[LiveSession]:
     """The board of ``sessions`` (headers with their stored log status): each
     refined by the clock (``writes``: key → its source's last write) and the agent
     processes (``procs``; ``None``: unknown), children nested under their parent
     (the parent's ``waiting_for_subagents`` ends when none of them is active),
-    ordered by :data:`STATUS_ORDER` then the latest write first.  Pure."""
+    ordered by :data:`STATUS_ORDER` then the latest write first; titles and
+    evidence (log text) with secrets replaced unless not ``redact_secrets``.  Pure."""
+    hide = redact if redact_secrets else (lambda text: text)
     sessions = list(sessions)
     by_key = {s.key: s for s in sessions}
     kids: dict[str, list[Session]] = {}
@@ -168,13 +172,13 @@ def board(
             key=s.key,
             agent=s.agent,
             id=s.id,
-            title=s.title,
+            title=hide(s.title) if s.title else s.title,
             cwd=folder,
             kind=s.kind,
             parent_key=s.parent_key,
             status=facts.status,
             since=facts.since,
-            evidence=facts.evidence,
+            evidence=hide(facts.evidence) if facts.evidence else facts.evidence,
             evidence_at=facts.at,
             inferred=facts.inferred,
             reason=facts.reason,
@@ -288,6 +292,7 @@ def live_status(
     now: datetime | None = None,
     procs: ProcessTable | bool | None = True,
     costs: bool = True,
+    redact_secrets: bool = True,
 ) -> list[LiveSession]:
     """The board read from the index at ``conn``: the sessions ``where`` keeps
     (:class:`agentlog.query.SessionFilter`; its ``span`` defaults to the last
@@ -296,7 +301,8 @@ def live_status(
 
     ``now`` defaults to the current time; ``procs`` is a process table, ``True``
     to read ``/proc`` (:func:`agentlog.live.procs.scan`) or ``None``/``False`` for
-    unknown liveness; ``costs`` prices the current turn.  Raises
+    unknown liveness; ``costs`` prices the current turn; titles and evidence
+    with secrets replaced unless not ``redact_secrets``.  Raises
     ``sqlite3.Error`` only for a damaged index."""
     from agentlog.index import queries
     from agentlog.index.live import last_messages, source_paths
@@ -312,7 +318,8 @@ def live_status(
     turns = {
         s.key: turn_usage(s, turn_messages(last_messages(conn, s.key, TAIL)), prices) for s in found
     }
-    return board(found, turns, {k: last_write(p) for k, p in paths.items()}, now, _procs(procs))
+    writes = {k: last_write(p) for k, p in paths.items()}
+    return board(found, turns, writes, now, _procs(procs), redact_secrets)
 
 
 def logged_live_status(

@@ -18,6 +18,7 @@ from typing import Literal
 
 import msgspec
 
+from agentlog.export.redaction import redact_message
 from agentlog.index import queries
 from agentlog.index.live import last_messages, source_paths
 from agentlog.live.procs import ProcessTable
@@ -56,11 +57,13 @@ class SessionTail:
     """Follows the session ``key`` resolves to (a key, an id or a unique prefix;
     :class:`~agentlog.errors.NotFound` otherwise) and its subagents.  The first
     :meth:`poll` returns its last ``backlog`` messages (of the session itself)
-    and its status."""
+    and its status.  Log text in the events has its secrets replaced unless not
+    ``redact_secrets``."""
 
-    def __init__(self, conn: sqlite3.Connection, ref: str, backlog: int = 10) -> None:
+    def __init__(self, conn: sqlite3.Connection, ref: str, backlog: int = 10, redact_secrets: bool = True) -> None:
         self.key = queries.resolve_key(conn, ref)
         self.backlog = backlog
+        self.redact_secrets = redact_secrets
         self.seen: dict[tuple[str, str], tuple[int, tuple[bool, ...]]] = {}
         self.statuses: dict[str, tuple[object, ...]] = {}
         self.started = False
@@ -85,6 +88,8 @@ class SessionTail:
         events: list[TailEvent] = []
         for s in sessions:
             messages = last_messages(conn, s.key, TAIL)
+            if self.redact_secrets:
+                messages = [redact_message(m) for m in messages]
             if not self.started:
                 shown = messages[-self.backlog :] if s.key == self.key and self.backlog else []
                 for m in messages:
@@ -94,7 +99,8 @@ class SessionTail:
             for m in messages:
                 events += self._changes(s.key, parents[s.key], m)
         paths = source_paths(conn, [s.key for s in sessions])
-        rows = board(sessions, {}, {k: last_write(p) for k, p in paths.items()}, now, procs)
+        writes = {k: last_write(p) for k, p in paths.items()}
+        rows = board(sessions, {}, writes, now, procs, self.redact_secrets)
         for row in (r for top in rows for r in _flat(top)):
             seen = (row.status, row.since, row.evidence, row.inferred, row.reason)
             if self.statuses.get(row.key) != seen:

@@ -51,7 +51,7 @@ def _filter() -> SessionFilter:
 
 @live.get("/board")
 def board() -> str:
-    rows = live_status(connection(), _filter())
+    rows = live_status(connection(), _filter(), redact_secrets=bool(current_app.config.get("REDACT", True)))
     return render_template("board.html", rows=rows, groups=by_project(rows), now=datetime.now(UTC))
 
 
