@@ -14,8 +14,9 @@ from agentlog.cli.options import filter_options, no_sync_option, pass_app
 from agentlog.errors import UsageError
 from agentlog.export import FORMATS, ExportOptions, Format
 from agentlog.present import plural
-from agentlog.query import SQL_INT_MAX, SessionFilter, parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX
 from agentlog.service.export import export_sessions, select
+from agentlog.service.filters import session_filter
 
 
 @main.command("export")
@@ -81,11 +82,7 @@ def export_command(
     filtered = any(v is not None for v in (agent, project, since, until))
     if filtered and not everything:
         raise UsageError("--agent, --project, --since and --until go with --all")
-    where = (
-        SessionFilter(agent=resolve_agent(agent), project=project, span=parse_span(since, until))
-        if everything
-        else None
-    )
+    where = session_filter(agent, project, since, until) if everything else None
     options = ExportOptions(
         focused=focused, subagents=subagents or fmt == "parquet", redact=not no_redact, max_tokens=max_tokens
     )

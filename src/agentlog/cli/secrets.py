@@ -7,7 +7,7 @@ from agentlog.cli.indexing import open_index
 from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
 from agentlog.cli.render import print_json
 from agentlog.present import clean, plural
-from agentlog.query import SessionFilter, parse_span, resolve_agent
+from agentlog.service.filters import session_filter
 from agentlog.service.secrets import sessions_with_secrets
 
 
@@ -29,7 +29,7 @@ def secrets_command(
 
     Exports, search snippets and the viewer show them as [REDACTED:<kind>].
     """
-    where = SessionFilter(agent=resolve_agent(agent), project=project, span=parse_span(since, until))
+    where = session_filter(agent, project, since, until)
     conn, _ = open_index(app, no_sync)
     found = sessions_with_secrets(conn, where)
     if as_json:

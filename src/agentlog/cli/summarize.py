@@ -17,7 +17,7 @@ from agentlog.cli.options import filter_options, json_option, no_sync_option, pa
 from agentlog.cli.render import print_json
 from agentlog.errors import UsageError
 from agentlog.present import clean
-from agentlog.query import SessionFilter, parse_span, resolve_agent
+from agentlog.service.filters import session_filter
 
 if TYPE_CHECKING:
     import llm
@@ -140,7 +140,7 @@ def summarize_command(
     if session is not None:
         prompts = [prompt_of(conn, session)]
     else:
-        where = SessionFilter(agent=resolve_agent(agent), project=project, span=parse_span(since, until))
+        where = session_filter(agent, project, since, until)
         prompts = [session_prompt(s) for s in full_sessions(conn, where, limit)]
         if not prompts:
             app.err.print("no session in that span")
@@ -183,7 +183,7 @@ def standup_command(
     from agentlog.service.summaries import digest_prompt, full_sessions
 
     since = since or "1d"
-    where = SessionFilter(agent=resolve_agent(agent), project=project, span=parse_span(since, until))
+    where = session_filter(agent, project, since, until)
     conn, _ = open_index(app, no_sync)
     sessions = full_sessions(conn, where, limit)
     if not sessions:
