@@ -198,7 +198,7 @@ def build_server(index: Index) -> MCPServer:
             if not include_active and hits:
                 recent = Span(since=datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES))
                 every = SessionFilter(span=recent, include_children=True, include_exec=True)
-                active = {s.key for s in list_sessions(conn, every).sessions}
+                active = {s.key for s in list_sessions(conn, every, redact_secrets=False).sessions}
                 hits = [h for h in hits if h.session_key not in active]
             results = [
                 {

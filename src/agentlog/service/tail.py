@@ -18,7 +18,7 @@ from typing import Literal
 
 import msgspec
 
-from agentlog.export.redaction import redact_message
+from agentlog.export.redaction import redact_message, redact_part
 from agentlog.index import queries
 from agentlog.index.live import last_messages, source_paths
 from agentlog.live.procs import ProcessTable
@@ -88,13 +88,14 @@ class SessionTail:
         events: list[TailEvent] = []
         for s in sessions:
             messages = last_messages(conn, s.key, TAIL)
-            if self.redact_secrets:
-                messages = [redact_message(m) for m in messages]
             if not self.started:
                 shown = messages[-self.backlog :] if s.key == self.key and self.backlog else []
                 for m in messages:
                     self.seen[(s.key, m.id)] = _signature(m)
-                events += [TailEvent(event="message", session=s.key, parent=parents[s.key], message=m) for m in shown]
+                events += [
+                    TailEvent(event="message", session=s.key, parent=parents[s.key], message=self._shown(m))
+                    for m in shown
+                ]
                 continue
             for m in messages:
                 events += self._changes(s.key, parents[s.key], m)
@@ -115,13 +116,25 @@ class SessionTail:
         after = _signature(m)
         self.seen[(key, m.id)] = after
         if before is None:
-            return [TailEvent(event="message", session=key, parent=parent, message=m)]
+            return [TailEvent(event="message", session=key, parent=parent, message=self._shown(m))]
         if before == after:
             return []
         count, results = before
-        out = [TailEvent(event="part", session=key, parent=parent, message_id=m.id, part=p) for p in m.parts[count:]]
+        out = [
+            TailEvent(event="part", session=key, parent=parent, message_id=m.id, part=self._shown_part(p))
+            for p in m.parts[count:]
+        ]
         calls = [p for p in m.parts[:count] if isinstance(p, ToolCallPart)]
         for call, had in zip(calls, results, strict=False):
             if not had and call.result is not None:
-                out.append(TailEvent(event="part", session=key, parent=parent, message_id=m.id, part=call))
+                shown = self._shown_part(call)
+                out.append(TailEvent(event="part", session=key, parent=parent, message_id=m.id, part=shown))
         return out
+
+    def _shown(self, message: Message) -> Message:
+        """``message`` as an event carries it: redacted unless not ``redact_secrets``
+        (only what is emitted is redacted, not every message looked at)."""
+        return redact_message(message) if self.redact_secrets else message
+
+    def _shown_part(self, part: Part) -> Part:
+        return redact_part(part) if self.redact_secrets else part
