@@ -55,8 +55,8 @@ from agentlog.rules import (
     TOKENS_OUT_OF_RANGE,
     Signature,
     bounded_usage,
+    copy_verdict,
     distinct_id,
-    same_session,
     session_key,
     signature,
 )
@@ -563,12 +563,16 @@ def build_sessions(
 
     The same session found in two files (e.g. Codex ``sessions/`` and
     ``archived_sessions/``; a Goose legacy file and the database it was imported
-    into) is kept from the first file only — a later file whose first session an
-    earlier file holds, with a message in common (:func:`agentlog.rules.same_session`),
-    is skipped whole; its path is listed in ``report.duplicates``.  A later file
-    whose first session has the key of an earlier one but no message in common is
-    a different session: its sessions are kept under :func:`~agentlog.rules.distinct_id`
-    ids (:func:`rename_source`).
+    into; a Claude Code session copied to another project folder) is kept from
+    one file, judged by :func:`agentlog.rules.copy_verdict` on the first session
+    of the later file: a ``"copy"`` (nothing the earlier file lacks) is skipped
+    whole; a file that ``"supersedes"`` the earlier one (all of it and more)
+    replaces it whole — the skipped path is listed in ``report.duplicates`` either
+    way, so the longer copy is kept in any order.  A later file that
+    ``"overlaps"`` (each has messages the other lacks) or is ``"different"`` is
+    kept under :func:`~agentlog.rules.distinct_id` ids (:func:`rename_source`);
+    a call in both then counts once, in the session :func:`~agentlog.rules.owner_rank`
+    puts first.
     """
     report = report if report is not None else LoadReport()
     owners: dict[str, str] = {}
@@ -584,10 +588,18 @@ def build_sessions(
             owner = owners.setdefault(first.key, path)
             if owner != path and path not in renamed:
                 held = signatures(fragments[owner], first.id)
-                if same_session(held, signatures(source_fragments, first.id)):
+                verdict = copy_verdict(held, signatures(source_fragments, first.id))
+                if verdict == "copy":
                     report.duplicates.append(path)
                     continue
-                renamed.add(path)
+                if verdict == "supersedes":  # the longer copy wins: the earlier one is the copy
+                    report.duplicates.append(owner)
+                    for gone in (headers, fragments, agent_of):
+                        gone.pop(owner, None)
+                    for key in [k for k, held_by in owners.items() if held_by == owner]:
+                        owners[key] = path
+                else:
+                    renamed.add(path)
             if path in renamed:
                 source_headers, source_fragments = rename_source(source_headers, source_fragments, path)
                 owners.setdefault(source_headers[0].key, path)

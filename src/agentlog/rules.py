@@ -23,9 +23,11 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`replayed_prefix` — how many of a fork's first calls are its copy of
   the parent's (Codex 0.4x forks, whose copy has no end marker), and
   :func:`fork_title` — the title such a fork then takes;
-* :func:`same_session` — whether two sources holding one session key are one
-  session (a duplicate copy) or two different sessions, judged by content, and
-  :func:`distinct_id` — the id the later one's sessions then take.
+* :func:`copy_verdict` — whether a later source holding a session key an
+  earlier one holds is a copy of it (skipped), a longer copy (it replaces the
+  earlier one), a copy that went on apart or a different session (both kept),
+  judged by content, and :func:`distinct_id` — the id the later one's sessions
+  then take when both are kept.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import Literal
 
 from agentlog.model import Message, Session, Usage
 
@@ -58,7 +61,7 @@ def recorded_session_id(file_id: str, recorded: str | None) -> str:
     that records one says ``recorded``: the recorded id.  Claude Code names a
     session file after the ``sessionId`` its lines carry, so a file renamed or
     copied (``<id> (1).jsonl``, a backup folder) is still that session — one
-    copy kept by :func:`same_session` — and is resumed by that id.  Used by the
+    copy judged by :func:`copy_verdict` — and is resumed by that id.  Used by the
     Claude Code parser and usage scanner for main session files."""
     return recorded or file_id
 
@@ -379,7 +382,7 @@ def fork_title(title: str | None, copied_prompts: set[str], own_prompt: str) -> 
 
 
 Signature = tuple[str, str, datetime | None]
-"""What :func:`same_session` compares of a message: ``(id, role, timestamp)``."""
+"""What :func:`copy_verdict` compares of a message: ``(id, role, timestamp)``."""
 
 
 def signature(message: Message) -> Signature:
@@ -387,35 +390,69 @@ def signature(message: Message) -> Signature:
     return message.id, message.role, message.timestamp
 
 
-def same_session(held: Iterable[Signature], new: Iterable[Signature]) -> bool:
-    """Whether a source whose messages are ``new`` holds the same session as the
-    source already holding that session key, whose messages are ``held``: yes
-    when they share a message — the same id, or the same role at the same
-    recorded instant — or neither has any message (nothing tells them apart).
+CopyVerdict = Literal["copy", "supersedes", "overlaps", "different"]
+"""What :func:`copy_verdict` says of a later source holding a session key that an
+earlier source holds."""
 
-    A moved or archived copy, the same tree reached twice, share ids; Goose 1.10+
-    imports its legacy JSONL files into ``sessions.db`` under the same session id
-    but with new message ids (block/goose ``session/legacy.rs``), keeping each
-    message's ``created`` time.  Two different sessions whose files merely share a
-    name (``p1/nested/chat.jsonl``, ``p2/nested/chat.jsonl``) share neither and are
-    both kept."""
+
+def copy_verdict(held: Iterable[Signature], new: Iterable[Signature]) -> CopyVerdict:
+    """How a source whose messages of a session are ``new`` relates to the source
+    already holding that session key, whose messages of it are ``held``.  A message
+    of one is in the other when they have the same id, or the same role at the
+    same recorded instant (Goose 1.10+ imports its legacy JSONL files into
+    ``sessions.db`` under the same session id but with new message ids, keeping
+    each message's ``created`` time: block/goose ``session/legacy.rs``).
+
+    * ``"copy"``: every message of ``new`` is in ``held`` (a moved or archived
+      copy, the same tree reached twice; or neither has any message: nothing
+      tells them apart) — the later source is skipped;
+    * ``"supersedes"``: ``new`` holds every message of ``held`` and more (a copy
+      taken earlier of a session that went on, e.g. Claude Code's
+      ``projects/-tmp-a/<id>.jsonl`` copied before the session continued in
+      ``-tmp-b``) — the later source replaces the earlier one, which is then the
+      skipped copy, so the longer copy wins whichever is read first;
+    * ``"overlaps"``: they share messages and each has some the other lacks
+      (two copies that went on apart) — both are kept, the later one under
+      :func:`distinct_id`, and a call in both counts once (:func:`owner_rank`,
+      :func:`dedup_candidate`), so every distinct call counts once;
+    * ``"different"``: nothing shared (two sessions whose files merely share a
+      name, ``p1/nested/chat.jsonl`` and ``p2/nested/chat.jsonl``), or only one
+      has messages — both kept, the later one under :func:`distinct_id`.
+
+    ccusage counts each distinct ``message.id`` + ``requestId`` once across all
+    files, which is what these verdicts give for the calls."""
     ids: set[str] = set()
     stamps: set[tuple[str, datetime]] = set()
-    for mid, role, when in held:
+    held_list = list(held)
+    for mid, role, when in held_list:
         ids.add(mid)
         if when is not None:
             stamps.add((role, when))
-    empty = True
+    new_ids: set[str] = set()
+    new_stamps: set[tuple[str, datetime]] = set()
+    shared = extra = False
     for mid, role, when in new:
-        empty = False
+        new_ids.add(mid)
+        if when is not None:
+            new_stamps.add((role, when))
         if mid in ids or (when is not None and (role, when) in stamps):
-            return True
-    return empty and not ids
+            shared = True
+        else:
+            extra = True
+    if not shared:
+        return "copy" if not held_list and not new_ids else "different"
+    if not extra:
+        return "copy"
+    lacking = any(
+        mid not in new_ids and (when is None or (role, when) not in new_stamps) for mid, role, when in held_list
+    )
+    return "overlaps" if lacking else "supersedes"
 
 
 def distinct_id(session_id: str, source_path: str) -> str:
     """The id a session takes when its key is held by another source with a
-    different session (:func:`same_session` false): ``{id}~{crc}``, ``crc`` the
+    different session or a copy that went on apart (:func:`copy_verdict`
+    ``"different"`` or ``"overlaps"``): ``{id}~{crc}``, ``crc`` the
     8 hex digits of the CRC-32 of its source's path — stable for that file, so
     every path and every later read gives the same key.  The first source read
     keeps the plain id."""

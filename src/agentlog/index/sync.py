@@ -24,12 +24,13 @@ Per source (``shared/DESIGN.md`` §5):
   and, once found, remembered like sources found under a ``--root``;
 * a source whose content fails to parse → recorded with its error (its sessions
   removed: it changed), retried when it changes;
-* a source whose session another source already holds (Codex ``sessions/`` and
+* a source whose first session has the key another source holds is judged by
+  :func:`agentlog.rules.copy_verdict` on its whole content, as
+  :func:`agentlog.load.build_sessions` does: a copy (Codex ``sessions/`` and
   ``archived_sessions/``, the same tree reached twice) → recorded as a duplicate;
-  one whose first session has another source's key but no message in common with
-  it (:func:`agentlog.rules.same_session`, judged on its first batch) is a
-  different session, stored under :func:`~agentlog.rules.distinct_id` ids, as
-  :func:`agentlog.load.build_sessions` does.
+  a longer copy → it takes the session over and the other source becomes its
+  duplicate; a copy that went on apart, or a different session → stored under
+  :func:`~agentlog.rules.distinct_id` ids.
 
 Each source is written in a savepoint of its own, and small ones committed
 together (:class:`_Batch`), so a crash (even SIGKILL) never corrupts the rest
@@ -64,7 +65,7 @@ from agentlog.load import (
     still_there,
 )
 from agentlog.readers import describe_error, open_regular
-from agentlog.rules import distinct_id, same_session, session_key
+from agentlog.rules import Signature, copy_verdict, distinct_id, session_key
 
 TAIL = 64
 WORKER_MIN = 32 << 20
@@ -523,8 +524,10 @@ def _store(
         store.clear_source(source_id)
     keys: set[str] = set()
     renamed: bool | None = None  # decided on the first batch that has a header
+    batches = _guarded(parse.batches())
+    again: SourceParse | None = None  # a second read, when judging it took the whole source
     try:
-        for batch in _guarded(parse.batches()):
+        while (batch := next(batches, None)) is not None:
             if renamed is None and parse.headers:
                 head = parse.headers[0]
                 owner = store.owner_of(head.key)
@@ -535,24 +538,33 @@ def _store(
                 ):
                     owner = None  # its transcript is back: the prompts alone are not kept beside it
                 renamed = owner is not None and owner != source_id
-                # Another source holds this key: the same session, or a different one (as
-                # build_sessions decides; once stored under its own ids, an append is no copy).
+                # Another source holds this key: a copy, a longer copy or a different session
+                # (as build_sessions decides; once stored under its own ids, an append is no copy).
                 if (
-                    renamed
+                    owner is not None
+                    and renamed
                     and store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) is None
-                    and same_session(store.signatures(head.key), signatures(batch, head.id))
                 ):
-                    held: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
-                    if owner is None or not archive.is_archived(conn, owner):
-                        return held
-                    store.remove_source(
-                        held
-                    )  # the same session, back at another path: this copy takes it over
-                    renamed = False
+                    mine = signatures(batch, head.id)
+                    whole = True  # judged on the whole source: its later batches are read for it
+                    for later in batches:
+                        whole = False
+                        mine.extend(signatures(later, head.id))
+                    held_path: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+                    taken = _judge(conn, store, owner, held_path, ref.path, store.signatures(head.key), mine)
+                    if taken is None:
+                        return held_path
+                    renamed = not taken
+                    if not whole:  # read again, to store it
+                        again = SourceParse(adapter, ref, parse.start, parse.resume_state)
+                        batches = _guarded(again.batches())
+                        continue
             if renamed:
                 batch = rename_source(parse.headers, batch, ref.path)[1]
             keys |= store.put_fragments(source_id, adapter.slug, batch)
             del batch  # not kept while the next one is made
+        if again is not None:
+            parse.headers, parse.consumed, parse.state = again.headers, again.consumed, again.state
         if renamed:
             parse.headers = rename_source(parse.headers, [], ref.path)[0]  # stored so too
         headers = parse.headers
@@ -561,6 +573,39 @@ def _store(
     finally:
         store.settle()  # before the caller commits or rolls back
     return None
+
+
+def _judge(
+    conn: sqlite3.Connection,
+    store: Store,
+    owner: int,
+    held_path: str,
+    path: str,
+    held: list[Signature],
+    mine: list[Signature],
+) -> bool | None:
+    """What the source at ``path`` does whose first session, with messages
+    ``mine``, has the key source ``owner`` (at ``held_path``) holds, with messages
+    ``held`` — as :func:`agentlog.load.build_sessions` decides, by
+    :func:`agentlog.rules.copy_verdict`: ``None``, a copy: it is not stored;
+    ``True``, it takes the session over — a longer copy (the held source becomes
+    its copy, and copies of that are judged again at the next sync), or the same
+    session back at another path while the held source is archived (Codex moves
+    finished sessions to ``archived_sessions/``); ``False``: both are kept, it
+    under :func:`~agentlog.rules.distinct_id` ids."""
+    verdict = copy_verdict(held, mine)
+    archived = archive.is_archived(conn, owner)
+    if verdict == "copy" and not (archived and copy_verdict(mine, held) == "copy"):
+        return None
+    if verdict in ("overlaps", "different"):
+        return False
+    if archived:
+        store.remove_source(held_path)
+    else:
+        store.clear_source(owner)
+        conn.execute("UPDATE sources SET duplicate_of = ? WHERE id = ?", (path, owner))
+        conn.execute("UPDATE sources SET size = -1 WHERE duplicate_of = ?", (held_path,))
+    return True
 
 
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:

@@ -29,9 +29,9 @@ rule functions (:mod:`agentlog.rules`; ``shared/cost.md`` §1):
   of a main file's first decoded line, :func:`~agentlog.rules.recorded_session_id`,
   else its stem; ``agent-<id>``, inline ``sidechain-<uuid>`` chains,
   :func:`~agentlog.rules.session_key`);
-  a file whose session key an earlier file holds is skipped when it shares a
-  call with it, else keyed apart (:func:`~agentlog.rules.same_session`,
-  :func:`~agentlog.rules.distinct_id`);
+  a file whose session key an earlier file holds is skipped when it adds no
+  call to it, replaces it when it holds all of its calls and more, else is keyed
+  apart (:func:`~agentlog.rules.copy_verdict`, :func:`~agentlog.rules.distinct_id`);
 * ``cwd`` is the session's first recorded one (:func:`~agentlog.rules.first_cwd`):
   lines holding ``"cwd"`` are decoded too until the main session has one.
 
@@ -62,12 +62,12 @@ from agentlog.readers import describe_error, line_start_after, read_blocks, read
 from agentlog.rules import (
     Signature,
     bounded_usage,
+    copy_verdict,
     distinct_id,
     first_cwd,
     keeps_new_copy,
     owner_rank,
     recorded_session_id,
-    same_session,
     session_key,
 )
 from agentlog.usage.calls import Call
@@ -319,8 +319,8 @@ def scan_calls(
     the cwd of every session scanned (with calls or not) is added to ``cwds``.
     """
     paths = [ref.path for ref in refs]
-    sessions: list[_Session] = []
-    held: dict[str, dict[str, Call]] = {}
+    kept: dict[str, list[_Session]] = {}  # path -> its sessions, in the order read
+    held: dict[str, str] = {}  # a file's first session key -> the path holding it
     with gc_paused():
         for path, found in zip(paths, _scan_files(paths), strict=True):
             if found.error is not None:
@@ -329,14 +329,20 @@ def scan_calls(
                 continue
             file_sessions = found.sessions
             main = file_sessions[0]
-            if main.key in held:  # as agentlog.load.build_sessions decides
-                if same_session(_signatures(held[main.key]), _signatures(main.calls)):
+            owner = held.get(main.key)
+            if owner is not None:  # as agentlog.load.build_sessions decides
+                verdict = copy_verdict(_signatures(kept[owner][0].calls), _signatures(main.calls))
+                if verdict == "copy":
                     continue  # a copy of a file read before
-                file_sessions = _renamed(file_sessions, path)
-            held.setdefault(file_sessions[0].key, file_sessions[0].calls)
-            sessions.extend(file_sessions)
-            if cwds is not None:
-                cwds.update(s.cwd for s in file_sessions if s.cwd)
+                if verdict == "supersedes":
+                    del kept[owner]  # the longer copy wins
+                else:
+                    file_sessions = _renamed(file_sessions, path)
+            held[file_sessions[0].key] = path
+            kept[path] = file_sessions
+        sessions = [s for file_sessions in kept.values() for s in file_sessions]
+        if cwds is not None:
+            cwds.update(s.cwd for s in sessions if s.cwd)
         return _attribute(sessions)
 
 
