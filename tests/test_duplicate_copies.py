@@ -83,13 +83,13 @@ def totals(env: dict[str, str], *args: str) -> tuple[int, int, float, int]:
 
 def on_every_path(home: Path, tmp_path: Path) -> tuple[int, int, float, int]:
     """:func:`totals` after ``index``, once equal on the index and ``--no-index``, and
-    the scanner's entry point ≡ the index ≡ the in-memory model, session by session."""
+    the scanner's entry point ≡ a fresh index ≡ the in-memory model, session by session."""
     env = {"HOME": str(home)}
     index(env)
     got = totals(env)
     assert totals(env, "--no-index") == got
     sessions, _ = checks.load("claude_code", home)
-    conn = checks.synced("claude_code", home, tmp_path / "views.sqlite")
+    conn = checks.synced("claude_code", home, tmp_path / f"views-{len(list(tmp_path.glob('views-*')))}.sqlite")
     try:
         in_index = checks.index_calls_view(conn, "claude_code")
     finally:
@@ -157,6 +157,32 @@ def test_different_sessions_sharing_a_name_are_both_counted(tmp_path):
     other["uuid"], other["message"]["id"], other["timestamp"] = "b9", "n9", "2026-11-02T00:00:09Z"
     write(home, "-tmp-b", [other_user, other])
     assert on_every_path(home, tmp_path) == (1100, 2, 0.00333, 2)
+
+
+def test_a_renamed_session_takes_its_plain_id_once_the_other_is_pruned(tmp_path):
+    """Kept under ``{id}~{crc}`` beside another session of that id, then that one's
+    file is deleted and pruned: the index reads it again under its plain id (as a
+    fresh index and the in-memory model name it), and a later append is not split
+    off into a second session."""
+    home = tmp_path / "home"
+    first = write(home, "-tmp-a", [USER, A1])
+    other_user = {**USER, "uuid": "v1", "timestamp": "2026-11-02T00:00:00Z"}
+    other = call(9, "v1", 1000)
+    other["uuid"], other["message"]["id"], other["timestamp"] = "b9", "n9", "2026-11-02T00:00:09Z"
+    second = write(home, "-tmp-b", [other_user, other])
+    assert on_every_path(home, tmp_path) == (1100, 2, 0.00333, 2)
+    env = {"HOME": str(home)}
+    first.unlink()
+    assert run("prune", env=env)[0] == 0
+    more = call(10, "b9", 5000)
+    more["timestamp"] = "2026-11-02T00:00:10Z"
+    with second.open("a") as fh:
+        fh.write(json.dumps(more) + "\n")
+    # n9 and m10: 1000 + 5000 in, 2 out, in the one session
+    assert on_every_path(home, tmp_path) == (6000, 2, 0.01803, 1)
+    code, out, _ = run("sessions", "--json", env=env)
+    assert code == 0
+    assert [(s["id"], s["usage"]["input_tokens"]) for s in json.loads(out)] == [(SID, 6000)]
 
 
 def test_an_exact_copy_is_one_session(tmp_path):

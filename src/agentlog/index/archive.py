@@ -117,6 +117,22 @@ def archived_sources(conn: sqlite3.Connection, agent: str | None = None) -> list
     return list(out.values())
 
 
+def _read_renamed_again(conn: sqlite3.Connection, path: str) -> None:
+    """Have the next sync read again whole each source holding a session under
+    the :func:`~agentlog.rules.distinct_id` of a session of source ``path``
+    (``{key}~{8 hex digits}``; the index on ``sessions.key`` finds them): once
+    ``path`` is gone its sessions' plain ids are free, and a source read whole
+    takes them, as a fresh index and the in-memory loader do."""
+    conn.execute(
+        """UPDATE sources SET size = -1, parser_state = NULL WHERE id IN (
+               SELECT o.source_id FROM sources src JOIN sessions s ON s.source_id = src.id
+               JOIN sessions o ON o.key >= s.key || '~0' AND o.key < s.key || '~g'
+                   AND length(o.key) = length(s.key) + 9
+               WHERE src.path = ?)""",
+        (path,),
+    )
+
+
 def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = False) -> list[ArchivedSource]:
     """Remove the archived sources (of ``agent``) and their sessions; copies of
     their calls in other sessions are counted instead.  With ``dry_run`` nothing
@@ -128,6 +144,7 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
         with transaction(conn):
             store = Store(conn)
             for source in found:
+                _read_renamed_again(conn, source.path)
                 store.remove_source(source.path)
             read_again(conn)  # a pruned transcript's prompts come back as a prompt-only session
     return found

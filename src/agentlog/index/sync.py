@@ -539,12 +539,11 @@ def _store(
                     owner = None  # its transcript is back: the prompts alone are not kept beside it
                 renamed = owner is not None and owner != source_id
                 # Another source holds this key: a copy, a longer copy or a different session
-                # (as build_sessions decides; once stored under its own ids, an append is no copy).
-                if (
-                    owner is not None
-                    and renamed
-                    and store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) is None
-                ):
+                # (as build_sessions decides).  Once stored under its own ids, an append is no
+                # copy and stays so (the session is not split when the other source is gone).
+                if store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) == source_id:
+                    renamed = True
+                elif owner is not None and renamed:
                     mine = signatures(batch, head.id)
                     whole = True  # judged on the whole source: its later batches are read for it
                     for later in batches:
