@@ -35,8 +35,12 @@ rule functions (:mod:`agentlog.rules`; ``shared/cost.md`` §1):
 * ``cwd`` is the session's first recorded one (:func:`~agentlog.rules.first_cwd`):
   lines holding ``"cwd"`` are decoded too until the main session has one.
 
-What the byte filter cannot see stays a known limit: the full path also judges
-duplicate files by their user messages, which the scanner does not decode.
+What the byte filter cannot see stays a known limit: the full path judges
+duplicate files by their user messages too, which the scanner does not decode.
+The calls counted are the same either way (a copy skipped adds no call; one
+replacing another holds all of its calls); only when one copy holds every call
+of the other but the other has a prompt it lacks does the full path keep both
+(the calls attributed by owner rank) where the scanner keeps the one.
 """
 
 from __future__ import annotations
