@@ -69,6 +69,30 @@ def test_bad_times_are_usage_errors(text):
         parse_time(text, UTC, now=NOW)
 
 
+def test_a_date_at_the_calendars_ends_is_a_usage_error_in_any_zone():
+    """Year 1 moved east of UTC (or year 9999 west of it) leaves the calendar:
+    a one-line usage error, not ValueError out of ``astimezone``."""
+    assert parse_time("0001-01-01", UTC) == datetime(1, 1, 1, tzinfo=UTC)
+    for text, zone, end in [
+        ("0001-01-01", "Asia/Tokyo", False),
+        ("0001-01-01T05:00", "Asia/Tokyo", False),
+        ("9999-12-31", "America/New_York", True),
+    ]:
+        with pytest.raises(UsageError, match="out of range"):
+            parse_time(text, ZoneInfo(zone), end=end, now=NOW)
+
+
+def test_empty_time_and_zone_options_are_refused_not_ignored():
+    for args in (
+        ["sessions", "--since", ""],
+        ["search", "x", "--until", " "],
+        ["usage", "-z", ""],
+        ["status", "--since", ""],
+    ):
+        code, out, err = run("--demo", *args)
+        assert (code, out, err.count("\n")) == (2, "", 1) and "is empty" in err, args
+
+
 def test_span_is_half_open_and_ordered():
     span = parse_span("2026-01-01", "2026-01-01", UTC)
     assert span == Span(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
