@@ -413,3 +413,22 @@ def test_session_costs_equal_the_usage_session_report(tmp_path):
     for row in rows:
         assert costs[row.key].cost == (row.totals.cost if row.totals.priced else None), row.key
         assert costs[row.key].sources == row.totals.sources, row.key
+
+
+def test_a_very_long_session_reference_matches_none_on_every_surface(tmp_path):
+    """60,000 characters passed SQLite's LIKE limit: an internal error (exit 70),
+    a 503 in the viewer; now "no session matches", exit 1 / 404 / NotFound."""
+    from agentlog.errors import NotFound
+    from agentlog.web.app import create_app
+
+    ref = "a" * 60_000
+    for command in ("show", "tail", "export"):
+        code, out, err = run("--demo", command, ref)
+        assert (code, out, err.count("\n")) == (1, "", 1) and "no session matches" in err and "60,000" in err
+    from web_helpers import demo_index
+
+    index = demo_index(tmp_path / "demo.sqlite")
+    client = create_app(index).test_client()
+    assert [client.get(f"/{page}?key={ref}").status_code for page in ("session", "message", "raw")] == [404] * 3
+    with pytest.raises(NotFound, match="no session matches"):
+        agentlog.open(index, sync=False).session(ref)
