@@ -53,7 +53,7 @@ def _follower(app: App, no_sync: bool) -> Follower | None:
     from agentlog.live.watch import MISSING, events_available
 
     if not events_available():
-        app.err.print(MISSING)
+        app.err.print(MISSING, markup=False, soft_wrap=True)
     follower = Follower(app.index_path, Home(app.env, app.home, app.roots), synced=True)
     follower.start()
     return follower
