@@ -169,7 +169,8 @@ def build_server(index: Index) -> MCPServer:
         f"(default 10); snippets cut to {SNIPPET_CHARS} characters, matches marked «like this». match_ordinal is "
         "the hit's message, the from_ordinal get_messages takes. Sessions active in the last "
         f"{ACTIVE_MINUTES} minutes are left out unless include_active (the conversation you are in is recorded "
-        "too: you would find yourself); excluded_active counts them.",
+        "too: you would find yourself); excluded_active counts them. total counts the sessions found; when "
+        "total_exact is false it is a lower bound (a common word: only its newest hits are ranked).",
         annotations=READ_ONLY,
     )
     async def search_sessions(
@@ -218,6 +219,7 @@ def build_server(index: Index) -> MCPServer:
                 "results": results,
                 "excluded_active": len(page.hits) - len(hits),
                 "total": page.total,
+                "total_exact": page.total_exact,
                 "next_cursor": page.next_offset,
                 "note": page.note,
             }
