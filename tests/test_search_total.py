@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import anyio
 import pytest
@@ -141,3 +142,56 @@ def test_every_surface_shows_the_lower_bound(index, home, capped, monkeypatch):
     found = anyio.run(call)
     assert [r["session_id"] for r in found["results"]] == ["claude_code:beta"]
     assert (found["total"], found["total_exact"], found["next_cursor"]) == (2, False, 1)
+
+
+def _tied_home(home: Path) -> Path:
+    """Three sessions of prompts drawn from four texts (equal texts: equal bm25
+    scores), some at the same second, so every tie-break of the rank order is used."""
+    texts = ["deploy the rocket", "deploy the rocket now", "rocket", "deploy rocket rocket fuel"]
+    project = home / ".claude/projects/-work"
+    project.mkdir(parents=True, exist_ok=True)
+    for s, session in enumerate(("one", "two", "three")):
+        rows = []
+        for n in range(12):
+            stamp = f"2026-03-01T10:{(n * 7 + s * 3) % 10:02d}:00Z"  # repeats across and within sessions
+            message = {"role": "user", "content": texts[(n + s) % len(texts)]}
+            line = {"type": "user", "sessionId": session, "uuid": f"{session}-{n}", "parentUuid": None}
+            rows.append(json.dumps({**line, "timestamp": stamp, "cwd": "/work/p", "message": message}))
+        (project / f"{session}.jsonl").write_text("\n".join(rows) + "\n")
+    return home
+
+
+def _oracle(conn, match: str, window: int, offset: int, limit: int) -> list[tuple[str, str]]:
+    """The page the rank order defines: the newest ``window`` hits in index order,
+    sorted by bm25, then newest first, then session, message, part."""
+    rows = conn.execute(
+        f"""SELECT m.session_key, m.id FROM (
+            SELECT bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS key, m.id AS id, p.idx AS idx
+            FROM parts_fts JOIN parts p ON p.rowid = parts_fts.rowid JOIN messages m ON m.rowid = p.message_rowid
+            WHERE parts_fts MATCH ? ORDER BY parts_fts.rowid DESC LIMIT {window}) h
+        JOIN messages m ON m.session_key = h.key AND m.id = h.id
+        ORDER BY score, ts IS NULL, ts DESC, key, h.id, idx LIMIT ? OFFSET ?""",
+        (f"{{text}} : ({match})", limit, offset),
+    )
+    return [tuple(r) for r in rows]
+
+
+@pytest.mark.parametrize("window", [1, 5, 16, 1000])
+def test_the_index_only_ranking_is_the_joined_ranking(tmp_path, monkeypatch, window):
+    home = _tied_home(tmp_path / "home")
+    conn = db.connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    monkeypatch.setattr(search_module, "RANK_WINDOW", window)
+    monkeypatch.setattr(search_module, "TOTAL_CAP", 20)
+    for query, hits in (("rocket", 36), ("deploy", 27), ("fuel", 9), ('"the rocket"', 18)):
+        for offset, limit in ((0, 1), (0, 4), (3, 5), (8, 8), (30, 10)):
+            page = search(conn, query, limit=limit, offset=offset)
+            joined = search(conn, query, limit=limit, offset=offset, agent="claude_code")  # the joined query
+            got = [(h.session_key, h.message_id) for h in page.hits]
+            assert got == [(h.session_key, h.message_id) for h in joined.hits]
+            assert [h.rank for h in page.hits] == [h.rank for h in joined.hits]
+            assert got == _oracle(conn, query, max(window, offset + limit), offset, limit)
+            assert (page.total, page.total_exact, page.note) == (joined.total, joined.total_exact, joined.note)
+            wide = max(window, offset + limit)
+            expected = (hits, True) if hits <= max(20, wide) or wide >= hits else (max(20, wide), False)
+            assert (page.total, page.total_exact) == expected

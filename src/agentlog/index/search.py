@@ -252,9 +252,12 @@ def _search(
 ) -> HitPage:
     match = _scoped(translation.match, reasoning)
     window = max(RANK_WINDOW, offset + limit) if sort == "rank" else 0
+    if window and not where and not by_session:
+        return _ranked_by_index(conn, translation, match, limit, offset, window, budget)
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
-    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_FROM} WHERE {filters}"
+    joins = _FROM if any("s." in clause for clause in where) else _FROM_PARTS
+    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {joins} WHERE {filters}"
     if window:  # the newest hits only, in index order: FTS5 stops there
         found += f" ORDER BY parts_fts.rowid DESC LIMIT {window}"
     if by_session:
@@ -275,19 +278,66 @@ def _search(
     candidates = ranked[0][3] if by_session and ranked else counted[0]
     matches, exact = candidates, True
     if window and candidates >= window:  # more may match: count them, up to the cap
-        matches, exact = _capped_count(conn, budget, filters, (match, *params), bool(where), window)
+        matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, window)
     page = _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
     if window and (candidates < matches or not exact):
-        if by_session:  # the sessions of the hits ranked: more may hold hits
-            page.total_exact = False
-        else:
-            page.total, page.total_exact = matches, exact
-        ranked_note = (
-            f"ranked{' and grouped' if by_session else ''} among the newest {window:,} "
-            f"of {total_text(matches, exact)} hits"
-        )
-        page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
+        _windowed(page, window, matches, exact, by_session)
     return page
+
+
+def _ranked_by_index(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    match: str,
+    limit: int,
+    offset: int,
+    window: int,
+    budget: Budget,
+) -> HitPage:
+    """A search sorted by rank with no filter: the newest ``window`` hits and their
+    bm25 scores from ``parts_fts`` alone, the page's hits (and every hit tied with
+    its last score) then looked up, sorted as :data:`_ORDER` ``rank`` sorts them.
+    The same page as the joined query, without a look-up of every hit's message
+    (most of a rare word's time)."""
+    scored = budget.run(
+        conn,
+        f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}",
+        (match,),
+    )
+    candidates = len(scored)
+    scored.sort(key=lambda row: row[1])
+    wanted = offset + limit
+    if len(scored) > wanted:  # the page, and any hit its last score ties with
+        last = scored[wanted - 1][1]
+        scored = [row for row in scored if row[1] <= last]
+    looked_up = f"""SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
+        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN ({", ".join("?" * len(scored))})"""
+    rows = budget.run(conn, looked_up, tuple(row[0] for row in scored)) if scored else []
+    keys = {row[0]: row[1:] for row in rows}
+    ordered = sorted(scored, key=lambda row: keys[row[0]][1:])  # session, message, part
+    ordered.sort(key=lambda row: (keys[row[0]][0] is not None, keys[row[0]][0] or ""), reverse=True)  # ts DESC
+    ordered.sort(key=lambda row: row[1])  # score (stable: the keys above break its ties)
+    ranked = [(rowid, score, 1, 0) for rowid, score in ordered[offset:wanted]]
+    page = _page(_hits(conn, budget, translation.terms, ranked), candidates, offset, limit, translation)
+    if candidates >= window:  # more may match: count them, up to the cap
+        matches, exact = _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
+        _windowed(page, window, matches, exact, by_session=False)
+    return page
+
+
+def _windowed(page: HitPage, window: int, matches: int, exact: bool, by_session: bool) -> None:
+    """Say on ``page`` that it ranks only the newest ``window`` of ``matches`` hits
+    (``exact``: counted whole, else a lower bound) when more match than that."""
+    if page.total >= matches and exact and not by_session:
+        return
+    if by_session:  # the sessions of the hits ranked: more may hold hits
+        page.total_exact = False
+    else:
+        page.total, page.total_exact = matches, exact
+    ranked_note = (
+        f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {total_text(matches, exact)} hits"
+    )
+    page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
 
 
 def _capped_count(
@@ -295,15 +345,15 @@ def _capped_count(
     budget: Budget,
     filters: str,
     params: tuple[object, ...],
-    joined: bool,
+    joins: str | None,
     window: int,
 ) -> tuple[int, bool]:
-    """How many parts match (``filters`` over :data:`_FROM` when ``joined``, else
-    the ``MATCH`` alone), counted up to ``cap`` (:data:`TOTAL_CAP`, or ``window``
-    when larger), and whether that count is exact: ``(cap, False)`` when more match.
-    The one place that decides a search's total."""
+    """How many parts match (``filters`` over ``joins``, e.g. :data:`_FROM`; the
+    ``MATCH`` alone when ``None``), counted up to ``cap`` (:data:`TOTAL_CAP`, or
+    ``window`` when larger), and whether that count is exact: ``(cap, False)`` when
+    more match.  The one place that decides a search's total."""
     cap = max(TOTAL_CAP, window)
-    found = f"SELECT 1 {_FROM} WHERE {filters}" if joined else "SELECT 1 FROM parts_fts WHERE parts_fts MATCH ?"
+    found = f"SELECT 1 {joins} WHERE {filters}" if joins else "SELECT 1 FROM parts_fts WHERE parts_fts MATCH ?"
     count = budget.run(conn, f"SELECT count(*) FROM ({found} LIMIT {cap + 1})", params)[0][0]
     return (cap, False) if count > cap else (count, True)
 
@@ -340,10 +390,12 @@ def _page(hits: list[Hit], total: int, offset: int, limit: int, translation: Tra
     )
 
 
-_FROM = """
+_FROM_PARTS = """
     FROM parts_fts
     JOIN parts p ON p.rowid = parts_fts.rowid
-    JOIN messages m ON m.rowid = p.message_rowid
+    JOIN messages m ON m.rowid = p.message_rowid"""
+"""A search's joins when no filter names the session (``s.``)."""
+_FROM = f"""{_FROM_PARTS}
     JOIN sessions s ON s.key = m.session_key"""
 _HIT_COLUMNS = "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, p.text, p.data"
 
