@@ -165,6 +165,7 @@ def bench_mcp(home: Path, index: Path) -> None:
         return sorted(out)
 
     line("MCP search_sessions (agentlog mcp process, stdio)", anyio.run(stdio))
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
 def _pythonpath() -> dict[str, str]:

@@ -23,6 +23,7 @@ under ``--cache`` and reused by later runs (delete the folder to rebuild them).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -86,7 +87,8 @@ def latency(cache: Path, messages: int, rounds: int, home: Path | None, index: P
     size, logs = index.stat().st_size, log_bytes(home)
     print(
         f"index of {count:,} messages, {sessions:,} sessions: {size / 1e6:.0f} MB for {logs / 1e6:.0f} MB of logs "
-        f"({size / logs * 1000:.0f} MB per GB of logs; built in {seconds:.0f} s this run)"
+        f"({size / logs * 1000:.0f} MB per GB of logs; built in {seconds:.0f} s this run); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     search(conn, WORDS[150])  # the first search opens the tables: not timed
     rng = random.Random(7)
@@ -113,6 +115,7 @@ def latency(cache: Path, messages: int, rounds: int, home: Path | None, index: P
                 f"  p95 {_p(times, 0.95):6.1f} ms  ({len(times)} searches"
                 f"{f', {stopped} stopped at the time limit' if stopped else ''})"
             )
+    print(f"  (load average {os.getloadavg()[0]:.1f} at the end)")
     hostile = " ".join(f"{WORDS[i][:2]}*" for i in range(300))
     start = time.perf_counter()
     try:

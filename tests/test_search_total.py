@@ -195,3 +195,19 @@ def test_the_index_only_ranking_is_the_joined_ranking(tmp_path, monkeypatch, win
             wide = max(window, offset + limit)
             expected = (hits, True) if hits <= max(20, wide) or wide >= hits else (max(20, wide), False)
             assert (page.total, page.total_exact) == expected
+
+
+def test_sessions_written_since_are_those_the_listing_keeps(index):
+    from datetime import UTC, datetime
+
+    from agentlog.query import SessionFilter, Span
+    from agentlog.service.search import written_since
+    from agentlog.service.sessions import list_sessions
+
+    conn = db.connect(index)
+    keys = [k for (k,) in conn.execute("SELECT key FROM sessions")]
+    for since in ("2026-03-01T10:00:00", "2026-03-01T10:17:00", "2026-03-01T10:30:00"):
+        moment = datetime.fromisoformat(since).replace(tzinfo=UTC)
+        listed = list_sessions(conn, SessionFilter(span=Span(since=moment), include_children=True, include_exec=True))
+        assert written_since(conn, keys, moment) == {s.key for s in listed.sessions}
+    assert written_since(conn, keys, datetime(2026, 3, 1, 10, 17, tzinfo=UTC)) == {"claude_code:beta", "claude_code:gamma"}

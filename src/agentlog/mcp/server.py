@@ -39,7 +39,7 @@ from agentlog.mcp.shape import (
     snippet,
     stamp,
 )
-from agentlog.query import SessionFilter, Span, parse_zone, resolve_agent
+from agentlog.query import SessionFilter, parse_zone, resolve_agent
 from agentlog.service.filters import session_filter, span_of
 
 SYNC_EVERY_S = 60.0
@@ -184,8 +184,7 @@ def build_server(index: Index) -> MCPServer:
         cursor: Cursor = 0,
         include_active: bool = False,
     ) -> dict[str, Any]:
-        from agentlog.service.search import SearchFilter, SearchPaging, search
-        from agentlog.service.sessions import list_sessions
+        from agentlog.service.search import SearchFilter, SearchPaging, search, written_since
         from agentlog.service.transcript import message_ordinal
 
         def work() -> dict[str, Any]:
@@ -197,9 +196,8 @@ def build_server(index: Index) -> MCPServer:
             page = search(conn, query, where, paging)
             hits = page.hits
             if not include_active and hits:
-                recent = Span(since=datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES))
-                every = SessionFilter(span=recent, include_children=True, include_exec=True)
-                active = {s.key for s in list_sessions(conn, every, redact_secrets=False).sessions}
+                recent = datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES)
+                active = written_since(conn, (h.session_key for h in hits), recent)
                 hits = [h for h in hits if h.session_key not in active]
             results = [
                 {
