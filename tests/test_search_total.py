@@ -195,6 +195,15 @@ def test_the_index_only_ranking_is_the_joined_ranking(tmp_path, monkeypatch, win
             wide = max(window, offset + limit)
             expected = (hits, True) if hits <= max(20, wide) or wide >= hits else (max(20, wide), False)
             assert (page.total, page.total_exact) == expected
+            grouped = search(conn, query, limit=limit, offset=offset, by_session=True)
+            grouped_joined = search(conn, query, limit=limit, offset=offset, by_session=True, agent="claude_code")
+            shown = [(h.session_key, h.message_id, h.session_hits, h.rank) for h in grouped.hits]
+            assert shown == [(h.session_key, h.message_id, h.session_hits, h.rank) for h in grouped_joined.hits]
+            assert (grouped.total, grouped.total_exact, grouped.note) == (
+                grouped_joined.total,
+                grouped_joined.total_exact,
+                grouped_joined.note,
+            )
 
 
 def test_sessions_written_since_are_those_the_listing_keeps(index):

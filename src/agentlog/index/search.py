@@ -252,8 +252,8 @@ def _search(
 ) -> HitPage:
     match = _scoped(translation.match, reasoning)
     window = max(RANK_WINDOW, offset + limit) if sort == "rank" else 0
-    if window and not where and not by_session:
-        return _ranked_by_index(conn, translation, match, limit, offset, window, budget)
+    if window and not where:
+        return _ranked_by_index(conn, translation, match, limit, offset, window, by_session, budget)
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
     joins = _FROM if any("s." in clause for clause in where) else _FROM_PARTS
@@ -275,7 +275,9 @@ def _search(
         sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     counted = _count(conn)
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
-    candidates = ranked[0][3] if by_session and ranked else counted[0]
+    candidates = counted[0]  # the hits ranked; grouped, the rows carry it (a page past the last: counted)
+    if by_session:
+        candidates = ranked[0][3] if ranked else budget.run(conn, f"SELECT count(*) FROM ({found})", (match, *params))[0][0]
     matches, exact = candidates, True
     if window and candidates >= window:  # more may match: count them, up to the cap
         matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, window)
@@ -292,44 +294,67 @@ def _ranked_by_index(
     limit: int,
     offset: int,
     window: int,
+    by_session: bool,
     budget: Budget,
 ) -> HitPage:
     """A search sorted by rank with no filter: the newest ``window`` hits and their
-    bm25 scores from ``parts_fts`` alone, the page's hits (and every hit tied with
-    its last score) then looked up, sorted as :data:`_ORDER` ``rank`` sorts them.
-    The same page as the joined query, without a look-up of every hit's message
-    (most of a rare word's time)."""
+    bm25 scores from ``parts_fts`` alone, then the keys that order them (time,
+    session, message, part) looked up by part: for the page's hits and every hit
+    tied with its last score, or, ``by_session``, for every hit ranked (to group
+    them).  The same page as the joined query (:data:`_ORDER`, :data:`_GROUP_ORDER`
+    ``rank``), without that query's look-up of every hit in one statement with
+    bm25 and window functions (most of a rare word's time, half a grouped one's)."""
     scored = budget.run(
         conn,
         f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}",
         (match,),
     )
     candidates = len(scored)
-    scored.sort(key=lambda row: row[1])
     wanted = offset + limit
-    if len(scored) > wanted:  # the page, and any hit its last score ties with
-        last = scored[wanted - 1][1]
+    if not by_session and len(scored) > wanted:  # the page, and any hit its last score ties with
+        last = sorted(score for _, score in scored)[wanted - 1]
         scored = [row for row in scored if row[1] <= last]
     looked_up = f"""SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
         JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN ({", ".join("?" * len(scored))})"""
-    rows = budget.run(conn, looked_up, tuple(row[0] for row in scored)) if scored else []
-    keys = {row[0]: row[1:] for row in rows}
-    ordered = sorted(scored, key=lambda row: keys[row[0]][1:])  # session, message, part
-    ordered.sort(key=lambda row: (keys[row[0]][0] is not None, keys[row[0]][0] or ""), reverse=True)  # ts DESC
-    ordered.sort(key=lambda row: row[1])  # score (stable: the keys above break its ties)
-    ranked = [(rowid, score, 1, 0) for rowid, score in ordered[offset:wanted]]
-    page = _page(_hits(conn, budget, translation.terms, ranked), candidates, offset, limit, translation)
+    keys = {row[0]: row[1:] for row in budget.run(conn, looked_up, tuple(r[0] for r in scored))} if scored else {}
+    hits = [(rowid, score, *keys[rowid]) for rowid, score in scored]  # rowid, score, ts, session, message, part
+    ordered = _rank_order(hits)
+    if by_session:
+        best: dict[str, list[Any]] = {}
+        for hit in ordered:  # a session's first hit in rank order is its best
+            group = best.setdefault(hit[3], [hit, 0, None])
+            group[1] += 1
+            if hit[2] is not None and (group[2] is None or hit[2] > group[2]):
+                group[2] = hit[2]
+        groups = sorted(best.values(), key=lambda g: g[0][3:])  # session, message, part
+        groups.sort(key=lambda g: (g[2] is not None, g[2] or ""), reverse=True)  # newest DESC, NULLs last
+        groups.sort(key=lambda g: g[0][1])  # the best hit's score
+        ranked = [(g[0][0], g[0][1], g[1], candidates) for g in groups[offset:wanted]]
+        total = len(groups)
+    else:
+        ranked = [(hit[0], hit[1], 1, 0) for hit in ordered[offset:wanted]]
+        total = candidates
+    page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
     if candidates >= window:  # more may match: count them, up to the cap
         matches, exact = _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
-        _windowed(page, window, matches, exact, by_session=False)
+        if candidates < matches or not exact:
+            _windowed(page, window, matches, exact, by_session)
     return page
+
+
+def _rank_order(hits: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``(rowid, score, ts, session, message, part)`` hits in :data:`_ORDER` ``rank``
+    order and :data:`_TIE`: best (lowest) bm25 first, then newest (no time last),
+    then session, message and part; by stable sorts, the last key first."""
+    ordered = sorted(hits, key=lambda hit: hit[3:])
+    ordered.sort(key=lambda hit: (hit[2] is not None, hit[2] or ""), reverse=True)
+    ordered.sort(key=lambda hit: hit[1])
+    return ordered
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool, by_session: bool) -> None:
     """Say on ``page`` that it ranks only the newest ``window`` of ``matches`` hits
     (``exact``: counted whole, else a lower bound) when more match than that."""
-    if page.total >= matches and exact and not by_session:
-        return
     if by_session:  # the sessions of the hits ranked: more may hold hits
         page.total_exact = False
     else:
