@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 
 import anyio
@@ -220,3 +221,15 @@ def test_sessions_written_since_are_those_the_listing_keeps(index):
         listed = list_sessions(conn, SessionFilter(span=Span(since=moment), include_children=True, include_exec=True))
         assert written_since(conn, keys, moment) == {s.key for s in listed.sessions}
     assert written_since(conn, keys, datetime(2026, 3, 1, 10, 17, tzinfo=UTC)) == {"claude_code:beta", "claude_code:gamma"}
+
+
+def test_a_deep_page_ranks_more_hits_than_sqlite_binds(tmp_path, monkeypatch):
+    home = _tied_home(tmp_path / "home")
+    conn = db.connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 8)  # fewer than the 36 hits ranked (the default: 32,766)
+    for by_session in (False, True):
+        page = search(conn, "rocket", limit=3, offset=1, by_session=by_session)
+        joined = search(conn, "rocket", limit=3, offset=1, by_session=by_session, agent="claude_code")
+        assert [(h.message_id, h.session_hits) for h in page.hits] == [(h.message_id, h.session_hits) for h in joined.hits]
+        assert (page.total, page.total_exact, page.note) == ((3, True, None) if by_session else (36, True, None))

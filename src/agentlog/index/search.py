@@ -16,6 +16,7 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -314,9 +315,10 @@ def _ranked_by_index(
     if not by_session and len(scored) > wanted:  # the page, and any hit its last score ties with
         last = sorted(score for _, score in scored)[wanted - 1]
         scored = [row for row in scored if row[1] <= last]
-    looked_up = f"""SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
-        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN ({", ".join("?" * len(scored))})"""
-    keys = {row[0]: row[1:] for row in budget.run(conn, looked_up, tuple(r[0] for r in scored))} if scored else {}
+    looked_up = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
+        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+    rowids = json.dumps([rowid for rowid, _ in scored])  # one parameter: a deep page ranks more than SQLite binds
+    keys = {row[0]: row[1:] for row in budget.run(conn, looked_up, (rowids,))}
     hits = [(rowid, score, *keys[rowid]) for rowid, score in scored]  # rowid, score, ts, session, message, part
     ordered = _rank_order(hits)
     if by_session:
