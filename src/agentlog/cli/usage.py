@@ -14,7 +14,7 @@ from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
 from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
 from agentlog.cli.render import plain_table, print_json
-from agentlog.errors import NotFound
+from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
 from agentlog.service.home import Home
@@ -265,7 +265,12 @@ def prices_show(
     """The rates agentlog uses for MODEL (USD per million tokens)."""
     day = parse_day(at, UTC) if at else None
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
-    table = pricer(None, prices_file).table(model, when, service_tier.lower() if service_tier else None)
+    rates = pricer(None, prices_file)
+    asked = service_tier.lower() if service_tier else None
+    if asked is not None and asked not in (names := rates.resolver.service_tiers()):
+        shown = clean(service_tier or "", one_line=True)
+        raise UsageError(f"--tier {shown}: not a service tier (one of {', '.join(names)})")
+    table = rates.table(model, when, asked)
     if table is None:
         raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
     tiers = [  # pico-dollars per token are micro-dollars per million tokens
