@@ -12,7 +12,7 @@ import click
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import agent_option, filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.options import agent_option, filter_options, json_option, pass_app
 from agentlog.cli.render import (
     plain_table,
     print_json,
@@ -49,11 +49,10 @@ UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
     help="How many recent sessions to list.",
 )
 @json_option
-@no_sync_option
 @pass_app
-def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
+def overview(app: App, recent: int, as_json: bool) -> None:
     """Agents found, session counts, recent sessions, tokens per agent."""
-    conn, report = open_index(app, no_sync)
+    conn, report = open_index(app)
     found = {slug: [str(r) for r, ok in roots if ok] for slug, roots in report.roots.roots.items()}
     view = session_service.overview(conn, found, recent)
     if as_json:
@@ -114,7 +113,6 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     help="At most this many sessions.",
 )
 @json_option
-@no_sync_option
 @pass_app
 def sessions(
     app: App,
@@ -126,7 +124,6 @@ def sessions(
     exec_runs: bool,
     limit: int | None,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """List sessions active in the time span, newest first."""
     where = SessionFilter(
@@ -136,7 +133,7 @@ def sessions(
         include_children=subagents,
         include_exec=exec_runs,
     )
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     found = session_service.list_sessions(conn, where, limit)
     if as_json:
         print_json([session_row(s, found.children.get(s.key, 0)) for s in found.sessions])
@@ -156,7 +153,6 @@ def sessions(
 @click.option("--full", is_flag=True, help="Do not cut long prompts and replies.")
 @click.option("--no-redact", is_flag=True, help="Show API keys, tokens and passwords (redacted by default).")
 @json_option
-@no_sync_option
 @pass_app
 def show(
     app: App,
@@ -166,12 +162,11 @@ def show(
     full: bool,
     no_redact: bool,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """Show one session (a key, an id, or a unique id prefix) as a transcript."""
     if not session.strip():
         raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     view = session_service.session(conn, session)
     if not no_redact:
         view = redacted_view(view)
@@ -270,12 +265,11 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
 @main.command()
 @agent_option
 @json_option
-@no_sync_option
 @pass_app
-def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
+def doctor(app: App, agent: str | None, as_json: bool) -> None:
     """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
     agent = resolve_agent(agent)
-    conn, synced = open_index(app, no_sync)
+    conn, synced = open_index(app)
     problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
     if problem is not None:
         raise problem

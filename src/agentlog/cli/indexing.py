@@ -12,7 +12,7 @@ import click
 import msgspec
 
 from agentlog.cli import App, main
-from agentlog.cli.options import filter_options, no_sync_option
+from agentlog.cli.options import filter_options
 from agentlog.cli.render import print_json
 from agentlog.errors import AgentlogError
 from agentlog.index import db
@@ -26,9 +26,9 @@ from agentlog.service.search import MAX_HITS, SearchFilter, SearchPaging, search
 
 
 def open_index(
-    app: App, no_sync: bool = False, full: bool = False, first_run: bool = False, building: str = "read"
+    app: App, full: bool = False, first_run: bool = False, building: str = "read"
 ) -> tuple[sqlite3.Connection, SyncReport]:
-    """The index, brought up to date first unless ``no_sync``; a progress bar on a
+    """The index, brought up to date first unless ``app.no_sync`` (``--no-sync``); a progress bar on a
     terminal while logs are parsed (quiet when piped).
 
     While the index is built in the background (:mod:`agentlog.service.first_run`)
@@ -37,7 +37,7 @@ def open_index(
     synced starts that build instead of syncing (when
     :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
     directly; either way ``SyncReport.building`` tells."""
-    path = app.index_path
+    path, no_sync = app.index_path, app.no_sync
     reader = db.connect_current(path) if no_sync else None
     if reader is not None:  # nothing to write: works on an index you may only read
         return reader, SyncReport()
@@ -173,9 +173,8 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
 @click.option("--agent", "-a", help="Only this agent's sources.")
 @click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
-@no_sync_option
 @click.pass_obj
-def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_sync: bool) -> None:
+def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool) -> None:
     """Remove the sessions of logs that are gone (archived) from the index.
 
     The index keeps the sessions of a log its agent deleted (Claude Code's
@@ -183,7 +182,7 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     this removes them.  They cannot be read again from the logs.
     """
     agent = resolve_agent(agent)
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     pruned = prune(conn, agent, dry_run=dry_run)
     if as_json:
         print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
@@ -242,7 +241,6 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
 )
 @click.option("--fts", "raw", is_flag=True, help="Read QUERY as SQLite FTS5 syntax (columns, NEAR, ^ …).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
-@no_sync_option
 @click.pass_obj
 def search_command(
     app: App,
@@ -260,7 +258,6 @@ def search_command(
     sort: SearchSort,
     raw: bool,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """Search what was said and done: the WORDS as written, punctuation and all
     (CLAUDE.md, src/app.py, don't, C++, --force are found as typed; write `--`
@@ -280,7 +277,7 @@ def search_command(
         reasoning=reasoning,
     )
     paging = SearchPaging(limit=limit, offset=offset, sort=sort, by_session=by_session, raw=raw)
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     page = search(conn, " ".join(words), where, paging)
     if page.note:
         app.err.print(f"[yellow]{clean(page.note, one_line=True)}[/yellow]")

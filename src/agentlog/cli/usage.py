@@ -12,7 +12,7 @@ import msgspec
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.options import filter_options, json_option, pass_app
 from agentlog.cli.render import plain_table, print_json
 from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
@@ -110,7 +110,6 @@ def _table(
 )
 @click.option("--prices", "prices_file", type=click.Path(path_type=Path), help="Price overrides (TOML).")
 @json_option
-@no_sync_option
 @pass_app
 def usage(
     app: App,
@@ -127,13 +126,12 @@ def usage(
     no_index: bool,
     prices_file: Path | None,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """Tokens and cost: REPORT is daily (default), weekly, monthly, session,
     model, project, agent, blocks (Claude's 5-hour windows) or limits (Codex)."""
     tz = parse_zone(tz_name)
     if report == "limits":
-        _limits(app, tz, as_json, no_sync)
+        _limits(app, tz, as_json)
         return
     query = UsageQuery(
         agent=resolve_agent(agent) or (BLOCKS_AGENT if report == "blocks" else None),
@@ -142,7 +140,7 @@ def usage(
         cost_mode=cost_mode,
         prices_file=prices_file,
     )
-    conn, synced = (None, None) if no_index else open_index(app, no_sync, first_run=True)
+    conn, synced = (None, None) if no_index else open_index(app, first_run=True)
     if conn is None or (synced is not None and synced.building):  # the logs are read instead
         found = log_usage(Home(app.env, app.home, app.roots), query)
     else:
@@ -213,8 +211,8 @@ def _burn(app: App, block: Block, now: datetime, tz: ZoneInfo | None, with_cost:
     )
 
 
-def _limits(app: App, tz: ZoneInfo | None, as_json: bool, no_sync: bool) -> None:
-    limits = codex_limits(open_index(app, no_sync)[0])
+def _limits(app: App, tz: ZoneInfo | None, as_json: bool) -> None:
+    limits = codex_limits(open_index(app)[0])
     rows: list[dict[str, Any]] = [{"session": key, **msgspec.to_builtins(found)} for key, found in limits]
     if as_json:
         print_json({"latest": rows[0] if rows else None, "sessions": rows})
