@@ -390,3 +390,18 @@ def test_global_options_work_before_and_after_the_command(tmp_path):
         assert help_text.count(name) == 1, name
     _, command_help, _ = run("sessions", "--help")
     assert "--no-sync" not in command_help and "--demo" not in command_help
+
+
+def test_a_root_that_is_a_fifo_or_a_device_is_said_in_one_line_and_never_opened(tmp_path):
+    """``--root`` at a FIFO (opening it would wait for a writer forever) or a
+    device: one line on stderr, the command goes on, ``doctor`` names it."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    env = {"HOME": str(tmp_path), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    for root, kind in ((fifo, "FIFO"), (Path("/dev/null"), "character device")):
+        line = f"agentlog: --root {root}: not a folder ({kind}): nothing read from it (see `agentlog doctor`)\n"
+        assert run("sessions", "--root", str(root), env=env) == (0, "", line + "no sessions found\n")
+        code, out, err = run("--root", str(root), "doctor", "--json", env=env)
+        assert (code, err) == (0, line)
+        problem = {"agent": None, "path": str(root), "error": f"OSError: not a folder ({kind})"}
+        assert json.loads(out)["path_problems"] == [problem]

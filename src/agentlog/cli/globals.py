@@ -51,6 +51,8 @@ def _record(ctx: click.Context, param: click.Parameter, value: Any) -> None:
         return
     now = said(ctx)
     name = param.name or ""
+    if name == "roots":
+        _warn_special(value)
     update = {name: now.roots + tuple(value)} if name == "roots" else {name: value}
     now = replace(now, **update)
     ctx.find_root().meta[_KEY] = now
@@ -62,6 +64,22 @@ def _record(ctx: click.Context, param: click.Parameter, value: Any) -> None:
         for f in fields(App):
             if f.init:
                 setattr(app, f.name, getattr(rebuilt, f.name))
+
+
+def _warn_special(roots: tuple[Path, ...]) -> None:
+    """One line on stderr for each root that is a FIFO, socket or device (kept:
+    discovery records it for ``agentlog doctor``, and never opens it)."""
+    from agentlog.present import clean
+    from agentlog.probe import root_problem
+
+    for root in roots:
+        try:
+            reason = root_problem(os.stat(root).st_mode)
+        except (OSError, ValueError):  # gone since click looked: discovery says why
+            continue
+        if reason is not None:
+            shown = clean(os.fspath(root), one_line=True, markup=False)
+            click.echo(f"agentlog: --root {shown}: {reason}: nothing read from it (see `agentlog doctor`)", err=True)
 
 
 def make_app(given: Said) -> App:
