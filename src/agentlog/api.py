@@ -39,7 +39,7 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import db
 from agentlog.query import parse_zone
 from agentlog.service.costed import with_costs
-from agentlog.service.filters import TimeArg, session_filter, span_of
+from agentlog.service.filters import TimeArg, search_filter, session_filter, span_of
 from agentlog.service.home import Home
 
 if TYPE_CHECKING:
@@ -188,20 +188,12 @@ class Archive:
         query or filter, :class:`agentlog.index.search.SearchStopped` past its
         time limit."""
         from agentlog.index.search import SORTS
-        from agentlog.query import resolve_agent
-        from agentlog.service.search import SearchFilter, SearchPaging
+        from agentlog.service.search import SearchPaging
         from agentlog.service.search import search as search_index
 
         if sort not in SORTS:
             raise UsageError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
-        where = SearchFilter(
-            agent=resolve_agent(agent),
-            project=project,
-            span=span_of(since, until),
-            role=role,
-            tool=tool,
-            reasoning=reasoning,
-        )
+        where = search_filter(agent, project, since, until, role, tool, reasoning)
         paging = SearchPaging(limit=limit, offset=cursor, sort=sort, by_session=by_session, raw=fts)  # type: ignore[arg-type]
         return search_index(self._conn, query, where, paging)
 

@@ -27,10 +27,11 @@ from agentlog.load import LoadReport, discover_sources, most_specific, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
 from agentlog.probe import PathProblem
-from agentlog.query import SQL_INT_MAX, SessionFilter, parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, resolve_agent
 from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
+from agentlog.service.filters import session_filter
 from agentlog.service.home import Home
 from agentlog.service.secrets import redacted_view
 
@@ -126,13 +127,7 @@ def sessions(
     as_json: bool,
 ) -> None:
     """List sessions active in the time span, newest first."""
-    where = SessionFilter(
-        agent=resolve_agent(agent),
-        project=project,
-        span=parse_span(since, until),
-        include_children=subagents,
-        include_exec=exec_runs,
-    )
+    where = session_filter(agent, project, since, until, subagents, exec_runs=exec_runs)
     conn, _ = open_index(app)
     found = session_service.list_sessions(conn, where, limit)
     if as_json:

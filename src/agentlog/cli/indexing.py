@@ -19,10 +19,11 @@ from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, SORTS, Hit, SearchSort
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
-from agentlog.query import SQL_INT_MAX, parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, resolve_agent
+from agentlog.service.filters import search_filter
 from agentlog.service.home import Home
 from agentlog.service.index import prune, update_index
-from agentlog.service.search import MAX_HITS, SearchFilter, SearchPaging, search
+from agentlog.service.search import MAX_HITS, SearchPaging, search
 
 
 def open_index(
@@ -268,14 +269,7 @@ def search_command(
     relevance (bm25); each hit names its session (open it with
     `agentlog show KEY`).
     """
-    where = SearchFilter(
-        agent=resolve_agent(agent),
-        project=project,
-        span=parse_span(since, until),
-        role=role,
-        tool=tool,
-        reasoning=reasoning,
-    )
+    where = search_filter(agent, project, since, until, role, tool, reasoning)
     paging = SearchPaging(limit=limit, offset=offset, sort=sort, by_session=by_session, raw=raw)
     conn, _ = open_index(app)
     page = search(conn, " ".join(words), where, paging)

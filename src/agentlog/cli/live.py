@@ -23,7 +23,8 @@ from agentlog.cli.options import agent_option, json_option, pass_app
 from agentlog.errors import UsageError
 from agentlog.live.procs import ProcessTable
 from agentlog.present import clean
-from agentlog.query import TIME_HELP, SessionFilter, Span, parse_span, resolve_agent
+from agentlog.query import TIME_HELP, SessionFilter
+from agentlog.service.filters import session_filter
 from agentlog.service.follow import Follower
 from agentlog.service.home import Home
 
@@ -42,9 +43,7 @@ PROCS_EVERY = 120.0
 
 
 def _filter(agent: str | None, project: str | None, since: str | None) -> SessionFilter:
-    return SessionFilter(
-        agent=resolve_agent(agent), project=project, span=parse_span(since, None) if since else Span()
-    )
+    return session_filter(agent, project, since)
 
 
 def _follower(app: App) -> Follower | None:
