@@ -166,14 +166,8 @@ class Usage(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
         )
 
 
-USAGE_COUNTS = (
-    "input_tokens",
-    "cache_read_tokens",
-    "cache_write_5m_tokens",
-    "cache_write_1h_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "web_search_requests",
+USAGE_COUNTS: tuple[str, ...] = tuple(
+    f for f in Usage.__struct_fields__ if f not in ("total_tokens", "cost_usd", "cost_source", "service_tier")
 )
 """The counts a log records for one call, in the index's column order: every
 :class:`Usage` count but the derived ``total_tokens``.  One tuple for every
