@@ -335,9 +335,12 @@ def open(
 
     home = Home.of(os.environ, _roots(roots), demo)
     path = Path(index).expanduser() if index is not None and not demo else db.default_path(home.env, demo)
-    reader = None if sync else db.connect_current(path)
-    conn = reader or db.connect(path)
-    if sync:
+    rebuilt = False
+    if demo:  # only a cache: rebuilt when another build left it, then synced
+        conn, rebuilt = db.connect_cache(path)
+    else:
+        conn = (None if sync else db.connect_current(path)) or db.connect(path)
+    if sync or rebuilt:
         try:
             update_index(conn, home)
         except BaseException:

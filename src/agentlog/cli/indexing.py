@@ -39,11 +39,15 @@ def open_index(
     :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
     directly; either way ``SyncReport.building`` tells."""
     path, no_sync = app.index_path, app.no_sync
-    reader = db.connect_current(path) if no_sync else None
+    reader = db.connect_current(path) if no_sync and not app.demo else None
     if reader is not None:  # nothing to write: works on an index you may only read
         return reader, SyncReport()
     try:
-        conn = db.connect(path)
+        if app.demo:  # only a cache: rebuilt when another build left it (then synced all the same)
+            conn, rebuilt = db.connect_cache(path)
+            no_sync = no_sync and not rebuilt
+        else:
+            conn = db.connect(path)
     except (sqlite3.Error, OSError) as exc:
         problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
         raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None

@@ -63,6 +63,8 @@ def mcp_command(app: App, http: str | None) -> None:
     home = Home(app.env, app.home, app.roots)
 
     def connect() -> sqlite3.Connection:
+        if app.demo:  # only a cache: rebuilt when another build left it
+            return db.connect_cache(app.index_path)[0]
         return (db.connect_current(app.index_path) if app.no_sync else None) or db.connect(app.index_path)
 
     index = Index(connect, None if app.no_sync else lambda conn: update_index(conn, home))
