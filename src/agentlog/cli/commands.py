@@ -278,6 +278,10 @@ def doctor(app: App, agent: str | None, as_json: bool) -> None:
     print_doctor(app, result)
 
 
+SKIPPED_FILES = 5
+"""Files named per agent under ``doctor``'s skipped records (``--json`` names all)."""
+
+
 def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
     """``doctor``'s report on the terminal (log text escaped)."""
     console = app.console
@@ -289,6 +293,12 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
         )
         for reason, n in sorted(r.skipped.items(), key=lambda kv: -kv[1]):
             console.print(f"  skipped {n:>7,}  {clean(reason, one_line=True)}")
+        for source in row.skipped_in[:SKIPPED_FILES]:
+            counts = ", ".join(f"{n:,} {reason}" for reason, n in sorted(source.skipped.items(), key=lambda kv: -kv[1]))
+            path = tilde(source.path, str(app.home))
+            console.print(f"    in {clean(path, one_line=True)}: {clean(counts, one_line=True)}", soft_wrap=True)
+        if len(row.skipped_in) > SKIPPED_FILES:
+            console.print(f"    and in {plural(len(row.skipped_in) - SKIPPED_FILES, 'more file')} (doctor --json lists them)")
         for kind, n in sorted(r.unknown_types.items(), key=lambda kv: -kv[1]):
             console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
         for reason, n in sorted(r.invalid_values.items(), key=lambda kv: -kv[1]):
