@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentlog._version import __version__
-from agentlog.cli.globals import make_app, said
+from agentlog.cli.globals import attach, make_app, said
 from agentlog.cli.globals import options as global_options
 from agentlog.errors import AgentlogError
 from agentlog.index.db import explain
@@ -67,8 +67,6 @@ class AgentlogGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """The command named by ``args``, taking the global options too."""
-        from agentlog.cli.globals import attach
-
         name, command, rest = super().resolve_command(ctx, args)
         return name, (attach(command) if command is not None else None), rest
 
