@@ -45,14 +45,6 @@ def _why(row: LiveSession) -> str:
 
 
 WIDE = 100
-"""From this many columns the board shows each turn's cost and gives the evidence
-the larger share; below it, the session its title first."""
-NARROW = 70
-"""Below this many columns the evidence column is dropped (``--json`` keeps it)."""
-_GAP = "  "
-
-
-WIDE = 100
 """From this many columns the board shows each turn's cost and the evidence;
 below it, neither (``status --json`` has them), so the session's title has room."""
 _GAP = "  "
