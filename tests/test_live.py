@@ -442,3 +442,22 @@ def test_the_board_fits_80_and_120_columns(tmp_path):
         assert result.exit_code == 0 and max(len(line) for line in lines) <= int(columns)
         assert lines[0].split() == ["status", "for", "agent", "session", "turn", *(["evidence"] if columns == "120" else [])]
         assert lines[1] == "/home/demo/src/weather"
+
+
+def test_the_missing_live_extra_hint_keeps_its_brackets(monkeypatch, tmp_path, capsys):
+    """rich read ``[live]`` in the hint as markup: it printed ``pip install 'agentlog'``."""
+    import agentlog.cli.live as cli_live
+    import agentlog.live.watch as watch
+    from agentlog.cli import App
+
+    class Idle:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def start(self) -> None:
+            pass
+
+    monkeypatch.setattr(watch, "events_available", lambda: False)
+    monkeypatch.setattr(cli_live, "Follower", Idle)
+    cli_live._follower(App(env={}, home=tmp_path, index_path=tmp_path / "i.sqlite"))
+    assert "pip install 'agentlog[live]' (polling instead)" in capsys.readouterr().err
