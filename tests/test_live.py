@@ -420,16 +420,22 @@ status              for  agent   session                               turn  evi
 def test_the_board_fits_80_and_120_columns(tmp_path):
     """Project lines never widen the status column; below 100 columns the evidence
     and the turn's cost are dropped so the session keeps its title."""
+    import shutil
+
     from rich.console import Console
 
     from agentlog.cli.board import board_table
+    from agentlog.demo import demo_home
     from agentlog.index import db
     from agentlog.query import SessionFilter, parse_span
     from agentlog.service.status import live_status
-    from web_helpers import demo_index
+    from web_helpers import build_index
 
-    conn = db.connect(demo_index(tmp_path / "demo.sqlite"), readonly=True)
     now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    home = Path(shutil.copytree(demo_home(), tmp_path / "home"))
+    for log in (p for p in home.rglob("*") if p.is_file()):  # just written: the board says what the logs say
+        os.utime(log, (now.timestamp(), now.timestamp()))
+    conn = db.connect(build_index(tmp_path / "demo.sqlite", home), readonly=True)
     rows = live_status(conn, SessionFilter(span=parse_span("2000-01-01", None)), now=now, procs=None)
     conn.close()
     for width, expected in ((80, BOARD_80), (120, BOARD_120)):
