@@ -18,7 +18,7 @@ from agentlog.export import ExportOptions, Transcript
 from agentlog.export.html import policy, stylesheet
 from agentlog.export.slim import fit, write_slim
 from agentlog.index import db, queries
-from agentlog.model import Message, Session, TextPart, ToolCallPart, ToolResult, json_schema
+from agentlog.model import Message, ReasoningPart, Session, TextPart, ToolCallPart, ToolResult, json_schema
 from agentlog.query import SessionFilter
 from agentlog.service.export import export_sessions, select
 from agentlog.service.search import search
@@ -518,6 +518,112 @@ def test_text_exports_show_terminal_escapes_as_symbols(demo):
         text = out.getvalue().decode()
         assert "\x1b" not in text and "\x07" not in text, fmt
         assert "title ␛]0;PWNED␇ then ␛[2J clear" in text, fmt
+
+
+def test_markdown_export_keeps_log_html_inert_and_code_readable():
+    """Raw HTML in a reply, reasoning or title is written as text (``&lt;``), never
+    as HTML a permissive viewer would run; code keeps its ``<`` to the letter, a
+    fence inside code gets a longer fence, and a reply's open fence is closed."""
+    from markdown_it import MarkdownIt
+
+    from agentlog.export.markdown import write_markdown
+
+    reply = (
+        "Done <script>alert(1)</script> with `<div>` kept.\n\n"
+        "````md\n```\n<script>in code</script>\n```\n````\n\n"
+        "<img src=x onerror=alert(2)>\n\nUnclosed:\n```js\nlet a = '<b>'"
+    )
+    messages = [
+        Message(id="1", role="user", parts=[TextPart(text="show me\n```\n<b>in a fence</b>\n```")]),
+        Message(id="2", role="assistant", parts=[ReasoningPart(text="think <img src=x onerror=alert(1)>"), TextPart(text=reply)]),
+        Message(id="3", role="user", parts=[TextPart(text="thanks")]),
+    ]
+    header = Session(key="claude_code:s1", agent="claude_code", id="s1", title="fix <i>it</i>")
+    out = io.StringIO()
+    write_markdown([Transcript(header, lambda: iter(messages))], out)
+    text = out.getvalue()
+    assert text.startswith("# fix &lt;i>it&lt;/i>\n")
+    assert text[text.index("### 1. You") :] == (
+        "### 1. You\n\n````\nshow me\n```\n<b>in a fence</b>\n```\n````\n\n"
+        "### 2. Assistant\n\n<details><summary>reasoning</summary>\n\n"
+        "think &lt;img src=x onerror=alert(1)>\n</details>\n\n"
+        "Done &lt;script>alert(1)&lt;/script> with `<div>` kept.\n\n"
+        "````md\n```\n<script>in code</script>\n```\n````\n\n"
+        "&lt;img src=x onerror=alert(2)>\n\nUnclosed:\n```js\nlet a = '<b>'\n```\n\n"
+        "### 3. You\n\n```\nthanks\n```\n\n"
+    )
+    html = MarkdownIt("commonmark").render(text)
+    assert "<script" not in html and "<img" not in html and "<i>" not in html
+    assert "<code>&lt;div&gt;</code>" in html and "<h3>3. You</h3>" in html
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain *text*", "plain *text*"),
+        ("<!-- hidden --> <a href='javascript:x'>a</a>", "&lt;!-- hidden --> &lt;a href='javascript:x'>a&lt;/a>"),
+        ("<javascript:alert(1)>", "&lt;javascript:alert(1)>"),
+        ("escaped \\<b> and \\`<i>`", "escaped \\<b> and \\`&lt;i>`"),
+        # a code span across lines of one paragraph: the tag after it is outside code
+        ("a `b\nc` <img src=x onerror=alert(1)> `d`", "a `b\nc` &lt;img src=x onerror=alert(1)> `d`"),
+        # an unclosed backtick run is literal: the tag is outside code
+        ("`` <img src=x> `", "`` &lt;img src=x> `"),
+        ("~~~\n<b>\n", "~~~\n<b>\n~~~"),
+        ("    <script>indented code</script>", "    <script>indented code</script>"),
+        # escaping would turn a link definition into a paragraph: fenced whole instead
+        ("[x]: <a` b>\n`<img src=x onerror=alert(1)>`", "```\n[x]: <a` b>\n`<img src=x onerror=alert(1)>`\n```"),
+        # table cells split before code spans (GFM): fenced whole rather than guessed
+        (
+            "| h | g |\n|---|---|\n| `a | <img src=x onerror=alert(1)> ` |",
+            "```\n| h | g |\n|---|---|\n| `a | <img src=x onerror=alert(1)> ` |\n```",
+        ),
+    ],
+)
+def test_inert_markdown(text, expected):
+    from markdown_it import MarkdownIt
+
+    from agentlog.export.inert import inert_markdown
+
+    assert inert_markdown(text) == expected
+    tokens = MarkdownIt("commonmark").enable("table").parse(expected)
+    assert not [t for t in tokens for c in [t, *(t.children or [])] if c.type.startswith("html")]
+
+
+def test_the_two_arrow_session_tables_share_one_definition_of_their_header_columns():
+    """The API's sessions table and the Parquet ``sessions`` table: the same header
+    columns with the same types (agentlog.session_columns), each adding its own."""
+    pa = pytest.importorskip("pyarrow")
+    from agentlog.export.parquet import _schemas
+    from agentlog.tables import SESSION_COLUMNS
+
+    stamp, text = pa.timestamp("us", tz="UTC"), pa.string()
+    header = [
+        ("id", text),
+        ("title", text),
+        ("cwd", text),
+        ("git_branch", text),
+        ("started_at", stamp),
+        ("ended_at", stamp),
+        ("models", pa.list_(text)),
+        ("parent_key", text),
+        ("kind", text),
+        ("subagent_type", text),
+        ("status", text),
+        ("message_count", pa.int64()),
+    ]
+    tokens = ["input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens"]
+    tokens += ["reasoning_tokens", "total_tokens"]
+    api = [("key", text), ("agent", text), *header, *((t, pa.int64()) for t in [*tokens, "web_search_requests"])]
+    api += [("cost_usd", pa.float64()), ("cost_source", text), ("archived", pa.bool_())]
+    assert [(f.name, f.type) for f in SESSION_COLUMNS] == api
+    export = [("key", text), *header, *((t, pa.int64()) for t in tokens), ("agent", text), ("month", text)]
+    assert [(f.name, f.type) for f in _schemas()["sessions"]] == export
+    demo = Session(key="codex:s1", agent="codex", id="s1", kind="subagent", subagent_type="explorer")
+    from agentlog.export.parquet import session_row
+    from agentlog.tables import sessions_table
+
+    (row,) = sessions_table([demo]).to_pylist()
+    assert row["subagent_type"] == session_row(demo)["subagent_type"] == "explorer"
 
 
 def test_an_export_never_writes_in_an_agents_folder_or_over_a_log(tmp_path):

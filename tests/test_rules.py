@@ -476,3 +476,24 @@ def test_usage_without_the_index_finds_project_sources_in_the_scanned_claude_fol
     assert sorted({s.agent for s in sessions}) == ["aider", "claude_code"]
     aider = sum(c.usage.total_tokens for c in calls_from_sessions(sessions) if c.agent == "aider")
     assert aider > 0 and data["totals"]["total_tokens"] == aider + 1
+
+
+def test_one_tuple_names_the_usage_counts_every_path_goes_over():
+    """``USAGE_COUNTS`` is every recorded count of ``Usage`` (all but the derived
+    total and the cost facts), and drives the range rule and the index's rows."""
+    from agentlog.index.store import USAGE_COLUMNS, _usage_row
+    from agentlog.model import USAGE_COUNTS, Usage
+    from agentlog.rules import MAX_TOKENS, bounded_usage
+
+    tokens = ("input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens")
+    assert (*tokens, "reasoning_tokens", "web_search_requests") == USAGE_COUNTS
+    counts = dict(zip(USAGE_COUNTS, (1, 2, 3, 4, 5, 6, 7), strict=True))
+    usage = Usage(**counts, cost_usd=0.5, cost_source="recorded", service_tier="flex")
+    assert _usage_row(usage) == (1, 2, 3, 4, 5, 6, 7, 0.5, "recorded", "flex")
+    assert USAGE_COLUMNS.split(", ")[:7] == [f"u.{name}" for name in USAGE_COUNTS]
+    assert bounded_usage(usage) == (usage, 0)
+    for name in USAGE_COUNTS:  # each count out of range, alone: zeroed and counted
+        for bad in (-1, MAX_TOKENS):
+            fixed, n = bounded_usage(Usage(**{**counts, name: bad}, cost_usd=0.5, service_tier="flex"))
+            assert (n, getattr(fixed, name), fixed.cost_usd, fixed.service_tier) == (1, 0, 0.5, "flex"), name
+            assert fixed.total_tokens == sum(counts[k] for k in tokens if k != name)

@@ -39,6 +39,7 @@ from agentlog.probe import (
     identity,
     is_dir,
     is_file,
+    is_root,
     problem,
     regular_stat,
     stat_of,
@@ -361,7 +362,7 @@ def discover_sources(
     for root in extra_roots:
         claims: dict[str, list[tuple[Adapter, SourceRef]]] = {}
         with collecting(None, report.problems):
-            present = is_dir(root) or is_file(root)
+            present = is_root(root)
             for listed in adapters:
                 report.roots[listed.slug].append((root, present))
                 adapter = resolved(listed)

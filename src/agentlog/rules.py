@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Literal
 
-from agentlog.model import Message, Session, Usage
+from agentlog.model import USAGE_COUNTS, Message, Session, Usage, usage_counts
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -70,42 +70,16 @@ def bounded_usage(usage: Usage) -> tuple[Usage, int]:
     """``(usage, n)``: ``usage`` with each count outside ``0 ≤ n < 2**53``
     (:data:`MAX_TOKENS`) set to 0, and how many were.  ``usage`` itself when all
     are in range (the common case: nothing is copied)."""
-    u = usage
-    if (
-        not (
-            u.input_tokens
-            | u.cache_read_tokens
-            | u.cache_write_5m_tokens
-            | u.cache_write_1h_tokens
-            | u.output_tokens
-            | u.reasoning_tokens
-            | u.web_search_requests
-        )
-        >> MAX_BITS
-    ):  # all in range: a negative int has its sign bits set, a large one a high bit
+    values: tuple[int, ...] = usage_counts(usage)
+    if min(values) >= 0 and max(values) < MAX_TOKENS:  # all in range
         return usage, 0
-    values = [
-        u.input_tokens,
-        u.cache_read_tokens,
-        u.cache_write_5m_tokens,
-        u.cache_write_1h_tokens,
-        u.output_tokens,
-        u.reasoning_tokens,
-        u.web_search_requests,
-    ]
     ok = [v if 0 <= v < MAX_TOKENS else 0 for v in values]
     return (
         Usage(
-            input_tokens=ok[0],
-            cache_read_tokens=ok[1],
-            cache_write_5m_tokens=ok[2],
-            cache_write_1h_tokens=ok[3],
-            output_tokens=ok[4],
-            reasoning_tokens=ok[5],
-            web_search_requests=ok[6],
-            cost_usd=u.cost_usd,
-            cost_source=u.cost_source,
-            service_tier=u.service_tier,
+            **dict(zip(USAGE_COUNTS, ok, strict=True)),
+            cost_usd=usage.cost_usd,
+            cost_source=usage.cost_source,
+            service_tier=usage.service_tier,
         ),
         sum(1 for v in values if not 0 <= v < MAX_TOKENS),
     )

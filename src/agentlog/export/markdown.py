@@ -6,7 +6,9 @@ https://github.github.com/gfm/#html-blocks); edits and writes as unified diffs
 (the shared renderer's :func:`agentlog.web.content.file_edits`), todo lists
 as task lists; long outputs cut at :data:`OUTPUT_CHARS`.  Text inside a
 ``<summary>`` is escaped as HTML, code is fenced with a fence longer than any
-in it.  Subagents are linked at the call that started them and, when exported
+in it, and text written as Markdown (replies, reasoning, summaries) is made
+inert by :func:`agentlog.export.inert.inert_markdown`: no raw HTML from a log
+reaches the document.  Subagents are linked at the call that started them and, when exported
 with their parent, follow it as sections of their own.
 """
 
@@ -17,6 +19,7 @@ from html import escape
 from typing import TextIO
 
 from agentlog.export import Transcript, fence, utc
+from agentlog.export.inert import code_span, inert_markdown
 from agentlog.model import (
     CompactionPart,
     FilePart,
@@ -46,6 +49,11 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{escape(summary)}</summary>\n\n{body}\n</details>\n"
 
 
+def _one_line(text: str) -> str:
+    """Log text shown inline (a title, a todo item, a model): one line, inert."""
+    return inert_markdown(" ".join(text.split()))
+
+
 def _cut(text: str) -> str:
     if len(text) <= OUTPUT_CHARS:
         return text
@@ -64,9 +72,9 @@ def tool_call(part: ToolCallPart, links: dict[str, Session]) -> str:
     edits = file_edits(part)
     items = todos(part)
     if edits:
-        body += [f"`{e.path}`\n\n" + _code(e.diff.rstrip("\n"), "diff") for e in edits]
+        body += [f"{code_span(e.path)}\n\n" + _code(e.diff.rstrip("\n"), "diff") for e in edits]
     elif items:
-        body.append("\n".join(f"- [{_CHECK.get(i.status, ' ')}] {i.text}" for i in items) + "\n")
+        body.append("\n".join(f"- [{_CHECK.get(i.status, ' ')}] {_one_line(i.text)}" for i in items) + "\n")
     elif part.input not in (None, {}, ""):
         body.append(_code(input_text(part.input)))
     if part.result is not None:
@@ -74,24 +82,25 @@ def tool_call(part: ToolCallPart, links: dict[str, Session]) -> str:
         body.append("Output:\n\n" + (_code(_cut(output)) if output else "(empty)\n"))
     child = links.get(part.call_id)
     if child is not None:
-        body.append(f"→ subagent **{child.description or child.title or child.id}** (`{child.key}`)\n")
+        name = _one_line(child.description or child.title or child.id)
+        body.append(f"→ subagent **{name}** ({code_span(child.key)})\n")
     return _details(f"{part.tool}: {tool_summary(part.input)}{status}", "\n".join(body))
 
 
 def part_markdown(part: Part, role: str, links: dict[str, Session]) -> str:
     """One part as Markdown (a block ending in a newline)."""
     if isinstance(part, TextPart):
-        return part.text.rstrip() + "\n" if role == "assistant" else _code(part.text.rstrip("\n"))
+        return inert_markdown(part.text.rstrip()) + "\n" if role == "assistant" else _code(part.text.rstrip("\n"))
     if isinstance(part, ReasoningPart):
         text = part.text or part.summary
-        return _details("reasoning" + ("" if text else " (encrypted)"), text)
+        return _details("reasoning" + ("" if text else " (encrypted)"), inert_markdown(text))
     if isinstance(part, ToolCallPart):
         return tool_call(part, links)
     if isinstance(part, CompactionPart):
         trigger = f" ({part.trigger})" if part.trigger else ""
         if not part.summary:
             return f"*context compacted{trigger}*\n"
-        return _details(f"context compacted{trigger}", part.summary)
+        return _details(f"context compacted{trigger}", inert_markdown(part.summary))
     if isinstance(part, FilePart):
         kind = "image" if part.media_type.startswith("image") else "file"
         return f"*{kind}: {escape(part.name or part.media_type or '(no name recorded)')}*\n"
@@ -103,7 +112,7 @@ def message_markdown(message: Message, number: int, links: dict[str, Session]) -
     """A message: a ``###`` heading (number, who, time, model) and its parts."""
     who = _ROLES.get(message.role, message.role)
     when = f" · {utc(message.timestamp, '%Y-%m-%d %H:%M:%S')}" if message.timestamp else ""
-    model = f" · {message.model}" if message.model else ""
+    model = f" · {_one_line(message.model)}" if message.model else ""
     parts = "\n".join(part_markdown(p, message.role, links) for p in message.parts)
     return f"### {number}. {who}{when}{model}\n\n{parts}\n"
 
@@ -114,10 +123,10 @@ def header(s: Session, level: int = 1) -> str:
     facts = [
         ("agent", f"{s.agent} {s.agent_version or ''}".strip()),
         ("model", ", ".join(s.models) or "–"),
-        ("folder", f"`{s.cwd}`" if s.cwd else "–"),
-        ("branch", f"`{s.git_branch}`" if s.git_branch else "–"),
+        ("folder", code_span(s.cwd) if s.cwd else "–"),
+        ("branch", code_span(s.git_branch) if s.git_branch else "–"),
         ("started", utc(s.started_at) or "–"),
-        ("session", f"`{s.key}`"),
+        ("session", code_span(s.key)),
         (
             "tokens",
             f"{s.usage.total_tokens:,} (input {s.usage.input_tokens:,}, cache read "
@@ -126,10 +135,10 @@ def header(s: Session, level: int = 1) -> str:
     ]
     if s.parent_key:
         facts.insert(
-            0, (s.kind, f"of `{s.parent_key}`" + (f" ({s.subagent_type})" if s.subagent_type else ""))
+            0, (s.kind, f"of {code_span(s.parent_key)}" + (f" ({s.subagent_type})" if s.subagent_type else ""))
         )
     lines = "\n".join(f"- **{k}**: {v}" for k, v in facts)
-    return f"{'#' * level} {escape(title, quote=False)}\n\n{lines}\n\n"
+    return f"{'#' * level} {_one_line(title)}\n\n{lines}\n\n"
 
 
 def write_markdown(transcripts: Iterable[Transcript], out: TextIO) -> None:

@@ -3,7 +3,8 @@
 Four tables, each a folder of Parquet files partitioned Hive-style by
 ``agent=<slug>/month=<YYYY-MM>`` (``month=unknown`` without a time):
 
-- ``sessions``: one row per session (its header and usage totals, in tokens);
+- ``sessions``: one row per session (its key, the header columns it shares with
+  the Python API's table, :mod:`agentlog.session_columns`, and usage totals, in tokens);
 - ``messages``: one row per message (``idx`` its place, its text parts joined,
   its usage buckets, ``null`` when it carried none), meta messages included
   and flagged;
@@ -33,6 +34,7 @@ from agentlog.errors import UsageError
 from agentlog.export import Transcript
 from agentlog.model import Message, Session, TextPart, ToolCallPart, Usage
 from agentlog.present import output_text
+from agentlog.session_columns import session_fields, session_values
 from agentlog.usage.pricing import PricedCall
 from agentlog.usage.report import BUCKETS as REPORT_BUCKETS
 
@@ -60,18 +62,7 @@ def _schemas() -> dict[str, Any]:
         "sessions": pa.schema(
             [
                 ("key", pa.string()),
-                ("id", pa.string()),
-                ("title", pa.string()),
-                ("cwd", pa.string()),
-                ("git_branch", pa.string()),
-                ("started_at", time),
-                ("ended_at", time),
-                ("models", pa.list_(pa.string())),
-                ("parent_key", pa.string()),
-                ("kind", pa.string()),
-                ("subagent_type", pa.string()),
-                ("status", pa.string()),
-                ("message_count", pa.int64()),
+                *session_fields(pa),
                 *tokens,
                 *where,
             ]
@@ -131,18 +122,7 @@ def session_row(s: Session) -> dict[str, Any]:
     """A ``sessions`` row."""
     return {
         "key": s.key,
-        "id": s.id,
-        "title": s.title,
-        "cwd": s.cwd,
-        "git_branch": s.git_branch,
-        "started_at": s.started_at,
-        "ended_at": s.ended_at,
-        "models": s.models,
-        "parent_key": s.parent_key,
-        "kind": s.kind,
-        "subagent_type": s.subagent_type,
-        "status": s.status,
-        "message_count": s.message_count,
+        **session_values(s),
         **_buckets(s.usage),
         "agent": s.agent,
         "month": month(s.started_at),

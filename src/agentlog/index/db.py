@@ -161,6 +161,47 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     return conn
 
 
+def connect_cache(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """``(connection, rebuilt)``: :func:`connect` for an index that is only a cache
+    of files agentlog ships (the demo corpus's), never the user's own.  When it
+    cannot be opened or migrated, or its schema is not this agentlog's (an index
+    of another build, whose migrations differ), it is deleted with its ``-wal``
+    and ``-shm`` and made anew (``rebuilt``: empty, to be synced).  A file that
+    is not agentlog's (another application's database, not a regular file) is
+    never deleted: :class:`~agentlog.errors.IndexProblem` as :func:`connect` says."""
+    try:
+        ours = check_index(path)
+    except IndexProblem:
+        if not _stamped(path):
+            raise
+        ours = True
+    if not ours:
+        return connect(path), False
+    try:
+        conn = connect(path)
+        if schema_matches(path):
+            return conn, False
+        conn.close()
+    except (IndexProblem, sqlite3.Error):
+        pass
+    for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        stale.unlink(missing_ok=True)
+    return connect(path), True
+
+
+def _stamped(path: Path) -> bool:
+    """Whether ``path`` is a regular file whose SQLite header carries agentlog's
+    ``application_id`` (a damaged index of ours, not another program's file)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(72)
+    except OSError:
+        return False
+    return head.startswith(SQLITE_MAGIC) and int.from_bytes(head[68:72], "big", signed=True) == APPLICATION_ID
+
+
 _NO_SHM = frozenset({"SQLITE_CANTOPEN", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_CANTINIT"})
 """The errors of a WAL-mode open whose ``-shm`` cannot be made: a read-only mount
 (``SQLITE_CANTOPEN``), a folder the user may not write (``SQLITE_READONLY_DIRECTORY``:

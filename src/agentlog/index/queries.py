@@ -385,10 +385,15 @@ def source_problems(
     return errors, dups
 
 
-def agent_diagnostics(conn: sqlite3.Connection, agent: str | None = None) -> dict[str, list[Diagnostics]]:
-    """Every session's parse diagnostics, by agent."""
-    out: dict[str, list[Diagnostics]] = {}
-    query = "SELECT agent, diagnostics FROM sessions" + (" WHERE agent = ?" if agent else "")
-    for slug, blob in conn.execute(query, (agent,) if agent else ()):
-        out.setdefault(slug, []).append(msgspec.json.decode(blob, type=Diagnostics))
+def agent_diagnostics(
+    conn: sqlite3.Connection, agent: str | None = None
+) -> dict[str, list[tuple[str, Diagnostics]]]:
+    """Every session's parse diagnostics with the path of its source, by agent."""
+    out: dict[str, list[tuple[str, Diagnostics]]] = {}
+    query = (
+        "SELECT s.agent, src.path, s.diagnostics FROM sessions s JOIN sources src ON src.id = s.source_id"
+        + (" WHERE s.agent = ?" if agent else "")
+    )
+    for slug, path, blob in conn.execute(query, (agent,) if agent else ()):
+        out.setdefault(slug, []).append((path, msgspec.json.decode(blob, type=Diagnostics)))
     return out

@@ -22,6 +22,7 @@ from agentlog.assemble import SessionBuilder, role_id
 from agentlog.index.fts import index_text, search_text
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
+    USAGE_COUNTS,
     Diagnostics,
     Message,
     Part,
@@ -30,6 +31,7 @@ from agentlog.model import (
     TextPart,
     ToolCallPart,
     Usage,
+    usage_counts,
 )
 from agentlog.packing import pack, unpack
 from agentlog.rules import (
@@ -706,10 +708,7 @@ def _recorded_call(headers: bytes | None, key: str) -> str | None:
     return header.parent_tool_call_id if header else None
 
 
-USAGE_COLUMNS = (
-    "u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, "
-    "u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source, u.service_tier"
-)
+USAGE_COLUMNS = ", ".join(f"u.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source", "service_tier"))
 """The ``usage`` table's values in the order :func:`usage_from` takes them."""
 
 
@@ -874,18 +873,7 @@ def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | Non
 
 def _usage_row(u: Usage) -> tuple[Any, ...]:
     """``usage`` values after ``message_rowid``, in :data:`USAGE_COLUMNS` order."""
-    return (
-        u.input_tokens,
-        u.cache_read_tokens,
-        u.cache_write_5m_tokens,
-        u.cache_write_1h_tokens,
-        u.output_tokens,
-        u.reasoning_tokens,
-        u.web_search_requests,
-        u.cost_usd,
-        u.cost_source,
-        u.service_tier,
-    )
+    return (*usage_counts(u), u.cost_usd, u.cost_source, u.service_tier)
 
 
 def session_from_row(row: sqlite3.Row) -> Session:
