@@ -51,8 +51,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from agentlog.adapters import Adapter, JsonlAdapter, LazyAdapter, SourceRef, resolved
 from agentlog.adapters.base import Fragment, reads_lines
-from agentlog.index import archive, history
+from agentlog.index import archive, deferred, history
 from agentlog.index.db import MMAP_SIZE, rollback, transaction
+from agentlog.index.deferred import DeferredText
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import (
     Batch,
@@ -263,6 +264,7 @@ def _sync_all(
         if shared is not None:
             shared[0].close()
         rollback(conn)  # only when an exception left the batch open
+        batch.close()
     if progress:
         progress(total, total, "")
 
@@ -273,15 +275,29 @@ a commit per source (each a new segment of the full-text index, WAL frames for
 every b-tree touched) cost a third of a first index of 3,000 small sessions."""
 
 
+DEFER_MAX = 4 << 20
+"""New bytes under which a source's full-text rows wait for its batch's commit
+(:mod:`agentlog.index.deferred`: one FTS5 segment per batch, not per source);
+a larger one indexes its text as it is written (memory stays a batch of lines)."""
+
+
 class _Batch:
     """Sources committed together, each in a savepoint of its own: a source that
     fails is undone alone (the others of the batch stay), a crash loses at most
     the batch (the next sync reads those sources again), and the write lock is
-    held at most :data:`BATCH_SECONDS` beyond one source's work."""
+    held at most :data:`BATCH_SECONDS` beyond one source's work.  The full-text
+    rows of its small sources (``deferred``) are inserted just before it commits."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.started = 0.0
+        self.deferred = DeferredText()
+        deferred.register(conn, self.deferred)
+
+    def close(self) -> None:
+        """After the last commit (or a rollback): nothing waits any more."""
+        self.deferred.clear()
+        deferred.register(self.conn)
 
     def begin(self) -> None:
         """Start one source's writes (taking the write lock if the batch has none)."""
@@ -293,17 +309,22 @@ class _Batch:
     def end(self) -> None:
         """Keep the source's writes; commit the batch once it is old enough."""
         self.conn.execute("RELEASE source")
+        self.deferred.keep()
         if time.monotonic() - self.started >= BATCH_SECONDS:
             self.commit()
 
     def undo(self) -> None:
         """Drop the source's writes (the batch's other sources stay)."""
+        self.deferred.drop()
         if self.conn.in_transaction:  # SQLite ends it itself on a full disk or an I/O error
             self.conn.execute("ROLLBACK TO source")
             self.conn.execute("RELEASE source")
+        else:
+            self.deferred.clear()  # the whole batch is gone
 
     def commit(self) -> None:
         if self.conn.in_transaction:
+            self.deferred.flush(self.conn)
             self.conn.execute("COMMIT")
 
 
@@ -537,7 +558,8 @@ def _sync_one(
             if plan.error is not None:
                 raise plan.error
             parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN, parsed=parsed)
-            duplicate_of = _store(conn, adapter, ref, parse, append)
+            waits = batch.deferred if st.st_size - start < DEFER_MAX else None
+            duplicate_of = _store(conn, adapter, ref, parse, append, waits)
             tail = tail_hash(ref.path, parse.consumed)
             headers = encode_headers(parse.headers)
         except (OSError, OverflowError, RecursionError) as exc:  # the file, or values the index cannot hold
@@ -584,11 +606,17 @@ def _sync_one(
 
 
 def _store(
-    conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef, parse: SourceParse, append: bool
+    conn: sqlite3.Connection,
+    adapter: Adapter,
+    ref: SourceRef,
+    parse: SourceParse,
+    append: bool,
+    waits: DeferredText | None = None,
 ) -> str | None:
-    """Write what ``parse`` yields; returns the path of the source that already
-    holds this session (nothing is then stored), else ``None``."""
-    store = Store(conn, fresh_source=not append)
+    """Write what ``parse`` yields (its full-text rows into ``waits`` when given);
+    returns the path of the source that already holds this session (nothing is
+    then stored), else ``None``."""
+    store = Store(conn, fresh_source=not append, deferred=waits)
     source_id = _upsert_source(conn, adapter, ref)
     if not append:
         store.clear_source(source_id)
