@@ -100,11 +100,23 @@ def test_a_source_undone_leaves_no_waiting_row(tmp_path, monkeypatch):
             raise OSError(5, "Input/output error")
         real(self, source_id, headers)  # type: ignore[arg-type]
 
+    after_undo: list[tuple[int, set[int]]] = []  # (rows waiting, those whose part is gone)
+    real_undo = sync._Batch.undo
+
+    def undo(self: sync._Batch) -> None:
+        real_undo(self)
+        waiting = {rowid for rowid in range(1, 100_000) if self.deferred.waits(rowid)}
+        parts = {rowid for (rowid,) in self.conn.execute("SELECT rowid FROM parts")}
+        after_undo.append((len(waiting), waiting - parts))
+
     monkeypatch.setattr(store.Store, "put_headers", failing)
+    monkeypatch.setattr(sync._Batch, "undo", undo)
     monkeypatch.setattr(sync, "BATCH_SECONDS", 3600.0)
     conn = connect(tmp_path / "later.sqlite")
     report = sync.sync(conn, ADAPTERS, {"HOME": str(home)}, home)
     assert [path for path, _ in report.failed] == [str(bad)]
+    [(waiting, gone)] = after_undo
+    assert waiting > 0 and gone == set()  # the sources before it wait; nothing of the undone one
     monkeypatch.setattr(store.Store, "put_headers", real)
     bad.unlink()  # the same home without it, indexed at once
     reference = _index(tmp_path, home, "now", False, monkeypatch)
