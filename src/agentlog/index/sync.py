@@ -512,10 +512,14 @@ def _shared_parse(
     """One worker parsing, ahead of the store, the small line-by-line sources of
     ``work`` (those under :data:`WORKER_MIN` new bytes, without sidecars: a large
     one gets a worker of its own); with ``{position in work: job number}``.
-    ``None`` when there are too few, or no second core."""
+    ``None`` when there are too few, no second core, or other threads in this
+    process (``serve``'s, a notebook's: a fork copies only this one, and a lock
+    another held, the import lock say, would stay held in the child forever)."""
+    import threading
+
     from agentlog import worker  # multiprocessing: only when logs changed
 
-    if len(work) < SHARED_MIN or not worker.available():
+    if len(work) < SHARED_MIN or not worker.available() or threading.active_count() > 1:
         return None
     jobs: list[ParseJob] = []
     numbers: dict[int, int] = {}
