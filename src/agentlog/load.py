@@ -168,11 +168,15 @@ class SourceParse:
         start: int = 0,
         state: bytes | None = None,
         worker_min: int | None = None,
+        parsed: Iterator[Batch] | None = None,
     ) -> None:
         self.adapter = adapter
         self.worker_min = worker_min
         """Parse a JSONL source of at least this many new bytes in a worker process
         (registered adapters only; ``None``: never)."""
+        self.parsed = parsed
+        """The batches of this JSONL source (no sidecars) as a worker already parses
+        them from ``start`` (:class:`agentlog.worker.SharedParse`), else ``None``."""
         self.ref = ref
         self.start = start
         self.resume_state = state
@@ -204,7 +208,10 @@ class SourceParse:
         from agentlog import worker  # multiprocessing: only when a log is parsed
 
         args = (self.ref, sidecars, self.start, self.resume_state, lines)
-        if (
+        stream: Iterator[Batch]
+        if self.parsed is not None:
+            stream = self.parsed
+        elif (
             self.worker_min is not None
             and worker.available()
             and os.stat(self.ref.path).st_size - self.start >= self.worker_min

@@ -19,6 +19,7 @@ import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
+from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
@@ -76,8 +77,13 @@ def encode_headers(headers: list[Session]) -> bytes:
 class Store:
     """Index writes for one connection; callers own the transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, fresh_source: bool = False) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, fresh_source: bool = False, deferred: DeferredText | None = None
+    ) -> None:
         self._conn = conn
+        self._deferred = deferred
+        """Where the ``parts_fts`` rows of the parts written wait for their batch's
+        commit (:mod:`agentlog.index.deferred`), else ``None``: inserted at once."""
         self._indexing: _Background | None = None
         self._ensured: set[str] = set()
         self.fresh_source = fresh_source
@@ -335,6 +341,9 @@ class Store:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows,
         )
+        if self._deferred is not None:
+            self._deferred.add([(first_part + n, row[-1]) for n, row in enumerate(part_rows) if row[-1]])
+            return
         index = (
             "INSERT INTO parts_fts (rowid, text, reasoning) VALUES (?, ?, ?)",
             [
