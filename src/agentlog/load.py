@@ -54,6 +54,7 @@ from agentlog.readers import (
 from agentlog.rules import (
     TOKENS_OUT_OF_RANGE,
     Signature,
+    bounded_title,
     bounded_usage,
     distinct_id,
     same_session,
@@ -246,6 +247,7 @@ class SourceParse:
 
     def _finish(self, headers: list[Session]) -> list[Session]:
         for header in headers:
+            header.title = bounded_title(header.title)  # every adapter's, on every path
             header.resume_command = header.resume_command or self.adapter.resume_command(header)
         return headers
 

@@ -41,6 +41,7 @@ from agentlog.rules import (
     first_user_text,
     fork_title,
     owner_rank,
+    prompt_as_title,
     replayed_prefix,
     session_key,
     spawning_call,
@@ -602,7 +603,7 @@ class Store:
             )
         ]
         users = self.messages_by_rowid(rowids)
-        copied = {m.text.strip() for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
+        copied = {prompt_as_title(m.text) for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
         own = Session(key=key, agent="", id="", messages=users)
         self.conn.execute(
             "UPDATE sessions SET title = ? WHERE key = ?",
