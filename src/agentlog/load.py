@@ -113,6 +113,7 @@ def jsonl_batches(
         except Exception as exc:
             raise ParserError(exc) from exc
         count += 1
+        del line  # not held while a batch is sent on (a 64 MiB line, decoded)
         if headers is not None:
             yield bound_usage(out, parser.diagnostics), headers, None
             out, count, limit = [], 0, min(lines, 2 * limit)

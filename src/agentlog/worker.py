@@ -142,8 +142,9 @@ def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[
             raise (
                 RecursionError(error.message) if error.kind == "RecursionError" else ValueError(error.message)
             )
-        yield memoryview(data)
-        del data  # not kept while the next message is read
+        held = [data]
+        del data
+        yield memoryview(held.pop())  # not kept here while the caller stores it (a 64 MiB batch)
 
 
 _DONE, _RAISED = b"D", b"E"
