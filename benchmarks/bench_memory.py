@@ -30,7 +30,6 @@ agentlog tree (before/after).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import subprocess
@@ -42,7 +41,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from corpus import write_claude  # noqa: E402
+from corpus import write_claude, write_record  # noqa: E402
 from home import HomeShape, write_home  # noqa: E402
 
 
@@ -158,20 +157,7 @@ class Bench:
         home = self.work / "record"
         path = home / ".claude" / "projects" / "-p" / "huge-record.jsonl"
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            head = {
-                "type": "user",
-                "sessionId": "huge-record",
-                "uuid": "u1",
-                "timestamp": "2026-11-01T10:00:00Z",
-                "message": {"role": "user", "content": "@"},
-            }
-            before, after = json.dumps(head).split('"@"')
-            with open(path, "w") as fh:  # in pieces: this process stays small
-                fh.write(before + '"')
-                for _ in range(self.args.record_mib):
-                    fh.write("word " * ((1 << 20) // 5))
-                fh.write('"' + after + "\n")
+            write_record(path, self.args.record_mib)
         print(f"\n== record: one line of {path.stat().st_size / (1 << 20):.0f} MiB")
         index = self.work / "record.sqlite"
         self.fresh(index)
@@ -211,7 +197,9 @@ class Bench:
         home = self.work / f"home-{self.args.home_mb:g}"
         if not home.exists():
             began = time.perf_counter()
-            stats = write_home(home, HomeShape(claude=self.args.claude, codex=self.args.codex, megabytes=self.args.home_mb))
+            stats = write_home(
+                home, HomeShape(claude=self.args.claude, codex=self.args.codex, megabytes=self.args.home_mb)
+            )
             print(f"(wrote {stats.files:,} files in {time.perf_counter() - began:.0f} s)")
         size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(home) for f in fs)
         files = sum(len(fs) for _, _, fs in os.walk(home))
@@ -225,7 +213,9 @@ PARTS = ["record", "show", "home"]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--only", nargs="*", choices=PARTS, default=PARTS)
     parser.add_argument("--work", type=Path, default=Path("/tmp/memory"))
     parser.add_argument("--record-mib", type=int, default=64)

@@ -82,7 +82,7 @@ def test_fast_scanner_equals_index(name, tmp_path):
     assert checks.scanner_view(root) == in_index == checks.calls_view(sessions)
 
 
-def _claude_line(sid: str, uuid: str, when: str, role: str, content: object, mid: str | None = None) -> str:
+def claude_line(sid: str, uuid: str, when: str, role: str, content: object, mid: str | None = None) -> str:
     message: dict[str, object] = {"role": role, "content": content}
     if mid is not None:
         message |= {
@@ -108,13 +108,13 @@ def test_long_prompts_title_their_sessions_bounded_on_both_paths(tmp_path):
         ("u1", "2026-11-01T10:00:00Z", "user", first, None),
         ("a1", "2026-11-01T10:00:01Z", "assistant", [{"type": "text", "text": "ok"}], "m1"),
     ]
-    (folder / "s-one.jsonl").write_text("".join(_claude_line("s-one", *c) for c in copied))
+    (folder / "s-one.jsonl").write_text("".join(claude_line("s-one", *c) for c in copied))
     resumed = [
         *copied,
         ("u2", "2026-11-02T10:00:00Z", "user", own, None),
         ("a2", "2026-11-02T10:00:01Z", "assistant", [{"type": "text", "text": "done"}], "m2"),
     ]
-    (folder / "s-two.jsonl").write_text("".join(_claude_line("s-two", *c) for c in resumed))
+    (folder / "s-two.jsonl").write_text("".join(claude_line("s-two", *c) for c in resumed))
     sessions, report = checks.load("claude_code", tmp_path / "home")
     assert report.errors == []
     titles = {s.id: s.title for s in sessions}

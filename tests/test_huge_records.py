@@ -5,8 +5,6 @@ re-read (FTS5's own check against the stored parts)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from agentlog.adapters import get_adapter
@@ -14,27 +12,9 @@ from agentlog.index import fts, store
 from agentlog.index.search import search
 from agentlog.index.sync import sync
 from fuzz import checks
+from test_equivalence import claude_line
 
 CHECK = "INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)"
-
-
-def _line(uuid: str, when: str, role: str, content: object, mid: str | None = None) -> str:
-    message: dict[str, object] = {"role": role, "content": content}
-    if mid is not None:
-        message |= {
-            "id": mid,
-            "model": "claude-sonnet-4-5-20250929",
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        }
-    line = {
-        "type": role,
-        "sessionId": "big",
-        "uuid": uuid,
-        "timestamp": when,
-        "cwd": "/w",
-        "message": message,
-    }
-    return json.dumps(line) + "\n"
 
 
 def test_the_indexed_head_of_a_long_text_ends_at_a_word(monkeypatch):
@@ -58,9 +38,9 @@ def test_a_huge_part_is_stored_whole_and_searched_in_its_head(tmp_path, monkeypa
     result = {"type": "tool_result", "tool_use_id": "t1", "content": output}
     log = folder / "big.jsonl"
     log.write_text(
-        _line("u1", "2026-11-01T10:00:00Z", "user", prompt)
-        + _line("a1", "2026-11-01T10:00:01Z", "assistant", [call], "m1")
-        + _line("u2", "2026-11-01T10:00:02Z", "user", [result])
+        claude_line("big", "u1", "2026-11-01T10:00:00Z", "user", prompt)
+        + claude_line("big", "a1", "2026-11-01T10:00:01Z", "assistant", [call], "m1")
+        + claude_line("big", "u2", "2026-11-01T10:00:02Z", "user", [result])
     )
     home = tmp_path / "home"
     sessions, _ = checks.load("claude_code", home)
@@ -75,7 +55,9 @@ def test_a_huge_part_is_stored_whole_and_searched_in_its_head(tmp_path, monkeypa
             log, "a"
         ) as fh:  # a rewrite of the stored call: its parts deleted from the index, then added
             fh.write(
-                _line("a2", "2026-11-01T10:00:03Z", "assistant", [{"type": "text", "text": "done"}], "m1")
+                claude_line(
+                    "big", "a2", "2026-11-01T10:00:03Z", "assistant", [{"type": "text", "text": "done"}], "m1"
+                )
             )
         sync(conn, [get_adapter("claude_code")], {"HOME": str(home)}, home)
         conn.execute(CHECK)
