@@ -48,7 +48,8 @@ from home import HomeShape, write_home  # noqa: E402
 @dataclass
 class Peak:
     """One command's run: wall seconds, exit code, each process's peak RSS (MB,
-    ``"main"`` first, then ``"worker"``s by start order) and the tree's."""
+    ``"main"`` first, then ``"worker<n>"``s by start order: a sync forks one per
+    large log) and the tree's."""
 
     wall: float
     code: int
@@ -115,7 +116,12 @@ def measure(cmd: list[str], env: dict[str, str], timeout: float) -> Peak:
 
 
 def show(figure: str, peak: Peak, target: float = 300) -> None:
-    procs = ", ".join(f"{name} {mb:.0f} MB" for name, mb in peak.peaks.items())
+    workers = [mb for name, mb in peak.peaks.items() if name != "main"]
+    procs = f"main {peak.peaks.get('main', 0):.0f} MB"
+    if workers:
+        procs += f", parse worker {max(workers):.0f} MB" + (
+            f" (largest of {len(workers)})" if len(workers) > 1 else ""
+        )
     top = max(peak.peaks.values(), default=0.0)
     code = f", exit {peak.code}{' (killed: time limit)' if peak.code == -9 else ''}" if peak.code else ""
     verdict = "ok" if top <= target and not peak.code else "OVER"
