@@ -55,6 +55,7 @@ from agentlog.readers import (
 from agentlog.rules import (
     TOKENS_OUT_OF_RANGE,
     Signature,
+    bounded_title,
     bounded_usage,
     distinct_id,
     same_session,
@@ -113,6 +114,7 @@ def jsonl_batches(
         except Exception as exc:
             raise ParserError(exc) from exc
         count += 1
+        del line  # not held while a batch is sent on (a 64 MiB line, decoded)
         if headers is not None:
             yield bound_usage(out, parser.diagnostics), headers, None
             out, count, limit = [], 0, min(lines, 2 * limit)
@@ -254,6 +256,7 @@ class SourceParse:
 
     def _finish(self, headers: list[Session]) -> list[Session]:
         for header in headers:
+            header.title = bounded_title(header.title)  # every adapter's, on every path
             header.resume_command = header.resume_command or self.adapter.resume_command(header)
         return headers
 

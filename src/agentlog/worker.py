@@ -144,8 +144,9 @@ def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[
             return
         if data[:1] == _RAISED:
             raise _raised(_ERROR.decode(data[1:]), filename)
-        yield memoryview(data)
-        del data  # not kept while the next message is read
+        held = [data]
+        del data
+        yield memoryview(held.pop())  # not kept here while the caller stores it (a 64 MiB batch)
 
 
 def _raised(error: _Error, filename: str | None) -> Exception:
