@@ -386,34 +386,34 @@ def test_a_subagent_sits_under_its_parent_on_the_board_and_in_tail(tmp_path):
 
 
 BOARD_80 = """\
-status              for  agent   session                                    turn
+status         for  agent   session                                         turn
 /home/demo/src/weather
- interrupted        11d  claude  de70c1a0 weather: fix daily_mean round…    2.3k
-  done              11d  claude  └ b7e1d2c3 Review rounding change          8.7k
- waiting_for_user    9d  codex   019ab0d2 Add type hints to weather/uni…   36.0k
+ interrupted   11d  claude  de70c1a0 weather: fix daily_mean rounding       2.3k
+  done         11d  claude  └ b7e1d2c3 Review rounding change               8.7k
+ done           9d  codex   019ab0d2 Add type hints to weather/units.py…   36.0k
 /Users/USER/dev/ai-music
- waiting_for_user  538d  claude  fed8ce56 AI Music Generation: Diverse …   31.7k
- waiting_for_user  541d  claude  ba79134d /init                            78.6k
+ done         538d  claude  fed8ce56 AI Music Generation: Diverse Embed…   31.7k
+ done         541d  claude  ba79134d /init                                 78.6k
 /path/to/Demo
- waiting_for_user  450d  claude  5c0375b4 /orchestrator @CLAUDE.md を最…  218.4k
-  done             450d  claude  └ 6340ddef Examine the package.json fi…   39.7k
-  done             450d  claude  └ 83e2917c Analyze the current project…  117.7k
- waiting_for_user  454d  claude  1af7fc5e /init                           117.0k
+ done         450d  claude  5c0375b4 /orchestrator @CLAUDE.md を最新の …  218.4k
+  done        450d  claude  └ 6340ddef Examine the package.json file(s)…   39.7k
+  done        450d  claude  └ 83e2917c Analyze the current project stru…  117.7k
+ done         454d  claude  1af7fc5e /init                                117.0k
 """
 BOARD_120 = """\
-status              for  agent   session                               turn  evidence
+status         for  agent   session                                 turn  evidence
 /home/demo/src/weather
- interrupted        11d  claude  de70c1a0 weather: fix daily…    2.3k $0.01  user message u11: flagged interrupted
-  done              11d  claude  └ b7e1d2c3 Review rounding …    8.7k $0.01  assistant message msg_demo_s2: turn_end
- waiting_for_user    9d  codex   019ab0d2 Add type hints to …   36.0k $0.02  event_msg/task_complete
+ interrupted   11d  claude  de70c1a0 weather: fix daily_m…    2.3k $0.01  user message u11: flagged interrupted
+  done         11d  claude  └ b7e1d2c3 Review rounding ch…    8.7k $0.01  assistant message msg_demo_s2: turn_end
+ done           9d  codex   019ab0d2 Add type hints to we…   36.0k $0.02  ~ the turn ended and no write for 237 h
 /Users/USER/dev/ai-music
- waiting_for_user  538d  claude  fed8ce56 AI Music Generatio…   31.7k $0.02  ~ the last record is the assistant's reply…
- waiting_for_user  541d  claude  ba79134d /init                 78.6k $0.02  ~ the last record is the assistant's reply…
+ done         538d  claude  fed8ce56 AI Music Generation:…   31.7k $0.02  ~ the turn ended and no write for 12935 h
+ done         541d  claude  ba79134d /init                   78.6k $0.02  ~ the turn ended and no write for 12985 h
 /path/to/Demo
- waiting_for_user  450d  claude  5c0375b4 /orchestrator @CLA…  218.4k $0.19  ~ the last record is the assistant's reply…
-  done             450d  claude  └ 6340ddef Examine the pack…   39.7k $0.07  assistant message msg_01CHVXQb6qDihpHcDpuq…
-  done             450d  claude  └ 83e2917c Analyze the curr…  117.7k $0.08  ~ the last record is the assistant's reply…
- waiting_for_user  454d  claude  1af7fc5e /init                117.0k $0.09  assistant message msg_01EoAxzgxSHRavtZuynq…
+ done         450d  claude  5c0375b4 /orchestrator @CLAUD…  218.4k $0.19  ~ the turn ended and no write for 10802 h
+  done        450d  claude  └ 6340ddef Examine the packag…   39.7k $0.07  assistant message msg_01CHVXQb6qDihpHcDpuqvJz…
+  done        450d  claude  └ 83e2917c Analyze the curren…  117.7k $0.08  ~ the last record is the assistant's reply; t…
+ done         454d  claude  1af7fc5e /init                  117.0k $0.09  ~ the turn ended and no write for 10907 h
 """
 
 
@@ -433,8 +433,10 @@ def test_the_board_fits_80_and_120_columns(tmp_path):
 
     now = datetime(2026, 12, 1, 12, tzinfo=UTC)
     home = Path(shutil.copytree(demo_home(), tmp_path / "home"))
-    for log in (p for p in home.rglob("*") if p.is_file()):  # just written: the board says what the logs say
-        os.utime(log, (now.timestamp(), now.timestamp()))
+    for log in (p for p in home.rglob("*") if p.is_file()):  # last written at its last record, not at checkout
+        stamps = re.findall(r'"timestamp": ?"([^"]+)"', log.read_text(errors="replace"))
+        last = max((datetime.fromisoformat(t.replace("Z", "+00:00")) for t in stamps), default=now)
+        os.utime(log, (last.timestamp(), last.timestamp()))
     conn = db.connect(build_index(tmp_path / "demo.sqlite", home), readonly=True)
     rows = live_status(conn, SessionFilter(span=parse_span("2000-01-01", None)), now=now, procs=None)
     conn.close()

@@ -22,6 +22,7 @@ from agentlog.index.db import connect
 from agentlog.index.sync import sync
 from agentlog.index.usage import members, usage_records
 from agentlog.load import discover_sources, load_sessions
+from agentlog.rules import TITLE_CHARS, bounded_title, prompt_as_title
 from agentlog.usage import Call, calls_from_sessions
 from agentlog.usage.scan import scan_calls
 from conftest import FIXTURES, SHARED
@@ -497,3 +498,27 @@ def test_one_tuple_names_the_usage_counts_every_path_goes_over():
             fixed, n = bounded_usage(Usage(**{**counts, name: bad}, cost_usd=0.5, service_tier="flex"))
             assert (n, getattr(fixed, name), fixed.cost_usd, fixed.service_tier) == (1, 0, 0.5, "flex"), name
             assert fixed.total_tokens == sum(counts[k] for k in tokens if k != name)
+
+
+def test_a_title_up_to_the_bound_is_kept_as_it_is():
+    assert bounded_title(None) is None
+    assert bounded_title("  fix the tests \n") == "  fix the tests \n"
+    exact = "a" * TITLE_CHARS
+    assert bounded_title(exact) is exact
+
+
+def test_a_longer_title_is_its_head_and_an_ellipsis():
+    assert bounded_title("x" * 1_500) == "x" * 999 + "…"
+    assert bounded_title("\n  " + "word " * 300) == "word " * 199 + "word…"  # trailing space of the cut dropped
+    assert bounded_title("  " + "a" * 998 + " " * 50) == "a" * 998  # longer only by white space: nothing cut
+    for title in ("x" * 1_500, "word " * 300, "é" * 5_000):
+        once = bounded_title(title)
+        assert len(once) == TITLE_CHARS and bounded_title(once) == once
+
+
+def test_a_prompt_as_a_title_is_stripped_then_bounded():
+    assert prompt_as_title("  fix the tests \n") == "fix the tests"
+    assert prompt_as_title(" \n ") == ""
+    for text in ("\n" + "word " * 3_000, " " * 900 + "short" + " " * 900, "b" * 1_001):
+        assert prompt_as_title(text) == bounded_title(text.strip())
+    assert prompt_as_title(" " * 900 + "short" + " " * 900) == "short"

@@ -162,12 +162,14 @@ def show(
     if not session.strip():
         raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
     conn, _ = open_index(app)
+    if as_json:
+        from agentlog.service.transcript import streamed_session
+
+        print_session_json(*streamed_session(conn, session, redact=not no_redact))
+        return
     view = session_service.session(conn, session)
     if not no_redact:
         view = redacted_view(view)
-    if as_json:
-        print_session_json(view.session)
-        return
     render_transcript(app.console, view.session, show_all=show_all, reasoning=reasoning, full=full)
     _print_summary(app, conn, view.session)
     if view.children:

@@ -19,6 +19,7 @@ from pathlib import Path
 import platformdirs
 
 from agentlog.errors import REBUILD_HINT, IndexProblem
+from agentlog.index import deferred
 from agentlog.index.fts import fts_functions
 from agentlog.index.schema import APPLICATION_ID, MIGRATIONS
 
@@ -155,7 +156,7 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     # 32 MB of page cache: the index b-trees stay in memory while a big log is stored.
     conn.execute("PRAGMA cache_size = -32768")
-    fts_functions(conn)
+    deferred.register(fts_functions(conn))
     if migrate(conn):
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the new header reaches the main file
     return conn
@@ -232,7 +233,9 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
 
 
 def _open_uri(uri: str) -> sqlite3.Connection:
-    conn = fts_functions(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None))
+    conn = deferred.register(
+        fts_functions(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None))
+    )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
     return conn
@@ -365,7 +368,7 @@ def _schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
 
 def _expected() -> list[tuple[str, str, str]]:
     """The schema the migrations make, built in memory (~7 ms: only when an error is explained)."""
-    expected = fts_functions(sqlite3.connect(":memory:", isolation_level=None))
+    expected = deferred.register(fts_functions(sqlite3.connect(":memory:", isolation_level=None)))
     try:
         for migration in MIGRATIONS:
             for statement in _statements(migration):
