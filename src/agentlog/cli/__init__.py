@@ -8,6 +8,7 @@ arguments); an unexpected exception prints one line asking for ``--debug``
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -56,8 +57,52 @@ class App:
         return Console(stderr=True, highlight=False)
 
 
+COMMANDS: dict[str, str] = {
+    "agents": "commands",
+    "detect": "commands",
+    "doctor": "commands",
+    "export": "export",
+    "index": "indexing",
+    "mcp": "mcp",
+    "overview": "commands",
+    "prices": "usage",
+    "prune": "indexing",
+    "schema": "commands",
+    "search": "indexing",
+    "secrets": "secrets",
+    "serve": "serve",
+    "sessions": "commands",
+    "show": "commands",
+    "standup": "summarize",
+    "status": "live",
+    "statusline": "statusline",
+    "summarize": "summarize",
+    "tail": "live",
+    "usage": "usage",
+    "watch": "live",
+}
+"""Every command and the module of :mod:`agentlog.cli` that defines it (each
+module registers its commands on :data:`main` when imported).  A command's
+module is imported only when that command runs, or when ``--help`` lists them
+all: ``agentlog usage`` does not load the viewer, the live board or search
+(click's lazy group pattern, click.palletsprojects.com/en/stable/complex/
+#lazily-loading-subcommands).  A new command adds its line here."""
+
+
 class AgentlogGroup(click.Group):
-    """A click group that turns every error into a one-line message."""
+    """A click group that turns every error into a one-line message, and loads
+    each command's module when the command is looked up (:data:`COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, sorted (none imported)."""
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported first when it is not yet."""
+        module = COMMANDS.get(cmd_name)
+        if module is not None and cmd_name not in self.commands:
+            importlib.import_module(f"agentlog.cli.{module}")
+        return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; an unexpected error is first explained by the index
@@ -152,32 +197,4 @@ def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | 
         ctx.invoke(overview)
 
 
-from agentlog.cli import (  # noqa: E402  (registers the commands)
-    commands,
-    export,
-    indexing,
-    live,
-    mcp,
-    options,
-    secrets,
-    serve,
-    statusline,
-    summarize,
-    usage,
-)
-
-__all__ = [
-    "App",
-    "commands",
-    "export",
-    "indexing",
-    "live",
-    "main",
-    "mcp",
-    "options",
-    "secrets",
-    "serve",
-    "statusline",
-    "summarize",
-    "usage",
-]
+__all__ = ["COMMANDS", "App", "main"]

@@ -1,11 +1,8 @@
-"""Commands and helpers around the index: ``index``, ``search``, and the sync
-every read command runs first (unless ``--no-sync``)."""
+"""Commands around the index: ``index``, ``prune`` and ``search`` (the sync every
+read command runs first is :func:`agentlog.cli.synced.open_index`)."""
 
 from __future__ import annotations
 
-import sqlite3
-import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -14,99 +11,13 @@ import msgspec
 from agentlog.cli import App, main
 from agentlog.cli.options import filter_options, no_sync_option
 from agentlog.cli.render import print_json
-from agentlog.errors import AgentlogError
+from agentlog.cli.synced import open_index
 from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, SORTS, Hit, SearchSort
-from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
 from agentlog.query import SQL_INT_MAX, parse_span, resolve_agent
-from agentlog.service.home import Home
-from agentlog.service.index import prune, update_index
+from agentlog.service.index import prune
 from agentlog.service.search import MAX_HITS, SearchFilter, SearchPaging, search
-
-
-def open_index(
-    app: App, no_sync: bool = False, full: bool = False, first_run: bool = False, building: str = "read"
-) -> tuple[sqlite3.Connection, SyncReport]:
-    """The index, brought up to date first unless ``no_sync``; a progress bar on a
-    terminal while logs are parsed (quiet when piped).
-
-    While the index is built in the background (:mod:`agentlog.service.first_run`)
-    it is read as it is, saying so on stderr (``building="sync"``: synced all
-    the same, as ``agentlog index`` does).  With ``first_run``, an index never
-    synced starts that build instead of syncing (when
-    :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
-    directly; either way ``SyncReport.building`` tells."""
-    path = app.index_path
-    reader = db.connect_current(path) if no_sync else None
-    if reader is not None:  # nothing to write: works on an index you may only read
-        return reader, SyncReport()
-    try:
-        conn = db.connect(path)
-    except (sqlite3.Error, OSError) as exc:
-        problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
-        raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
-    if no_sync:
-        return conn, SyncReport()
-    from agentlog.service import first_run as background
-
-    if building == "read" and background.build_running(path):
-        app.err.print(
-            "[yellow]the index is still being built in the background (first run): "
-            "what it holds so far is shown[/yellow]"
-        )
-        return conn, SyncReport(building=True)
-    interactive = sys.stderr.isatty()
-    if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
-        home = Home(app.env, app.home, app.roots)
-        if background.start_build(path, home, app.demo):
-            app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
-            return conn, SyncReport(building=True)
-    try:
-        return conn, _sync(app, conn, full)
-    except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
-        problem = db.explain(exc, path)
-        if problem is None:
-            raise
-        raise problem from None
-
-
-def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
-    """Sync, with a progress bar on a terminal (quiet when piped)."""
-    home = Home(app.env, app.home, app.roots)
-    if not sys.stderr.isatty() or not app.err.is_terminal:
-        return update_index(conn, home, full)
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
-    with Progress(
-        TextColumn("indexing"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.description}", style="dim"),
-        console=app.err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("", total=None, visible=False)
-
-        def progress(done: int, total: int, path: str) -> None:
-            bar.update(
-                task,
-                completed=done,
-                total=total,
-                visible=total > 1 << 20,
-                description=clean(Path(path).name[:32], one_line=True),
-            )
-
-        return update_index(conn, home, full, progress)
 
 
 @main.command("index")
