@@ -53,7 +53,6 @@ from agentlog.adapters import Adapter, JsonlAdapter, LazyAdapter, SourceRef, res
 from agentlog.adapters.base import Fragment
 from agentlog.index import archive, history
 from agentlog.index.db import MMAP_SIZE, rollback, transaction
-from agentlog.index.store import Store, encode_headers
 from agentlog.load import (
     LoadReport,
     SourceParse,
@@ -454,6 +453,8 @@ def _sync_one(
 ) -> int:
     """Parse and store one source in a savepoint of ``batch``, streaming (memory
     stays bounded by a batch of lines, not by the file); returns the bytes parsed."""
+    from agentlog.index.store import encode_headers  # loaded only to write
+
     append = row is not None and _appendable(row, st, sig, adapter, full)
     batch.begin()
     try:
@@ -517,6 +518,8 @@ def _store(
 ) -> str | None:
     """Write what ``parse`` yields; returns the path of the source that already
     holds this session (nothing is then stored), else ``None``."""
+    from agentlog.index.store import Store
+
     store = Store(conn, fresh_source=not append)
     source_id = _upsert_source(conn, adapter, ref)
     if not append:
@@ -590,6 +593,8 @@ def _record_error(
         if seen
         else (-1, -1, -1, -1, "")
     )
+    from agentlog.index.store import Store
+
     with transaction(conn):
         source_id = _upsert_source(conn, adapter, ref)
         store = Store(conn)

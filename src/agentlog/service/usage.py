@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from agentlog.adapters.claude_code import SLUG as CLAUDE
-from agentlog.adapters.codex import SLUG as CODEX
 from agentlog.errors import NotFound
 from agentlog.index import queries
 from agentlog.index.usage import members, usage_records
@@ -179,6 +178,8 @@ def session_costs(
 def codex_limits(conn: sqlite3.Connection) -> list[tuple[str, RateLimits]]:
     """``(session key, rate limits)`` of every Codex session that recorded its
     rate limits, the latest observation first."""
+    from agentlog.adapters.codex import SLUG as CODEX
+
     found = queries.list_sessions(conn, SessionFilter(agent=CODEX, include_children=True), include_empty=True)
     out = [(s.key, s.rate_limits) for s in found if s.rate_limits is not None]
     out.sort(key=lambda pair: pair[1].observed_at or datetime.min.replace(tzinfo=UTC), reverse=True)
