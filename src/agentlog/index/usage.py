@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,8 +29,6 @@ from agentlog.model import Usage
 from agentlog.rules import MODEL_INFERRED
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 from agentlog.usage.money import RECORDED_NANO_SQL
-
-UsageFrom = Callable[[Sequence[Any]], Usage]
 
 _COUNTED = f"m.replayed = 0 AND m.flags NOT LIKE '%\"{NOT_CONSUMPTION}\"%'"
 _INFERRED = f"(m.flags LIKE '%\"{MODEL_INFERRED}\"%')"
@@ -78,14 +76,11 @@ def usage_records(
     params: list[Any] = [agent] if agent else []
     if keys is not None:
         params.append(json.dumps(list(keys)))
-    from agentlog.index.store import usage_from
-
     roots = _roots(conn)
     return [
         _call(
             row,
             roots,
-            usage_from,
             calls=row[16],
             last_timestamp=_time(row[17]),
             prompt_range=(row[18], row[19]),
@@ -116,15 +111,13 @@ def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
 
 
 def _calls(conn: sqlite3.Connection, where: str, params: Mapping[str, Any]) -> list[Call]:
-    from agentlog.index.store import USAGE_COLUMNS, usage_from
-
     query = f"""SELECT s.key, {_CALL}, m.model, m.timestamp, {USAGE_COLUMNS}, {_INFERRED}
                 FROM usage u JOIN messages m ON m.rowid = u.message_rowid
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
                 WHERE {_COUNTED} AND src.duplicate_of IS NULL AND {where}
                 ORDER BY m.rowid"""
     roots = _roots(conn)
-    return [_call(row, roots, usage_from, model_inferred=bool(row[16])) for row in conn.execute(query, params)]
+    return [_call(row, roots, model_inferred=bool(row[16])) for row in conn.execute(query, params)]
 
 
 def refresh_rollups(conn: sqlite3.Connection) -> bool:
@@ -151,10 +144,8 @@ def _time(text: str | None) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-def _call(row: Sequence[Any], roots: dict[str, str], usage_from: UsageFrom, **extra: Any) -> Call:
-    """A call from ``(session key, agent, parent key, cwd, model, time, *usage values)``
-    (``usage_from``: :func:`agentlog.index.store.usage_from`, passed in: the store
-    and the full-text index it loads are imported only by the reads that need them)."""
+def _call(row: Sequence[Any], roots: dict[str, str], **extra: Any) -> Call:
+    """A call from ``(session key, agent, parent key, cwd, model, time, *usage values)``."""
     return Call(
         session_key=row[0],
         agent=row[1],
@@ -165,4 +156,27 @@ def _call(row: Sequence[Any], roots: dict[str, str], usage_from: UsageFrom, **ex
         root_key=roots.get(row[0], row[0]),
         usage=usage_from(row[6:16]),
         **extra,
+    )
+
+
+USAGE_COLUMNS = (
+    "u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, "
+    "u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source, u.service_tier"
+)
+"""The ``usage`` table's values in the order :func:`usage_from` takes them."""
+
+
+def usage_from(values: Sequence[Any]) -> Usage:
+    """A :class:`Usage` from the ten values of :data:`USAGE_COLUMNS` (or their sums)."""
+    return Usage(
+        input_tokens=values[0],
+        cache_read_tokens=values[1],
+        cache_write_5m_tokens=values[2],
+        cache_write_1h_tokens=values[3],
+        output_tokens=values[4],
+        reasoning_tokens=values[5],
+        web_search_requests=values[6],
+        cost_usd=values[7],
+        cost_source=values[8],
+        service_tier=values[9],
     )
