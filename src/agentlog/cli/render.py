@@ -3,7 +3,9 @@ the JSON outputs never load it).  No I/O besides the console."""
 
 from __future__ import annotations
 
+import re
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -35,6 +37,26 @@ LINE_CHARS = 2000
 def print_json(data: Any) -> None:
     """Indented JSON on stdout (msgspec encodes the model's structs directly)."""
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
+    sys.stdout.flush()
+
+
+_RICH_CHANGES = re.compile(r"[\t\\]|:\S*:")
+"""What rich's ``Console.print`` (markup escaped, highlighting off, soft wrap)
+does not print as written: a tab (expanded to spaces), a backslash (doubled
+before an escaped bracket, or at the end), an ``:emoji:`` code (replaced)."""
+
+
+def printed_as_written(line: str) -> bool:
+    """Whether the CLI console prints ``line`` (its log text passed through
+    :func:`~agentlog.present.clean` with ``markup=False``) exactly as written,
+    so it can be written without loading rich (~30 ms of a start-up)."""
+    return _RICH_CHANGES.search(line) is None
+
+
+def print_lines(lines: Sequence[str]) -> None:
+    """``lines`` on stdout, each ended by a newline, as :func:`print_json` writes
+    (no rich: only for lines :func:`printed_as_written` accepts)."""
+    sys.stdout.buffer.write("".join(f"{line}\n" for line in lines).encode())
     sys.stdout.flush()
 
 

@@ -3,14 +3,19 @@ first, :func:`agentlog.cli.synced.open_index`) and ``agentlog prune``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
 import click
 import msgspec
 
 from agentlog.cli import App, main
 from agentlog.cli.options import no_sync_option
-from agentlog.cli.render import print_json
+from agentlog.cli.render import print_json, print_lines, printed_as_written
 from agentlog.cli.synced import open_index
 from agentlog.index import db
+from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
 from agentlog.query import resolve_agent
 from agentlog.service.index import prune
@@ -48,12 +53,23 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     if as_json:
         print_json(result)
         return
-    lines = [
+    plain = _summary(report, app.index_path, partial(clean, markup=False))
+    if all(printed_as_written(line) for line in plain):
+        print_lines(plain)
+        return
+    for line in _summary(report, app.index_path, clean):  # rich: a closed pipe ends quietly there too
+        app.console.print(line, highlight=False, soft_wrap=True)
+
+
+def _summary(report: SyncReport, index: Path, text: Callable[..., str]) -> list[str]:
+    """The lines ``agentlog index`` prints, log text through ``text``
+    (:func:`~agentlog.present.clean`, for rich or not)."""
+    return [
         f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
         f"{report.reparsed} read whole, {report.duplicates} duplicates, {len(report.failed)} failed; "
         f"{report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
         *(
-            f"  failed: {clean(path, one_line=True)}: {clean(error, one_line=True)}"
+            f"  failed: {text(path, one_line=True)}: {text(error, one_line=True)}"
             for path, error in report.failed
         ),
         *(
@@ -65,15 +81,13 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         ),
         *([f"  {report.restored} archived sources back"] if report.restored else []),
         *([f"  {report.removed} gone that held no session: forgotten"] if report.removed else []),
-        f"index: {clean(str(app.index_path))}",
+        f"index: {text(str(index))}",
         *(
             [f"{plural(len(report.roots.problems), 'path')} could not be looked at (see `agentlog doctor`)"]
             if report.roots.problems
             else []
         ),
     ]
-    for line in lines:  # through the console: a closed pipe ends quietly, like the other commands
-        app.console.print(line, highlight=False, soft_wrap=True)
 
 
 @main.command("prune")
