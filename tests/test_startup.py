@@ -161,3 +161,17 @@ def test_lines_printed_without_rich_are_what_rich_prints():
             assert out.getvalue() == line + "\n", piece
             accepted.append(piece)
     assert accepted == pieces[:12]
+
+
+def test_index_into_a_closed_pipe_ends_quietly_with_success(tmp_path):
+    env = _env(tmp_path)
+    assert _run(LAZY, env, "index").returncode == 0
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        ended = subprocess.run(
+            [sys.executable, "-c", LAZY + "main()\n", "index"], env=env, stdout=write, stderr=subprocess.PIPE
+        )
+    finally:
+        os.close(write)
+    assert (ended.returncode, ended.stderr) == (0, b"")

@@ -3,10 +3,11 @@ the JSON outputs never load it).  No I/O besides the console."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
 
@@ -55,9 +56,22 @@ def printed_as_written(line: str) -> bool:
 
 def print_lines(lines: Sequence[str]) -> None:
     """``lines`` on stdout, each ended by a newline, as :func:`print_json` writes
-    (no rich: only for lines :func:`printed_as_written` accepts)."""
-    sys.stdout.buffer.write("".join(f"{line}\n" for line in lines).encode())
-    sys.stdout.flush()
+    (no rich: only for lines :func:`printed_as_written` accepts); a closed pipe
+    ends the command quietly, as the console does (:func:`closed_pipe`)."""
+    try:
+        sys.stdout.buffer.write("".join(f"{line}\n" for line in lines).encode())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        closed_pipe()
+
+
+def closed_pipe() -> NoReturn:
+    """End successfully and quietly when stdout's reader went away
+    (``agentlog show X | head``): stdout now goes nowhere, so nothing is
+    written to the closed pipe again on the way out."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(0)
 
 
 def print_session_json(session: Session) -> None:
