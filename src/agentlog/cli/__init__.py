@@ -8,6 +8,7 @@ arguments); an unexpected exception prints one line asking for ``--debug``
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentlog._version import __version__
+from agentlog.collector import gc_paused
 from agentlog.errors import AgentlogError
 from agentlog.index.db import default_path, explain
 from agentlog.present import clean
@@ -98,10 +100,14 @@ class AgentlogGroup(click.Group):
         return sorted({*self.commands, *COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        """The command ``cmd_name``, its module imported first when it is not yet."""
+        """The command ``cmd_name``, its module imported first when it is not yet
+        (as :mod:`agentlog._console` imports the command line: with the garbage
+        collector paused, what it made frozen)."""
         module = COMMANDS.get(cmd_name)
         if module is not None and cmd_name not in self.commands:
-            importlib.import_module(f"agentlog.cli.{module}")
+            with gc_paused():
+                importlib.import_module(f"agentlog.cli.{module}")
+                gc.freeze()
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
