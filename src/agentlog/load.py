@@ -28,9 +28,7 @@ from agentlog.adapters import (
 )
 from agentlog.adapters._json import DECODED_WITH_REPLACEMENT, take_replaced
 from agentlog.adapters.base import Fragment, ParserError, reads_lines
-from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
-from agentlog.link import link_sessions
 from agentlog.model import Diagnostics, Message, Session
 from agentlog.probe import (
     PathProblem,
@@ -621,6 +619,9 @@ def build_sessions(
         headers[path] = source_headers
         fragments.setdefault(path, []).extend(source_fragments)
         agent_of[path] = adapter.slug
+    from agentlog.assemble import Assembler  # loaded when sessions are built: a sync never does
+    from agentlog.link import link_sessions
+
     assembler = Assembler()
     for path, source_headers in headers.items():
         assembler.add_headers(source_headers)
