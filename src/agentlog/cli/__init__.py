@@ -102,12 +102,13 @@ class AgentlogGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         """The command ``cmd_name``, its module imported first when it is not yet
         (as :mod:`agentlog._console` imports the command line: with the garbage
-        collector paused, what it made frozen)."""
+        collector paused, what it made frozen when the entry point froze its own)."""
         module = COMMANDS.get(cmd_name)
         if module is not None and cmd_name not in self.commands:
             with gc_paused():
                 importlib.import_module(f"agentlog.cli.{module}")
-                gc.freeze()
+                if gc.get_freeze_count():  # the agentlog process, not a program that called main()
+                    gc.freeze()
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
