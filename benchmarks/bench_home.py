@@ -8,8 +8,10 @@ Parts (each prints ``figure: agentlog | peer | ratio (target)``):
 
 * ``small``: a home of ``--claude`` small Claude Code sessions: no-change
   ``agentlog index`` against a bare Python ``os.walk`` + ``os.stat`` of the same
-  files (both whole processes); first-run and warm ``usage daily`` against
-  ``ccusage claude daily``;
+  files (both whole processes: ``python -m agentlog index`` and ``python -c`` of
+  :data:`WALK`, each from its start to its exit), then the sync alone against the
+  walk alone inside one process (:data:`IN_PROCESS`, CPU after the imports);
+  first-run and warm ``usage daily`` against ``ccusage claude daily``;
 * ``home``: the multi-agent home of :mod:`home` (Claude sessions with subagents,
   Codex rollouts with forks, OpenCode databases): first index (wall, CPU, peak
   RSS, index size / logs) against ``agentsview sync``; warm ``usage daily``
@@ -19,8 +21,8 @@ Parts (each prints ``figure: agentlog | peer | ratio (target)``):
   peak RSS of the index and of ``show --json``;
 * ``record``: a session with one ``--record-mib`` MiB line: peak RSS of ``index``
   and ``search``;
-* ``startup``: ``agentlog --version`` and a warm ``usage daily`` on one small file,
-  wall and CPU over ``--startup-runs`` runs.
+* ``startup``: ``agentlog --version`` and a warm ``usage daily`` on one small file
+  (``--json``, and the table), wall and CPU over ``--startup-runs`` runs.
 
 First runs are timed as at a terminal (``AGENTLOG_BACKGROUND_INDEX=1``: the
 numbers first, the index built behind; the bench waits for it before going on).
@@ -59,6 +61,33 @@ from home import HomeShape, write_home  # noqa: E402
 CCUSAGE = "/tmp/ccusage/node_modules/.bin/ccusage"
 AGENTSVIEW = "/tmp/av/bin/agentsview"
 WALK = "import os, sys\nfor d, _, fs in os.walk(sys.argv[1]):\n    for f in fs: os.stat(os.path.join(d, f))\n"
+IN_PROCESS = """
+import json, os, statistics, sys, time
+from agentlog.index.db import connect
+from agentlog.service.home import Home
+from agentlog.service.index import update_index
+from pathlib import Path
+
+def cpu(work):
+    start = time.process_time()
+    work()
+    return time.process_time() - start
+
+def walk():
+    for d, _, fs in os.walk(sys.argv[1]):
+        for f in fs:
+            os.stat(os.path.join(d, f))
+
+conn = connect(Path(os.environ["AGENTLOG_INDEX"]))
+home = Home.of(os.environ, (), False)
+runs = int(sys.argv[2])
+print(json.dumps({
+    "sync": statistics.median(cpu(lambda: update_index(conn, home)) for _ in range(runs)),
+    "walk": statistics.median(cpu(walk) for _ in range(runs)),
+}))
+"""
+"""The no-change sync alone against the walk alone, both timed (CPU) inside one
+process after its imports: what the whole-process ratio is made of."""
 
 
 @dataclass
@@ -183,6 +212,8 @@ class Bench:
         walk = self.times([sys.executable, "-c", WALK, str(home)], env)
         again = self.times([*self.agentlog, "index"], env)
         show("no-change index (whole process)", again, walk, "os.walk+os.stat", "<= 3x")
+        inside = json.loads(run([sys.executable, "-c", IN_PROCESS, str(home), str(self.args.runs)], env).out)
+        show("no-change sync alone, in process (CPU)", inside["sync"], inside["walk"], "os.walk+os.stat")
         warm = self.times(daily, env)
         if self.ccusage:
             peer = self.times([self.ccusage, "claude", "daily", "--json", "--offline"], env)
@@ -275,6 +306,9 @@ class Bench:
         run(daily, env)
         warm = [run(daily, env) for _ in range(n)]
         show(f"warm usage daily, one file (median of {n})", _median_of(warm), target="< 0.1 s")
+        table = [*self.agentlog, "usage", "daily", "-z", "UTC"]
+        shown = [run(table, env) for _ in range(n)]
+        show(f"warm usage daily, one file, table (median of {n})", _median_of(shown), target="< 0.1 s")
         bare = [run([sys.executable, "-c", "pass"], env) for _ in range(n)]
         show("bare python -c pass (for scale)", _median_of(bare))
 

@@ -482,7 +482,8 @@ def test_usage_without_the_index_finds_project_sources_in_the_scanned_claude_fol
 def test_one_tuple_names_the_usage_counts_every_path_goes_over():
     """``USAGE_COUNTS`` is every recorded count of ``Usage`` (all but the derived
     total and the cost facts), and drives the range rule and the index's rows."""
-    from agentlog.index.store import USAGE_COLUMNS, _usage_row
+    from agentlog.index.store import _usage_row
+    from agentlog.index.usage import USAGE_COLUMNS
     from agentlog.model import USAGE_COUNTS, Usage
     from agentlog.rules import MAX_TOKENS, bounded_usage
 

@@ -4,7 +4,8 @@ Importing the CLI, its libraries and the adapters creates ~150,000 objects
 that live until the process ends; Python's cyclic garbage collector, run again
 and again while they are made, costs ~15 ms of a ~90 ms warm report.  They are
 loaded with the collector paused, then frozen (never scanned again), and the
-collector resumes for the command's own work.
+collector resumes for the command's own work.  The module of the command that
+runs is imported later, the same way (:meth:`agentlog.cli.AgentlogGroup.get_command`).
 """
 
 from __future__ import annotations

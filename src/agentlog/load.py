@@ -28,9 +28,7 @@ from agentlog.adapters import (
 )
 from agentlog.adapters._json import DECODED_WITH_REPLACEMENT, take_replaced
 from agentlog.adapters.base import Fragment, ParserError, reads_lines
-from agentlog.assemble import Assembler
 from agentlog.collector import gc_paused
-from agentlog.link import link_sessions
 from agentlog.model import Diagnostics, Message, Session
 from agentlog.probe import (
     PathProblem,
@@ -426,7 +424,18 @@ def project_sources(
     if not wanted:
         return []
     stats = stats or {}
-    seen = {identity(p, st) for p in known if (st := stats.get(p) or stat_of(p)) is not None}
+    seen: set[tuple[int, int] | str] | None = None  # the known files' identities, once a file is found
+
+    def new(path: Path, st: os.stat_result) -> bool:
+        nonlocal seen
+        if seen is None:
+            seen = _identities(known, stats)
+        key = identity(path, st)
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
+
     folders: dict[Path, None] = {}
     for cwd in cwds if wanted else ():
         if os.path.isabs(cwd) and _utf8(cwd):
@@ -438,9 +447,21 @@ def project_sources(
                 for relative in adapter.project_files:
                     path = folder / relative
                     st = regular_stat(path, blame=folder)  # EACCES, ENAMETOOLONG: the folder's
-                    if st is not None and (key := identity(path, st)) not in seen:
-                        seen.add(key)
+                    if st is not None and new(path, st):
                         found.append((resolved(adapter), SourceRef(agent=adapter.slug, path=str(path))))
+    return found
+
+
+def _identities(paths: Iterable[str], stats: Mapping[str, os.stat_result]) -> set[tuple[int, int] | str]:
+    """The :func:`~agentlog.probe.identity` of each of ``paths`` that is there (its
+    ``stat`` from ``stats`` when given; a path not there is left out, unrecorded)."""
+    found: set[tuple[int, int] | str] = set()
+    for path in paths:
+        try:
+            st = stats.get(path) or os.stat(path)
+        except (OSError, ValueError):
+            continue
+        found.add(identity(path, st))
     return found
 
 
@@ -621,6 +642,9 @@ def build_sessions(
         headers[path] = source_headers
         fragments.setdefault(path, []).extend(source_fragments)
         agent_of[path] = adapter.slug
+    from agentlog.assemble import Assembler  # loaded when sessions are built: a sync never does
+    from agentlog.link import link_sessions
+
     assembler = Assembler()
     for path, source_headers in headers.items():
         assembler.add_headers(source_headers)

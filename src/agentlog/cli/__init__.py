@@ -8,6 +8,8 @@ arguments); an unexpected exception prints one line asking for ``--debug``
 
 from __future__ import annotations
 
+import gc
+import importlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ import click
 from agentlog._version import __version__
 from agentlog.cli.globals import attach, make_app, said
 from agentlog.cli.globals import options as global_options
+from agentlog.collector import gc_paused
 from agentlog.errors import AgentlogError
 from agentlog.index.db import explain
 from agentlog.present import clean
@@ -57,11 +60,60 @@ class App:
         return Console(stderr=True, highlight=False)
 
 
+COMMANDS: dict[str, str] = {
+    "agents": "commands",
+    "detect": "commands",
+    "doctor": "commands",
+    "export": "export",
+    "index": "upkeep",
+    "mcp": "mcp",
+    "overview": "commands",
+    "prices": "usage",
+    "prune": "upkeep",
+    "schema": "commands",
+    "search": "indexing",
+    "secrets": "secrets",
+    "serve": "serve",
+    "sessions": "commands",
+    "show": "commands",
+    "standup": "summarize",
+    "status": "live",
+    "statusline": "statusline",
+    "summarize": "summarize",
+    "tail": "live",
+    "usage": "usage",
+    "watch": "live",
+}
+"""Every command and the module of :mod:`agentlog.cli` that defines it (each
+module registers its commands on :data:`main` when imported).  A command's
+module is imported only when that command runs, or when ``--help`` lists them
+all: ``agentlog usage`` does not load the viewer, the live board or search
+(click's lazy group pattern, click.palletsprojects.com/en/stable/complex/
+#lazily-loading-subcommands).  A new command adds its line here."""
+
+
 class AgentlogGroup(click.Group):
-    """A click group that turns every error into a one-line message; its
+    """A click group that turns every error into a one-line message, and loads
+    each command's module when the command is looked up (:data:`COMMANDS`); its
     commands (and subgroups, of this class too) take the global options."""
 
     group_class = type
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, sorted (none imported)."""
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, its module imported first when it is not yet
+        (as :mod:`agentlog._console` imports the command line: with the garbage
+        collector paused, what it made frozen when the entry point froze its own)."""
+        module = COMMANDS.get(cmd_name)
+        if module is not None and cmd_name not in self.commands:
+            with gc_paused():
+                importlib.import_module(f"agentlog.cli.{module}")
+                if gc.get_freeze_count():  # the agentlog process, not a program that called main()
+                    gc.freeze()
+        return super().get_command(ctx, cmd_name)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -147,32 +199,4 @@ def main(ctx: click.Context) -> None:
         ctx.invoke(overview)
 
 
-from agentlog.cli import (  # noqa: E402  (registers the commands)
-    commands,
-    export,
-    indexing,
-    live,
-    mcp,
-    options,
-    secrets,
-    serve,
-    statusline,
-    summarize,
-    usage,
-)
-
-__all__ = [
-    "App",
-    "commands",
-    "export",
-    "indexing",
-    "live",
-    "main",
-    "mcp",
-    "options",
-    "secrets",
-    "serve",
-    "statusline",
-    "summarize",
-    "usage",
-]
+__all__ = ["COMMANDS", "App", "main"]

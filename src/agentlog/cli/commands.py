@@ -11,7 +11,6 @@ import click
 
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
-from agentlog.cli.indexing import open_index
 from agentlog.cli.options import agent_option, filter_options, json_option, pass_app
 from agentlog.cli.render import (
     plain_table,
@@ -21,6 +20,7 @@ from agentlog.cli.render import (
     session_row,
     sessions_table,
 )
+from agentlog.cli.synced import open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
 from agentlog.load import LoadReport, discover_sources, most_specific, sniff

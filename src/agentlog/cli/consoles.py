@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
 from rich.console import Console
+
+from agentlog.cli.render import closed_pipe
 
 
 class PipeConsole(Console):
@@ -21,6 +21,4 @@ class PipeConsole(Console):
 
     def on_broken_pipe(self) -> None:
         self.quiet = True
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        raise SystemExit(0)
+        closed_pipe()

@@ -9,8 +9,8 @@ from typing import cast
 import click
 
 from agentlog.cli import App, main
-from agentlog.cli.indexing import open_index
 from agentlog.cli.options import filter_options, pass_app
+from agentlog.cli.synced import open_index
 from agentlog.errors import UsageError
 from agentlog.export import FORMATS, ExportOptions, Format
 from agentlog.present import plural

@@ -1,11 +1,8 @@
-"""Commands and helpers around the index: ``index``, ``search``, and the sync
-every read command runs first (unless ``--no-sync``)."""
+"""``agentlog search`` (the index's own commands, ``index`` and ``prune``, are
+in :mod:`agentlog.cli.upkeep`)."""
 
 from __future__ import annotations
 
-import sqlite3
-import sys
-from pathlib import Path
 from typing import Any
 
 import click
@@ -14,199 +11,12 @@ import msgspec
 from agentlog.cli import App, main
 from agentlog.cli.options import filter_options
 from agentlog.cli.render import print_json
-from agentlog.errors import AgentlogError
-from agentlog.index import db
+from agentlog.cli.synced import open_index
 from agentlog.index.search import MARK_END, MARK_START, SORTS, Hit, SearchSort
-from agentlog.index.sync import SyncReport
-from agentlog.present import clean, local, plural
-from agentlog.query import SQL_INT_MAX, resolve_agent
+from agentlog.present import clean, local
+from agentlog.query import SQL_INT_MAX
 from agentlog.service.filters import search_filter
-from agentlog.service.home import Home
-from agentlog.service.index import prune, update_index
 from agentlog.service.search import MAX_HITS, SearchPaging, search
-
-
-def open_index(
-    app: App, full: bool = False, first_run: bool = False, building: str = "read"
-) -> tuple[sqlite3.Connection, SyncReport]:
-    """The index, brought up to date first unless ``app.no_sync`` (``--no-sync``); a progress bar on a
-    terminal while logs are parsed (quiet when piped).
-
-    While the index is built in the background (:mod:`agentlog.service.first_run`)
-    it is read as it is, saying so on stderr (``building="sync"``: synced all
-    the same, as ``agentlog index`` does).  With ``first_run``, an index never
-    synced starts that build instead of syncing (when
-    :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
-    directly; either way ``SyncReport.building`` tells."""
-    path, no_sync = app.index_path, app.no_sync
-    reader = db.connect_current(path) if no_sync and not app.demo else None
-    if reader is not None:  # nothing to write: works on an index you may only read
-        return reader, SyncReport()
-    try:
-        if app.demo:  # only a cache: rebuilt when another build left it (then synced all the same)
-            conn, rebuilt = db.connect_cache(path)
-            no_sync = no_sync and not rebuilt
-        else:
-            conn = db.connect(path)
-    except (sqlite3.Error, OSError) as exc:
-        problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
-        raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
-    if no_sync:
-        return conn, SyncReport()
-    from agentlog.service import first_run as background
-
-    if building == "read" and background.build_running(path):
-        app.err.print(
-            "[yellow]the index is still being built in the background (first run): "
-            "what it holds so far is shown[/yellow]"
-        )
-        return conn, SyncReport(building=True)
-    interactive = sys.stderr.isatty()
-    if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
-        home = Home(app.env, app.home, app.roots)
-        if background.start_build(path, home, app.demo):
-            app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
-            return conn, SyncReport(building=True)
-    try:
-        return conn, _sync(app, conn, full)
-    except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
-        problem = db.explain(exc, path)
-        if problem is None:
-            raise
-        raise problem from None
-
-
-def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
-    """Sync, with a progress bar on a terminal (quiet when piped)."""
-    home = Home(app.env, app.home, app.roots)
-    if not sys.stderr.isatty() or not app.err.is_terminal:
-        return update_index(conn, home, full)
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-        TransferSpeedColumn,
-    )
-
-    with Progress(
-        TextColumn("indexing"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        TextColumn("{task.description}", style="dim"),
-        console=app.err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("", total=None, visible=False)
-
-        def progress(done: int, total: int, path: str) -> None:
-            bar.update(
-                task,
-                completed=done,
-                total=total,
-                visible=total > 1 << 20,
-                description=clean(Path(path).name[:32], one_line=True),
-            )
-
-        return update_index(conn, home, full, progress)
-
-
-@main.command("index")
-@click.option("--full", is_flag=True, help="Re-read every log instead of only what changed.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a summary.")
-@click.pass_obj
-def index_command(app: App, full: bool, as_json: bool) -> None:
-    """Bring the index up to date (every read command does this first)."""
-    from agentlog.service.first_run import build_ended
-
-    try:
-        _, report = open_index(app, full=full, building="sync")
-    finally:
-        build_ended(app.env)
-    if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
-        raise db.damaged(app.index_path, "its tables are not this agentlog's")
-    result = {
-        "index": str(app.index_path),
-        "sources": report.sources,
-        "unchanged": report.unchanged,
-        "appended": report.appended,
-        "reparsed": report.reparsed,
-        "archived": report.archived,
-        "restored": report.restored,
-        "removed": report.removed,
-        "duplicates": report.duplicates,
-        "failed": [{"path": p, "error": e} for p, e in report.failed],
-        "bytes_parsed": report.bytes_parsed,
-        "seconds": round(report.seconds, 3),
-        "path_problems": report.roots.problems,
-    }
-    if as_json:
-        print_json(result)
-        return
-    lines = [
-        f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
-        f"{report.reparsed} read whole, {report.duplicates} duplicates, {len(report.failed)} failed; "
-        f"{report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
-        *(
-            f"  failed: {clean(path, one_line=True)}: {clean(error, one_line=True)}"
-            for path, error in report.failed
-        ),
-        *(
-            [
-                f"  {report.archived} gone since the last sync: their sessions are kept (agentlog prune removes them)"
-            ]
-            if report.archived
-            else []
-        ),
-        *([f"  {report.restored} archived sources back"] if report.restored else []),
-        *([f"  {report.removed} gone that held no session: forgotten"] if report.removed else []),
-        f"index: {clean(str(app.index_path))}",
-        *(
-            [f"{plural(len(report.roots.problems), 'path')} could not be looked at (see `agentlog doctor`)"]
-            if report.roots.problems
-            else []
-        ),
-    ]
-    for line in lines:  # through the console: a closed pipe ends quietly, like the other commands
-        app.console.print(line, highlight=False, soft_wrap=True)
-
-
-@main.command("prune")
-@click.option("--agent", "-a", help="Only this agent's sources.")
-@click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; change nothing.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
-@click.pass_obj
-def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool) -> None:
-    """Remove the sessions of logs that are gone (archived) from the index.
-
-    The index keeps the sessions of a log its agent deleted (Claude Code's
-    cleanup) or that cannot be read any more; they are listed as archived until
-    this removes them.  They cannot be read again from the logs.
-    """
-    agent = resolve_agent(agent)
-    conn, _ = open_index(app)
-    pruned = prune(conn, agent, dry_run=dry_run)
-    if as_json:
-        print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
-        return
-    verb = "would remove" if dry_run else "removed"
-    for source in pruned:
-        why = f" ({clean(source.error, one_line=True)})" if source.error else ""
-        app.console.print(
-            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}, "
-            f"archived {local(source.archived_at)}",
-            highlight=False,
-            soft_wrap=True,
-        )
-    sessions = sum(len(p.sessions) for p in pruned)
-    app.err.print(
-        f"{verb} {plural(len(pruned), 'archived source')}, {plural(sessions, 'session')}"
-        if pruned
-        else "nothing archived"
-    )
 
 
 @main.command("search", context_settings={"ignore_unknown_options": True})

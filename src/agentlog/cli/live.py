@@ -18,8 +18,8 @@ import click
 import msgspec
 
 from agentlog.cli import App, main
-from agentlog.cli.indexing import open_index
 from agentlog.cli.options import agent_option, given, json_option, pass_app
+from agentlog.cli.synced import open_index
 from agentlog.errors import UsageError
 from agentlog.live.procs import ProcessTable
 from agentlog.present import clean

@@ -3,9 +3,11 @@ the JSON outputs never load it).  No I/O besides the console."""
 
 from __future__ import annotations
 
+import os
+import re
 import sys
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
 
@@ -37,6 +39,39 @@ def print_json(data: Any) -> None:
     """Indented JSON on stdout (msgspec encodes the model's structs directly)."""
     sys.stdout.buffer.write(msgspec.json.format(msgspec.json.encode(data), indent=2) + b"\n")
     sys.stdout.flush()
+
+
+_RICH_CHANGES = re.compile(r"[\t\\]|:\S*:")
+"""What rich's ``Console.print`` (markup escaped, highlighting off, soft wrap)
+does not print as written: a tab (expanded to spaces), a backslash (doubled
+before an escaped bracket, or at the end), an ``:emoji:`` code (replaced)."""
+
+
+def printed_as_written(line: str) -> bool:
+    """Whether the CLI console prints ``line`` (its log text passed through
+    :func:`~agentlog.present.clean` with ``markup=False``) exactly as written,
+    so it can be written without loading rich (~30 ms of a start-up)."""
+    return _RICH_CHANGES.search(line) is None
+
+
+def print_lines(lines: Sequence[str]) -> None:
+    """``lines`` on stdout, each ended by a newline, as :func:`print_json` writes
+    (no rich: only for lines :func:`printed_as_written` accepts); a closed pipe
+    ends the command quietly, as the console does (:func:`closed_pipe`)."""
+    try:
+        sys.stdout.buffer.write("".join(f"{line}\n" for line in lines).encode())
+        sys.stdout.flush()
+    except BrokenPipeError:
+        closed_pipe()
+
+
+def closed_pipe() -> NoReturn:
+    """End successfully and quietly when stdout's reader went away
+    (``agentlog show X | head``): stdout now goes nowhere, so nothing is
+    written to the closed pipe again on the way out."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    raise SystemExit(0)
 
 
 def print_session_json(session: Session, messages: Iterable[Message]) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from agentlog.cli import App, main
-from agentlog.cli.indexing import open_index
 from agentlog.cli.options import filter_options, json_option, pass_app
 from agentlog.cli.render import print_json
+from agentlog.cli.synced import open_index
 from agentlog.present import clean, plural
 from agentlog.service.filters import session_filter
 from agentlog.service.secrets import sessions_with_secrets

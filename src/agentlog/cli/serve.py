@@ -8,8 +8,8 @@ import socket
 import click
 
 from agentlog.cli import App, main
-from agentlog.cli.indexing import open_index
 from agentlog.cli.options import pass_app
+from agentlog.cli.synced import open_index
 from agentlog.errors import UsageError
 from agentlog.index import db
 

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentlog.cli import App, main
-from agentlog.cli.indexing import open_index
 from agentlog.cli.options import filter_options, json_option, pass_app
 from agentlog.cli.render import print_json
+from agentlog.cli.synced import open_index
 from agentlog.errors import UsageError
 from agentlog.present import clean
 from agentlog.service.filters import session_filter

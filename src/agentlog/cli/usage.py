@@ -11,9 +11,9 @@ import click
 import msgspec
 
 from agentlog.cli import App, main
-from agentlog.cli.indexing import open_index
 from agentlog.cli.options import filter_options, given, json_option, pass_app
 from agentlog.cli.render import plain_table, print_json
+from agentlog.cli.synced import open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent

@@ -20,7 +20,6 @@ from datetime import UTC, datetime
 import msgspec
 
 from agentlog.index.db import transaction
-from agentlog.index.store import Store
 
 
 class ArchivedSource(msgspec.Struct, kw_only=True):
@@ -54,6 +53,8 @@ def archive_gone(
     paths = sorted(paths)
     if not paths:
         return 0, 0
+    from agentlog.index.store import Store  # loaded only to write
+
     stamp = now()
     with transaction(conn):
         store = Store(conn)
@@ -138,6 +139,7 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
     their calls in other sessions are counted instead.  With ``dry_run`` nothing
     changes.  Returns what was (or would be) removed."""
     from agentlog.index.history import read_again  # it archives through this module
+    from agentlog.index.store import Store
 
     found = archived_sources(conn, agent)
     if found and not dry_run:

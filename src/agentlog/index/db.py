@@ -14,13 +14,14 @@ import sqlite3
 import stat
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from functools import cache
 from pathlib import Path
+from types import ModuleType
 
 import platformdirs
 
 from agentlog.errors import REBUILD_HINT, IndexProblem
 from agentlog.index import deferred
-from agentlog.index.fts import fts_functions
 from agentlog.index.schema import APPLICATION_ID, MIGRATIONS
 
 BUSY_TIMEOUT_MS = 60_000
@@ -32,6 +33,35 @@ MMAP_SIZE = 1 << 30
 """Bytes of the index read through a memory map rather than copied into the page
 cache: searches touch many rows; with 16 KB pages, read() copies cost more than
 the search itself (p50 on 71,000 messages: 5.4 ms read(), 2.7 ms mapped)."""
+
+
+INDEX_TEXT_SQL = "agentlog_index_text"
+"""The SQL function ``agentlog_index_text(parts.text, parts.data)``: what
+``parts_fts`` indexes for a stored part (:func:`agentlog.index.fts.index_text` of
+:func:`~agentlog.index.fts.stored_text`), the ``text`` column of the
+``parts_search`` view that is its external content."""
+
+
+def fts_functions(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """Register :data:`INDEX_TEXT_SQL` on ``conn`` (every connection that deletes
+    parts, rebuilds or checks ``parts_fts`` needs it); returns ``conn``.
+    :mod:`agentlog.index.fts` is imported when SQLite first calls it: a read
+    that touches no part does not load the tokenizer's patterns."""
+    conn.create_function(INDEX_TEXT_SQL, 2, _index_text, deterministic=True)
+    return conn
+
+
+def _index_text(text: str, data: bytes | None) -> str:
+    fts = _fts()
+    found: str = fts.index_text(fts.stored_text(text, data))
+    return found
+
+
+@cache
+def _fts() -> ModuleType:
+    from agentlog.index import fts
+
+    return fts
 
 
 def default_path(env: Mapping[str, str], demo: bool = False) -> Path:

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import unicodedata
 from typing import Any
 
@@ -368,18 +367,3 @@ def stored_text(text: str, data: bytes | None) -> str:
     """The search text of a stored part: its ``parts.text`` (a plain text part,
     ``data`` NULL) or :func:`search_text` of the part packed in ``data``."""
     return text if data is None else search_text(unpack(data, Part))  # type: ignore[arg-type]
-
-
-INDEX_TEXT_SQL = "agentlog_index_text"
-"""The SQL function ``agentlog_index_text(parts.text, parts.data)``: what
-``parts_fts`` indexes for a stored part (:func:`index_text` of :func:`stored_text`),
-the ``text`` column of the ``parts_search`` view that is its external content."""
-
-
-def fts_functions(conn: sqlite3.Connection) -> sqlite3.Connection:
-    """Register :data:`INDEX_TEXT_SQL` on ``conn`` (every connection that deletes
-    parts, rebuilds or checks ``parts_fts`` needs it); returns ``conn``."""
-    conn.create_function(
-        INDEX_TEXT_SQL, 2, lambda text, data: index_text(stored_text(text, data)), deterministic=True
-    )
-    return conn

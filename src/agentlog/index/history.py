@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 from agentlog.adapters.claude_history import SLUG, parse_history
 from agentlog.index import archive
 from agentlog.index.db import transaction
-from agentlog.index.store import Store, iso
 from agentlog.model import Session
 from agentlog.readers import DOCUMENT_LIMIT, describe_error
 from agentlog.retention import claude_config_dirs
@@ -142,6 +141,8 @@ def add_prompts(conn: sqlite3.Connection, source_id: int, sessions: Sequence[Ses
     """Add the prompts of ``sessions`` (read from the appended part of history
     source ``source_id``) to its prompt-only sessions, making new ones for the
     sessions the index holds from no source yet.  The caller owns the transaction."""
+    from agentlog.index.store import Store  # loaded only to write
+
     held = _held_elsewhere(conn, source_id, [s.key for s in sessions])
     store = Store(conn)
     touched: set[str] = set()
@@ -161,6 +162,8 @@ def store_prompt_only(conn: sqlite3.Connection, source_id: int, sessions: Sequen
     """Make the prompt-only sessions of history source ``source_id`` the ones of
     ``sessions`` the index holds from no other source; a stored one whose prompts
     did not change is left as it is.  The caller owns the transaction."""
+    from agentlog.index.store import Store, iso  # loaded only to write
+
     held = _held_elsewhere(conn, source_id, [s.key for s in sessions])
     wanted = {s.key: s for s in sessions if s.key not in held}
     stored = {

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from agentlog.errors import NotFound
-from agentlog.index.store import Store, iso, session_from_row, usage_from
+from agentlog.index.usage import usage_from
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
 from agentlog.query import FOLDER_CONTAINS_SQL, TEXT_CONTAINS_SQL, SessionFilter, sql_functions
 from agentlog.readers import LineReader
@@ -30,7 +30,7 @@ USAGE_SUM = """
     CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END,
     NULL
 """
-"""Summed ``usage`` values in :data:`~agentlog.index.store.USAGE_COLUMNS` order (a sum
+"""Summed ``usage`` values in :data:`~agentlog.index.usage.USAGE_COLUMNS` order (a sum
 has no service tier, as with :meth:`Usage.__add__`)."""
 
 
@@ -44,6 +44,8 @@ def _session_filters(
     """SQL conditions on ``sessions s`` (joined to ``sources src``) for ``where``
     and their parameters; the text matches call :func:`agentlog.query.text_contains`
     (registered on ``conn``), as the in-memory filter does."""
+    from agentlog.index.store import iso  # the store: only the reads that need it
+
     sql_functions(conn)
     clauses, params = ["src.duplicate_of IS NULL"], []
     if not include_empty:
@@ -97,6 +99,8 @@ def list_sessions(
 
 def _headers(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Session]:
     """The sessions ``sql`` selects (``s.*`` first), with usage totals."""
+    from agentlog.index.store import session_from_row  # the store: only the reads that need it
+
     conn.row_factory = sqlite3.Row
     try:
         rows = conn.execute(sql, params).fetchall()
@@ -209,6 +213,8 @@ def get_session(conn: sqlite3.Connection, ref: str) -> Session:
     """The session :func:`resolve_key` finds for ``ref``, in full.
 
     Raises :class:`~agentlog.errors.NotFound` when none or several match."""
+    from agentlog.index.store import Store  # the store: only the reads that need it
+
     (session,) = list_sessions_by_keys(conn, [resolve_key(conn, ref)])
     rowids = [
         r[0]
@@ -226,6 +232,8 @@ def message_page(
     """Messages ``offset`` … ``offset + limit`` of session ``key`` in order (meta,
     injected, unknown and replayed ones left out unless ``include_hidden``), and
     how many there are in all."""
+    from agentlog.index.store import Store  # the store: only the reads that need it
+
     visible = "" if include_hidden else " AND hidden = 0 AND replayed = 0"
     rowids = [
         r[0]
@@ -248,6 +256,8 @@ def messages_after(
     order, and the rowid of the last one (``after`` when there is none): the pages of a session read whole,
     each found by the index on ``(session_key, rowid)`` without counting or
     skipping the earlier ones."""
+    from agentlog.index.store import Store  # the store: only the reads that need it
+
     visible = "" if include_hidden else " AND hidden = 0 AND replayed = 0"
     rowids = [
         r[0]
@@ -339,6 +349,8 @@ def session_tree(conn: sqlite3.Connection, key: str) -> list[tuple[int, Session]
 
 
 def list_sessions_by_keys(conn: sqlite3.Connection, keys: list[str]) -> list[Session]:
+    from agentlog.index.store import session_from_row  # the store: only the reads that need it
+
     conn.row_factory = sqlite3.Row
     try:
         rows = conn.execute(

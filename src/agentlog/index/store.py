@@ -21,9 +21,9 @@ from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
 from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
+from agentlog.index.usage import USAGE_COLUMNS, usage_from
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
-    USAGE_COUNTS,
     Diagnostics,
     Message,
     Part,
@@ -716,26 +716,6 @@ def _recorded_call(headers: bytes | None, key: str) -> str | None:
     source's stored headers (``None`` when none, or unknown)."""
     header = _recorded_header(headers, key)
     return header.parent_tool_call_id if header else None
-
-
-USAGE_COLUMNS = ", ".join(f"u.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source", "service_tier"))
-"""The ``usage`` table's values in the order :func:`usage_from` takes them."""
-
-
-def usage_from(values: Sequence[Any]) -> Usage:
-    """A :class:`Usage` from the ten values of :data:`USAGE_COLUMNS` (or their sums)."""
-    return Usage(
-        input_tokens=values[0],
-        cache_read_tokens=values[1],
-        cache_write_5m_tokens=values[2],
-        cache_write_1h_tokens=values[3],
-        output_tokens=values[4],
-        reasoning_tokens=values[5],
-        web_search_requests=values[6],
-        cost_usd=values[7],
-        cost_source=values[8],
-        service_tier=values[9],
-    )
 
 
 def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:

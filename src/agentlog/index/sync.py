@@ -55,7 +55,6 @@ from agentlog.adapters.base import Fragment, reads_lines
 from agentlog.index import archive, deferred, history
 from agentlog.index.db import MMAP_SIZE, rollback, transaction
 from agentlog.index.deferred import DeferredText
-from agentlog.index.store import Store, encode_headers
 from agentlog.load import (
     Batch,
     LoadReport,
@@ -553,6 +552,8 @@ def _sync_one(
     """Parse and store one source in a savepoint of ``batch``, streaming (memory
     stays bounded by a batch of lines, not by the file); returns the bytes parsed.
     ``parsed``: its batches as a worker parses them, following ``plan``."""
+    from agentlog.index.store import encode_headers  # loaded only to write
+
     append, start, state, sig = plan.append, plan.start, plan.state, plan.sig
     batch.begin()
     try:
@@ -621,6 +622,8 @@ def _store(
     """Write what ``parse`` yields (its full-text rows into ``waits`` when given);
     returns the path of the source that already holds this session (nothing is
     then stored), else ``None``."""
+    from agentlog.index.store import Store
+
     store = Store(conn, fresh_source=not append, deferred=waits)
     source_id = _upsert_source(conn, adapter, ref)
     if not append:
@@ -737,6 +740,8 @@ def _record_error(
         if seen
         else (-1, -1, -1, -1, "")
     )
+    from agentlog.index.store import Store
+
     with transaction(conn):
         source_id = _upsert_source(conn, adapter, ref)
         store = Store(conn)

@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from agentlog.index.db import transaction
-from agentlog.index.store import USAGE_COLUMNS, usage_from
+from agentlog.model import USAGE_COUNTS, Usage
 from agentlog.rules import MODEL_INFERRED
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
 from agentlog.usage.money import RECORDED_NANO_SQL
@@ -163,4 +163,24 @@ def _call(row: Sequence[Any], roots: dict[str, str], **extra: Any) -> Call:
         root_key=roots.get(row[0], row[0]),
         usage=usage_from(row[6:16]),
         **extra,
+    )
+
+
+USAGE_COLUMNS = ", ".join(f"u.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source", "service_tier"))
+"""The ``usage`` table's values in the order :func:`usage_from` takes them."""
+
+
+def usage_from(values: Sequence[Any]) -> Usage:
+    """A :class:`Usage` from the ten values of :data:`USAGE_COLUMNS` (or their sums)."""
+    return Usage(
+        input_tokens=values[0],
+        cache_read_tokens=values[1],
+        cache_write_5m_tokens=values[2],
+        cache_write_1h_tokens=values[3],
+        output_tokens=values[4],
+        reasoning_tokens=values[5],
+        web_search_requests=values[6],
+        cost_usd=values[7],
+        cost_source=values[8],
+        service_tier=values[9],
     )

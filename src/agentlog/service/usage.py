@@ -21,9 +21,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from agentlog.adapters.claude_code import SLUG as CLAUDE
-from agentlog.adapters.codex import SLUG as CODEX
 from agentlog.errors import NotFound
-from agentlog.index import queries
 from agentlog.index.usage import members, usage_records
 from agentlog.query import SessionFilter, Span
 from agentlog.rules import folder_contains
@@ -129,6 +127,8 @@ def _price(
 
 def index_usage(conn: sqlite3.Connection, query: UsageQuery) -> PricedUsage:
     """The calls ``query`` covers, read from the index's roll-up, priced."""
+    from agentlog.index import queries  # and the store it loads: a report on roll-ups needs neither
+
     calls = select_calls(usage_records(conn, query.agent), query, partial(members, conn))
     return _price(calls, query, conn, queries.source_problems(conn)[0])
 
@@ -179,6 +179,9 @@ def session_costs(
 def codex_limits(conn: sqlite3.Connection) -> list[tuple[str, RateLimits]]:
     """``(session key, rate limits)`` of every Codex session that recorded its
     rate limits, the latest observation first."""
+    from agentlog.adapters.codex import SLUG as CODEX
+    from agentlog.index import queries
+
     found = queries.list_sessions(conn, SessionFilter(agent=CODEX, include_children=True), include_empty=True)
     out = [(s.key, s.rate_limits) for s in found if s.rate_limits is not None]
     out.sort(key=lambda pair: pair[1].observed_at or datetime.min.replace(tzinfo=UTC), reverse=True)

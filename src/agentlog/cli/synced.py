@@ -1,0 +1,104 @@
+"""The index a command reads, brought up to date first (unless ``--no-sync``):
+the sync every read command runs, with its progress bar on a terminal."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+from agentlog.cli import App
+from agentlog.errors import AgentlogError
+from agentlog.index import db
+from agentlog.index.sync import SyncReport
+from agentlog.present import clean
+from agentlog.service.home import Home
+from agentlog.service.index import update_index
+
+
+def open_index(
+    app: App, full: bool = False, first_run: bool = False, building: str = "read"
+) -> tuple[sqlite3.Connection, SyncReport]:
+    """The index, brought up to date first unless ``app.no_sync`` (``--no-sync``); a progress bar on a
+    terminal while logs are parsed (quiet when piped).
+
+    While the index is built in the background (:mod:`agentlog.service.first_run`)
+    it is read as it is, saying so on stderr (``building="sync"``: synced all
+    the same, as ``agentlog index`` does).  With ``first_run``, an index never
+    synced starts that build instead of syncing (when
+    :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
+    directly; either way ``SyncReport.building`` tells."""
+    path, no_sync = app.index_path, app.no_sync
+    reader = db.connect_current(path) if no_sync and not app.demo else None
+    if reader is not None:  # nothing to write: works on an index you may only read
+        return reader, SyncReport()
+    try:
+        if app.demo:  # only a cache: rebuilt when another build left it (then synced all the same)
+            conn, rebuilt = db.connect_cache(path)
+            no_sync = no_sync and not rebuilt
+        else:
+            conn = db.connect(path)
+    except (sqlite3.Error, OSError) as exc:
+        problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
+        raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
+    if no_sync:
+        return conn, SyncReport()
+    from agentlog.service import first_run as background
+
+    if building == "read" and background.build_running(path):
+        app.err.print(
+            "[yellow]the index is still being built in the background (first run): "
+            "what it holds so far is shown[/yellow]"
+        )
+        return conn, SyncReport(building=True)
+    interactive = sys.stderr.isatty()
+    if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
+        home = Home(app.env, app.home, app.roots)
+        if background.start_build(path, home, app.demo):
+            app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
+            return conn, SyncReport(building=True)
+    try:
+        return conn, _sync(app, conn, full)
+    except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
+        problem = db.explain(exc, path)
+        if problem is None:
+            raise
+        raise problem from None
+
+
+def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
+    """Sync, with a progress bar on a terminal (quiet when piped)."""
+    home = Home(app.env, app.home, app.roots)
+    if not sys.stderr.isatty() or not app.err.is_terminal:
+        return update_index(conn, home, full)
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
+
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        TextColumn("{task.description}", style="dim"),
+        console=app.err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("", total=None, visible=False)
+
+        def progress(done: int, total: int, path: str) -> None:
+            bar.update(
+                task,
+                completed=done,
+                total=total,
+                visible=total > 1 << 20,
+                description=clean(Path(path).name[:32], one_line=True),
+            )
+
+        return update_index(conn, home, full, progress)

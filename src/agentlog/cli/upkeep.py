@@ -1,0 +1,124 @@
+"""Keeping the index: ``agentlog index`` (the sync every read command runs
+first, :func:`agentlog.cli.synced.open_index`) and ``agentlog prune``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import click
+import msgspec
+
+from agentlog.cli import App, main
+from agentlog.cli.render import print_json, print_lines, printed_as_written
+from agentlog.cli.synced import open_index
+from agentlog.index import db
+from agentlog.index.sync import SyncReport
+from agentlog.present import clean, local, plural
+from agentlog.query import resolve_agent
+from agentlog.service.index import prune
+
+
+@main.command("index")
+@click.option("--full", is_flag=True, help="Re-read every log instead of only what changed.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a summary.")
+@click.pass_obj
+def index_command(app: App, full: bool, as_json: bool) -> None:
+    """Bring the index up to date (every read command does this first)."""
+    from agentlog.service.first_run import build_ended
+
+    try:
+        _, report = open_index(app, full=full, building="sync")
+    finally:
+        build_ended(app.env)
+    if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
+        raise db.damaged(app.index_path, "its tables are not this agentlog's")
+    result = {
+        "index": str(app.index_path),
+        "sources": report.sources,
+        "unchanged": report.unchanged,
+        "appended": report.appended,
+        "reparsed": report.reparsed,
+        "archived": report.archived,
+        "restored": report.restored,
+        "removed": report.removed,
+        "duplicates": report.duplicates,
+        "failed": [{"path": p, "error": e} for p, e in report.failed],
+        "bytes_parsed": report.bytes_parsed,
+        "seconds": round(report.seconds, 3),
+        "path_problems": report.roots.problems,
+    }
+    if as_json:
+        print_json(result)
+        return
+    plain = _summary(report, app.index_path, partial(clean, markup=False))
+    if all(printed_as_written(line) for line in plain):
+        print_lines(plain)
+        return
+    for line in _summary(report, app.index_path, clean):  # rich: a closed pipe ends quietly there too
+        app.console.print(line, highlight=False, soft_wrap=True)
+
+
+def _summary(report: SyncReport, index: Path, text: Callable[..., str]) -> list[str]:
+    """The lines ``agentlog index`` prints, log text through ``text``
+    (:func:`~agentlog.present.clean`, for rich or not)."""
+    return [
+        f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
+        f"{report.reparsed} read whole, {report.duplicates} duplicates, {len(report.failed)} failed; "
+        f"{report.bytes_parsed / 1e6:.1f} MB in {report.seconds:.2f} s",
+        *(
+            f"  failed: {text(path, one_line=True)}: {text(error, one_line=True)}"
+            for path, error in report.failed
+        ),
+        *(
+            [
+                f"  {report.archived} gone since the last sync: their sessions are kept (agentlog prune removes them)"
+            ]
+            if report.archived
+            else []
+        ),
+        *([f"  {report.restored} archived sources back"] if report.restored else []),
+        *([f"  {report.removed} gone that held no session: forgotten"] if report.removed else []),
+        f"index: {text(str(index))}",
+        *(
+            [f"{plural(len(report.roots.problems), 'path')} could not be looked at (see `agentlog doctor`)"]
+            if report.roots.problems
+            else []
+        ),
+    ]
+
+
+@main.command("prune")
+@click.option("--agent", "-a", help="Only this agent's sources.")
+@click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
+@click.pass_obj
+def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool) -> None:
+    """Remove the sessions of logs that are gone (archived) from the index.
+
+    The index keeps the sessions of a log its agent deleted (Claude Code's
+    cleanup) or that cannot be read any more; they are listed as archived until
+    this removes them.  They cannot be read again from the logs.
+    """
+    agent = resolve_agent(agent)
+    conn, _ = open_index(app)
+    pruned = prune(conn, agent, dry_run=dry_run)
+    if as_json:
+        print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
+        return
+    verb = "would remove" if dry_run else "removed"
+    for source in pruned:
+        why = f" ({clean(source.error, one_line=True)})" if source.error else ""
+        app.console.print(
+            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}, "
+            f"archived {local(source.archived_at)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    sessions = sum(len(p.sessions) for p in pruned)
+    app.err.print(
+        f"{verb} {plural(len(pruned), 'archived source')}, {plural(sessions, 'session')}"
+        if pruned
+        else "nothing archived"
+    )
