@@ -69,6 +69,7 @@ from agentlog.readers import describe_error, open_regular
 from agentlog.rules import Signature, copy_verdict, distinct_id, session_key
 
 if TYPE_CHECKING:
+    from agentlog.index.store import Store
     from agentlog.worker import ParseJob, SharedParse
 
 TAIL = 64
