@@ -205,3 +205,28 @@ def test_status_is_the_status_commands_board(archive):
     assert archive.status(agent="codex", since="2026-11-01")[0].key == CODEX
     with pytest.raises(UsageError):
         archive.status(agent="no-such-agent")
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda a: a.sessions(limit=10**30), "limit 10"),
+        (lambda a: a.sessions(limit=-1), "limit -1"),
+        (lambda a: a.sessions(status="bogus"), "unknown status 'bogus' (one of working, running_tool, "),
+        (lambda a: a.search("weather", role="bogus"), "unknown role 'bogus' (one of user, assistant, system, tool)"),
+        (lambda a: a.usage(cost_mode="bogus"), "unknown cost_mode 'bogus' (one of auto, calculate, recorded)"),
+        (lambda a: a.calls(cost_mode="bogus"), "unknown cost_mode 'bogus'"),
+    ],
+)
+def test_bad_values_are_usage_errors_as_on_the_command_line(archive, call, message):
+    """They raised OverflowError, or were taken: no sessions, no hits, a report."""
+    with pytest.raises(UsageError) as raised:
+        call(archive)
+    assert str(raised.value).startswith(message)
+
+
+def test_a_role_in_any_case_is_the_role(archive):
+    upper = archive.search("weather", role="USER")
+    assert upper.hits and [(h.session_key, h.message_id) for h in upper.hits] == [
+        (h.session_key, h.message_id) for h in archive.search("weather", role="user").hits
+    ]

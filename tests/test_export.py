@@ -671,3 +671,24 @@ def test_an_export_never_writes_in_an_agents_folder_or_over_a_log(tmp_path):
     assert not (home / "src" / "app" / ".aider.chat.history.md").exists()
     code, _, err = run("export", "1af7fc5e", "--format", "md", "-o", str(home / "exports" / "x.md"), env=env)
     assert code == 0 and (home / "exports" / "x.md").read_text().startswith("#")
+
+
+def test_an_index_is_never_put_in_an_agents_folder(tmp_path):
+    """``--index`` (or ``AGENTLOG_INDEX``) inside an agent's folder or a ``--root``
+    is refused before anything is created there."""
+    home = tmp_path / "home"
+    (home / ".claude" / "projects").mkdir(parents=True)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    for args in (
+        ["--index", str(home / ".claude" / "projects" / "i.sqlite")],
+        ["--index", str(home / ".codex" / "i.sqlite")],
+        ["--root", str(extra), "--index", str(extra / "i.sqlite")],
+    ):
+        code, out, err = run(*args, "sessions", env={"HOME": str(home)})
+        assert (code, out, err.count("\n")) == (2, "", 1) and "agentlog never writes there" in err, args
+    code, _, err = run("sessions", env={"HOME": str(home), "AGENTLOG_INDEX": str(home / ".claude" / "i.sqlite")})
+    assert code == 2 and "--index" in err
+    assert sorted(p.name for p in home.rglob("*")) == [".claude", "projects"] and not list(extra.iterdir())
+    code, _, err = run("--index", str(tmp_path / "mine.sqlite"), "sessions", env={"HOME": str(home)})
+    assert code == 0 and (tmp_path / "mine.sqlite").exists(), err

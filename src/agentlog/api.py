@@ -32,7 +32,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 from zoneinfo import ZoneInfo
 
 from agentlog.errors import AgentlogError, UsageError
@@ -112,10 +112,11 @@ class Archive:
         carries its usage totals and ``usage.cost_usd`` (USD, ``None`` when no
         call has a price) with ``usage.cost_source`` (the weakest of its calls':
         :func:`agentlog.service.costed.cost_source`)."""
+        from agentlog.query import SQL_INT_MAX
         from agentlog.service.sessions import list_sessions
 
-        if limit is not None and limit < 0:
-            raise UsageError(f"limit {limit} is negative")
+        if limit is not None and not 0 <= limit <= SQL_INT_MAX:
+            raise UsageError(f"limit {limit} is not in 0…{SQL_INT_MAX}")
         where = session_filter(agent, project, since, until, subagents, status, text, exec_runs)
         return with_costs(self._conn, list_sessions(self._conn, where, limit, redact_secrets).sessions)
 
@@ -260,6 +261,10 @@ class Archive:
     ) -> PricedUsage:
         from agentlog.query import resolve_agent
         from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, index_usage
+        from agentlog.usage.pricing import CostMode as Modes
+
+        if cost_mode not in get_args(Modes):
+            raise UsageError(f"unknown cost_mode {cost_mode!r} (one of {', '.join(get_args(Modes))})")
 
         query = UsageQuery(
             agent=resolve_agent(agent) or (BLOCKS_AGENT if report == "blocks" else None),

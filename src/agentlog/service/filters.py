@@ -8,13 +8,17 @@ now, besides the texts ``--since``/``--until`` take.
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, get_args
 
 from agentlog.errors import UsageError
+from agentlog.model import SESSION_STATUSES, Role
 from agentlog.query import SessionFilter, Span, parse_span, resolve_agent
 
 if TYPE_CHECKING:
     from agentlog.service.search import SearchFilter
+
+ROLES: tuple[str, ...] = get_args(Role)
+"""The roles a search may be limited to."""
 
 TimeArg = str | date | datetime | timedelta | None
 """A bound of a time span: a text by the command line's rule (an ISO time, a
@@ -62,7 +66,9 @@ def session_filter(
     own; off, as on the command line), ``status``, ``text`` (in title, id or
     folder), ``exec_runs`` (non-interactive runs such as ``codex exec``; off, as
     on the command line), ``has_children`` (only sessions with subagents).
-    Raises :class:`UsageError` for a bad agent or time."""
+    Raises :class:`UsageError` for a bad agent, time or status."""
+    if status is not None and status not in SESSION_STATUSES:
+        raise UsageError(f"unknown status {status!r} (one of {', '.join(SESSION_STATUSES)})")
     return SessionFilter(
         agent=resolve_agent(agent),
         project=project,
@@ -90,14 +96,16 @@ def search_filter(
     builds: ``agent``, ``project`` and the span as :func:`session_filter` takes
     them (the span bounds message times), ``role``, ``tool`` (a normalised tool
     name) and ``reasoning`` (search reasoning too).  Raises :class:`UsageError`
-    for a bad agent or time."""
+    for a bad agent, time or role (any case)."""
     from agentlog.service.search import SearchFilter
 
+    if role is not None and role.lower() not in ROLES:
+        raise UsageError(f"unknown role {role!r} (one of {', '.join(ROLES)})")
     return SearchFilter(
         agent=resolve_agent(agent),
         project=project,
         span=span_of(since, until, tz),
-        role=role,
+        role=role.lower() if role is not None else None,
         tool=tool,
         reasoning=reasoning,
     )
