@@ -304,9 +304,18 @@ RULES: tuple[_Rule, ...] = (
     # ``password: SuperS3cretPw2``, ``-H "X-Api-Key: …"``): the key word ends
     # the name, the value mixes letters and digits (gitleaks asks the same
     # values for entropy), so ``token: 5`` or ``the password field`` stay.
+    # Its keywords hold the operator (``token=``, ``token:``): ``token`` alone
+    # is in every usage record.
     _Rule(
         "password",
-        (*_spellings("passw", "pwd", "secret", "token", "api_key", "apikey", "api-key"), "apiKey", "Api-Key"),
+        tuple(
+            word + op
+            for word in (
+                *_spellings("password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "api-key"),
+                *("apiKey", "Api-Key"),
+            )
+            for op in ("=", ":", " =")
+        ),
         r"(?i)[a-z0-9_.-]*(?:passw(?:or)?d|pwd|secret|token|api[_-]?key)"
         r"[ \t]*(?:=|:=|=>|:[ \t]+)[ \t]*(?=[^\s\"']*[0-9])(?=[^\s\"']*[a-z])"
         r"([^\s\"'`;&|<>,(){}\[\]]{8,200})(?=[\s\"'`;&|<>,(){}\[\]]|$)",
@@ -350,7 +359,8 @@ def _automaton() -> Any:
             for word in rule.keywords:
                 by_word.setdefault(word, []).append(rule)
         _KEYWORD_RULES[:] = [tuple(rules) for rules in by_word.values()]
-        _AUTOMATON = ahocorasick_rs.AhoCorasick(list(by_word))
+        # A DFA: with 160 keywords the default (a noncontiguous NFA) ran at two thirds of its speed.
+        _AUTOMATON = ahocorasick_rs.AhoCorasick(list(by_word), implementation=ahocorasick_rs.Implementation.DFA)
     return _AUTOMATON
 
 
