@@ -360,7 +360,9 @@ def _automaton() -> Any:
                 by_word.setdefault(word, []).append(rule)
         _KEYWORD_RULES[:] = [tuple(rules) for rules in by_word.values()]
         # A DFA: with 160 keywords the default (a noncontiguous NFA) ran at two thirds of its speed.
-        _AUTOMATON = ahocorasick_rs.AhoCorasick(list(by_word), implementation=ahocorasick_rs.Implementation.DFA)
+        _AUTOMATON = ahocorasick_rs.AhoCorasick(
+            list(by_word), implementation=ahocorasick_rs.Implementation.DFA
+        )
     return _AUTOMATON
 
 

@@ -77,9 +77,21 @@ def normalise_tool(raw: str, names: Mapping[str, str] | None = None) -> str:
     """The one tool-name normaliser: MCP tools (``mcp__server__tool``) as they are;
     else ``raw`` (or its snake case) through the agent's table ``names`` (raw →
     :data:`CANONICAL_TOOLS` name), else its snake case through :data:`ALIASES`,
-    with anything but ``a-z0-9_`` turned into ``_`` (``unknown`` when nothing is left)."""
+    with anything but ``a-z0-9_`` turned into ``_`` (``unknown`` when nothing is left).
+    A secret in ``raw`` (:func:`agentlog.redact.findings`) is kept as written, its
+    pieces around it normalised, so redaction still finds it in the name."""
     if raw.startswith("mcp__"):
         return raw
+    from agentlog.redact import findings
+
+    secrets = findings(raw)
+    if secrets:
+        pieces, at = [], 0
+        for f in secrets:
+            pieces += [_NOT_NAME.sub("_", snake(raw[at : f.start])), raw[f.start : f.end]]
+            at = f.end
+        pieces.append(_NOT_NAME.sub("_", snake(raw[at:])))
+        return "".join(pieces).strip("_")
     names = names or {}
     mapped = names.get(raw)
     if mapped is not None:
