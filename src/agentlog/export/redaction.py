@@ -1,8 +1,8 @@
 """Secrets redacted from the model: every string a session or message shows.
 
 :mod:`agentlog.redact` finds and replaces the secrets; this walks the model:
-a session's header (title, description, folder, git branch, resume command and
-live status: evidence, reason, pending tool names), and each part's text,
+a session's header (title, description, folder, git branch, resume command,
+source paths and live status: evidence, reason, pending tool names), and each part's text,
 reasoning, tool name (the agent's and the normalised one), tool input (every
 string in it), output and structured result, compaction summary and unknown
 record.  File references are kept (a path or ``data:`` URI, not text).
@@ -93,16 +93,20 @@ _HEADER_TEXT = (
 
 
 def redact_header(session: Session) -> Session:
-    """``session``'s header redacted: :data:`_HEADER_TEXT` and the pending tool
-    names (messages as they are; the same object when nothing changed)."""
-    changed = {}
+    """``session``'s header redacted: :data:`_HEADER_TEXT`, the pending tool names
+    and the source files' paths (an agent may name its folder after the session's:
+    Claude Code's ``projects/-tmp-clone-<token>``); messages as they are; the same
+    object when nothing changed."""
+    changed: dict[str, str | list[str]] = {}
     for name in _HEADER_TEXT:
         text = getattr(session, name)
         if text and (redacted := redact(text)) is not text:
             changed[name] = redacted
-    pending = [redact(tool) for tool in session.status_pending]
-    if any(a is not b for a, b in zip(pending, session.status_pending, strict=True)):
-        changed["status_pending"] = pending
+    for name in ("status_pending", "sources"):
+        texts = getattr(session, name)
+        redacted_texts = [redact(text) for text in texts]
+        if any(a is not b for a, b in zip(redacted_texts, texts, strict=True)):
+            changed[name] = redacted_texts
     return msgspec.structs.replace(session, **changed) if changed else session
 
 
