@@ -352,6 +352,26 @@ def test_show_full_prints_one_long_token_whole_without_highlighting(tmp_path):
     assert app.console._highlight is False and app.err._highlight is False
 
 
+def test_show_full_prints_a_huge_prompt_whole_with_its_own_line_breaks(tmp_path):
+    """rich's wrapping of one 10 MB prompt took minutes (2 MB: 5 s): whole text
+    goes out as written, for the terminal to wrap."""
+    prompt = "word " * 200_000 + "\nsecond [bold]line[/bold] \x1b[2J"
+    folder = tmp_path / ".claude" / "projects" / "-big"
+    folder.mkdir(parents=True)
+    record = {
+        "type": "user",
+        "sessionId": "dddddddd-1111-2222-3333-444444444444",
+        "uuid": "b1",
+        "timestamp": "2026-11-22T10:00:00Z",
+        "message": {"role": "user", "content": prompt},
+    }
+    (folder / "dddddddd-1111-2222-3333-444444444444.jsonl").write_text(json.dumps(record) + "\n")
+    code, out, err = run("show", "dddddddd", "--full", env={"HOME": str(tmp_path)})
+    lines = out.splitlines()
+    assert code == 0 and "word " * 200_000 in lines, err
+    assert "second [bold]line[/bold] ␛[2J" in lines
+
+
 def test_serve_names_a_host_it_cannot_use():
     for host in ("a..b", "::::1::"):
         code, _, err = run("--demo", "serve", "--host", host, "--port", "18950")

@@ -227,9 +227,7 @@ def test_parquet_reads_back_with_the_index_counts_and_usage_totals(demo, tmp_pat
 
 def test_parquet_reads_back_in_duckdb(demo, tmp_path):
     pytest.importorskip("pyarrow")
-    duckdb = pytest.importorskip(
-        "duckdb", reason="duckdb is not installed (the test extra installs it)"
-    )
+    duckdb = pytest.importorskip("duckdb", reason="duckdb is not installed (the test extra installs it)")
     options = ExportOptions(subagents=True)
     export_sessions(
         demo, "parquet", select(demo, [], SessionFilter(), options), options, tmp_path / "pq", io.BytesIO()
@@ -472,7 +470,9 @@ def test_listings_the_board_and_tail_print_no_secret(secret):
     assert AWS_KEY in raw and GITHUB_TOKEN in raw
     board = create_app(index).test_client().get("/board?since=2000-01-01").get_data(as_text=True)
     assert "[REDACTED:aws_access_key]" in board and AWS_KEY not in board and GITHUB_TOKEN not in board
-    shown = create_app(index, redact=False).test_client().get("/board?since=2000-01-01").get_data(as_text=True)
+    shown = (
+        create_app(index, redact=False).test_client().get("/board?since=2000-01-01").get_data(as_text=True)
+    )
     assert AWS_KEY in shown
 
 
@@ -491,9 +491,15 @@ def test_an_output_path_that_cannot_be_written_is_one_line_not_an_internal_error
     (tmp_path / "a-folder").mkdir()
     (tmp_path / "a-file").write_text("x")
     cases = [
-        (["--format", "md", "-o", str(tmp_path / "a-folder")], "a-folder: cannot write the export: Is a directory"),
+        (
+            ["--format", "md", "-o", str(tmp_path / "a-folder")],
+            "a-folder: cannot write the export: Is a directory",
+        ),
         (["--format", "json", "-o", str(tmp_path / "a-file" / "x.json")], "a-file: cannot write the export"),
-        (["--format", "md", "-o", "/dev/full"], "/dev/full: cannot write the export: No space left on device"),
+        (
+            ["--format", "md", "-o", "/dev/full"],
+            "/dev/full: cannot write the export: No space left on device",
+        ),
     ]
     for args, message in cases:
         code, _, err = run("--demo", "export", "de70c1a0", *args)
@@ -581,3 +587,50 @@ def test_inert_markdown(text, expected):
     assert inert_markdown(text) == expected
     tokens = MarkdownIt("commonmark").enable("table").parse(expected)
     assert not [t for t in tokens for c in [t, *(t.children or [])] if c.type.startswith("html")]
+
+
+def test_an_export_never_writes_in_an_agents_folder_or_over_a_log(tmp_path):
+    """Read-only, always: ``-o`` at a log, inside an agent's folder (also through a
+    symlink or ``..``), at an Aider history in a project or under a ``--root``
+    is refused before a byte is written (exit 2, one line); elsewhere it writes."""
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "-tmp-x"
+    folder.mkdir(parents=True)
+    log = folder / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    log.write_bytes(
+        (Path(__file__).parent / "fixtures" / "claude_code" / "v1.0.98-session.jsonl").read_bytes()
+    )
+    (home / "src" / "app").mkdir(parents=True)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (home / "link").symlink_to(folder)
+    before = {p: p.read_bytes() for p in (home / ".claude").rglob("*") if p.is_file()}
+    env = {"HOME": str(home)}
+    refused = [
+        (["--format", "json", "-o", str(log)], "is inside an agent's folder"),
+        (
+            ["--format", "md", "-o", str(home / ".claude" / "projects" / ".." / "out.md")],
+            "is inside an agent's folder",
+        ),
+        (["--format", "md", "-o", str(home / "link" / "x.md")], "is inside an agent's folder"),
+        (["--format", "md", "-o", str(home / ".codex" / "x.md")], "is inside an agent's folder"),
+        (
+            ["--format", "md", "-o", str(home / "src" / "app" / ".aider.chat.history.md")],
+            "is an agent's log file",
+        ),
+        (["--format", "md", "-o", str(extra / "x.md")], "is inside an agent's folder"),
+    ]
+    for args, message in refused:
+        code, out, err = run("--root", str(extra), "export", "1af7fc5e", *args, env=env)
+        assert (
+            (code, out, err.count("\n")) == (2, "", 1) and message in err and "never writes there" in err
+        ), args
+    code, _, err = run(
+        "export", "--all", "--format", "html", "-o", str(home / ".claude" / "projects"), env=env
+    )
+    assert code == 2 and "is inside an agent's folder" in err
+    assert {p: p.read_bytes() for p in (home / ".claude").rglob("*") if p.is_file()} == before
+    assert not (home / ".codex").exists() and not list(extra.iterdir())
+    assert not (home / "src" / "app" / ".aider.chat.history.md").exists()
+    code, _, err = run("export", "1af7fc5e", "--format", "md", "-o", str(home / "exports" / "x.md"), env=env)
+    assert code == 0 and (home / "exports" / "x.md").read_text().startswith("#")

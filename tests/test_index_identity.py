@@ -226,6 +226,27 @@ def test_a_damaged_index_always_gets_the_delete_to_rebuild_line(built_index, dam
     )
 
 
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: " ".join(a) or "(overview)")
+def test_an_index_whose_tables_its_schema_number_does_not_fit_says_delete_it(built_index, args):
+    """Another build (a branch with other migrations) wrote it: a migration fails
+    on its tables.  It said "cannot open the index …: no such column" with no
+    advice, and the API raised a raw sqlite3.OperationalError."""
+    import agentlog
+    from agentlog.errors import IndexProblem
+
+    index, home = built_index
+    conn = sqlite3.connect(index)
+    conn.execute("PRAGMA user_version = 0")  # its first migration creates tables it already has
+    conn.close()
+    before = index.read_bytes()
+    code, _out, err = run(*args, index=index, home=home)
+    assert (code, err.count("\n")) == (1, 1), err
+    assert err.startswith(f"agentlog: the index {index} cannot be upgraded from schema 0 (table sources already exists")
+    assert err.rstrip().endswith(f"another build of agentlog wrote it; {REBUILD_HINT}") and index.read_bytes() == before
+    with pytest.raises(IndexProblem, match="cannot be upgraded from schema 0"):
+        agentlog.open(index, sync=False)
+
+
 def test_the_explanation_of_an_error_names_its_cause(built_index):
     index, _ = built_index
     assert db.explain(sqlite3.OperationalError("no such column: x"), index) is None  # our tables: a bug

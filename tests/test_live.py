@@ -382,3 +382,22 @@ def test_a_subagent_sits_under_its_parent_on_the_board_and_in_tail(tmp_path):
         ("status", script.key, None),
         ("status", "claude_code:agent-c0ffee01", script.key),
     ]
+
+
+def test_the_missing_live_extra_hint_keeps_its_brackets(monkeypatch, tmp_path, capsys):
+    """rich read ``[live]`` in the hint as markup: it printed ``pip install 'agentlog'``."""
+    import agentlog.cli.live as cli_live
+    import agentlog.live.watch as watch
+    from agentlog.cli import App
+
+    class Idle:
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pass
+
+        def start(self) -> None:
+            pass
+
+    monkeypatch.setattr(watch, "events_available", lambda: False)
+    monkeypatch.setattr(cli_live, "Follower", Idle)
+    cli_live._follower(App(env={}, home=tmp_path, index_path=tmp_path / "i.sqlite"), no_sync=False)
+    assert "pip install 'agentlog[live]' (polling instead)" in capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -105,6 +106,12 @@ def call():
 
     yield run
     index.close()
+
+
+def test_the_help_names_every_tool():
+    out = CliRunner().invoke(main, ["mcp", "--help"]).stdout
+    named = set(re.findall(r"\b(?:list|search|get|find)_[a-z_]+", " ".join(out.split())))
+    assert named == TOOLS
 
 
 def test_list_sessions_pages_with_a_cursor_and_filters_like_the_cli(call):

@@ -69,6 +69,30 @@ def test_bad_times_are_usage_errors(text):
         parse_time(text, UTC, now=NOW)
 
 
+def test_a_date_at_the_calendars_ends_is_a_usage_error_in_any_zone():
+    """Year 1 moved east of UTC (or year 9999 west of it) leaves the calendar:
+    a one-line usage error, not ValueError out of ``astimezone``."""
+    assert parse_time("0001-01-01", UTC) == datetime(1, 1, 1, tzinfo=UTC)
+    for text, zone, end in [
+        ("0001-01-01", "Asia/Tokyo", False),
+        ("0001-01-01T05:00", "Asia/Tokyo", False),
+        ("9999-12-31", "America/New_York", True),
+    ]:
+        with pytest.raises(UsageError, match="out of range"):
+            parse_time(text, ZoneInfo(zone), end=end, now=NOW)
+
+
+def test_empty_time_and_zone_options_are_refused_not_ignored():
+    for args in (
+        ["sessions", "--since", ""],
+        ["search", "x", "--until", " "],
+        ["usage", "-z", ""],
+        ["status", "--since", ""],
+    ):
+        code, out, err = run("--demo", *args)
+        assert (code, out, err.count("\n")) == (2, "", 1) and "is empty" in err, args
+
+
 def test_span_is_half_open_and_ordered():
     span = parse_span("2026-01-01", "2026-01-01", UTC)
     assert span == Span(datetime(2026, 1, 1, tzinfo=UTC), datetime(2026, 1, 2, tzinfo=UTC))
@@ -389,3 +413,22 @@ def test_session_costs_equal_the_usage_session_report(tmp_path):
     for row in rows:
         assert costs[row.key].cost == (row.totals.cost if row.totals.priced else None), row.key
         assert costs[row.key].sources == row.totals.sources, row.key
+
+
+def test_a_very_long_session_reference_matches_none_on_every_surface(tmp_path):
+    """60,000 characters passed SQLite's LIKE limit: an internal error (exit 70),
+    a 503 in the viewer; now "no session matches", exit 1 / 404 / NotFound."""
+    from agentlog.errors import NotFound
+    from agentlog.web.app import create_app
+
+    ref = "a" * 60_000
+    for command in ("show", "tail", "export"):
+        code, out, err = run("--demo", command, ref)
+        assert (code, out, err.count("\n")) == (1, "", 1) and "no session matches" in err and "60,000" in err
+    from web_helpers import demo_index
+
+    index = demo_index(tmp_path / "demo.sqlite")
+    client = create_app(index).test_client()
+    assert [client.get(f"/{page}?key={ref}").status_code for page in ("session", "message", "raw")] == [404] * 3
+    with pytest.raises(NotFound, match="no session matches"):
+        agentlog.open(index, sync=False).session(ref)

@@ -382,6 +382,27 @@ def test_override_file_prices_models_the_snapshot_lacks(tmp_path):
     assert not pricer.unpriced
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("input_mtok = nan", "input_mtok must be a number from 0 to 1,000,000"),
+        ("input_mtok = inf", "input_mtok must be a number from 0 to 1,000,000"),
+        ("input_mtok = 1e308", "input_mtok must be a number from 0 to 1,000,000"),
+        ("input_mtok = -1", "input_mtok must be a number from 0 to 1,000,000"),
+        ('input_mtok = "3"', "input_mtok must be a number from 0 to 1,000,000"),
+        ("input_mtok = 1\ntiers = 5", "tiers must be a list of tables"),
+        ("input_mtok = 1\ntiers = [{input_mtok = 2}]", "tiers needs a whole start >= 0"),
+        ("input_mtok = 1\ntiers = [{start = 1.5, input_mtok = 2}]", "tiers needs a whole start >= 0"),
+    ],
+)
+def test_a_bad_price_file_value_is_a_usage_error(tmp_path, body, message):
+    """NaN crashed usage (exit 70), inf overflowed, 1e308 printed a 300-digit cost."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text(f'[models."claude-mystery-9"]\n{body}\n')
+    with pytest.raises(UsageError, match=message):
+        Pricer(prices).price(call("claude-mystery-9", input_tokens=5))
+
+
 def test_cost_modes_on_recorded_costs():
     path = FIXTURES / "claude_code" / "usage-costUSD-minimal.jsonl"
     calls = scan_calls([next(iter(_refs(path)))])

@@ -82,7 +82,7 @@ def parse_time(
     text = text.strip()
     try:
         return _instant(text, tz, end, now or datetime.now(UTC))
-    except OverflowError:
+    except (OverflowError, ValueError):  # a date at the calendar's ends, moved across a zone
         raise UsageError(f"not a date: {text!r} (out of range)") from None
 
 

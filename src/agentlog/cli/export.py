@@ -17,6 +17,7 @@ from agentlog.present import plural
 from agentlog.query import SQL_INT_MAX
 from agentlog.service.export import export_sessions, select
 from agentlog.service.filters import session_filter
+from agentlog.service.home import Home
 
 
 @main.command("export")
@@ -91,7 +92,14 @@ def export_command(
     conn, _ = open_index(app, no_sync)
     transcripts = select(conn, sessions, where, options)
     report = export_sessions(
-        conn, cast(Format, fmt), transcripts, options, output, sys.stdout.buffer, site=everything
+        conn,
+        cast(Format, fmt),
+        transcripts,
+        options,
+        output,
+        sys.stdout.buffer,
+        site=everything,
+        home=Home(app.env, app.home, app.roots),
     )
     sys.stdout.flush()
     if not transcripts:

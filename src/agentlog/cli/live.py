@@ -19,7 +19,7 @@ import msgspec
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import agent_option, json_option, no_sync_option, pass_app
+from agentlog.cli.options import agent_option, given, json_option, no_sync_option, pass_app
 from agentlog.errors import UsageError
 from agentlog.live.procs import ProcessTable
 from agentlog.present import clean
@@ -53,7 +53,7 @@ def _follower(app: App, no_sync: bool) -> Follower | None:
     from agentlog.live.watch import MISSING, events_available
 
     if not events_available():
-        app.err.print(MISSING)
+        app.err.print(MISSING, markup=False, soft_wrap=True)
     follower = Follower(app.index_path, Home(app.env, app.home, app.roots), synced=True)
     follower.start()
     return follower
@@ -76,7 +76,10 @@ class _Procs:
 
 
 since_option = click.option(
-    "--since", "-s", help=f"Sessions written to since {TIME_HELP} (default: the last 24 hours)."
+    "--since",
+    "-s",
+    callback=given,
+    help=f"Sessions written to since {TIME_HELP} (default: the last 24 hours).",
 )
 project_option = click.option("--project", "-p", help="Only sessions whose folder contains this text (any case).")
 

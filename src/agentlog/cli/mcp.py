@@ -48,7 +48,7 @@ def mcp_command(app: App, http: str | None, no_sync: bool) -> None:
     """Serve read-only tools over your sessions to an MCP client (stdio by default).
 
     Tools: list_sessions, search_sessions, get_session_overview, get_messages,
-    get_usage_summary, find_sessions_by_file.  Add it to a client as the command
+    get_usage_summary, get_live_status, find_sessions_by_file.  Add it to a client as the command
     `agentlog mcp` (see the README)."""
     address = http_address(http) if http is not None else None
     try:

@@ -19,6 +19,14 @@ agent_option = click.option(
 )
 
 
+def given(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback refusing an empty or blank value (``--since ''`` would
+    otherwise read as no option at all)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("is empty", ctx, param)
+    return value
+
+
 def filter_options(what: str) -> Callable[[F], F]:
     """``--agent``, ``--project``, ``--since``, ``--until``: the filter vocabulary
     of :mod:`agentlog.query` on ``what`` (``"calls"``, ``"sessions"`` …), with
@@ -27,8 +35,8 @@ def filter_options(what: str) -> Callable[[F], F]:
     decorators = (
         agent_option,
         click.option("--project", "-p", help=f"Only {what} whose folder contains this text (any case)."),
-        click.option("--since", "-s", help=f"Only {what} {since}since {TIME_HELP}."),
-        click.option("--until", "-u", help=f"{UNTIL_HELP} Takes {TIME_HELP}."),
+        click.option("--since", "-s", callback=given, help=f"Only {what} {since}since {TIME_HELP}."),
+        click.option("--until", "-u", callback=given, help=f"{UNTIL_HELP} Takes {TIME_HELP}."),
     )
 
     def apply(f: F) -> F:

@@ -205,6 +205,18 @@ def _cut(text: str, full: bool) -> str:
     return "\n".join(shown)
 
 
+def _print_text(console: Console, text: str, full: bool, style: str = "") -> None:
+    """Print log text, cut unless ``full``.  Whole, it goes out as plain text
+    with its own line breaks, for the terminal to wrap: rich's wrapping takes
+    superlinear time (a 10 MB prompt took minutes)."""
+    if full:
+        from rich.text import Text
+
+        console.print(Text(clean(text, markup=False), style=style), soft_wrap=True)
+    else:
+        console.print(f"[{style}]{clean(_cut(text, full))}[/]" if style else clean(_cut(text, full)))
+
+
 def _render_message(console: Console, message: Message, reasoning: bool, full: bool) -> None:
     stamp = local(message.timestamp, "%H:%M:%S")
     flags = f" [yellow]{' '.join(message.flags)}[/yellow]" if message.flags else ""
@@ -213,11 +225,11 @@ def _render_message(console: Console, message: Message, reasoning: bool, full: b
     console.print(f"[{style[message.role]}]{label}[/] [dim]{stamp}[/dim]{flags}")
     for part in message.parts:
         if isinstance(part, TextPart):
-            console.print(clean(_cut(part.text.strip(), full)))
+            _print_text(console, part.text.strip(), full)
         elif isinstance(part, ReasoningPart):
             text = part.text or part.summary
             if reasoning and text:
-                console.print(f"[dim italic]{clean(_cut(text.strip(), full))}[/]")
+                _print_text(console, text.strip(), full, "dim italic")
             else:
                 what = "encrypted" if part.encrypted and not text else f"{len(text):,} chars"
                 console.print(f"[dim]▸ reasoning ({what})[/dim]")

@@ -12,7 +12,7 @@ import msgspec
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.options import filter_options, given, json_option, no_sync_option, pass_app
 from agentlog.cli.render import plain_table, print_json
 from agentlog.errors import NotFound
 from agentlog.present import clean, compact, project_name
@@ -90,6 +90,7 @@ def _table(
     "--timezone",
     "-z",
     "tz_name",
+    callback=given,
     help="IANA zone for days, and for times written without an offset (default: local).",
 )
 @click.option("--breakdown", "-b", is_flag=True, help="Per-model rows under each row.")

@@ -226,7 +226,15 @@ def migrate(conn: sqlite3.Connection) -> bool:
             )
         for number in range(version, len(MIGRATIONS)):
             for statement in _statements(MIGRATIONS[number]):
-                conn.execute(statement)
+                try:
+                    conn.execute(statement)
+                except sqlite3.OperationalError as exc:  # tables unlike those its schema number names
+                    if explain(exc, Path(conn_path(conn))) is not None:
+                        raise  # damaged or unusable: said as such by the caller
+                    raise IndexProblem(
+                        f"the index {conn_path(conn)} cannot be upgraded from schema {version} "
+                        f"({exc}): another build of agentlog wrote it; {REBUILD_HINT}"
+                    ) from None
             conn.execute(f"PRAGMA user_version = {number + 1}")
     return version < len(MIGRATIONS)
 

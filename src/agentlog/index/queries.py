@@ -168,11 +168,19 @@ def _totals(conn: sqlite3.Connection, keys: list[str]) -> dict[str, Usage]:
     return out
 
 
+MAX_REF = 4096
+"""The longest session reference looked up, in characters: far above any key
+agents write, and below SQLite's 50,000-byte limit on a LIKE pattern."""
+
+
 def resolve_key(conn: sqlite3.Connection, ref: str) -> str:
     """The key of the session with key or id ``ref``, or whose id/key starts with
     it (also after a ``sidechain-``/``agent-`` prefix, as short ids are shown).
 
-    Raises :class:`~agentlog.errors.NotFound` when none or several match."""
+    Raises :class:`~agentlog.errors.NotFound` when none or several match (a
+    ``ref`` longer than :data:`MAX_REF` characters matches none)."""
+    if len(ref) > MAX_REF:
+        raise NotFound(f"no session matches {ref[:40]!r}… ({len(ref):,} characters; try `agentlog sessions`)")
     keys = [
         r[0] for r in conn.execute("SELECT key FROM sessions WHERE key = ? OR id = ? LIMIT 2", (ref, ref))
     ]

@@ -22,6 +22,7 @@ from agentlog.index import queries
 from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
+from agentlog.service.home import Home
 
 PAGE = 500
 """Messages read from the index at once while exporting."""
@@ -118,6 +119,15 @@ def _parquet(conn: sqlite3.Connection, transcripts: list[Transcript], path: Path
     return write_dataset(transcripts, calls, path)
 
 
+def _is_source(conn: sqlite3.Connection, real: str) -> bool:
+    """Whether ``real`` (a real path) is a source the index has read, or one of its sidecars."""
+    row = conn.execute(
+        "SELECT 1 FROM sources WHERE path = ?1 OR EXISTS (SELECT 1 FROM json_each(sidecars) WHERE value = ?1)",
+        (real,),
+    ).fetchone()
+    return row is not None
+
+
 def export_sessions(
     conn: sqlite3.Connection,
     fmt: Format,
@@ -126,13 +136,20 @@ def export_sessions(
     path: Path | None,
     stdout: BinaryIO,
     site: bool = False,
+    home: Home | None = None,
 ) -> ExportReport:
     """Write ``transcripts`` (from :func:`select`) as ``fmt`` to ``path`` (a file;
     a folder for ``parquet`` and for an HTML ``site``) or, without one, to
     ``stdout``.  Raises :class:`~agentlog.errors.UsageError` when a format needs a
-    folder and none is given, or pyarrow is missing for ``parquet``;
-    :class:`~agentlog.errors.AgentlogError` naming the path when it cannot be
-    written (a folder where a file goes, no permission, a full disk …)."""
+    folder and none is given, when ``path`` is in one of ``home``'s log folders
+    or is a log file (:meth:`~agentlog.service.home.Home.guards`: read-only,
+    always — checked before a byte is written), or pyarrow is missing for
+    ``parquet``; :class:`~agentlog.errors.AgentlogError` naming the path when it
+    cannot be written (a folder where a file goes, no permission, a full disk …)."""
+    if path is not None and home is not None:
+        refused = home.guards(path, lambda real: _is_source(conn, real))
+        if refused:
+            raise UsageError(f"{refused}: agentlog never writes there; give another -o")
     try:
         return _export(conn, fmt, transcripts, options, path, stdout, site)
     except OSError as exc:

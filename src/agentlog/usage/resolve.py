@@ -15,6 +15,7 @@ even where the table knows the dated id.
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from datetime import datetime
@@ -105,19 +106,38 @@ def load_overrides(path: Path | None) -> dict[str, ModelPrice]:
     return out
 
 
+MAX_PRICE = 1_000_000
+"""The highest rate a ``prices.toml`` may give, in USD per million tokens (per
+thousand web searches): far above any model's, so a typo such as ``1e308`` is
+refused instead of printing a 300-digit cost."""
+
+
 def _override_price(path: Path, model: str, spec: Mapping[str, Any]) -> ModelPrice:
     def number(value: Any, key: str) -> Decimal:
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise UsageError(f"{path}: models.{model}.{key} must be a non-negative number")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or not 0 <= value <= MAX_PRICE
+        ):
+            raise UsageError(f"{path}: models.{model}.{key} must be a number from 0 to {MAX_PRICE:,}")
         return Decimal(str(value))
 
+    def start(tier: Any) -> int:
+        value = tier.get("start") if isinstance(tier, dict) else None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise UsageError(f"{path}: each of models.{model}.tiers needs a whole start >= 0 (tokens)")
+        return value
+
     tiers = spec.get("tiers") or []
+    if not isinstance(tiers, list):
+        raise UsageError(f"{path}: models.{model}.tiers must be a list of tables")
     prices: dict[str, Decimal | TieredPrices] = {}
     for key in (*_KEYS, "web_searches_kcount"):
         if key not in spec:
             continue
         base = number(spec[key], key)
-        steps = [(int(t["start"]), number(t[key], key)) for t in tiers if key in t]
+        steps = [(start(t), number(t[key], key)) for t in tiers if isinstance(t, dict) and key in t]
         if steps:
             prices[key] = TieredPrices(base=base, tiers=[Tier(start=s, price=p) for s, p in steps])
         else:
