@@ -97,13 +97,19 @@ def bench_open(home: Path, index: Path) -> None:
     line("agentlog usage daily --json --no-sync (process)", cli)
 
 
-def queries() -> list[str]:
+def query_classes() -> dict[str, list[str]]:
+    """40 queries by class, drawn as in ``bench_search.py``."""
     rng = random.Random(7)
-    rare = [rng.choice(WORDS[100:]) for _ in range(20)]
-    common = [rng.choice(WORDS[:100]) for _ in range(8)]
-    phrases = [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(8)]
-    prefixes = [rng.choice(WORDS[100:])[:4] + "*" for _ in range(4)]
-    return rare + common + phrases + prefixes
+    return {
+        "rare words": [rng.choice(WORDS[100:]) for _ in range(20)],
+        "common words": [rng.choice(WORDS[:100]) for _ in range(8)],
+        "phrases": [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(8)],
+        "prefixes": [rng.choice(WORDS[100:])[:4] + "*" for _ in range(4)],
+    }
+
+
+def queries() -> list[str]:
+    return [q for qs in query_classes().values() for q in qs]
 
 
 def bench_mcp(home: Path, index: Path) -> None:
@@ -136,6 +142,10 @@ def bench_mcp(home: Path, index: Path) -> None:
         return sorted(out)
 
     line("MCP search_sessions (in-process SDK client)", anyio.run(run, calls))
+    for name, qs in query_classes().items():
+        line(f"  {name}", anyio.run(run, [("search_sessions", {"query": q}) for q in qs]))
+    recency = [("search_sessions", {"query": q, "sort": "recency"}) for q in queries()]
+    line("MCP search_sessions sort=recency (in-process SDK client)", anyio.run(run, recency))
     line("MCP list_sessions (in-process SDK client)", anyio.run(run, lists))
 
     params = StdioServerParameters(
@@ -155,6 +165,7 @@ def bench_mcp(home: Path, index: Path) -> None:
         return sorted(out)
 
     line("MCP search_sessions (agentlog mcp process, stdio)", anyio.run(stdio))
+    print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
 
 
 def _pythonpath() -> dict[str, str]:

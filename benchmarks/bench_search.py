@@ -3,11 +3,14 @@
     python benchmarks/bench_search.py                     # latency on 1 M messages, then sizes
     python benchmarks/bench_search.py --only latency --messages 1000000 --cache /tmp/fts/bench
     python benchmarks/bench_search.py --only size --mb 50
+    python benchmarks/bench_search.py --only latency --home DIR --index FILE   # bench_mcp.py's corpus
 
 * latency: p50/p95 of :func:`agentlog.service.search.search` for rare words, common
-  words, phrases and prefixes, as hit lists and grouped by session (``--sessions``), on an
-  index of at least ``--messages`` messages, and how long a 300-term prefix query takes to
-  be answered or refused (bound: 1 s);
+  words, phrases and prefixes, as hit lists and grouped by session (``--sessions``),
+  sorted by rank, then newest and oldest first, on an index of at least ``--messages``
+  messages (or the index ``--index`` of the logs under ``--home``, e.g. the corpus
+  ``bench_mcp.py`` builds: many sessions), its size per GB of those logs, and how long a
+  300-term prefix query takes to be answered or refused (bound: 1 s);
 * size: the index's bytes per GB of logs on a generated Claude Code file of ``--mb`` MB
   (normal-length messages and tool results), the full-text tables apart;
 * unspaced: the full-text index of ``--mb``/10 MB of unspaced Japanese text, with and
@@ -20,6 +23,7 @@ under ``--cache`` and reused by later runs (delete the folder to rebuild them).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -64,12 +68,27 @@ def _p(times: list[float], q: float) -> float:
     return times[max(0, int(len(times) * q + 0.5) - 1)]
 
 
-def latency(cache: Path, messages: int, rounds: int) -> None:
-    index, seconds = build(cache, messages)
+def log_bytes(home: Path) -> int:
+    """Bytes of the log files under ``home``."""
+    return sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
+
+
+def latency(cache: Path, messages: int, rounds: int, home: Path | None, index: Path | None) -> None:
+    if index is None:
+        home = cache / "home"
+        index, seconds = build(cache, messages)
+    else:
+        seconds = 0.0
+    assert home is not None
     conn = connect(index)
     count = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    size, logs = index.stat().st_size, log_bytes(home)
     print(
-        f"index of {count:,} messages ({index.stat().st_size / 1e6:.0f} MB; built in {seconds:.0f} s this run)"
+        f"index of {count:,} messages, {sessions:,} sessions: {size / 1e6:.0f} MB for {logs / 1e6:.0f} MB of logs "
+        f"({size / logs * 1000:.0f} MB per GB of logs; built in {seconds:.0f} s this run); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     search(conn, WORDS[150])  # the first search opens the tables: not timed
     rng = random.Random(7)
@@ -79,8 +98,8 @@ def latency(cache: Path, messages: int, rounds: int) -> None:
         "phrases": [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(10)],
         "prefixes": [rng.choice(WORDS[100:])[:4] + "*" for _ in range(10)],
     }
-    for grouped in (False, True):
-        paging = SearchPaging(limit=20, by_session=grouped)
+    for sort, grouped in (("rank", False), ("rank", True), ("newest", False), ("oldest", False), ("newest", True)):
+        paging = SearchPaging(limit=20, by_session=grouped, sort=sort)  # type: ignore[arg-type]
         for name, queries in kinds.items():
             times, stopped = [], 0
             for _ in range(rounds):
@@ -92,10 +111,11 @@ def latency(cache: Path, messages: int, rounds: int) -> None:
                         stopped += 1
                     times.append((time.perf_counter() - start) * 1000)
             print(
-                f"  {name:<13}{' --sessions' if grouped else '           '}: p50 {statistics.median(times):6.1f} ms"
+                f"  {name:<13}{' --sessions' if grouped else '           '} {sort:<6}: p50 {statistics.median(times):6.1f} ms"
                 f"  p95 {_p(times, 0.95):6.1f} ms  ({len(times)} searches"
                 f"{f', {stopped} stopped at the time limit' if stopped else ''})"
             )
+    print(f"  (load average {os.getloadavg()[0]:.1f} at the end)")
     hostile = " ".join(f"{WORDS[i][:2]}*" for i in range(300))
     start = time.perf_counter()
     try:
@@ -207,10 +227,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="times each query is run")
     parser.add_argument("--mb", type=float, default=50, help="log size for the size figures")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/agentlog-bench-search"))
+    parser.add_argument("--home", type=Path, help="the logs of --index (for its size per GB)")
+    parser.add_argument("--index", type=Path, help="an index built before (not synced), instead of --cache's")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     if args.only in (None, "latency"):
-        latency(args.cache, args.messages, args.rounds)
+        latency(args.cache, args.messages, args.rounds, args.home, args.index)
     if args.only in (None, "size"):
         size(args.cache, args.mb)
     if args.only in (None, "unspaced"):

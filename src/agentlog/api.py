@@ -184,7 +184,8 @@ class Archive:
         next page's is ``page.next_offset``, ``None`` on the last);
         ``by_session`` for each session's best hit; ``sort`` ``rank``,
         ``newest`` or ``oldest``.  Returns a :class:`agentlog.index.search.HitPage`
-        (``hits``, ``total``, ``note``).  Raises :class:`UsageError` for a bad
+        (``hits``, ``total``, ``total_exact``: false when ``total`` is a lower
+        bound, :data:`agentlog.index.search.TOTAL_CAP`, ``note``).  Raises :class:`UsageError` for a bad
         query or filter, :class:`agentlog.index.search.SearchStopped` past its
         time limit."""
         from agentlog.index.search import SORTS

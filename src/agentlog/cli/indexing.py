@@ -288,6 +288,7 @@ def search_command(
         print_json(
             {
                 "total": page.total,
+                "total_exact": page.total_exact,
                 "offset": page.offset,
                 "next_offset": page.next_offset,
                 "note": page.note,
@@ -296,7 +297,7 @@ def search_command(
         )
         return
     if not page.hits:
-        app.err.print("no matches" if not page.total else f"no hits past {offset} (of {page.total})")
+        app.err.print("no matches" if not page.total else f"no hits past {offset} (of {page.total_text})")
         return
     for h in page.hits:
         role = h.role + (f" · {h.tool}" if h.tool else "")
@@ -306,10 +307,10 @@ def search_command(
             f"{clean(role, one_line=True)}{count}[/dim]  {clean((h.session_title or '')[:60], one_line=True)}"
         )
         app.console.print("  " + highlight(h.snippet))
-    unit = ("session" if by_session else "hit") + ("s" if page.total != 1 else "")
+    unit = ("session" if by_session else "hit") + ("s" if page.total != 1 or not page.total_exact else "")
     last = offset + len(page.hits)
-    whole = offset == 0 and last == page.total
-    shown = f"{page.total} {unit}" if whole else f"{offset + 1}–{last} of {page.total} {unit}"
+    whole = offset == 0 and last == page.total and page.total_exact
+    shown = f"{page.total_text} {unit}" if whole else f"{offset + 1}–{last} of {page.total_text} {unit}"
     more = f" · next page: --offset {page.next_offset}" if page.next_offset is not None else ""
     app.err.print(f"[dim]{shown}{more} · open one with: agentlog show <key>[/dim]")
 

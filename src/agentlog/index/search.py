@@ -16,6 +16,7 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -81,9 +82,11 @@ class Hit(msgspec.Struct, kw_only=True):
 
 class HitPage(msgspec.Struct, kw_only=True):
     """One page of a search: ``hits`` (at most ``limit``, from ``offset``),
-    ``total`` (every hit — or every session, when grouped), ``match`` (the FTS5
-    expression run), ``terms`` (the query's words, for highlighting) and
-    ``note`` (how the query was read when not as typed)."""
+    ``total`` (every hit — or every session, when grouped — when
+    ``total_exact``; otherwise a lower bound: more match, see
+    :data:`TOTAL_CAP`), ``match`` (the FTS5 expression run), ``terms`` (the
+    query's words, for highlighting) and ``note`` (how the query was read when
+    not as typed)."""
 
     hits: list[Hit]
     total: int
@@ -92,12 +95,25 @@ class HitPage(msgspec.Struct, kw_only=True):
     match: str
     terms: list[str]
     note: str | None = None
+    total_exact: bool = True
+
+    @property
+    def total_text(self) -> str:
+        """``total`` as every surface shows it: ``1,234``, or ``10,000+`` when a lower bound."""
+        return total_text(self.total, self.total_exact)
 
     @property
     def next_offset(self) -> int | None:
-        """The ``offset`` of the next page, ``None`` on the last one (the API's page cursor)."""
+        """The ``offset`` of the next page, ``None`` on the last one (the API's page cursor);
+        past an inexact ``total``, a full page has a next one."""
         following = self.offset + len(self.hits)
-        return following if following < self.total and self.hits else None
+        more = following < self.total or (not self.total_exact and len(self.hits) == self.limit)
+        return following if more and self.hits else None
+
+
+def total_text(total: int, exact: bool) -> str:
+    """A hit count as shown: ``1,234``; ``10,000+`` when ``total`` is a lower bound."""
+    return f"{total:,}" + ("" if exact else "+")
 
 
 class Budget:
@@ -206,10 +222,16 @@ def search(
 RANK_WINDOW = 1_000
 """Hits ranked at most by a search sorted by rank: when more match, the newest
 ``RANK_WINDOW`` of them (in index order: the order sources were read) are ranked
-and grouped, and the page says so; ``total`` still counts every hit (with filters
-on the messages, a count of every match that passes them).  Ranking costs ~5 µs a hit (bm25 reads each
-hit's size, the sort keys its message): a word in every other message of a million
-took seconds."""
+and grouped, and the page says so; ``total`` then counts the hits up to
+:data:`TOTAL_CAP` (with filters on the messages, the matches that pass them).
+Ranking costs ~5 µs a hit (bm25 reads each hit's size, the sort keys its
+message): a word in every other message of a million took seconds."""
+
+TOTAL_CAP = 10_000
+"""Hits counted at most when a search ranks only some of them: past it, the page's
+``total`` is this lower bound and ``total_exact`` is false (shown ``10,000+``).
+Counting walks the word's whole list of parts: 20–55 ms for a word in 45% of a
+million messages, against < 1 ms for 10,000 of them."""
 
 
 def _scoped(match: str, reasoning: bool) -> str:
@@ -231,9 +253,12 @@ def _search(
 ) -> HitPage:
     match = _scoped(translation.match, reasoning)
     window = max(RANK_WINDOW, offset + limit) if sort == "rank" else 0
+    if window and not where:
+        return _ranked_by_index(conn, translation, match, limit, offset, window, by_session, budget)
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
-    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_FROM} WHERE {filters}"
+    joins = _FROM if any("s." in clause for clause in where) else _FROM_PARTS
+    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {joins} WHERE {filters}"
     if window:  # the newest hits only, in index order: FTS5 stops there
         found += f" ORDER BY parts_fts.rowid DESC LIMIT {window}"
     if by_session:
@@ -251,24 +276,113 @@ def _search(
         sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     counted = _count(conn)
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
-    candidates = ranked[0][3] if by_session and ranked else counted[0]
-    matches = counted[0]
-    if window and candidates >= window:  # more may match: count them all
-        count = (
-            f"SELECT count(*) {_FROM} WHERE {filters}"
-            if where
-            else "SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ?"
-        )
-        matches = budget.run(conn, count, (match, *params))[0][0]
+    candidates = counted[0]  # the hits ranked; grouped, the rows carry it (a page past the last: counted)
+    if by_session:
+        candidates = ranked[0][3] if ranked else budget.run(conn, f"SELECT count(*) FROM ({found})", (match, *params))[0][0]
+    matches, exact = candidates, True
+    if window and candidates >= window:  # more may match: count them, up to the cap
+        matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, window)
     page = _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
-    if window and candidates < matches:
-        if not by_session:
-            page.total = matches
-        ranked_note = (
-            f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {matches:,} hits"
-        )
-        page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
+    if window and (candidates < matches or not exact):
+        _windowed(page, window, matches, exact, by_session)
     return page
+
+
+def _ranked_by_index(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    match: str,
+    limit: int,
+    offset: int,
+    window: int,
+    by_session: bool,
+    budget: Budget,
+) -> HitPage:
+    """A search sorted by rank with no filter: the newest ``window`` hits and their
+    bm25 scores from ``parts_fts`` alone, then the keys that order them (time,
+    session, message, part) looked up by part: for the page's hits and every hit
+    tied with its last score, or, ``by_session``, for every hit ranked (to group
+    them).  The same page as the joined query (:data:`_ORDER`, :data:`_GROUP_ORDER`
+    ``rank``), without that query's look-up of every hit in one statement with
+    bm25 and window functions (most of a rare word's time, half a grouped one's)."""
+    scored = budget.run(
+        conn,
+        f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}",
+        (match,),
+    )
+    candidates = len(scored)
+    wanted = offset + limit
+    if not by_session and len(scored) > wanted:  # the page, and any hit its last score ties with
+        last = sorted(score for _, score in scored)[wanted - 1]
+        scored = [row for row in scored if row[1] <= last]
+    looked_up = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
+        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+    rowids = json.dumps([rowid for rowid, _ in scored])  # one parameter: a deep page ranks more than SQLite binds
+    keys = {row[0]: row[1:] for row in budget.run(conn, looked_up, (rowids,))}
+    hits = [(rowid, score, *keys[rowid]) for rowid, score in scored]  # rowid, score, ts, session, message, part
+    ordered = _rank_order(hits)
+    if by_session:
+        best: dict[str, list[Any]] = {}
+        for hit in ordered:  # a session's first hit in rank order is its best
+            group = best.setdefault(hit[3], [hit, 0, None])
+            group[1] += 1
+            if hit[2] is not None and (group[2] is None or hit[2] > group[2]):
+                group[2] = hit[2]
+        groups = sorted(best.values(), key=lambda g: g[0][3:])  # session, message, part
+        groups.sort(key=lambda g: (g[2] is not None, g[2] or ""), reverse=True)  # newest DESC, NULLs last
+        groups.sort(key=lambda g: g[0][1])  # the best hit's score
+        ranked = [(g[0][0], g[0][1], g[1], candidates) for g in groups[offset:wanted]]
+        total = len(groups)
+    else:
+        ranked = [(hit[0], hit[1], 1, 0) for hit in ordered[offset:wanted]]
+        total = candidates
+    page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
+    if candidates >= window:  # more may match: count them, up to the cap
+        matches, exact = _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
+        if candidates < matches or not exact:
+            _windowed(page, window, matches, exact, by_session)
+    return page
+
+
+def _rank_order(hits: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """``(rowid, score, ts, session, message, part)`` hits in :data:`_ORDER` ``rank``
+    order and :data:`_TIE`: best (lowest) bm25 first, then newest (no time last),
+    then session, message and part; by stable sorts, the last key first."""
+    ordered = sorted(hits, key=lambda hit: hit[3:])
+    ordered.sort(key=lambda hit: (hit[2] is not None, hit[2] or ""), reverse=True)
+    ordered.sort(key=lambda hit: hit[1])
+    return ordered
+
+
+def _windowed(page: HitPage, window: int, matches: int, exact: bool, by_session: bool) -> None:
+    """Say on ``page`` that it ranks only the newest ``window`` of ``matches`` hits
+    (``exact``: counted whole, else a lower bound) when more match than that."""
+    if by_session:  # the sessions of the hits ranked: more may hold hits
+        page.total_exact = False
+    else:
+        page.total, page.total_exact = matches, exact
+    ranked_note = (
+        f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {total_text(matches, exact)} hits"
+    )
+    page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
+
+
+def _capped_count(
+    conn: sqlite3.Connection,
+    budget: Budget,
+    filters: str,
+    params: tuple[object, ...],
+    joins: str | None,
+    window: int,
+) -> tuple[int, bool]:
+    """How many parts match (``filters`` over ``joins``, e.g. :data:`_FROM`; the
+    ``MATCH`` alone when ``None``), counted up to ``cap`` (:data:`TOTAL_CAP`, or
+    ``window`` when larger), and whether that count is exact: ``(cap, False)`` when
+    more match.  The one place that decides a search's total."""
+    cap = max(TOTAL_CAP, window)
+    found = f"SELECT 1 {joins} WHERE {filters}" if joins else "SELECT 1 FROM parts_fts WHERE parts_fts MATCH ?"
+    count = budget.run(conn, f"SELECT count(*) FROM ({found} LIMIT {cap + 1})", params)[0][0]
+    return (cap, False) if count > cap else (count, True)
 
 
 COUNTER = "agentlog_count_row"
@@ -303,10 +417,12 @@ def _page(hits: list[Hit], total: int, offset: int, limit: int, translation: Tra
     )
 
 
-_FROM = """
+_FROM_PARTS = """
     FROM parts_fts
     JOIN parts p ON p.rowid = parts_fts.rowid
-    JOIN messages m ON m.rowid = p.message_rowid
+    JOIN messages m ON m.rowid = p.message_rowid"""
+"""A search's joins when no filter names the session (``s.``)."""
+_FROM = f"""{_FROM_PARTS}
     JOIN sessions s ON s.key = m.session_key"""
 _HIT_COLUMNS = "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.type, p.tool, p.text, p.data"
 

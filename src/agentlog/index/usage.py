@@ -68,12 +68,19 @@ def usage_records(
     stored; on a read-only connection they are summed for this read only.
     """
     stored = refresh_rollups(conn)
-    rows = "SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state)"
+    # the keys are tested inside too: tested only outside, SQLite walked every roll-up
+    # state first (50 ms for 20 keys of 3,000 sessions, against 0.2 ms)
+    wanted = "" if keys is None else "AND session_key IN (SELECT value FROM json_each(?))"
+    rows = f"SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state) {wanted}"
     query = f"""SELECT {_RECORD_COLUMNS} FROM ({rows if stored else f"{rows} UNION ALL {_AGGREGATE}"}) r
         JOIN sessions s ON s.key = r.session_key JOIN sources src ON src.id = s.source_id
         WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}
         {"" if keys is None else "AND r.session_key IN (SELECT value FROM json_each(?))"}"""
-    params: list[Any] = [agent] if agent else []
+    params: list[Any] = []
+    if keys is not None:
+        params.append(json.dumps(list(keys)))
+    if agent:
+        params.append(agent)
     if keys is not None:
         params.append(json.dumps(list(keys)))
     roots = _roots(conn)

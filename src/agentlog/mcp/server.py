@@ -39,7 +39,7 @@ from agentlog.mcp.shape import (
     snippet,
     stamp,
 )
-from agentlog.query import SessionFilter, Span, parse_zone, resolve_agent
+from agentlog.query import SessionFilter, parse_zone, resolve_agent
 from agentlog.redact import redact
 from agentlog.service.filters import session_filter, span_of
 
@@ -170,7 +170,8 @@ def build_server(index: Index) -> MCPServer:
         f"(default 10); snippets cut to {SNIPPET_CHARS} characters, matches marked «like this». match_ordinal is "
         "the hit's message, the from_ordinal get_messages takes. Sessions active in the last "
         f"{ACTIVE_MINUTES} minutes are left out unless include_active (the conversation you are in is recorded "
-        "too: you would find yourself); excluded_active counts them.",
+        "too: you would find yourself); excluded_active counts them. total counts the sessions found; when "
+        "total_exact is false it is a lower bound (a common word: only its newest hits are ranked).",
         annotations=READ_ONLY,
     )
     async def search_sessions(
@@ -184,8 +185,7 @@ def build_server(index: Index) -> MCPServer:
         cursor: Cursor = 0,
         include_active: bool = False,
     ) -> dict[str, Any]:
-        from agentlog.service.search import SearchFilter, SearchPaging, search
-        from agentlog.service.sessions import list_sessions
+        from agentlog.service.search import SearchFilter, SearchPaging, search, written_since
         from agentlog.service.transcript import message_ordinal
 
         def work() -> dict[str, Any]:
@@ -197,9 +197,8 @@ def build_server(index: Index) -> MCPServer:
             page = search(conn, query, where, paging)
             hits = page.hits
             if not include_active and hits:
-                recent = Span(since=datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES))
-                every = SessionFilter(span=recent, include_children=True, include_exec=True)
-                active = {s.key for s in list_sessions(conn, every, redact_secrets=False).sessions}
+                recent = datetime.now(UTC) - timedelta(minutes=ACTIVE_MINUTES)
+                active = written_since(conn, (h.session_key for h in hits), recent)
                 hits = [h for h in hits if h.session_key not in active]
             results = [
                 {
@@ -219,6 +218,7 @@ def build_server(index: Index) -> MCPServer:
                 "results": results,
                 "excluded_active": len(page.hits) - len(hits),
                 "total": page.total,
+                "total_exact": page.total_exact,
                 "next_cursor": page.next_offset,
                 "note": page.note,
             }

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Iterable
+from datetime import datetime
 
 import msgspec
 
 from agentlog.errors import UsageError
 from agentlog.index.search import MARK_END, MARK_START, Budget, Hit, HitPage, SearchSort
 from agentlog.index.search import search as index_search
+from agentlog.index.store import iso
 from agentlog.query import SQL_INT_MAX, Span
 from agentlog.redact import redact, redact_snippet
 
@@ -95,3 +99,18 @@ def redact_hit(hit: Hit) -> Hit:
     if snippet is hit.snippet and title is hit.session_title:
         return hit
     return msgspec.structs.replace(hit, snippet=snippet, session_title=title)
+
+
+def written_since(conn: sqlite3.Connection, keys: Iterable[str], since: datetime) -> set[str]:
+    """The sessions of ``keys`` written to at or after ``since`` (an aware time):
+    their last message, else their start, is that recent; duplicates of another
+    source are never counted.  The sessions ``agentlog sessions --since`` would
+    list (:func:`agentlog.index.queries.list_sessions`, subagents and exec runs
+    included), looked up by key: MCP ``search_sessions`` leaves them out."""
+    rows = conn.execute(
+        """SELECT s.key FROM sessions s JOIN sources src ON src.id = s.source_id
+        WHERE s.key IN (SELECT value FROM json_each(?)) AND src.duplicate_of IS NULL
+        AND COALESCE(s.ended_at, s.started_at) >= ?""",
+        (json.dumps(sorted(set(keys))), iso(since)),
+    )
+    return {key for (key,) in rows}
