@@ -72,7 +72,8 @@ def test_no_command_shows_the_token(hostile, args):
 def test_summarize_prompt_holds_no_token(hostile):
     out = run(hostile, "summarize", "eeeeeeee", "--dry-run", "--model", "x")
     hidden(out)
-    assert f"evil_svg_onload_alert_1_{RED}" in out or f"Evil<svg onload=alert(1)>{RED}" in out
+    assert f"Folder: /tmp/clone-{RED}\nBranch: fix/{RED}\n" in out
+    assert f"[mcp__gh__{RED}] {{\"q\": \"x\"}}\n[evil_svg_onload_alert_1_{RED}] {{\"q\": \"y\"}}" in out
 
 
 def test_the_header_fields_are_redacted_like_the_title(hostile):
