@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import compileall
-import json
 import os
 import shutil
 import statistics
@@ -54,7 +53,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from corpus import write_claude  # noqa: E402
+from corpus import write_claude, write_record  # noqa: E402
 from home import HomeShape, write_home  # noqa: E402
 
 CCUSAGE = "/tmp/ccusage/node_modules/.bin/ccusage"
@@ -252,22 +251,7 @@ class Bench:
         home = self.work / "record"
         path = home / ".claude" / "projects" / "-p" / "huge-record.jsonl"
         if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            head = {
-                "type": "user",
-                "sessionId": "huge-record",
-                "uuid": "u1",
-                "timestamp": "2026-11-01T10:00:00Z",
-                "message": {"role": "user", "content": "@"},
-            }
-            before, after = json.dumps(head).split('"@"')
-            # Written in pieces: this process stays small, and a child's peak RSS
-            # (which starts from this process's at the fork) stays its own.
-            with open(path, "w") as fh:
-                fh.write(before + '"')
-                for _ in range(self.args.record_mib):
-                    fh.write("word " * ((1 << 20) // 5))
-                fh.write('"' + after + "\n")
+            write_record(path, self.args.record_mib)
         print(f"\n== record: one line of {path.stat().st_size / (1 << 20):.0f} MiB")
         index = self.work / "record.sqlite"
         self.fresh(index)

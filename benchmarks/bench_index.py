@@ -8,10 +8,13 @@
 * no-change resync of 5,000 small Codex rollouts;
 * appending one line to the 300 MB file, then resyncing;
 * (search latency and index size: ``benchmarks/bench_search.py``);
-* optionally ``agentsview sync`` (PyPI ``agentsview==0.46.1``, run with
-  ``HOME=<tmp> AGENTSVIEW_NO_DAEMON=1``) on the same 300 MB file.
+* ``agentsview sync`` (PyPI ``agentsview==0.46.1``, run with
+  ``HOME=<tmp> AGENTSVIEW_NO_DAEMON=1``, its database outside the home) on the
+  same 300 MB file right after ours, with the ratios (skipped when absent).
 
-Each sync runs in its own process, so peak RSS is that sync's own.
+Each sync runs in its own process, so peak RSS is that sync's own; wall and CPU
+are the whole process's (its parse worker included).  On a shared machine
+compare the ratios of one run, and CPU as well as wall.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +33,8 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
 from corpus import write_claude, write_codex_home  # noqa: E402
+
+AGENTSVIEW = "/tmp/av/bin/agentsview"
 
 CHILD = """
 import json, resource, sys
@@ -45,27 +51,53 @@ print(json.dumps({"seconds": report.seconds, "mb": report.bytes_parsed / 1e6, "s
 
 
 def run_sync(home: Path, index: Path) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(home), str(index)], capture_output=True, text=True, check=True
+    """One sync in its own process: its report, with ``wall`` and ``cpu`` seconds
+    of the whole process (its parse worker included)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(home), str(index)], stdout=subprocess.PIPE, text=True
     )
-    return json.loads(out.stdout)
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise RuntimeError(f"the sync of {home} failed")
+    result: dict = json.loads(out)
+    result["wall"] = time.perf_counter() - start
+    result["cpu"] = usage.ru_utime + usage.ru_stime
+    return result
 
 
 def claude_home(root: Path, name: str, mb: float, scale: float = 1.0) -> Path:
     home = root / name
+    if (home / ".claude/projects/-bench" / f"{name}.jsonl").exists():
+        return home  # kept from an earlier run (--work)
     write_claude(home / ".claude/projects/-bench" / f"{name}.jsonl", mb, scale=scale)
     return home
 
 
-def bench_sync(tmp: Path, sizes: list[float]) -> Path | None:
+def bench_sync(tmp: Path, sizes: list[float], agentsview: str | None = None) -> Path | None:
+    """A full sync of each size; with ``agentsview``, its sync of the largest file
+    right after ours (the same machine load), and the ratios."""
     last = None
-    for mb in sizes:
+    for n, mb in enumerate(sizes):
         home = claude_home(tmp, f"sync{mb:g}", mb)
-        r = run_sync(home, tmp / f"sync{mb:g}.sqlite")
+        index = tmp / f"sync{mb:g}.sqlite"
+        for path in tmp.glob(f"{index.name}*"):
+            path.unlink()
+        r = run_sync(home, index)
         print(
-            f"full sync {r['mb']:.0f} MB Claude Code: {r['seconds']:.2f} s, {r['mb'] / r['seconds']:.1f} MB/s, "
-            f"peak RSS {r['rss_mb']:.0f} MB"
+            f"full sync {r['mb']:.0f} MB Claude Code: {r['wall']:.2f} s wall, {r['cpu']:.2f} s CPU, "
+            f"{r['mb'] / r['wall']:.1f} MB/s, peak RSS {r['rss_mb']:.0f} MB",
+            flush=True,
         )
+        if agentsview and n == len(sizes) - 1:
+            wall, cpu, code = run_agentsview(tmp, agentsview, home)
+            print(
+                f"agentsview sync on the same file: {wall:.2f} s wall, {cpu:.2f} s CPU (exit {code}) | "
+                f"ratio {r['wall'] / wall:.2f} wall, {r['cpu'] / max(cpu, 1e-9):.2f} CPU (target <= 0.2x)",
+                flush=True,
+            )
         last = home
     return last
 
@@ -91,8 +123,11 @@ def bench_append(tmp: Path, home: Path) -> None:
 
 def bench_resync(tmp: Path, files: int) -> None:
     home = tmp / "many"
-    write_codex_home(home / ".codex", files)
+    if not home.exists():
+        write_codex_home(home / ".codex", files)
     index = tmp / "many.sqlite"
+    for path in tmp.glob(f"{index.name}*"):
+        path.unlink()
     first = run_sync(home, index)
     again = run_sync(home, index)
     print(
@@ -101,12 +136,16 @@ def bench_resync(tmp: Path, files: int) -> None:
     )
 
 
-def bench_agentsview(tmp: Path, exe: str, home: Path) -> None:
-    env = {**os.environ, "HOME": str(home), "AGENTSVIEW_NO_DAEMON": "1"}
+def run_agentsview(tmp: Path, exe: str, home: Path) -> tuple[float, float, int]:
+    """``agentsview sync`` of ``home`` (a fresh database outside it): wall and CPU
+    seconds, exit code."""
+    data = tmp / f"{home.name}-agentsview"
+    shutil.rmtree(data, ignore_errors=True)
+    env = {**os.environ, "HOME": str(home), "AGENTSVIEW_NO_DAEMON": "1", "AGENTSVIEW_DATA_DIR": str(data)}
     start = time.perf_counter()
-    proc = subprocess.run([exe, "sync"], env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    print(f"agentsview sync on the same file: {seconds:.2f} s (exit {proc.returncode})")
+    proc = subprocess.Popen([exe, "sync"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
 
 def main() -> None:
@@ -116,16 +155,21 @@ def main() -> None:
     parser.add_argument("--only", choices=["sync", "append", "resync"])
     parser.add_argument("--mb", type=float, nargs="*", default=[50, 150, 300])
     parser.add_argument("--files", type=int, default=5000)
-    parser.add_argument("--agentsview", help="agentsview executable to time on the largest file")
+    parser.add_argument(
+        "--agentsview",
+        default=AGENTSVIEW,
+        help="agentsview to time on the largest file (skipped when absent)",
+    )
+    parser.add_argument("--work", type=Path, help="keep (and reuse) the generated logs in this folder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
-        tmp = Path(name)
+        tmp = args.work or Path(name)
+        tmp.mkdir(parents=True, exist_ok=True)
+        agentsview = args.agentsview if args.agentsview and Path(args.agentsview).exists() else None
         if args.only in (None, "sync", "append"):
-            home = bench_sync(tmp, args.mb if args.only != "append" else args.mb[-1:])
+            home = bench_sync(tmp, args.mb if args.only != "append" else args.mb[-1:], agentsview)
             if home and args.only in (None, "append"):
                 bench_append(tmp, home)
-            if home and args.agentsview:
-                bench_agentsview(tmp, args.agentsview, home)
         if args.only in (None, "resync"):
             bench_resync(tmp, args.files)
 

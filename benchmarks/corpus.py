@@ -176,6 +176,27 @@ def write_claude(path: Path, megabytes: float, seed: int = 1, scale: float = 1.0
     return size
 
 
+def write_record(path: Path, mib: int) -> int:
+    """Write a Claude Code session of one line of about ``mib`` MiB (a prompt of one
+    word repeated), in pieces (this process stays small, and a child's peak RSS,
+    which starts from this process's at the fork, stays its own); returns its size."""
+    head = {
+        "type": "user",
+        "sessionId": path.stem,
+        "uuid": "u1",
+        "timestamp": "2026-11-01T10:00:00Z",
+        "message": {"role": "user", "content": "@"},
+    }
+    before, after = json.dumps(head).split('"@"')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        fh.write(before + '"')
+        for _ in range(mib):
+            fh.write("word " * ((1 << 20) // 5))
+        fh.write('"' + after + "\n")
+    return path.stat().st_size
+
+
 def codex_meta(session_id: str, day: str = "2026-11-20", forked_from: str | None = None) -> dict:
     """The ``session_meta`` payload of a Codex 0.10x rollout (a fork's names its parent)."""
     return {

@@ -376,3 +376,52 @@ def test_serve_names_a_host_it_cannot_use():
     for host in ("a..b", "::::1::"):
         code, _, err = run("--demo", "serve", "--host", host, "--port", "18950")
         assert code == 2 and err.startswith(f"agentlog: --host {host}: ") and err.count("\n") == 1, err
+
+
+def test_global_options_work_before_and_after_the_command(tmp_path):
+    """``--no-sync``, ``--index``, ``--root``, ``--demo`` and ``--debug`` are one
+    definition each, taken on either side of the command; the main ``--help``
+    lists each once, a command's help does not repeat them."""
+    projects = Path(__file__).parents[1] / "src" / "agentlog" / "demo" / "home" / ".claude" / "projects"
+    env = {"HOME": str(tmp_path), "AGENTLOG_INDEX": None}
+    index = str(tmp_path / "index.sqlite")
+    where = ["--index", index, "--root", str(projects)]
+
+    def ids(*args: str) -> list[str]:
+        code, out, err = run(*args, env=env)
+        assert code == 0, err
+        return [row["id"][:8] for row in json.loads(out)]
+
+    assert ids(*where, "--no-sync", "sessions", "--json") == []
+    assert ids("sessions", "--json", *where, "--no-sync") == []
+    assert ids("--no-sync", "sessions", "--json", *where) == []
+    synced = ["de70c1a0", "5c0375b4", "1af7fc5e", "fed8ce56", "ba79134d"]
+    assert ids("sessions", "--json", *where) == synced
+    assert ids("--index", index, "sessions", "--no-sync", "--json") == synced  # the index as it is
+    assert ids("sessions", "--json", "--no-sync", "--index", str(tmp_path / "other.sqlite")) == []
+    demo = ids("--demo", "sessions", "--json")  # --demo: the bundled home and its own index, not --index's
+    assert "019ab0d2" in demo and demo == ids("sessions", "--json", "--index", index, "--demo", "--no-sync")
+    code, out, _ = run("--demo", "usage", "daily", "--json", env=env)
+    assert (code, out) == run("usage", "daily", "--json", "--demo", env=env)[:2] and code == 0
+    code, _, err = run("prices", "--no-sync", "show", "no-such-model", env=env)
+    assert code == 1 and "no-such-model" in err
+    _, help_text, _ = run("--help")
+    for name in ("--demo", "--root", "--index", "--no-sync", "--debug"):
+        assert help_text.count(name) == 1, name
+    _, command_help, _ = run("sessions", "--help")
+    assert "--no-sync" not in command_help and "--demo" not in command_help
+
+
+def test_a_root_that_is_a_fifo_or_a_device_is_said_in_one_line_and_never_opened(tmp_path):
+    """``--root`` at a FIFO (opening it would wait for a writer forever) or a
+    device: one line on stderr, the command goes on, ``doctor`` names it."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    env = {"HOME": str(tmp_path), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    for root, kind in ((fifo, "FIFO"), (Path("/dev/null"), "character device")):
+        line = f"agentlog: --root {root}: not a folder ({kind}): nothing read from it (see `agentlog doctor`)\n"
+        assert run("sessions", "--root", str(root), env=env) == (0, "", line + "no sessions found\n")
+        code, out, err = run("--root", str(root), "doctor", "--json", env=env)
+        assert (code, err) == (0, line)
+        problem = {"agent": None, "path": str(root), "error": f"OSError: not a folder ({kind})"}
+        assert json.loads(out)["path_problems"] == [problem]

@@ -11,9 +11,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agentlog.adapters import all_adapters
+from agentlog.rules import TITLE_CHARS
 from fuzz import checks
 from fuzz.cases import home_names
 from homes import LAYOUTS, shared_layout
@@ -77,3 +80,50 @@ def test_fast_scanner_equals_index(name, tmp_path):
         conn.close()
     assert in_index  # the fixtures bill calls
     assert checks.scanner_view(root) == in_index == checks.calls_view(sessions)
+
+
+def claude_line(sid: str, uuid: str, when: str, role: str, content: object, mid: str | None = None) -> str:
+    message: dict[str, object] = {"role": role, "content": content}
+    if mid is not None:
+        message |= {
+            "id": mid,
+            "model": "claude-sonnet-4-5-20250929",
+            "usage": {"input_tokens": 3, "output_tokens": 5},
+        }
+    line = {"type": role, "sessionId": sid, "uuid": uuid, "timestamp": when, "cwd": "/w", "message": message}
+    return json.dumps(line) + "\n"
+
+
+def test_long_prompts_title_their_sessions_bounded_on_both_paths(tmp_path):
+    """A first prompt longer than :data:`~agentlog.rules.TITLE_CHARS` titles its
+    session by its bounded head, on the loader and the index alike; a resumed
+    file that copied it (the prompt replayed) takes its own first prompt,
+    bounded too (:func:`~agentlog.rules.title_after_replays` compares prompts as
+    titles)."""
+    first = "\n  " + "word " * 3000  # 15,003 characters, white space around
+    own = "next " * 400 + "tail"  # 2,004 characters
+    folder = tmp_path / "home" / ".claude" / "projects" / "-w"
+    folder.mkdir(parents=True)
+    copied = [
+        ("u1", "2026-11-01T10:00:00Z", "user", first, None),
+        ("a1", "2026-11-01T10:00:01Z", "assistant", [{"type": "text", "text": "ok"}], "m1"),
+    ]
+    (folder / "s-one.jsonl").write_text("".join(claude_line("s-one", *c) for c in copied))
+    resumed = [
+        *copied,
+        ("u2", "2026-11-02T10:00:00Z", "user", own, None),
+        ("a2", "2026-11-02T10:00:01Z", "assistant", [{"type": "text", "text": "done"}], "m2"),
+    ]
+    (folder / "s-two.jsonl").write_text("".join(claude_line("s-two", *c) for c in resumed))
+    sessions, report = checks.load("claude_code", tmp_path / "home")
+    assert report.errors == []
+    titles = {s.id: s.title for s in sessions}
+    assert titles == {"s-one": "word " * 199 + "word…", "s-two": "next " * 199 + "next…"}
+    assert {len(t or "") for t in titles.values()} == {TITLE_CHARS}
+    conn = checks.synced("claude_code", tmp_path / "home", tmp_path / "index.sqlite")
+    try:
+        assert checks.index_view(conn) == checks.memory_view(sessions)
+        stored = dict(conn.execute("SELECT id, title FROM sessions").fetchall())
+    finally:
+        conn.close()
+    assert stored == titles

@@ -589,6 +589,43 @@ def test_inert_markdown(text, expected):
     assert not [t for t in tokens for c in [t, *(t.children or [])] if c.type.startswith("html")]
 
 
+def test_the_two_arrow_session_tables_share_one_definition_of_their_header_columns():
+    """The API's sessions table and the Parquet ``sessions`` table: the same header
+    columns with the same types (agentlog.session_columns), each adding its own."""
+    pa = pytest.importorskip("pyarrow")
+    from agentlog.export.parquet import _schemas
+    from agentlog.tables import SESSION_COLUMNS
+
+    stamp, text = pa.timestamp("us", tz="UTC"), pa.string()
+    header = [
+        ("id", text),
+        ("title", text),
+        ("cwd", text),
+        ("git_branch", text),
+        ("started_at", stamp),
+        ("ended_at", stamp),
+        ("models", pa.list_(text)),
+        ("parent_key", text),
+        ("kind", text),
+        ("subagent_type", text),
+        ("status", text),
+        ("message_count", pa.int64()),
+    ]
+    tokens = ["input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens"]
+    tokens += ["reasoning_tokens", "total_tokens"]
+    api = [("key", text), ("agent", text), *header, *((t, pa.int64()) for t in [*tokens, "web_search_requests"])]
+    api += [("cost_usd", pa.float64()), ("cost_source", text), ("archived", pa.bool_())]
+    assert [(f.name, f.type) for f in SESSION_COLUMNS] == api
+    export = [("key", text), *header, *((t, pa.int64()) for t in tokens), ("agent", text), ("month", text)]
+    assert [(f.name, f.type) for f in _schemas()["sessions"]] == export
+    demo = Session(key="codex:s1", agent="codex", id="s1", kind="subagent", subagent_type="explorer")
+    from agentlog.export.parquet import session_row
+    from agentlog.tables import sessions_table
+
+    (row,) = sessions_table([demo]).to_pylist()
+    assert row["subagent_type"] == session_row(demo)["subagent_type"] == "explorer"
+
+
 def test_an_export_never_writes_in_an_agents_folder_or_over_a_log(tmp_path):
     """Read-only, always: ``-o`` at a log, inside an agent's folder (also through a
     symlink or ``..``), at an Aider history in a project or under a ``--root``

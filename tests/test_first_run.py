@@ -96,3 +96,28 @@ def test_read_commands_say_the_index_is_still_being_built(tmp_path):
     synced = _agentlog(home, index, "search", "the", "--json", background="1")
     assert "being built" not in synced.stderr
     assert _sources(index) == stored + 1
+
+
+def test_the_background_build_runs_at_a_lower_priority(tmp_path, monkeypatch):
+    """The build yields the cores to the command a person waits for."""
+    import subprocess as sp
+
+    from agentlog.service.home import Home
+
+    started: list[sp.Popen[bytes]] = []
+    real = sp.Popen
+
+    def spy(command: list[str], **kwargs: object) -> sp.Popen[bytes]:
+        # the same call, but a process that only reports its niceness
+        probe = [sys.executable, "-c", "import os, sys; sys.stdout.write(str(os.nice(0)))"]
+        kwargs["stdout"] = sp.PIPE
+        proc = real(probe, **kwargs)  # type: ignore[call-overload]
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(sp, "Popen", spy)
+    index = tmp_path / "index.sqlite"
+    assert first_run.start_build(index, Home({"HOME": str(tmp_path)}, tmp_path))
+    out, _ = started[0].communicate(timeout=60)
+    assert int(out) == min(19, os.nice(0) + first_run.BUILD_NICENESS)
+    assert first_run.marker(index).read_text() == str(started[0].pid)

@@ -104,3 +104,49 @@ def test_survivors_are_counted_whole_and_copies_do_not_stand_in():
     assert checks.survivors_kept(one_copy, oracle) == [("assistant", "yes")]
     carrier = _msg("system", "usage of a request", Usage(input_tokens=1), ["meta", "synthetic"])
     assert checks.survivors_kept(one_copy, [_session(carrier, _msg("tool", "out"))]) == []
+
+
+def test_the_fuzz_homes_folder_never_outlives_its_run(tmp_path):
+    """Each run's homes folder is removed when it ends; one a killed run left is
+    removed by the next run (its process is gone), a live run's is kept."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    tests = Path(__file__).parent
+    env = {**os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(tests)}
+    make = "from fuzz import cases; print(cases.base(), flush=True)"
+
+    def left() -> list[str]:
+        return sorted(p.name for p in tmp_path.glob("agentlog-fuzz-*"))
+
+    subprocess.run([sys.executable, "-c", make], env=env, check=True, capture_output=True)
+    assert left() == []  # an ordinary end removes it
+    killed = subprocess.Popen(
+        [sys.executable, "-c", make + "; import time; time.sleep(60)"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    assert killed.stdout is not None
+    folder = Path(killed.stdout.readline().strip())
+    killed.send_signal(signal.SIGKILL)
+    killed.wait()
+    assert left() == [folder.name] and folder.name.startswith(f"agentlog-fuzz-{killed.pid}-")
+    live = subprocess.Popen(
+        [sys.executable, "-c", make + "; import time; time.sleep(60)"], env=env, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert live.stdout is not None
+        running = Path(live.stdout.readline().strip())
+        assert left() == [running.name]  # the killed run's folder went; the live one's is kept
+        old = tmp_path / "agentlog-fuzz-abc123"  # the old naming, untouched for a day
+        old.mkdir()
+        os.utime(old, (time.time() - 86_400, time.time() - 86_400))
+        recent = tmp_path / "agentlog-fuzz-def456"
+        recent.mkdir()
+        subprocess.run([sys.executable, "-c", make], env=env, check=True, capture_output=True)
+        assert left() == sorted([running.name, recent.name])
+    finally:
+        live.kill()
+        live.wait()

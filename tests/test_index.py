@@ -667,3 +667,66 @@ def test_a_replayed_copy_counts_once_its_original_cannot_be_read(tmp_path, monke
         return
     assert {(r.session_key, r.calls) for r in usage_records(conn)} == {("claude_code:new", 2)}
     assert queries.get_session(conn, "claude_code:new").message_count == 2
+
+
+def test_the_demo_index_is_rebuilt_when_another_build_left_it_never_the_users(tmp_path, monkeypatch):
+    """The demo's index is only a cache: one this agentlog cannot open or migrate
+    (a newer schema, other tables) is made anew; the user's own never is, and a
+    file at the demo's path that is not agentlog's is never deleted."""
+    import json
+
+    from click.testing import CliRunner
+
+    import agentlog
+    from agentlog.cli import main
+    from agentlog.index.schema import MIGRATIONS
+
+    env = {"HOME": str(tmp_path), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    demo_path, own = tmp_path / "demo.sqlite", tmp_path / "index.sqlite"
+
+    def run(*args: str) -> tuple[int, str, str]:
+        result = CliRunner().invoke(main, list(args), env=env)
+        return result.exit_code, result.stdout, result.stderr
+
+    def keys(*args: str) -> list[str]:
+        code, out, err = run(*args)
+        assert code == 0, err
+        return [row["key"] for row in json.loads(out)]
+
+    def tamper(path, *statements: str) -> None:
+        conn = sqlite3.connect(path)
+        for statement in statements:
+            conn.execute(statement)
+        conn.commit()
+        conn.close()
+
+    expected = keys("--demo", "sessions", "--json")
+    assert len(expected) == 6
+    tamper(demo_path, f"PRAGMA user_version = {len(MIGRATIONS) + 1}")  # a newer build's
+    assert keys("--demo", "--no-sync", "sessions", "--json") == expected
+    tamper(demo_path, "CREATE TABLE other_build (x)")  # same version, other tables
+    assert keys("--demo", "sessions", "--json") == expected
+    conn = sqlite3.connect(demo_path)
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'other_build'").fetchall() == []
+    conn.close()
+    tamper(demo_path, f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with agentlog.open(demo=True, sync=False) as archive:  # the Python API: the same rule
+        assert [s.key for s in archive.sessions()] == expected
+
+    assert keys("sessions", "--json") == []  # the user's own index (an empty home)
+    tamper(own, f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    code, _, err = run("sessions", "--json")
+    assert code == 1 and f"has schema {len(MIGRATIONS) + 1}, newer than this agentlog's" in err
+    conn = sqlite3.connect(own)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1  # untouched
+    conn.close()
+
+    demo_path.unlink()
+    tamper(demo_path, "CREATE TABLE notes (x)", "INSERT INTO notes VALUES ('mine')")  # not agentlog's
+    code, _, err = run("--demo", "sessions", "--json")
+    assert code == 1 and "is not an agentlog index" in err
+    conn = sqlite3.connect(demo_path)
+    assert conn.execute("SELECT x FROM notes").fetchall() == [("mine",)]
+    conn.close()

@@ -86,7 +86,7 @@ def test_record_guard_undoes_the_record_and_keeps_the_count_balanced():
         raise RuntimeError("bug")
     assert [item.id for _, item in out if isinstance(item, Message)] == ["kept"]
     assert (diagnostics.records_total, diagnostics.records_used) == (4, 1)
-    assert diagnostics.skipped == {"malformed:TypeError": 1, "ignored:x": 1, "nested_too_deep": 1}
+    assert diagnostics.skipped == {"malformed:wrong_type": 1, "ignored:x": 1, "nested_too_deep": 1}
 
 
 # --- documents ------------------------------------------------------------------
@@ -113,7 +113,7 @@ def test_cline_ui_row_whose_say_is_an_object_costs_only_itself(tmp_path):
     (folder / "ui_messages.json").write_text(json.dumps(ui))
     after = _parse_task(folder)
     assert encoded([after]) == encoded([before])
-    assert skipped(after) == plus(skipped(before), "malformed:TypeError")
+    assert skipped(after) == plus(skipped(before), "malformed:wrong_type")
     assert after.diagnostics.records_total == before.diagnostics.records_total + 1
 
 
@@ -156,7 +156,7 @@ def test_copilot_response_kind_that_is_a_list_costs_its_request(tmp_path):
     rid = doc["requests"][0]["requestId"]
     assert encoded([after]) == [msgspec.json.encode(m) for m in before.messages if not m.id.startswith(rid)]
     assert len(after.messages) < len(before.messages)
-    assert skipped(after) == plus(skipped(before), "malformed:TypeError")
+    assert skipped(after) == plus(skipped(before), "malformed:wrong_type")
 
 
 def test_codewhale_messages_that_is_a_number(tmp_path):
@@ -417,7 +417,7 @@ def test_document_result_is_parse_then_headers():
 
     result = Two(SourceRef(agent="x", path="/x"), Document()).result()
     assert [m.id for _, m in result.fragments] == ["a!", "b!"]  # type: ignore[union-attr]
-    assert result.headers[0].diagnostics.skipped == {"malformed:TypeError": 1}
+    assert result.headers[0].diagnostics.skipped == {"malformed:wrong_type": 1}
 
 
 @pytest.mark.parametrize(
@@ -468,3 +468,43 @@ def test_a_parser_state_holding_a_big_integer_is_saved_and_resumed_with_it(tmp_p
     assert parsed.state[:1] == b"{" and 1 << 70 in json.loads(parsed.state)["steps"]
     resumed = parse_source(adapter, ref, start=parsed.consumed, state=parsed.state)
     assert resumed.fragments == [] and resumed.state == parsed.state
+
+
+def test_doctor_names_the_file_of_a_skipped_record_in_words_not_exception_names(tmp_path):
+    """A record inside a JSON document that defies its format: ``doctor`` counts it
+    under a reason for the user (``malformed:wrong_type``, never ``TypeError``) and
+    names the file it is in (``--json``: every file, by reason)."""
+    from click.testing import CliRunner
+
+    from agentlog.adapters.base import malformed_reason
+    from agentlog.cli import main
+
+    home = tmp_path / "home"
+    folder = home / ".cline/data/tasks/1750000000000"
+    shutil.copytree(FIXTURES / "cline/vscode-task-written/1750000000000", folder)
+    ui = json.loads((folder / "ui_messages.json").read_text())
+    ui.insert(1, {"ts": 1750000000001, "type": "say", "say": {"not": "a string"}})
+    (folder / "ui_messages.json").write_text(json.dumps(ui))
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    for var in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME"):
+        env[var] = None  # type: ignore[assignment]
+    result = CliRunner().invoke(main, ["doctor", "--json"], env=env)
+    assert result.exit_code == 0, result.stderr
+    (cline,) = json.loads(result.stdout)["agents"]
+    history = str(folder / "api_conversation_history.json")
+    assert cline["skipped_in"] == [{"path": history, "skipped": cline["skipped"]}]
+    assert cline["skipped"]["malformed:wrong_type"] == 1 and not [r for r in cline["skipped"] if "Error" in r]
+    text = CliRunner().invoke(main, ["doctor", "--no-sync"], env={**env, "COLUMNS": "300"}).stdout
+    counts = ", ".join(f"{n} {r}" for r, n in sorted(cline["skipped"].items(), key=lambda kv: -kv[1]))
+    assert f"    in ~/.cline/data/tasks/1750000000000/api_conversation_history.json: {counts}\n" in text
+    assert [malformed_reason(e) for e in (KeyError("k"), IndexError(), AttributeError(), RecursionError())] == [
+        "malformed:missing_field",
+        "malformed:missing_item",
+        "malformed:wrong_type",
+        "malformed:nested_too_deep",
+    ]
+    assert [malformed_reason(e) for e in (OverflowError(), UnicodeDecodeError("utf-8", b"", 0, 1, "x"), ValueError())] == [
+        "malformed:number_out_of_range",
+        "malformed:bad_text",
+        "malformed:bad_value",
+    ]

@@ -4,6 +4,7 @@ of :mod:`agentlog.live.status`; ``tail --json``; ``statusline``; the follower.""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -384,6 +385,73 @@ def test_a_subagent_sits_under_its_parent_on_the_board_and_in_tail(tmp_path):
     ]
 
 
+BOARD_80 = """\
+status         for  agent   session                                         turn
+/home/demo/src/weather
+ interrupted   11d  claude  de70c1a0 weather: fix daily_mean rounding       2.3k
+  done         11d  claude  └ b7e1d2c3 Review rounding change               8.7k
+ done           9d  codex   019ab0d2 Add type hints to weather/units.py…   36.0k
+/Users/USER/dev/ai-music
+ done         538d  claude  fed8ce56 AI Music Generation: Diverse Embed…   31.7k
+ done         541d  claude  ba79134d /init                                 78.6k
+/path/to/Demo
+ done         450d  claude  5c0375b4 /orchestrator @CLAUDE.md を最新の …  218.4k
+  done        450d  claude  └ 6340ddef Examine the package.json file(s)…   39.7k
+  done        450d  claude  └ 83e2917c Analyze the current project stru…  117.7k
+ done         454d  claude  1af7fc5e /init                                117.0k
+"""
+BOARD_120 = """\
+status         for  agent   session                                 turn  evidence
+/home/demo/src/weather
+ interrupted   11d  claude  de70c1a0 weather: fix daily_m…    2.3k $0.01  user message u11: flagged interrupted
+  done         11d  claude  └ b7e1d2c3 Review rounding ch…    8.7k $0.01  assistant message msg_demo_s2: turn_end
+ done           9d  codex   019ab0d2 Add type hints to we…   36.0k $0.02  ~ the turn ended and no write for 237 h
+/Users/USER/dev/ai-music
+ done         538d  claude  fed8ce56 AI Music Generation:…   31.7k $0.02  ~ the turn ended and no write for 12935 h
+ done         541d  claude  ba79134d /init                   78.6k $0.02  ~ the turn ended and no write for 12985 h
+/path/to/Demo
+ done         450d  claude  5c0375b4 /orchestrator @CLAUD…  218.4k $0.19  ~ the turn ended and no write for 10802 h
+  done        450d  claude  └ 6340ddef Examine the packag…   39.7k $0.07  assistant message msg_01CHVXQb6qDihpHcDpuqvJz…
+  done        450d  claude  └ 83e2917c Analyze the curren…  117.7k $0.08  ~ the last record is the assistant's reply; t…
+ done         454d  claude  1af7fc5e /init                  117.0k $0.09  ~ the turn ended and no write for 10907 h
+"""
+
+
+def test_the_board_fits_80_and_120_columns(tmp_path):
+    """Project lines never widen the status column; below 100 columns the evidence
+    and the turn's cost are dropped so the session keeps its title."""
+    import shutil
+
+    from rich.console import Console
+
+    from agentlog.cli.board import board_table
+    from agentlog.demo import demo_home
+    from agentlog.index import db
+    from agentlog.query import SessionFilter, parse_span
+    from agentlog.service.status import live_status
+    from web_helpers import build_index
+
+    now = datetime(2026, 12, 1, 12, tzinfo=UTC)
+    home = Path(shutil.copytree(demo_home(), tmp_path / "home"))
+    for log in (p for p in home.rglob("*") if p.is_file()):  # last written at its last record, not at checkout
+        stamps = re.findall(r'"timestamp": ?"([^"]+)"', log.read_text(errors="replace"))
+        last = max((datetime.fromisoformat(t.replace("Z", "+00:00")) for t in stamps), default=now)
+        os.utime(log, (last.timestamp(), last.timestamp()))
+    conn = db.connect(build_index(tmp_path / "demo.sqlite", home), readonly=True)
+    rows = live_status(conn, SessionFilter(span=parse_span("2000-01-01", None)), now=now, procs=None)
+    conn.close()
+    for width, expected in ((80, BOARD_80), (120, BOARD_120)):
+        console = Console(width=width, record=True, file=io.StringIO())
+        console.print(board_table(rows, now, console.width))
+        assert console.export_text() == expected, width
+    for columns in ("80", "120"):  # the command, at the terminal width COLUMNS says
+        result = CliRunner().invoke(main, ["--demo", "status", "--since", "2000-01-01"], env={"COLUMNS": columns})
+        lines = result.stdout.splitlines()
+        assert result.exit_code == 0 and max(len(line) for line in lines) <= int(columns)
+        assert lines[0].split() == ["status", "for", "agent", "session", "turn", *(["evidence"] if columns == "120" else [])]
+        assert lines[1] == "/home/demo/src/weather"
+
+
 def test_the_missing_live_extra_hint_keeps_its_brackets(monkeypatch, tmp_path, capsys):
     """rich read ``[live]`` in the hint as markup: it printed ``pip install 'agentlog'``."""
     import agentlog.cli.live as cli_live
@@ -399,5 +467,5 @@ def test_the_missing_live_extra_hint_keeps_its_brackets(monkeypatch, tmp_path, c
 
     monkeypatch.setattr(watch, "events_available", lambda: False)
     monkeypatch.setattr(cli_live, "Follower", Idle)
-    cli_live._follower(App(env={}, home=tmp_path, index_path=tmp_path / "i.sqlite"), no_sync=False)
+    cli_live._follower(App(env={}, home=tmp_path, index_path=tmp_path / "i.sqlite"))
     assert "pip install 'agentlog[live]' (polling instead)" in capsys.readouterr().err

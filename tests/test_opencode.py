@@ -228,7 +228,7 @@ def test_malformed_records_cost_only_themselves(tmp_path):
         for k, v in s.diagnostics.skipped.items()
         if "malformed" in k or "json" in k
     }
-    assert skipped == {"malformed:AttributeError": 1, "invalid_json": 1}  # the message with `time: [1]`
+    assert skipped == {"malformed:wrong_type": 1, "invalid_json": 1}  # the message with `time: [1]`
 
 
 def test_cass_tree_with_part_ids_reused_across_messages():

@@ -22,6 +22,7 @@ from agentlog.index.db import connect
 from agentlog.index.sync import sync
 from agentlog.index.usage import members, usage_records
 from agentlog.load import discover_sources, load_sessions
+from agentlog.rules import TITLE_CHARS, bounded_title, prompt_as_title
 from agentlog.usage import Call, calls_from_sessions
 from agentlog.usage.scan import scan_calls
 from conftest import FIXTURES, SHARED
@@ -476,3 +477,48 @@ def test_usage_without_the_index_finds_project_sources_in_the_scanned_claude_fol
     assert sorted({s.agent for s in sessions}) == ["aider", "claude_code"]
     aider = sum(c.usage.total_tokens for c in calls_from_sessions(sessions) if c.agent == "aider")
     assert aider > 0 and data["totals"]["total_tokens"] == aider + 1
+
+
+def test_one_tuple_names_the_usage_counts_every_path_goes_over():
+    """``USAGE_COUNTS`` is every recorded count of ``Usage`` (all but the derived
+    total and the cost facts), and drives the range rule and the index's rows."""
+    from agentlog.index.store import USAGE_COLUMNS, _usage_row
+    from agentlog.model import USAGE_COUNTS, Usage
+    from agentlog.rules import MAX_TOKENS, bounded_usage
+
+    tokens = ("input_tokens", "cache_read_tokens", "cache_write_5m_tokens", "cache_write_1h_tokens", "output_tokens")
+    assert (*tokens, "reasoning_tokens", "web_search_requests") == USAGE_COUNTS
+    counts = dict(zip(USAGE_COUNTS, (1, 2, 3, 4, 5, 6, 7), strict=True))
+    usage = Usage(**counts, cost_usd=0.5, cost_source="recorded", service_tier="flex")
+    assert _usage_row(usage) == (1, 2, 3, 4, 5, 6, 7, 0.5, "recorded", "flex")
+    assert USAGE_COLUMNS.split(", ")[:7] == [f"u.{name}" for name in USAGE_COUNTS]
+    assert bounded_usage(usage) == (usage, 0)
+    for name in USAGE_COUNTS:  # each count out of range, alone: zeroed and counted
+        for bad in (-1, MAX_TOKENS):
+            fixed, n = bounded_usage(Usage(**{**counts, name: bad}, cost_usd=0.5, service_tier="flex"))
+            assert (n, getattr(fixed, name), fixed.cost_usd, fixed.service_tier) == (1, 0, 0.5, "flex"), name
+            assert fixed.total_tokens == sum(counts[k] for k in tokens if k != name)
+
+
+def test_a_title_up_to_the_bound_is_kept_as_it_is():
+    assert bounded_title(None) is None
+    assert bounded_title("  fix the tests \n") == "  fix the tests \n"
+    exact = "a" * TITLE_CHARS
+    assert bounded_title(exact) is exact
+
+
+def test_a_longer_title_is_its_head_and_an_ellipsis():
+    assert bounded_title("x" * 1_500) == "x" * 999 + "…"
+    assert bounded_title("\n  " + "word " * 300) == "word " * 199 + "word…"  # trailing space of the cut dropped
+    assert bounded_title("  " + "a" * 998 + " " * 50) == "a" * 998  # longer only by white space: nothing cut
+    for title in ("x" * 1_500, "word " * 300, "é" * 5_000):
+        once = bounded_title(title)
+        assert len(once) == TITLE_CHARS and bounded_title(once) == once
+
+
+def test_a_prompt_as_a_title_is_stripped_then_bounded():
+    assert prompt_as_title("  fix the tests \n") == "fix the tests"
+    assert prompt_as_title(" \n ") == ""
+    for text in ("\n" + "word " * 3_000, " " * 900 + "short" + " " * 900, "b" * 1_001):
+        assert prompt_as_title(text) == bounded_title(text.strip())
+    assert prompt_as_title(" " * 900 + "short" + " " * 900) == "short"

@@ -415,6 +415,38 @@ def test_session_costs_equal_the_usage_session_report(tmp_path):
         assert costs[row.key].sources == row.totals.sources, row.key
 
 
+def test_filters_are_built_by_one_constructor_for_every_surface():
+    """service.filters builds the session and search filters the CLI, the web
+    viewer, the API and MCP use: the same agent rule, span rule (dates in the
+    zone given) and flags."""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from agentlog.query import SessionFilter, Span
+    from agentlog.service.filters import search_filter, session_filter
+    from agentlog.service.search import SearchFilter
+
+    paris = ZoneInfo("Europe/Paris")
+    day = Span(since=datetime(2026, 1, 1, tzinfo=paris), until=datetime(2026, 1, 2, tzinfo=paris))
+    assert session_filter(
+        "claude", "web", "2026-01-01", "2026-01-01", True, "done", "fix", True, has_children=True, tz=paris
+    ) == SessionFilter(
+        agent="claude_code",
+        project="web",
+        span=day,
+        status="done",
+        has_children=True,
+        text="fix",
+        include_children=True,
+        include_exec=True,
+    )
+    assert search_filter("CODEX", "web", "2026-01-01", "2026-01-01", "user", "bash", True, tz=paris) == SearchFilter(
+        agent="codex", project="web", span=day, role="user", tool="bash", reasoning=True
+    )
+    assert search_filter() == SearchFilter() and session_filter() == SessionFilter()
+    assert search_filter(since=datetime(2026, 1, 1, 12, tzinfo=UTC)).span.since == datetime(2026, 1, 1, 12, tzinfo=UTC)
+
+
 def test_a_very_long_session_reference_matches_none_on_every_surface(tmp_path):
     """60,000 characters passed SQLite's LIKE limit: an internal error (exit 70),
     a 503 in the viewer; now "no session matches", exit 1 / 404 / NotFound."""

@@ -626,6 +626,15 @@ def test_prices_show(tmp_path):
     assert code == 1 and "no-such-model" in err
 
 
+def test_prices_show_refuses_an_unknown_tier_naming_the_valid_ones(tmp_path):
+    env = {"HOME": str(tmp_path)}
+    code, out, err = run("prices", "show", "claude-sonnet-4-5", "--tier", "bogus", env=env)
+    assert (code, out) == (2, "")
+    assert err == "agentlog: --tier bogus: not a service tier (one of default, fast, flex, priority, standard)\n"
+    code, out, _ = run("prices", "show", "gpt-5", "--tier", "Priority", "--json", env=env)
+    assert code == 0 and json.loads(out)["tiers"][0]["input_mtok"] == 2.5
+
+
 def test_root_keys_follow_subagent_chains():
     from agentlog.usage.calls import root_keys
     from conftest import parse_files

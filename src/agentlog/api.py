@@ -39,7 +39,7 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import db
 from agentlog.query import parse_zone
 from agentlog.service.costed import with_costs
-from agentlog.service.filters import TimeArg, session_filter, span_of
+from agentlog.service.filters import TimeArg, search_filter, session_filter, span_of
 from agentlog.service.home import Home
 
 if TYPE_CHECKING:
@@ -189,20 +189,12 @@ class Archive:
         query or filter, :class:`agentlog.index.search.SearchStopped` past its
         time limit."""
         from agentlog.index.search import SORTS
-        from agentlog.query import resolve_agent
-        from agentlog.service.search import SearchFilter, SearchPaging
+        from agentlog.service.search import SearchPaging
         from agentlog.service.search import search as search_index
 
         if sort not in SORTS:
             raise UsageError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")
-        where = SearchFilter(
-            agent=resolve_agent(agent),
-            project=project,
-            span=span_of(since, until),
-            role=role,
-            tool=tool,
-            reasoning=reasoning,
-        )
+        where = search_filter(agent, project, since, until, role, tool, reasoning)
         paging = SearchPaging(limit=limit, offset=cursor, sort=sort, by_session=by_session, raw=fts)  # type: ignore[arg-type]
         return search_index(self._conn, query, where, paging)
 
@@ -344,9 +336,12 @@ def open(
 
     home = Home.of(os.environ, _roots(roots), demo)
     path = Path(index).expanduser() if index is not None and not demo else db.default_path(home.env, demo)
-    reader = None if sync else db.connect_current(path)
-    conn = reader or db.connect(path)
-    if sync:
+    rebuilt = False
+    if demo:  # only a cache: rebuilt when another build left it, then synced
+        conn, rebuilt = db.connect_cache(path)
+    else:
+        conn = (None if sync else db.connect_current(path)) or db.connect(path)
+    if sync or rebuilt:
         try:
             update_index(conn, home)
         except BaseException:

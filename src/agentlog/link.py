@@ -34,6 +34,7 @@ from agentlog.rules import (
     first_user_text,
     fork_title,
     owner_rank,
+    prompt_as_title,
     replayed_prefix,
     spawning_call,
     title_after_replays,
@@ -72,7 +73,7 @@ def _drop_fork_copies(sessions: list[Session], by_key: dict[str, Session]) -> No
         for message in copied:
             message.usage = None
             message.flag("replayed")
-        prompts = {m.text.strip() for m in copied if m.role == "user"}
+        prompts = {prompt_as_title(m.text) for m in copied if m.role == "user"}
         child.title = fork_title(child.title, prompts, first_user_text(child))
         finalize(child)
 

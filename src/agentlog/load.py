@@ -39,6 +39,7 @@ from agentlog.probe import (
     identity,
     is_dir,
     is_file,
+    is_root,
     problem,
     regular_stat,
     stat_of,
@@ -54,6 +55,7 @@ from agentlog.readers import (
 from agentlog.rules import (
     TOKENS_OUT_OF_RANGE,
     Signature,
+    bounded_title,
     bounded_usage,
     distinct_id,
     same_session,
@@ -112,6 +114,7 @@ def jsonl_batches(
         except Exception as exc:
             raise ParserError(exc) from exc
         count += 1
+        del line  # not held while a batch is sent on (a 64 MiB line, decoded)
         if headers is not None:
             yield bound_usage(out, parser.diagnostics), headers, None
             out, count, limit = [], 0, min(lines, 2 * limit)
@@ -167,11 +170,15 @@ class SourceParse:
         start: int = 0,
         state: bytes | None = None,
         worker_min: int | None = None,
+        parsed: Iterator[Batch] | None = None,
     ) -> None:
         self.adapter = adapter
         self.worker_min = worker_min
         """Parse a JSONL source of at least this many new bytes in a worker process
         (registered adapters only; ``None``: never)."""
+        self.parsed = parsed
+        """The batches of this JSONL source (no sidecars) as a worker already parses
+        them from ``start`` (:class:`agentlog.worker.SharedParse`), else ``None``."""
         self.ref = ref
         self.start = start
         self.resume_state = state
@@ -203,7 +210,10 @@ class SourceParse:
         from agentlog import worker  # multiprocessing: only when a log is parsed
 
         args = (self.ref, sidecars, self.start, self.resume_state, lines)
-        if (
+        stream: Iterator[Batch]
+        if self.parsed is not None:
+            stream = self.parsed
+        elif (
             self.worker_min is not None
             and worker.available()
             and os.stat(self.ref.path).st_size - self.start >= self.worker_min
@@ -246,6 +256,7 @@ class SourceParse:
 
     def _finish(self, headers: list[Session]) -> list[Session]:
         for header in headers:
+            header.title = bounded_title(header.title)  # every adapter's, on every path
             header.resume_command = header.resume_command or self.adapter.resume_command(header)
         return headers
 
@@ -361,7 +372,7 @@ def discover_sources(
     for root in extra_roots:
         claims: dict[str, list[tuple[Adapter, SourceRef]]] = {}
         with collecting(None, report.problems):
-            present = is_dir(root) or is_file(root)
+            present = is_root(root)
             for listed in adapters:
                 report.roots[listed.slug].append((root, present))
                 adapter = resolved(listed)

@@ -21,6 +21,7 @@ log twice as slow.
 from __future__ import annotations
 
 from datetime import datetime
+from operator import attrgetter
 from typing import Any, Literal, get_args
 
 import msgspec
@@ -163,6 +164,17 @@ class Usage(msgspec.Struct, gc=False, kw_only=True, omit_defaults=True):
             cost_usd=cost,
             cost_source=sources.pop() if len(sources) == 1 else None,
         )
+
+
+USAGE_COUNTS: tuple[str, ...] = tuple(
+    f for f in Usage.__struct_fields__ if f not in ("total_tokens", "cost_usd", "cost_source", "service_tier")
+)
+"""The counts a log records for one call, in the index's column order: every
+:class:`Usage` count but the derived ``total_tokens``.  One tuple for every
+place that goes over them (:func:`agentlog.rules.bounded_usage`, the index's
+usage rows)."""
+usage_counts = attrgetter(*USAGE_COUNTS)
+"""``usage_counts(usage)``: the :data:`USAGE_COUNTS` of ``usage``, as a tuple."""
 
 
 # --- parts -----------------------------------------------------------------

@@ -88,6 +88,26 @@ def not_regular(path: str | os.PathLike[str], mode: int) -> OSError:
     return OSError(errno.EINVAL, f"not a regular file ({kind})", os.fspath(path))
 
 
+def root_problem(mode: int) -> str | None:
+    """Why a search root whose ``st_mode`` is ``mode`` cannot be searched, or
+    ``None`` for a folder or a regular file (a single log): ``not a folder
+    (FIFO)`` for a FIFO, socket or device, which is never opened."""
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return f"not a folder ({_KINDS.get(stat.S_IFMT(mode), 'special file')})"
+
+
+def is_root(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a root to search: a folder or a regular file (or a
+    link to one).  A FIFO, socket or device is recorded as a problem
+    (:func:`root_problem`); a ``stat`` that fails, too (see :func:`stat_of`)."""
+    st = stat_of(path)
+    reason = root_problem(st.st_mode) if st is not None else None
+    if reason is not None:
+        problem(path, OSError(errno.EINVAL, reason, os.fspath(path)))
+    return st is not None and reason is None
+
+
 class Problems(list[PathProblem]):
     """A list of :class:`PathProblem`, once per path: :meth:`add` leaves out a
     problem of a path at or below one the same agent already has, and one of a

@@ -13,7 +13,9 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 * :func:`first_cwd` — a session's cwd (and so its project), and the one project
   rule over it: :func:`project_folder` (grouping), :func:`project_name`,
   :func:`folder_contains` (``--project``), for POSIX and Windows paths alike;
-* :func:`title_wins` and :func:`session_title` — title precedence;
+* :func:`title_wins` and :func:`session_title` — title precedence, and
+  :func:`bounded_title`, :func:`prompt_as_title` — a title's length (a first
+  prompt may be megabytes);
 * :func:`owner_rank` — which session's copy of a replayed call counts, and
   :func:`dedup_candidate` — which messages such copies are (calls; Claude Code
   prompts too), :func:`title_after_replays` — a title that named a replayed prompt;
@@ -34,8 +36,9 @@ import re
 import zlib
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from typing import overload
 
-from agentlog.model import Message, Session, Usage
+from agentlog.model import USAGE_COUNTS, Message, Session, Usage, usage_counts
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -67,42 +70,16 @@ def bounded_usage(usage: Usage) -> tuple[Usage, int]:
     """``(usage, n)``: ``usage`` with each count outside ``0 ≤ n < 2**53``
     (:data:`MAX_TOKENS`) set to 0, and how many were.  ``usage`` itself when all
     are in range (the common case: nothing is copied)."""
-    u = usage
-    if (
-        not (
-            u.input_tokens
-            | u.cache_read_tokens
-            | u.cache_write_5m_tokens
-            | u.cache_write_1h_tokens
-            | u.output_tokens
-            | u.reasoning_tokens
-            | u.web_search_requests
-        )
-        >> MAX_BITS
-    ):  # all in range: a negative int has its sign bits set, a large one a high bit
+    values: tuple[int, ...] = usage_counts(usage)
+    if min(values) >= 0 and max(values) < MAX_TOKENS:  # all in range
         return usage, 0
-    values = [
-        u.input_tokens,
-        u.cache_read_tokens,
-        u.cache_write_5m_tokens,
-        u.cache_write_1h_tokens,
-        u.output_tokens,
-        u.reasoning_tokens,
-        u.web_search_requests,
-    ]
     ok = [v if 0 <= v < MAX_TOKENS else 0 for v in values]
     return (
         Usage(
-            input_tokens=ok[0],
-            cache_read_tokens=ok[1],
-            cache_write_5m_tokens=ok[2],
-            cache_write_1h_tokens=ok[3],
-            output_tokens=ok[4],
-            reasoning_tokens=ok[5],
-            web_search_requests=ok[6],
-            cost_usd=u.cost_usd,
-            cost_source=u.cost_source,
-            service_tier=u.service_tier,
+            **dict(zip(USAGE_COUNTS, ok, strict=True)),
+            cost_usd=usage.cost_usd,
+            cost_source=usage.cost_source,
+            service_tier=usage.service_tier,
         ),
         sum(1 for v in values if not 0 <= v < MAX_TOKENS),
     )
@@ -182,6 +159,45 @@ def title_wins(rank: int, held: int | None) -> bool:
     return held is None or (rank != TITLE_PROMPT and rank >= held)
 
 
+TITLE_CHARS = 1_000
+"""Characters a session title holds at most (:func:`bounded_title`)."""
+
+_SPACES = re.compile(r"\s*")
+_SPACES_TO_END = re.compile(r"\s*\Z")
+
+
+@overload
+def bounded_title(title: str) -> str: ...
+@overload
+def bounded_title(title: None) -> None: ...
+def bounded_title(title: str | None) -> str | None:
+    """``title`` when it holds at most :data:`TITLE_CHARS` characters (or is
+    ``None``); a longer one without its leading and trailing white space, and
+    when that is still longer, its first ``TITLE_CHARS - 1`` characters (trailing
+    white space dropped) and ``…``.  A bounded title is returned as it is.
+
+    A first prompt names a session (Claude Code, Codex and most agents record no
+    title), and a prompt may be a pasted file of many megabytes; the title is
+    kept in the parser state, every header and the index, so only its head is
+    kept.  The bound is above what real titles hold (the longest first prompt
+    among the fixtures is 668 characters), so no title of those changes.  Only
+    the head of a long ``title`` is copied."""
+    if title is None or len(title) <= TITLE_CHARS:
+        return title
+    start = _SPACES.match(title).end()  # type: ignore[union-attr]  # always matches
+    head = title[start : start + TITLE_CHARS]
+    if _SPACES_TO_END.match(title, start + TITLE_CHARS):  # white space after the bound: nothing cut
+        return head.rstrip()
+    return head[: TITLE_CHARS - 1].rstrip() + "…"
+
+
+def prompt_as_title(text: str) -> str:
+    """The title a prompt's ``text`` gives a session: ``text`` without its
+    leading and trailing white space, bounded (:func:`bounded_title`); what
+    ``bounded_title(text.strip())`` is, without copying a long ``text`` whole."""
+    return bounded_title(text.strip() if len(text) <= TITLE_CHARS else text)
+
+
 def session_title(held: tuple[int, str] | None, description: str | None) -> str | None:
     """A session's title from the best title seen (``(rank, text)``) and its
     ``description`` (a subagent's task description, which names it better than
@@ -244,8 +260,9 @@ def dedup_key(agent: str, message: Message) -> tuple[str, str, str, datetime | N
 def title_after_replays(title: str | None, messages: Iterable[Message]) -> str | None:
     """A session's ``title`` once its replayed copies are flagged: a title that is
     the text of one of its replayed prompts (the parser named the session after
-    its first prompt, which the resumed file copied) becomes its first own
-    visible prompt (unchanged when it has none); any other title is kept."""
+    its first prompt, which the resumed file copied; compared as titles,
+    :func:`prompt_as_title`) becomes its first own visible prompt (unchanged
+    when it has none); any other title is kept."""
     if title is None:
         return None
     own = None
@@ -253,7 +270,7 @@ def title_after_replays(title: str | None, messages: Iterable[Message]) -> str |
     for m in messages:
         if m.role != "user":
             continue
-        text = m.text.strip()
+        text = prompt_as_title(m.text)
         if "replayed" in m.flags:
             replayed = replayed or text == title
         elif own is None and not m.hidden and text:
@@ -374,8 +391,10 @@ def fork_title(title: str | None, copied_prompts: set[str], own_prompt: str) -> 
     (:func:`replayed_prefix`): a ``title`` that is one of the copied prompts
     (the parser titled it by the parent's prompt: 0.4x forks have no marker to
     tell it) gives way to the fork's own first prompt ``own_prompt`` (its first
-    visible user text), when it has one."""
-    return own_prompt if own_prompt and title in copied_prompts else title
+    visible user text), when it has one.  Prompts are compared as titles
+    (:func:`prompt_as_title`: ``copied_prompts`` are such titles), and the one
+    taken is bounded."""
+    return prompt_as_title(own_prompt) if own_prompt and title in copied_prompts else title
 
 
 Signature = tuple[str, str, datetime | None]

@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from agentlog.model import Session
+from agentlog.session_columns import session_fields, session_values
 from agentlog.usage.pricing import PricedCall
 from agentlog.usage.report import BUCKETS
 
@@ -22,24 +23,15 @@ SESSION_COLUMNS = pa.schema(
     [
         ("key", pa.string()),
         ("agent", pa.string()),
-        ("id", pa.string()),
-        ("title", pa.string()),
-        ("cwd", pa.string()),
-        ("git_branch", pa.string()),
-        ("started_at", _STAMP),
-        ("ended_at", _STAMP),
-        ("models", pa.list_(pa.string())),
-        ("parent_key", pa.string()),
-        ("kind", pa.string()),
-        ("status", pa.string()),
-        ("message_count", pa.int64()),
+        *session_fields(pa),
         *((name, pa.int64()) for name in _TOKENS),
         ("cost_usd", pa.float64()),
         ("cost_source", pa.string()),
         ("archived", pa.bool_()),
     ]
 )
-"""One row per session: its header fields, usage totals and cost."""
+"""One row per session: its key, agent, the shared header columns
+(:mod:`agentlog.session_columns`), usage totals, cost and whether it is archived."""
 
 CALL_COLUMNS = pa.schema(
     [
@@ -67,17 +59,7 @@ def sessions_table(sessions: Iterable[Session]) -> pa.Table:
         {
             "key": s.key,
             "agent": s.agent,
-            "id": s.id,
-            "title": s.title,
-            "cwd": s.cwd,
-            "git_branch": s.git_branch,
-            "started_at": s.started_at,
-            "ended_at": s.ended_at,
-            "models": s.models,
-            "parent_key": s.parent_key,
-            "kind": s.kind,
-            "status": s.status,
-            "message_count": s.message_count,
+            **session_values(s),
             **{name: getattr(s.usage, name) for name in _TOKENS},
             "cost_usd": s.usage.cost_usd,
             "cost_source": s.usage.cost_source,

@@ -29,6 +29,12 @@ from agentlog.model import Message, Session
 from agentlog.packing import pack, unpack
 
 
+class _Error(msgspec.Struct, array_like=True):
+    kind: str
+    errno: int | None
+    message: str
+
+
 class _Batch(msgspec.Struct, array_like=True, gc=False):
     kinds: bytes
     """One byte per fragment: 0 a message, 1 a tool output (their order)."""
@@ -38,17 +44,16 @@ class _Batch(msgspec.Struct, array_like=True, gc=False):
     headers: list[Session]
     consumed: int = -1
     state: bytes = b""
-
-
-class _Error(msgspec.Struct, array_like=True):
-    kind: str
-    errno: int | None
-    message: str
+    source: int = 0
+    """For :class:`SharedParse`: the index of the job this batch belongs to."""
+    error: _Error | None = None
+    """For :class:`SharedParse`: the job failed (no more batches of it follow)."""
 
 
 _ERROR = msgspec.msgpack.Decoder(_Error)
 
 
+@functools.cache
 def available() -> bool:
     """A worker needs ``fork`` (POSIX): the child starts with everything loaded and
     never re-imports ``__main__``.  It touches no open database of the parent."""
@@ -73,11 +78,15 @@ def parse_in_worker(
             del item
 
 
-def _decoded(
-    data: memoryview,
-) -> tuple[list[tuple[str, Message | ToolOutput]], list[Session], tuple[int, bytes] | None]:
+_Decoded = tuple[list[tuple[str, Message | ToolOutput]], list[Session], tuple[int, bytes] | None]
+
+
+def _decoded(data: memoryview) -> _Decoded:
     """A batch message back as ``(fragments, headers, (consumed, state) on the last)``."""
-    batch = unpack(data, _Batch)
+    return _fragments(unpack(data, _Batch))
+
+
+def _fragments(batch: _Batch) -> _Decoded:
     messages, outputs = iter(batch.messages), iter(batch.outputs)
     fragments: list[tuple[str, Message | ToolOutput]] = [
         (sid, next(outputs) if kind else next(messages))
@@ -134,16 +143,30 @@ def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[
         if data[:1] == _DONE:
             return
         if data[:1] == _RAISED:
-            error = _ERROR.decode(data[1:])
-            if error.kind == "OSError":
-                raise OSError(error.errno, error.message, filename)
-            if error.kind == "ParserError":
-                raise ParserError(error.message)
-            raise (
-                RecursionError(error.message) if error.kind == "RecursionError" else ValueError(error.message)
-            )
-        yield memoryview(data)
-        del data  # not kept while the next message is read
+            raise _raised(_ERROR.decode(data[1:]), filename)
+        held = [data]
+        del data
+        yield memoryview(held.pop())  # not kept here while the caller stores it (a 64 MiB batch)
+
+
+def _raised(error: _Error, filename: str | None) -> Exception:
+    """The exception an :class:`_Error` from the child stands for."""
+    if error.kind == "OSError":
+        return OSError(error.errno, error.message, filename)
+    if error.kind == "ParserError":
+        return ParserError(error.message)
+    return RecursionError(error.message) if error.kind == "RecursionError" else ValueError(error.message)
+
+
+def _error_of(exc: Exception) -> _Error:
+    """``exc`` as an :class:`_Error` (any kind but those :func:`_raised` knows: a
+    :class:`~agentlog.adapters.base.ParserError` naming it)."""
+    kind = "OSError" if isinstance(exc, OSError) else type(exc).__name__
+    errno = exc.errno if isinstance(exc, OSError) else None
+    message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if kind not in ("OSError", "RecursionError", "ValueError", "ParserError"):
+        kind, message = "ParserError", f"{kind}: {message}"
+    return _Error(kind=kind, errno=errno, message=message)
 
 
 _DONE, _RAISED = b"D", b"E"
@@ -167,13 +190,8 @@ def _serve(receive: Connection, send: Connection, produce: Callable[[], Iterable
             del data
         send.send_bytes(_DONE)
     except Exception as exc:  # any failure is the source's error, raised again in the parent
-        kind = "OSError" if isinstance(exc, OSError) else type(exc).__name__
-        errno = exc.errno if isinstance(exc, OSError) else None
-        message = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        if kind not in ("OSError", "RecursionError", "ValueError", "ParserError"):
-            kind, message = "ParserError", f"{kind}: {message}"
         with contextlib.suppress(OSError):  # the parent may be gone
-            send.send_bytes(_RAISED + msgspec.msgpack.encode(_Error(kind=kind, errno=errno, message=message)))
+            send.send_bytes(_RAISED + msgspec.msgpack.encode(_error_of(exc)))
     finally:
         send.close()
 
@@ -193,13 +211,112 @@ def _batches(
     assert isinstance(adapter, JsonlAdapter)
     with gc_paused():
         for fragments, headers, end in jsonl_batches(adapter, ref, sidecars, start, state, lines):
-            batch = _Batch(
-                kinds=bytes(isinstance(item, ToolOutput) for _, item in fragments),
-                session_ids=[sid for sid, _ in fragments],
-                messages=[item for _, item in fragments if isinstance(item, Message)],
-                outputs=[item for _, item in fragments if isinstance(item, ToolOutput)],
-                headers=headers,
-            )
-            if end is not None:
-                batch.consumed, batch.state = end
-            yield pack(batch)
+            yield _packed(fragments, headers, end)
+
+
+def _packed(
+    fragments: list[tuple[str, Message | ToolOutput]],
+    headers: list[Session],
+    end: tuple[int, bytes] | None,
+    source: int = 0,
+) -> bytes:
+    """One batch of :func:`agentlog.load.jsonl_batches` as a message."""
+    batch = _Batch(
+        kinds=bytes(isinstance(item, ToolOutput) for _, item in fragments),
+        session_ids=[sid for sid, _ in fragments],
+        messages=[item for _, item in fragments if isinstance(item, Message)],
+        outputs=[item for _, item in fragments if isinstance(item, ToolOutput)],
+        headers=headers,
+        source=source,
+    )
+    if end is not None:
+        batch.consumed, batch.state = end
+    return pack(batch)
+
+
+ParseJob = tuple[JsonlAdapter, SourceRef, int, bytes | None]
+"""``(adapter, source, start byte, parser state to resume)``: one source for
+:class:`SharedParse` (no sidecars: those are read by the parent)."""
+
+
+class SharedParse:
+    """Many small JSONL sources parsed one after another in one worker process,
+    ahead of this process, which stores each as its batches arrive: with
+    thousands of small sessions, parsing and storing then share both cores (one
+    worker per source would cost a fork each).
+
+    :meth:`batches` gives one job's batches, as :func:`parse_in_worker` does;
+    jobs must be asked for in order, and those skipped (or not read to their end)
+    are passed over.  A job's failure is raised by its own batches only, as
+    :func:`run_in_worker` raises it; if the worker ends unexpectedly, that job
+    raises ``OSError`` and :attr:`broken` is set (parse the rest here).  The
+    pipe bounds how far ahead the worker runs (its peak memory: a batch).
+    Close it with :meth:`close` (or as a context manager)."""
+
+    def __init__(self, jobs: list[ParseJob], lines: int = 25_000) -> None:
+        self._jobs = jobs
+        self._stack = contextlib.ExitStack()
+        produce = functools.partial(_parse_jobs, jobs, lines)
+        self._stream = self._stack.enter_context(run_in_worker(produce, "the parser process"))
+        self._held: _Batch | None = None
+        self.broken = False
+
+    def batches(self, job: int) -> Iterator[_Decoded]:
+        """The batches of job number ``job`` (an index into the jobs given)."""
+        path = self._jobs[job][1].path
+        while True:
+            batch = self._next()
+            if batch.source < job:
+                continue  # a job passed over, or not read to its end
+            if batch.source > job:  # never for a job the worker reached; kept for the next ask
+                self._held = batch
+                return
+            if batch.error is not None:
+                raise _raised(batch.error, path)
+            decoded = _fragments(batch)
+            del batch
+            yield decoded
+            if decoded[2] is not None:
+                return
+
+    def _next(self) -> _Batch:
+        if self._held is not None:
+            batch, self._held = self._held, None
+            return batch
+        try:
+            data = next(self._stream)
+        except StopIteration:
+            self.broken = True
+            raise OSError("the parser process ended before its last source") from None
+        except OSError:
+            self.broken = True
+            raise
+        return unpack(data, _Batch)
+
+    def close(self) -> None:
+        self._stack.close()
+
+    def __enter__(self) -> SharedParse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _parse_jobs(jobs: list[ParseJob], lines: int) -> Iterator[bytes]:
+    """The child's side of :class:`SharedParse`: each job's batches (its failure
+    as a last batch holding the error), job after job."""
+    from agentlog.load import jsonl_batches
+
+    with gc_paused():
+        for index, (adapter, ref, start, state) in enumerate(jobs):
+            try:
+                for fragments, headers, end in jsonl_batches(adapter, ref, {}, start, state, lines):
+                    yield _packed(fragments, headers, end, index)
+            except Exception as exc:  # this job's error, raised again by its batches alone
+                yield pack(
+                    _Batch(
+                        kinds=b"", session_ids=[], messages=[], outputs=[], headers=[],
+                        source=index, error=_error_of(exc),
+                    )
+                )  # fmt: skip

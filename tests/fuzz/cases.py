@@ -72,17 +72,62 @@ class Home:
 
 
 _HOMES: dict[str, Home] = {}
-_BASE = Path(tempfile.mkdtemp(prefix="agentlog-fuzz-"))
-"""Where the homes are laid out: made when the cases are (at collection, before any
-``tmp_path`` exists), removed when the process ends."""
-atexit.register(shutil.rmtree, _BASE, ignore_errors=True)
+PREFIX = "agentlog-fuzz-"
+STALE_AFTER = 12 * 3600
+"""Seconds after which a folder of the old naming (no process id) is taken as left."""
+_base_path: list[Path] = []
+
+
+def base() -> Path:
+    """Where the homes are laid out, ``<tmp>/agentlog-fuzz-<pid>-…``: made when the
+    first case is (at collection, before any ``tmp_path`` exists) and removed when
+    the process ends (``atexit``).  A run killed before it could remove its own
+    (``SIGTERM``, ``SIGKILL``) leaves it behind: the next run removes the folders
+    whose process is gone (:func:`prune`), so none pile up."""
+    if not _base_path:
+        prune()
+        _base_path.append(Path(tempfile.mkdtemp(prefix=f"{PREFIX}{os.getpid()}-")))
+        atexit.register(shutil.rmtree, _base_path[0], ignore_errors=True)
+    return _base_path[0]
+
+
+def prune() -> list[Path]:
+    """Remove the homes folders of runs that are gone: those named by a process
+    id no process has, and those of the old naming (no id) not touched for
+    :data:`STALE_AFTER`.  The folders removed."""
+    import time
+
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{PREFIX}*"):
+        pid, _, rest = folder.name[len(PREFIX) :].partition("-")
+        try:
+            if pid.isdigit() and rest:
+                if _alive(int(pid)):
+                    continue
+            elif time.time() - folder.stat().st_mtime < STALE_AFTER:
+                continue
+        except OSError:
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def home(name: str) -> Home:
     """The laid-out home ``name`` (built once per process)."""
     if name not in _HOMES:
         agent, _, shared = name.partition("+")
-        root = _BASE / name / "home"
+        root = base() / name / "home"
         root.mkdir(parents=True)
         placed = shared_layout(agent, root) if shared else LAYOUTS[agent](root)
         adapter = get_adapter(agent)
@@ -92,7 +137,7 @@ def home(name: str) -> Home:
             read.update((ref.path, *ref.sidecars))
         cwds = [s.cwd for s in load_sessions([agent], env, root) if s.cwd]
         read.update(ref.path for _, ref in project_sources([adapter], cwds))
-        index = _BASE / name / "index.sqlite"
+        index = base() / name / "index.sqlite"
         conn = connect(index)
         try:
             sync(conn, [adapter], env, root)
@@ -184,7 +229,7 @@ def applicable(case: Case, path: Path) -> bool:
         elif kind in ("E", "D"):
             mut.mutate_document(path.read_bytes(), case.spec[2], int(case.spec[1]), case.rng())
         elif kind == "cell":
-            scratch = _BASE / "scratch.db"
+            scratch = base() / "scratch.db"
             shutil.copy(path, scratch)
             mut.mutate_sqlite(scratch, None, case.spec, case.rng())
     except (mut.NotApplicable, ValueError):

@@ -36,7 +36,7 @@ from agentlog.index.db import connect
 from agentlog.index.sync import sync
 from agentlog.index.usage import members, usage_records
 from agentlog.load import LoadReport, load_sessions
-from agentlog.model import Session
+from agentlog.model import Session, usage_counts
 from agentlog.usage.calls import Call, calls_from_sessions
 from agentlog.usage.pricing import Pricer
 from agentlog.usage.source import collect_calls
@@ -104,13 +104,7 @@ def _call_totals(
         for i, v in enumerate(
             (
                 c.calls,
-                u.input_tokens,
-                u.cache_read_tokens,
-                u.cache_write_5m_tokens,
-                u.cache_write_1h_tokens,
-                u.output_tokens,
-                u.reasoning_tokens,
-                u.web_search_requests,
+                *usage_counts(u),
                 pc.cost or 0,
                 c.calls if pc.cost is not None else 0,
             )

@@ -73,8 +73,29 @@ MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, Recurs
 """What converting a record whose shape defies its format raises (a ``say`` that is
 an object where a string was expected, ``float()`` of an integer too large…).  The
 per-record guards (:meth:`LineParser.feed`, :meth:`DocumentParser.guard`) count it
-as skipped ``malformed:<exception>``; a :class:`~agentlog.adapters._json.JsonError`
+as skipped under :func:`malformed_reason`; a :class:`~agentlog.adapters._json.JsonError`
 raised for a record counts under its own reason."""
+_MALFORMED_REASONS: tuple[tuple[type[BaseException], str], ...] = (
+    (KeyError, "missing_field"),
+    (IndexError, "missing_item"),
+    (TypeError, "wrong_type"),
+    (AttributeError, "wrong_type"),
+    (RecursionError, "nested_too_deep"),
+    (ArithmeticError, "number_out_of_range"),
+    (UnicodeError, "bad_text"),
+    (ValueError, "bad_value"),
+)
+
+
+def malformed_reason(exc: BaseException) -> str:
+    """The reason a record that raised ``exc`` (one of :data:`MALFORMED`) is
+    counted under, said for the user, not in Python's words:
+    ``malformed:missing_field`` (a key the format has was absent),
+    ``malformed:missing_item``, ``malformed:wrong_type`` (an object where text was
+    expected…), ``malformed:nested_too_deep``, ``malformed:number_out_of_range``,
+    ``malformed:bad_text``, ``malformed:bad_value``."""
+    what = next((reason for kind, reason in _MALFORMED_REASONS if isinstance(exc, kind)), "bad_value")
+    return f"malformed:{what}"
 
 
 class ParserError(ValueError):
@@ -153,7 +174,7 @@ class LineParser(ABC, Generic[StateT]):
     def feed(self, line: bytes, offset: int) -> None:
         """Decode one complete line (without its newline) and hand it to :meth:`handle`.
         Blank lines are ignored; a corrupt line, or one :meth:`handle` fails on, is
-        counted by reason (:mod:`agentlog.adapters._json`, ``malformed:<exception>``)
+        counted by reason (:mod:`agentlog.adapters._json`, :func:`malformed_reason`)
         and costs only itself, never raised.  A line whose text was decoded with
         replacement characters is counted (``invalid_values["decoded_with_replacement"]``)
         and the messages it made are flagged ``text_replaced``."""
@@ -174,7 +195,7 @@ class LineParser(ABC, Generic[StateT]):
             self.handle(record, offset)
         except MALFORMED as exc:
             # A record whose shape defies the adapter costs only itself.
-            reject(diagnostics, out, (mark, total, used), f"malformed:{type(exc).__name__}")
+            reject(diagnostics, out, (mark, total, used), malformed_reason(exc))
         replaced = take_replaced()
         if replaced:  # the line held text decoded as U+FFFD: counted, its messages flagged
             diagnostics.invalid(DECODED_WITH_REPLACEMENT, replaced)
@@ -248,7 +269,7 @@ class RecordGuard:
         if isinstance(exc, JsonError):
             reason = exc.reason
         elif isinstance(exc, MALFORMED):
-            reason = f"malformed:{type(exc).__name__}"
+            reason = malformed_reason(exc)
         else:
             return False
         reject(self.diagnostics, self.out, self.mark, reason)

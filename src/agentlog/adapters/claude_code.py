@@ -110,7 +110,9 @@ from agentlog.rules import (
     TITLE_CUSTOM,
     TITLE_PROMPT,
     TITLE_SUMMARY,
+    bounded_title,
     first_cwd,
+    prompt_as_title,
     recorded_session_id,
     session_key,
     session_title,
@@ -196,6 +198,7 @@ def tool_name(raw: str) -> str:
 
 _COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
 _COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
+_SPACES = re.compile(r"\s*")
 
 
 def prompt_title(text: str) -> str:
@@ -206,7 +209,7 @@ def prompt_title(text: str) -> str:
         name = command.group(1)
         name = name if name.startswith("/") else f"/{name}"
         return f"{name} {args.group(1)}".strip() if args else name
-    return text.strip()
+    return prompt_as_title(text)
 
 
 def file_session(path: PurePath) -> tuple[str, SessionKind, str | None]:
@@ -552,8 +555,14 @@ class ClaudeParser(LineParser[ClaudeState]):
     def _prompt(self, session: Session, out: Message) -> None:
         """Emit the user message ``out``; the first real prompt names the session."""
         held = self.state.titles.get(session.id)
-        if not out.flags and title_wins(TITLE_PROMPT, held[0] if held else None) and out.text.strip():
-            self.state.titles[session.id] = (TITLE_PROMPT, prompt_title(out.text))
+        text = out.text
+        if (
+            not out.flags
+            and title_wins(TITLE_PROMPT, held[0] if held else None)
+            and text
+            and not text.isspace()
+        ):
+            self.state.titles[session.id] = (TITLE_PROMPT, bounded_title(prompt_title(text)))
         self.diagnostics.use()
         self.emit(session.id, out)
 
@@ -580,14 +589,14 @@ class ClaudeParser(LineParser[ClaudeState]):
 
     @staticmethod
     def _user_flags(record: dict[str, Any], text: str) -> list[MessageFlag]:
-        stripped = text.lstrip()
+        start = _SPACES.match(text).end()  # type: ignore[union-attr]  # always matches; no copy of the text
         if record.get("isCompactSummary") is True:
             return ["compaction_summary"]
-        if stripped.startswith(INTERRUPTED_PREFIX):
+        if text.startswith(INTERRUPTED_PREFIX, start):
             return ["interrupted", "synthetic"]
         if record.get("isMeta") is True or record.get("isVisibleInTranscriptOnly") is True:
             return ["meta"]
-        if stripped.startswith(META_PREFIXES):
+        if text.startswith(META_PREFIXES, start):
             return ["meta"]
         return []
 
@@ -659,7 +668,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         sid = self.main.id
         held = self.state.titles.get(sid)
         if title_wins(rank, held[0] if held else None):
-            self.state.titles[sid] = (rank, text)
+            self.state.titles[sid] = (rank, bounded_title(text))
         self.diagnostics.use()
 
     def _drift_tool_use(self, record: dict[str, Any], offset: int) -> None:

@@ -219,7 +219,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
-from agentlog.rules import session_key
+from agentlog.rules import bounded_title, session_key
 
 SLUG = "codex"
 
@@ -881,7 +881,7 @@ class CodexParser(LineParser[CodexState]):
         self._emit(message)
         self.state.pending.append(_Pending(id=message.id, text=text))
         if not self.replaying:
-            self.state.first_item_text = self.state.first_item_text or text
+            self.state.first_item_text = self.state.first_item_text or bounded_title(text)
 
     def _settle_pending(self) -> None:
         """The model replies: user items still unconfirmed are context if prompts are typed
@@ -1092,7 +1092,7 @@ class CodexParser(LineParser[CodexState]):
         state.pending.clear()
         state.prompt_events = True
         if not self.replaying:
-            state.first_prompt = state.first_prompt or text
+            state.first_prompt = state.first_prompt or bounded_title(text)  # held in the state
         self._status("working", "event_msg/user_message")
         if match is not None:
             state.echo = None

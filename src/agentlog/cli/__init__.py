@@ -8,7 +8,6 @@ arguments); an unexpected exception prints one line asking for ``--debug``
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from agentlog._version import __version__
+from agentlog.cli.globals import attach, make_app, said
+from agentlog.cli.globals import options as global_options
 from agentlog.errors import AgentlogError
-from agentlog.index.db import default_path, explain
+from agentlog.index.db import explain
 from agentlog.present import clean
-from agentlog.service.home import Home
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -42,6 +42,7 @@ class App:
     roots: list[Path] = field(default_factory=list)
     debug: bool = False
     demo: bool = False
+    no_sync: bool = False
 
     @cached_property
     def console(self) -> Console:
@@ -57,7 +58,17 @@ class App:
 
 
 class AgentlogGroup(click.Group):
-    """A click group that turns every error into a one-line message."""
+    """A click group that turns every error into a one-line message; its
+    commands (and subgroups, of this class too) take the global options."""
+
+    group_class = type
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """The command named by ``args``, taking the global options too."""
+        name, command, rest = super().resolve_command(ctx, args)
+        return name, (attach(command) if command is not None else None), rest
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; an unexpected error is first explained by the index
@@ -116,36 +127,20 @@ class AgentlogGroup(click.Group):
 
 
 @click.group(
-    cls=AgentlogGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+    cls=AgentlogGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    params=global_options(),
 )
-@click.option("--demo", is_flag=True, help="Use the bundled sample home instead of yours.")
-@click.option(
-    "--root",
-    "roots",
-    multiple=True,
-    type=click.Path(path_type=Path, exists=True, file_okay=False),
-    help="Extra folder to search for logs (repeatable).",
-)
-@click.option(
-    "--index",
-    "index",
-    type=click.Path(path_type=Path, dir_okay=False),
-    envvar="AGENTLOG_INDEX",
-    help="Index file (default: in your cache folder; env AGENTLOG_INDEX).",
-)
-@click.option("--debug", is_flag=True, help="Show tracebacks.")
 @click.version_option(__version__, prog_name="agentlog")
 @click.pass_context
-def main(ctx: click.Context, demo: bool, roots: tuple[Path, ...], index: Path | None, debug: bool) -> None:
+def main(ctx: click.Context) -> None:
     """Every coding agent's session logs, in one place.
 
-    With no command: find every agent's logs and print an overview.
+    With no command: find every agent's logs and print an overview.  The
+    options below go before the command or after it.
     """
-    where = Home.of(os.environ, roots, demo)
-    index_path = index if index and not demo else default_path(where.env, demo=demo)
-    ctx.obj = App(
-        env=where.env, home=where.home, index_path=index_path, roots=where.roots, debug=debug, demo=demo
-    )
+    ctx.obj = make_app(said(ctx))
     if ctx.invoked_subcommand is None:
         from agentlog.cli.commands import overview
 

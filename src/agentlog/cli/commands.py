@@ -12,7 +12,7 @@ import click
 from agentlog.adapters import LOAD_ERRORS, all_adapters
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import agent_option, filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.options import agent_option, filter_options, json_option, pass_app
 from agentlog.cli.render import (
     plain_table,
     print_json,
@@ -27,10 +27,11 @@ from agentlog.load import LoadReport, discover_sources, most_specific, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
 from agentlog.probe import PathProblem
-from agentlog.query import SQL_INT_MAX, SessionFilter, parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, resolve_agent
 from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
+from agentlog.service.filters import session_filter
 from agentlog.service.home import Home
 from agentlog.service.secrets import redacted_view
 
@@ -49,11 +50,10 @@ UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
     help="How many recent sessions to list.",
 )
 @json_option
-@no_sync_option
 @pass_app
-def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
+def overview(app: App, recent: int, as_json: bool) -> None:
     """Agents found, session counts, recent sessions, tokens per agent."""
-    conn, report = open_index(app, no_sync)
+    conn, report = open_index(app)
     found = {slug: [str(r) for r, ok in roots if ok] for slug, roots in report.roots.roots.items()}
     view = session_service.overview(conn, found, recent)
     if as_json:
@@ -114,7 +114,6 @@ def overview(app: App, recent: int, as_json: bool, no_sync: bool) -> None:
     help="At most this many sessions.",
 )
 @json_option
-@no_sync_option
 @pass_app
 def sessions(
     app: App,
@@ -126,17 +125,10 @@ def sessions(
     exec_runs: bool,
     limit: int | None,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """List sessions active in the time span, newest first."""
-    where = SessionFilter(
-        agent=resolve_agent(agent),
-        project=project,
-        span=parse_span(since, until),
-        include_children=subagents,
-        include_exec=exec_runs,
-    )
-    conn, _ = open_index(app, no_sync)
+    where = session_filter(agent, project, since, until, subagents, exec_runs=exec_runs)
+    conn, _ = open_index(app)
     found = session_service.list_sessions(conn, where, limit)
     if as_json:
         print_json([session_row(s, found.children.get(s.key, 0)) for s in found.sessions])
@@ -156,7 +148,6 @@ def sessions(
 @click.option("--full", is_flag=True, help="Do not cut long prompts and replies.")
 @click.option("--no-redact", is_flag=True, help="Show API keys, tokens and passwords (redacted by default).")
 @json_option
-@no_sync_option
 @pass_app
 def show(
     app: App,
@@ -166,18 +157,19 @@ def show(
     full: bool,
     no_redact: bool,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """Show one session (a key, an id, or a unique id prefix) as a transcript."""
     if not session.strip():
         raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
+    if as_json:
+        from agentlog.service.transcript import streamed_session
+
+        print_session_json(*streamed_session(conn, session, redact=not no_redact))
+        return
     view = session_service.session(conn, session)
     if not no_redact:
         view = redacted_view(view)
-    if as_json:
-        print_session_json(view.session)
-        return
     render_transcript(app.console, view.session, show_all=show_all, reasoning=reasoning, full=full)
     _print_summary(app, conn, view.session)
     if view.children:
@@ -270,12 +262,11 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
 @main.command()
 @agent_option
 @json_option
-@no_sync_option
 @pass_app
-def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
+def doctor(app: App, agent: str | None, as_json: bool) -> None:
     """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
     agent = resolve_agent(agent)
-    conn, synced = open_index(app, no_sync)
+    conn, synced = open_index(app)
     problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
     if problem is not None:
         raise problem
@@ -289,6 +280,10 @@ def doctor(app: App, agent: str | None, as_json: bool, no_sync: bool) -> None:
     print_doctor(app, result)
 
 
+SKIPPED_FILES = 5
+"""Files named per agent under ``doctor``'s skipped records (``--json`` names all)."""
+
+
 def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
     """``doctor``'s report on the terminal (log text escaped)."""
     console = app.console
@@ -300,6 +295,12 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
         )
         for reason, n in sorted(r.skipped.items(), key=lambda kv: -kv[1]):
             console.print(f"  skipped {n:>7,}  {clean(reason, one_line=True)}")
+        for source in row.skipped_in[:SKIPPED_FILES]:
+            counts = ", ".join(f"{n:,} {reason}" for reason, n in sorted(source.skipped.items(), key=lambda kv: -kv[1]))
+            path = tilde(source.path, str(app.home))
+            console.print(f"    in {clean(path, one_line=True)}: {clean(counts, one_line=True)}", soft_wrap=True)
+        if len(row.skipped_in) > SKIPPED_FILES:
+            console.print(f"    and in {plural(len(row.skipped_in) - SKIPPED_FILES, 'more file')} (doctor --json lists them)")
         for kind, n in sorted(r.unknown_types.items(), key=lambda kv: -kv[1]):
             console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
         for reason, n in sorted(r.invalid_values.items(), key=lambda kv: -kv[1]):

@@ -10,7 +10,7 @@ import click
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import filter_options, no_sync_option, pass_app
+from agentlog.cli.options import filter_options, pass_app
 from agentlog.errors import UsageError
 from agentlog.export import FORMATS, ExportOptions, Format
 from agentlog.present import plural
@@ -54,7 +54,6 @@ from agentlog.service.home import Home
     type=click.IntRange(min=50, max=SQL_INT_MAX),
     help="slim: fit each session in about this many tokens (4 characters each).",
 )
-@no_sync_option
 @pass_app
 def export_command(
     app: App,
@@ -70,7 +69,6 @@ def export_command(
     subagents: bool,
     no_redact: bool,
     max_tokens: int | None,
-    no_sync: bool,
 ) -> None:
     """Export sessions (keys, ids or unique id prefixes), or --all that the filters keep.
 
@@ -89,7 +87,7 @@ def export_command(
     )
     if output is None and sys.stdout.isatty() and fmt in ("html", "parquet"):
         raise UsageError(f"--format {fmt} is not for a terminal: give a file with -o PATH")
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     transcripts = select(conn, sessions, where, options)
     report = export_sessions(
         conn,

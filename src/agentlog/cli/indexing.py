@@ -12,23 +12,24 @@ import click
 import msgspec
 
 from agentlog.cli import App, main
-from agentlog.cli.options import filter_options, no_sync_option
+from agentlog.cli.options import filter_options
 from agentlog.cli.render import print_json
 from agentlog.errors import AgentlogError
 from agentlog.index import db
 from agentlog.index.search import MARK_END, MARK_START, SORTS, Hit, SearchSort
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
-from agentlog.query import SQL_INT_MAX, parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, resolve_agent
+from agentlog.service.filters import search_filter
 from agentlog.service.home import Home
 from agentlog.service.index import prune, update_index
-from agentlog.service.search import MAX_HITS, SearchFilter, SearchPaging, search
+from agentlog.service.search import MAX_HITS, SearchPaging, search
 
 
 def open_index(
-    app: App, no_sync: bool = False, full: bool = False, first_run: bool = False, building: str = "read"
+    app: App, full: bool = False, first_run: bool = False, building: str = "read"
 ) -> tuple[sqlite3.Connection, SyncReport]:
-    """The index, brought up to date first unless ``no_sync``; a progress bar on a
+    """The index, brought up to date first unless ``app.no_sync`` (``--no-sync``); a progress bar on a
     terminal while logs are parsed (quiet when piped).
 
     While the index is built in the background (:mod:`agentlog.service.first_run`)
@@ -37,12 +38,16 @@ def open_index(
     synced starts that build instead of syncing (when
     :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
     directly; either way ``SyncReport.building`` tells."""
-    path = app.index_path
-    reader = db.connect_current(path) if no_sync else None
+    path, no_sync = app.index_path, app.no_sync
+    reader = db.connect_current(path) if no_sync and not app.demo else None
     if reader is not None:  # nothing to write: works on an index you may only read
         return reader, SyncReport()
     try:
-        conn = db.connect(path)
+        if app.demo:  # only a cache: rebuilt when another build left it (then synced all the same)
+            conn, rebuilt = db.connect_cache(path)
+            no_sync = no_sync and not rebuilt
+        else:
+            conn = db.connect(path)
     except (sqlite3.Error, OSError) as exc:
         problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
         raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
@@ -173,9 +178,8 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
 @click.option("--agent", "-a", help="Only this agent's sources.")
 @click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
-@no_sync_option
 @click.pass_obj
-def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_sync: bool) -> None:
+def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool) -> None:
     """Remove the sessions of logs that are gone (archived) from the index.
 
     The index keeps the sessions of a log its agent deleted (Claude Code's
@@ -183,7 +187,7 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
     this removes them.  They cannot be read again from the logs.
     """
     agent = resolve_agent(agent)
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     pruned = prune(conn, agent, dry_run=dry_run)
     if as_json:
         print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
@@ -242,7 +246,6 @@ def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool, no_
 )
 @click.option("--fts", "raw", is_flag=True, help="Read QUERY as SQLite FTS5 syntax (columns, NEAR, ^ …).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
-@no_sync_option
 @click.pass_obj
 def search_command(
     app: App,
@@ -260,7 +263,6 @@ def search_command(
     sort: SearchSort,
     raw: bool,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """Search what was said and done: the WORDS as written, punctuation and all
     (CLAUDE.md, src/app.py, don't, C++, --force are found as typed; write `--`
@@ -271,16 +273,9 @@ def search_command(
     relevance (bm25); each hit names its session (open it with
     `agentlog show KEY`).
     """
-    where = SearchFilter(
-        agent=resolve_agent(agent),
-        project=project,
-        span=parse_span(since, until),
-        role=role,
-        tool=tool,
-        reasoning=reasoning,
-    )
+    where = search_filter(agent, project, since, until, role, tool, reasoning)
     paging = SearchPaging(limit=limit, offset=offset, sort=sort, by_session=by_session, raw=raw)
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     page = search(conn, " ".join(words), where, paging)
     if page.note:
         app.err.print(f"[yellow]{clean(page.note, one_line=True)}[/yellow]")

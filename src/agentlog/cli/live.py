@@ -19,11 +19,12 @@ import msgspec
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import agent_option, given, json_option, no_sync_option, pass_app
+from agentlog.cli.options import agent_option, given, json_option, pass_app
 from agentlog.errors import UsageError
 from agentlog.live.procs import ProcessTable
 from agentlog.present import clean
-from agentlog.query import TIME_HELP, SessionFilter, Span, parse_span, resolve_agent
+from agentlog.query import TIME_HELP, SessionFilter
+from agentlog.service.filters import session_filter
 from agentlog.service.follow import Follower
 from agentlog.service.home import Home
 
@@ -42,13 +43,11 @@ PROCS_EVERY = 120.0
 
 
 def _filter(agent: str | None, project: str | None, since: str | None) -> SessionFilter:
-    return SessionFilter(
-        agent=resolve_agent(agent), project=project, span=parse_span(since, None) if since else Span()
-    )
+    return session_filter(agent, project, since)
 
 
-def _follower(app: App, no_sync: bool) -> Follower | None:
-    if no_sync:
+def _follower(app: App) -> Follower | None:
+    if app.no_sync:
         return None
     from agentlog.live.watch import MISSING, events_available
 
@@ -89,10 +88,9 @@ project_option = click.option("--project", "-p", help="Only sessions whose folde
 @agent_option
 @project_option
 @json_option
-@no_sync_option
 @pass_app
 def status(
-    app: App, since: str | None, agent: str | None, project: str | None, as_json: bool, no_sync: bool
+    app: App, since: str | None, agent: str | None, project: str | None, as_json: bool
 ) -> None:
     """Which sessions are working and which need you, from the logs alone.
 
@@ -104,7 +102,7 @@ def status(
     from agentlog.service.status import live_status
 
     where = _filter(agent, project, since)
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     try:
         rows = live_status(conn, where)
     finally:
@@ -126,9 +124,8 @@ def status(
 @click.argument("session")
 @click.option("--lines", "-n", default=10, show_default=True, type=click.IntRange(0, 1000), help="Messages shown first.")
 @json_option
-@no_sync_option
 @pass_app
-def tail(app: App, session: str, lines: int, as_json: bool, no_sync: bool) -> None:
+def tail(app: App, session: str, lines: int, as_json: bool) -> None:
     """Follow one session as it is written, like `tail -f` (Ctrl-C stops).
 
     Prints its last messages, then each new message, tool result and status
@@ -139,17 +136,17 @@ def tail(app: App, session: str, lines: int, as_json: bool, no_sync: bool) -> No
 
     if not session.strip():
         raise UsageError("tail: give a session key, id or id prefix")
-    with _live_index(app, no_sync) as (conn, follower):
+    with _live_index(app) as (conn, follower):
         _follow(app, conn, SessionTail(conn, session, lines), follower, as_json)
 
 
 @contextlib.contextmanager
-def _live_index(app: App, no_sync: bool) -> Iterator[tuple[sqlite3.Connection, Follower | None]]:
-    """The index (synced unless ``no_sync``) and its follower, until Ctrl-C ends the block."""
-    conn, _ = open_index(app, no_sync)
+def _live_index(app: App) -> Iterator[tuple[sqlite3.Connection, Follower | None]]:
+    """The index (synced unless ``--no-sync``) and its follower, until Ctrl-C ends the block."""
+    conn, _ = open_index(app)
     follower = None
     try:
-        follower = _follower(app, no_sync)
+        follower = _follower(app)
         yield conn, follower
     except KeyboardInterrupt:
         pass
@@ -211,9 +208,8 @@ def _print_event(app: App, key: str, event: object) -> None:
 @since_option
 @agent_option
 @project_option
-@no_sync_option
 @pass_app
-def watch(app: App, since: str | None, agent: str | None, project: str | None, no_sync: bool) -> None:
+def watch(app: App, since: str | None, agent: str | None, project: str | None) -> None:
     """A live board of every session, updated as the logs change (Ctrl-C exits).
 
     Grouped by project, subagents under their parent, sessions that need you
@@ -221,7 +217,7 @@ def watch(app: App, since: str | None, agent: str | None, project: str | None, n
     extra: pip install 'agentlog[live]'), else a poll.
     """
     where = _filter(agent, project, since)
-    with _live_index(app, no_sync) as (conn, follower):
+    with _live_index(app) as (conn, follower):
         _board(app, conn, follower, where)
 
 

@@ -9,7 +9,7 @@ import sqlite3
 import click
 
 from agentlog.cli import App, main
-from agentlog.cli.options import no_sync_option, pass_app
+from agentlog.cli.options import pass_app
 from agentlog.errors import AgentlogError, UsageError
 
 MCP_EXTRA = "agentlog mcp needs the MCP SDK: pip install 'agentlog[mcp]'"
@@ -42,9 +42,8 @@ def http_address(text: str) -> tuple[str, int]:
     metavar="[HOST:]PORT",
     help="Serve streamable HTTP at http://HOST:PORT/mcp (loopback only) instead of stdio.",
 )
-@no_sync_option
 @pass_app
-def mcp_command(app: App, http: str | None, no_sync: bool) -> None:
+def mcp_command(app: App, http: str | None) -> None:
     """Serve read-only tools over your sessions to an MCP client (stdio by default).
 
     Tools: list_sessions, search_sessions, get_session_overview, get_messages,
@@ -64,9 +63,11 @@ def mcp_command(app: App, http: str | None, no_sync: bool) -> None:
     home = Home(app.env, app.home, app.roots)
 
     def connect() -> sqlite3.Connection:
-        return (db.connect_current(app.index_path) if no_sync else None) or db.connect(app.index_path)
+        if app.demo:  # only a cache: rebuilt when another build left it
+            return db.connect_cache(app.index_path)[0]
+        return (db.connect_current(app.index_path) if app.no_sync else None) or db.connect(app.index_path)
 
-    index = Index(connect, None if no_sync else lambda conn: update_index(conn, home))
+    index = Index(connect, None if app.no_sync else lambda conn: update_index(conn, home))
     server = build_server(index)
     try:
         if address is None:

@@ -46,9 +46,3 @@ def filter_options(what: str) -> Callable[[F], F]:
 
     return apply
 
-
-def no_sync_option(f: F) -> F:
-    """``--no-sync``: read the index as it is."""
-    return click.option("--no-sync", is_flag=True, help="Read the index as it is; do not look for new logs.")(
-        f
-    )

@@ -4,6 +4,7 @@ the JSON outputs never load it).  No I/O besides the console."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -38,22 +39,30 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-def print_session_json(session: Session) -> None:
-    """:func:`print_json` of ``session``, byte for byte, written one message at a
-    time: a session of hundreds of MB is never encoded whole (the encoded and the
-    indented copies were 2.5 times its JSON on top of the session itself)."""
+def print_session_json(session: Session, messages: Iterable[Message]) -> None:
+    """:func:`print_json` of ``session`` holding ``messages``, byte for byte,
+    written one message at a time: a session of hundreds of MB is never encoded
+    whole (the encoded and the indented copies were 2.5 times its JSON on top of
+    the session itself), nor held whole (``messages`` may be a stream)."""
     out = sys.stdout.buffer
-    messages = session.messages
+    found = iter(messages)
+    first = next(found, None)
     head = msgspec.json.format(msgspec.json.encode(msgspec.structs.replace(session, messages=[])), indent=2)
     empty = b'\n  "messages": []'
     cut = head.find(empty)
-    if cut < 0 or not messages:  # (no messages: the whole is small)
-        print_json(session)
+    if first is None:  # no messages: the whole is small
+        out.write(head + b"\n")
+        sys.stdout.flush()
         return
+    assert cut >= 0, "a session's JSON has its messages on a line of their own"
     out.write(head[:cut] + b'\n  "messages": [')
-    for n, message in enumerate(messages):
+    message: Message | None = first
+    separator = b""
+    while message is not None:
         text = msgspec.json.format(msgspec.json.encode(message), indent=2)
-        out.write((b"," if n else b"") + b"\n    " + text.replace(b"\n", b"\n    "))
+        out.write(separator + b"\n    " + text.replace(b"\n", b"\n    "))
+        separator = b","
+        message = next(found, None)
     out.write(b"\n  ]" + head[cut + len(empty) :] + b"\n")
     sys.stdout.flush()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.options import filter_options, json_option, pass_app
 from agentlog.cli.render import print_json
 from agentlog.present import clean, plural
 from agentlog.service.filters import session_filter
@@ -14,7 +14,6 @@ from agentlog.service.secrets import sessions_with_secrets
 @main.command("secrets")
 @filter_options("sessions")
 @json_option
-@no_sync_option
 @pass_app
 def secrets_command(
     app: App,
@@ -23,14 +22,13 @@ def secrets_command(
     since: str | None,
     until: str | None,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """List the sessions holding secrets: kinds and counts, never the secrets.
 
     Exports, search snippets and the viewer show them as [REDACTED:<kind>].
     """
     where = session_filter(agent, project, since, until)
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     found = sessions_with_secrets(conn, where)
     if as_json:
         print_json(found)

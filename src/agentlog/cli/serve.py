@@ -9,7 +9,7 @@ import click
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import no_sync_option, pass_app
+from agentlog.cli.options import pass_app
 from agentlog.errors import UsageError
 from agentlog.index import db
 
@@ -60,7 +60,6 @@ def access_token(host: str, explicit: bool) -> str | None:
     is_flag=True,
     help="Show API keys, tokens and passwords as logged (hidden as [REDACTED:kind] by default).",
 )
-@no_sync_option
 @pass_app
 @click.pass_context
 def serve(
@@ -71,7 +70,6 @@ def serve(
     open_browser: bool,
     interval: float,
     show_secrets: bool,
-    no_sync: bool,
 ) -> None:
     """A read-only web viewer of every session: transcripts, search, usage charts.
 
@@ -90,7 +88,7 @@ def serve(
     except (OSError, UnicodeError) as exc:
         raise UsageError(f"--host {host}: {getattr(exc, 'strerror', None) or exc}") from None
     token = access_token(host, explicit)
-    conn, _ = open_index(app, no_sync)  # creates and migrates the index, first sync
+    conn, _ = open_index(app)  # creates and migrates the index, first sync
     conn.close()
     problem = db.diagnose(app.index_path)  # every page read once: never serve a damaged index
     if problem is not None:
@@ -102,7 +100,7 @@ def serve(
     click.echo(f"agentlog viewer on {url}  (index {app.index_path}; Ctrl-C stops)")
     if token:
         click.echo("anyone who can reach this address and has the token can read your transcripts", err=True)
-    if not no_sync:
+    if not app.no_sync:
         from agentlog.live.watch import MISSING, events_available
 
         if not events_available():

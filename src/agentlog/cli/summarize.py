@@ -13,7 +13,7 @@ import click
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import filter_options, json_option, no_sync_option, pass_app
+from agentlog.cli.options import filter_options, json_option, pass_app
 from agentlog.cli.render import print_json
 from agentlog.errors import UsageError
 from agentlog.present import clean
@@ -109,7 +109,6 @@ def _run(
 @dry_run_option
 @refresh_option
 @json_option
-@no_sync_option
 @pass_app
 def summarize_command(
     app: App,
@@ -123,7 +122,6 @@ def summarize_command(
     dry_run: bool,
     refresh: bool,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """Summarise SESSION (or each main session active --since SPAN) with a model:
     what was done, decided and left open.  Sends the redacted transcript to the
@@ -136,7 +134,7 @@ def summarize_command(
         raise UsageError("give a SESSION or --since SPAN (one of them)")
     if session is not None and (agent or project or until):
         raise UsageError("--agent, --project and --until go with --since, not with a SESSION")
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     if session is not None:
         prompts = [prompt_of(conn, session)]
     else:
@@ -162,7 +160,6 @@ def summarize_command(
 @dry_run_option
 @refresh_option
 @json_option
-@no_sync_option
 @pass_app
 def standup_command(
     app: App,
@@ -175,7 +172,6 @@ def standup_command(
     dry_run: bool,
     refresh: bool,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """A "what I did" digest of every agent's main sessions active --since (default
     1d), written by a model from each session's kept summary (`agentlog summarize`)
@@ -184,7 +180,7 @@ def standup_command(
 
     since = since or "1d"
     where = session_filter(agent, project, since, until)
-    conn, _ = open_index(app, no_sync)
+    conn, _ = open_index(app)
     sessions = full_sessions(conn, where, limit)
     if not sessions:
         app.err.print("no session in that span")

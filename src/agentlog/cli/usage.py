@@ -12,9 +12,9 @@ import msgspec
 
 from agentlog.cli import App, main
 from agentlog.cli.indexing import open_index
-from agentlog.cli.options import filter_options, given, json_option, no_sync_option, pass_app
+from agentlog.cli.options import filter_options, given, json_option, pass_app
 from agentlog.cli.render import plain_table, print_json
-from agentlog.errors import NotFound
+from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
 from agentlog.service.home import Home
@@ -111,7 +111,6 @@ def _table(
 )
 @click.option("--prices", "prices_file", type=click.Path(path_type=Path), help="Price overrides (TOML).")
 @json_option
-@no_sync_option
 @pass_app
 def usage(
     app: App,
@@ -128,13 +127,12 @@ def usage(
     no_index: bool,
     prices_file: Path | None,
     as_json: bool,
-    no_sync: bool,
 ) -> None:
     """Tokens and cost: REPORT is daily (default), weekly, monthly, session,
     model, project, agent, blocks (Claude's 5-hour windows) or limits (Codex)."""
     tz = parse_zone(tz_name)
     if report == "limits":
-        _limits(app, tz, as_json, no_sync)
+        _limits(app, tz, as_json)
         return
     query = UsageQuery(
         agent=resolve_agent(agent) or (BLOCKS_AGENT if report == "blocks" else None),
@@ -143,7 +141,7 @@ def usage(
         cost_mode=cost_mode,
         prices_file=prices_file,
     )
-    conn, synced = (None, None) if no_index else open_index(app, no_sync, first_run=True)
+    conn, synced = (None, None) if no_index else open_index(app, first_run=True)
     if conn is None or (synced is not None and synced.building):  # the logs are read instead
         found = log_usage(Home(app.env, app.home, app.roots), query)
     else:
@@ -214,8 +212,8 @@ def _burn(app: App, block: Block, now: datetime, tz: ZoneInfo | None, with_cost:
     )
 
 
-def _limits(app: App, tz: ZoneInfo | None, as_json: bool, no_sync: bool) -> None:
-    limits = codex_limits(open_index(app, no_sync)[0])
+def _limits(app: App, tz: ZoneInfo | None, as_json: bool) -> None:
+    limits = codex_limits(open_index(app)[0])
     rows: list[dict[str, Any]] = [{"session": key, **msgspec.to_builtins(found)} for key, found in limits]
     if as_json:
         print_json({"latest": rows[0] if rows else None, "sessions": rows})
@@ -266,7 +264,12 @@ def prices_show(
     """The rates agentlog uses for MODEL (USD per million tokens)."""
     day = parse_day(at, UTC) if at else None
     when = datetime(day.year, day.month, day.day, 12, tzinfo=UTC) if day else None
-    table = pricer(None, prices_file).table(model, when, service_tier.lower() if service_tier else None)
+    rates = pricer(None, prices_file)
+    asked = service_tier.lower() if service_tier else None
+    if asked is not None and asked not in (names := rates.resolver.service_tiers()):
+        shown = clean(service_tier or "", one_line=True)
+        raise UsageError(f"--tier {shown}: not a service tier (one of {', '.join(names)})")
+    table = rates.table(model, when, asked)
     if table is None:
         raise NotFound(f"no price for model {model!r} (add it to {default_overrides_path()})")
     tiers = [  # pico-dollars per token are micro-dollars per million tokens

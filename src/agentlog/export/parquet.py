@@ -3,7 +3,8 @@
 Four tables, each a folder of Parquet files partitioned Hive-style by
 ``agent=<slug>/month=<YYYY-MM>`` (``month=unknown`` without a time):
 
-- ``sessions``: one row per session (its header and usage totals, in tokens);
+- ``sessions``: one row per session (its key, the header columns it shares with
+  the Python API's table, :mod:`agentlog.session_columns`, and usage totals, in tokens);
 - ``messages``: one row per message (``idx`` its place, its text parts joined,
   its usage buckets, ``null`` when it carried none), meta messages included
   and flagged;
@@ -14,8 +15,9 @@ Four tables, each a folder of Parquet files partitioned Hive-style by
   ``agentlog usage``), with its cost in USD.
 
 Sessions, messages and parts are partitioned by the session's start month,
-usage by the call's own month.  Rows are written in batches of :data:`BATCH`,
-so a large archive never sits in memory.  Read with e.g. DuckDB
+usage by the call's own month.  Rows are written in batches of :data:`BATCH`
+rows or :data:`BATCH_CHARS` characters of text, so a large archive never sits
+in memory.  Read with e.g. DuckDB
 ``read_parquet('out/messages/**/*.parquet', hive_partitioning = true)`` or
 ``pyarrow.dataset.dataset('out/messages', partitioning='hive')``.
 """
@@ -33,11 +35,16 @@ from agentlog.errors import UsageError
 from agentlog.export import Transcript
 from agentlog.model import Message, Session, TextPart, ToolCallPart, Usage
 from agentlog.present import output_text
+from agentlog.session_columns import session_fields, session_values
 from agentlog.usage.pricing import PricedCall
 from agentlog.usage.report import BUCKETS as REPORT_BUCKETS
 
-BATCH = 50_000
-"""Rows of one table gathered before they are written."""
+BATCH = 10_000
+"""Rows of one table gathered at most before they are written."""
+BATCH_CHARS = 1 << 23
+"""Characters of text (8 Mi) of one table's rows gathered at most before they are
+written.  Batches of 50,000 rows (each table's gathered at once, as Python dicts,
+then as an Arrow table) held 588 MB for a 315 MB session."""
 MARKER = ".agentlog-parquet"
 """The file that marks a folder as an agentlog dataset (re-exporting replaces its tables)."""
 TABLES = ("sessions", "messages", "parts", "usage")
@@ -60,18 +67,7 @@ def _schemas() -> dict[str, Any]:
         "sessions": pa.schema(
             [
                 ("key", pa.string()),
-                ("id", pa.string()),
-                ("title", pa.string()),
-                ("cwd", pa.string()),
-                ("git_branch", pa.string()),
-                ("started_at", time),
-                ("ended_at", time),
-                ("models", pa.list_(pa.string())),
-                ("parent_key", pa.string()),
-                ("kind", pa.string()),
-                ("subagent_type", pa.string()),
-                ("status", pa.string()),
-                ("message_count", pa.int64()),
+                *session_fields(pa),
                 *tokens,
                 *where,
             ]
@@ -131,18 +127,7 @@ def session_row(s: Session) -> dict[str, Any]:
     """A ``sessions`` row."""
     return {
         "key": s.key,
-        "id": s.id,
-        "title": s.title,
-        "cwd": s.cwd,
-        "git_branch": s.git_branch,
-        "started_at": s.started_at,
-        "ended_at": s.ended_at,
-        "models": s.models,
-        "parent_key": s.parent_key,
-        "kind": s.kind,
-        "subagent_type": s.subagent_type,
-        "status": s.status,
-        "message_count": s.message_count,
+        **session_values(s),
         **_buckets(s.usage),
         "agent": s.agent,
         "month": month(s.started_at),
@@ -233,12 +218,15 @@ class _Writer:
     def __init__(self, folder: Path, name: str, schema: Any) -> None:
         self.folder, self.name, self.schema = folder / name, name, schema
         self.rows: list[dict[str, Any]] = []
+        self.chars = 0
+        """Characters of the text values of :attr:`rows`."""
         self.batches = 0
         self.count = 0
 
     def add(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
-        if len(self.rows) >= BATCH:
+        self.chars += sum(len(v) for v in row.values() if isinstance(v, str))
+        if len(self.rows) >= BATCH or self.chars >= BATCH_CHARS:
             self.flush()
 
     def flush(self, final: bool = False) -> None:
@@ -247,7 +235,10 @@ class _Writer:
 
         if not self.rows and not (final and self.batches == 0):
             return
-        table = pa.Table.from_pylist(self.rows, schema=self.schema)
+        rows, self.rows = self.rows, []
+        table = pa.Table.from_pylist(rows, schema=self.schema)
+        self.count += len(rows)
+        del rows  # not held beside the table while it is written
         ds.write_dataset(
             table,
             self.folder,
@@ -257,9 +248,8 @@ class _Writer:
             basename_template=f"part-{self.batches}-{{i}}.parquet",
             existing_data_behavior="overwrite_or_ignore",
         )
-        self.count += len(self.rows)
         self.batches += 1
-        self.rows = []
+        self.chars = 0
 
 
 def write_dataset(

@@ -19,6 +19,7 @@ from pathlib import Path
 import platformdirs
 
 from agentlog.errors import REBUILD_HINT, IndexProblem
+from agentlog.index import deferred
 from agentlog.index.fts import fts_functions
 from agentlog.index.schema import APPLICATION_ID, MIGRATIONS
 
@@ -155,10 +156,51 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous = NORMAL")
     # 32 MB of page cache: the index b-trees stay in memory while a big log is stored.
     conn.execute("PRAGMA cache_size = -32768")
-    fts_functions(conn)
+    deferred.register(fts_functions(conn))
     if migrate(conn):
         conn.execute("PRAGMA wal_checkpoint(PASSIVE)")  # the new header reaches the main file
     return conn
+
+
+def connect_cache(path: Path) -> tuple[sqlite3.Connection, bool]:
+    """``(connection, rebuilt)``: :func:`connect` for an index that is only a cache
+    of files agentlog ships (the demo corpus's), never the user's own.  When it
+    cannot be opened or migrated, or its schema is not this agentlog's (an index
+    of another build, whose migrations differ), it is deleted with its ``-wal``
+    and ``-shm`` and made anew (``rebuilt``: empty, to be synced).  A file that
+    is not agentlog's (another application's database, not a regular file) is
+    never deleted: :class:`~agentlog.errors.IndexProblem` as :func:`connect` says."""
+    try:
+        ours = check_index(path)
+    except IndexProblem:
+        if not _stamped(path):
+            raise
+        ours = True
+    if not ours:
+        return connect(path), False
+    try:
+        conn = connect(path)
+        if schema_matches(path):
+            return conn, False
+        conn.close()
+    except (IndexProblem, sqlite3.Error):
+        pass
+    for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        stale.unlink(missing_ok=True)
+    return connect(path), True
+
+
+def _stamped(path: Path) -> bool:
+    """Whether ``path`` is a regular file whose SQLite header carries agentlog's
+    ``application_id`` (a damaged index of ours, not another program's file)."""
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
+        with open(path, "rb") as fh:
+            head = fh.read(72)
+    except OSError:
+        return False
+    return head.startswith(SQLITE_MAGIC) and int.from_bytes(head[68:72], "big", signed=True) == APPLICATION_ID
 
 
 _NO_SHM = frozenset({"SQLITE_CANTOPEN", "SQLITE_READONLY_DIRECTORY", "SQLITE_READONLY_CANTINIT"})
@@ -191,7 +233,9 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
 
 
 def _open_uri(uri: str) -> sqlite3.Connection:
-    conn = fts_functions(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None))
+    conn = deferred.register(
+        fts_functions(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None))
+    )
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")
     return conn
@@ -324,7 +368,7 @@ def _schema(conn: sqlite3.Connection) -> list[tuple[str, str, str]]:
 
 def _expected() -> list[tuple[str, str, str]]:
     """The schema the migrations make, built in memory (~7 ms: only when an error is explained)."""
-    expected = fts_functions(sqlite3.connect(":memory:", isolation_level=None))
+    expected = deferred.register(fts_functions(sqlite3.connect(":memory:", isolation_level=None)))
     try:
         for migration in MIGRATIONS:
             for statement in _statements(migration):

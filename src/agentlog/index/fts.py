@@ -107,10 +107,32 @@ def _pairs(run: str, last: bool) -> list[str]:
     return [*found, run[-1]] if last or len(run) == 1 else found
 
 
+INDEXED_CHARS = 1 << 24
+"""Characters of a part's search text the full-text index holds at most (16 Mi):
+words after them are not found.  FTS5 holds a whole document's terms in memory
+while it indexes it, ~2.3 bytes per character of text (measured: 146 MB for a
+64 MiB text of one word repeated, 160 MB for 64 MiB of varied words), on top of
+the text itself and SQLite's copy of it; a text this long is a pasted file or a
+log, and its first 16 Mi characters are what a search can reach."""
+
+
+def indexed_head(text: str) -> str:
+    """The part of ``text`` the full-text index reads: all of it up to
+    :data:`INDEXED_CHARS` characters, else its first ``INDEXED_CHARS`` cut after
+    the last space, newline or tab among them (a word cut in two is left out
+    whole) when there is one in the last 1,000."""
+    if len(text) <= INDEXED_CHARS:
+        return text
+    space = max(text.rfind(ch, max(0, INDEXED_CHARS - 1_000), INDEXED_CHARS) for ch in " \n\t")
+    return text[: space + 1 if space >= 0 else INDEXED_CHARS]
+
+
 def index_text(text: str) -> str:
-    """``text`` as the full-text index reads it (see the module docstring): each run
-    of an unspaced script as its pairs and last character, each emoji as one word;
-    ``text`` itself when it has neither (any ASCII text)."""
+    """``text`` (its :func:`indexed_head`) as the full-text index reads it (see the
+    module docstring): each run of an unspaced script as its pairs and last
+    character, each emoji as one word; the text itself when it has neither (any
+    ASCII text)."""
+    text = indexed_head(text)
     if text.isascii() or not SPECIAL_ANY.search(text):
         return text
     return _SPECIAL.sub(_index_piece, text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from agentlog.index import queries
 from agentlog.index.store import Store
 from agentlog.model import Message
 
@@ -37,10 +38,4 @@ def last_messages(conn: sqlite3.Connection, key: str, n: int) -> list[Message]:
 
 def messages_after(conn: sqlite3.Connection, key: str, rowid: int) -> tuple[list[Message], int]:
     """Session ``key``'s messages stored after ``rowid`` (in order) and the last rowid."""
-    rowids = [
-        r[0]
-        for r in conn.execute(
-            "SELECT rowid FROM messages WHERE session_key = ? AND rowid > ? ORDER BY rowid", (key, rowid)
-        )
-    ]
-    return Store(conn).messages_by_rowid(rowids), (rowids[-1] if rowids else rowid)
+    return queries.messages_after(conn, key, rowid, limit=-1, include_hidden=True)

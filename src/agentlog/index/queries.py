@@ -240,6 +240,25 @@ def message_page(
     return Store(conn).messages_by_rowid(rowids), total
 
 
+def messages_after(
+    conn: sqlite3.Connection, key: str, after: int = 0, limit: int = 200, include_hidden: bool = False
+) -> tuple[list[Message], int]:
+    """Up to ``limit`` messages of session ``key`` after the one of rowid ``after``
+    (0: from the first; ``limit`` -1: every one), in :func:`message_page`'s
+    order, and the rowid of the last one (``after`` when there is none): the pages of a session read whole,
+    each found by the index on ``(session_key, rowid)`` without counting or
+    skipping the earlier ones."""
+    visible = "" if include_hidden else " AND hidden = 0 AND replayed = 0"
+    rowids = [
+        r[0]
+        for r in conn.execute(
+            f"SELECT rowid FROM messages WHERE session_key = ? AND rowid > ?{visible} ORDER BY rowid LIMIT ?",
+            (key, after, limit),
+        )
+    ]
+    return Store(conn).messages_by_rowid(rowids), rowids[-1] if rowids else after
+
+
 def message_position(
     conn: sqlite3.Connection, key: str, message_id: str, include_hidden: bool = False
 ) -> int | None:
@@ -385,10 +404,15 @@ def source_problems(
     return errors, dups
 
 
-def agent_diagnostics(conn: sqlite3.Connection, agent: str | None = None) -> dict[str, list[Diagnostics]]:
-    """Every session's parse diagnostics, by agent."""
-    out: dict[str, list[Diagnostics]] = {}
-    query = "SELECT agent, diagnostics FROM sessions" + (" WHERE agent = ?" if agent else "")
-    for slug, blob in conn.execute(query, (agent,) if agent else ()):
-        out.setdefault(slug, []).append(msgspec.json.decode(blob, type=Diagnostics))
+def agent_diagnostics(
+    conn: sqlite3.Connection, agent: str | None = None
+) -> dict[str, list[tuple[str, Diagnostics]]]:
+    """Every session's parse diagnostics with the path of its source, by agent."""
+    out: dict[str, list[tuple[str, Diagnostics]]] = {}
+    query = (
+        "SELECT s.agent, src.path, s.diagnostics FROM sessions s JOIN sources src ON src.id = s.source_id"
+        + (" WHERE s.agent = ?" if agent else "")
+    )
+    for slug, path, blob in conn.execute(query, (agent,) if agent else ()):
+        out.setdefault(slug, []).append((path, msgspec.json.decode(blob, type=Diagnostics)))
     return out

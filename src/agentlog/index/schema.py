@@ -370,5 +370,30 @@ MIGRATIONS: list[str] = [
     ALTER TABLE sessions ADD COLUMN status_reason TEXT;
     ALTER TABLE sessions ADD COLUMN status_pending TEXT NOT NULL DEFAULT '[]';
     """,
+    # firstrun: a sync batch inserts the full-text rows of its small sources at once
+    # before it commits (agentlog.index.deferred); the full-text triggers leave a part
+    # whose row still waits alone (SQL function agentlog_fts_pending): the same
+    # triggers otherwise
+    """
+    DROP TRIGGER IF EXISTS parts_ad;
+    DROP TRIGGER IF EXISTS parts_au_search;
+    CREATE TRIGGER parts_ad AFTER DELETE ON parts
+    WHEN old.searchable != 0 AND NOT agentlog_fts_pending(old.rowid) BEGIN
+        INSERT INTO parts_fts (parts_fts, rowid, text, reasoning) VALUES ('delete', old.rowid,
+            CASE old.searchable WHEN 1 THEN agentlog_index_text(old.text, old.data) END,
+            CASE old.searchable WHEN 2 THEN agentlog_index_text(old.text, old.data) END);
+    END;
+    CREATE TRIGGER parts_au_search AFTER UPDATE OF searchable ON parts
+    WHEN old.searchable != new.searchable AND NOT agentlog_fts_pending(old.rowid) BEGIN
+        INSERT INTO parts_fts (parts_fts, rowid, text, reasoning) SELECT 'delete', old.rowid,
+            CASE old.searchable WHEN 1 THEN agentlog_index_text(old.text, old.data) END,
+            CASE old.searchable WHEN 2 THEN agentlog_index_text(old.text, old.data) END
+            WHERE old.searchable != 0;
+        INSERT INTO parts_fts (rowid, text, reasoning) SELECT new.rowid,
+            CASE new.searchable WHEN 1 THEN agentlog_index_text(new.text, new.data) END,
+            CASE new.searchable WHEN 2 THEN agentlog_index_text(new.text, new.data) END
+            WHERE new.searchable != 0;
+    END;
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -19,9 +19,11 @@ import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
+from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
+    USAGE_COUNTS,
     Diagnostics,
     Message,
     Part,
@@ -30,6 +32,7 @@ from agentlog.model import (
     TextPart,
     ToolCallPart,
     Usage,
+    usage_counts,
 )
 from agentlog.packing import pack, unpack
 from agentlog.rules import (
@@ -41,6 +44,7 @@ from agentlog.rules import (
     first_user_text,
     fork_title,
     owner_rank,
+    prompt_as_title,
     replayed_prefix,
     session_key,
     spawning_call,
@@ -74,8 +78,13 @@ def encode_headers(headers: list[Session]) -> bytes:
 class Store:
     """Index writes for one connection; callers own the transaction."""
 
-    def __init__(self, conn: sqlite3.Connection, fresh_source: bool = False) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, fresh_source: bool = False, deferred: DeferredText | None = None
+    ) -> None:
         self._conn = conn
+        self._deferred = deferred
+        """Where the ``parts_fts`` rows of the parts written wait for their batch's
+        commit (:mod:`agentlog.index.deferred`), else ``None``: inserted at once."""
         self._indexing: _Background | None = None
         self._ensured: set[str] = set()
         self.fresh_source = fresh_source
@@ -328,23 +337,26 @@ class Store:
         self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
         first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
         rows = [(first_part + n, *row[:-1]) for n, row in enumerate(part_rows)]
-        self.conn.executemany(
-            "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data, searchable) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        index = (
-            "INSERT INTO parts_fts (rowid, text, reasoning) VALUES (?, ?, ?)",
-            [
-                (first_part + n, *((row[-1], None) if row[-2] == SEARCHED else (None, row[-1])))
-                for n, row in enumerate(part_rows)
-                if row[-2]
-            ],
-        )
-        if len(part_rows) >= BACKGROUND_PARTS:
-            self._indexing = _Background(self._conn, *index)
+        huge = [row for row in rows if _huge(row[6]) or _huge(row[7])]
+        self.conn.executemany(_PARTS_SQL, [row for row in rows if not (_huge(row[6]) or _huge(row[7]))])
+        _insert_apart(self.conn, _PARTS_SQL, huge)
+        del huge
+        if self._deferred is not None:
+            self._deferred.add([(first_part + n, row[-1]) for n, row in enumerate(part_rows) if row[-1]])
+            return
+        index = [
+            (first_part + n, *((row[-1], None) if row[-2] == SEARCHED else (None, row[-1])))
+            for n, row in enumerate(part_rows)
+            if row[-2]
+        ]
+        huge = [row for row in index if _huge(row[1]) or _huge(row[2])]
+        if huge:  # indexed here and now, one at a time
+            self._conn.executemany(_FTS_SQL, [row for row in index if not (_huge(row[1]) or _huge(row[2]))])
+            _insert_apart(self._conn, _FTS_SQL, huge)
+        elif len(part_rows) >= BACKGROUND_PARTS:
+            self._indexing = _Background(self._conn, _FTS_SQL, index)
         else:
-            self._conn.executemany(*index)
+            self._conn.executemany(_FTS_SQL, index)
 
     def _stored_rowids(self, key: str, messages: list[Message]) -> dict[str, int]:
         """``{message id: rowid}`` of the ``messages`` already stored in session ``key``."""
@@ -602,7 +614,7 @@ class Store:
             )
         ]
         users = self.messages_by_rowid(rowids)
-        copied = {m.text.strip() for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
+        copied = {prompt_as_title(m.text) for m, rowid in zip(users, rowids, strict=True) if rowid <= cut}
         own = Session(key=key, agent="", id="", messages=users)
         self.conn.execute(
             "UPDATE sessions SET title = ? WHERE key = ?",
@@ -706,10 +718,7 @@ def _recorded_call(headers: bytes | None, key: str) -> str | None:
     return header.parent_tool_call_id if header else None
 
 
-USAGE_COLUMNS = (
-    "u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens, "
-    "u.output_tokens, u.reasoning_tokens, u.web_search_requests, u.cost_usd, u.cost_source, u.service_tier"
-)
+USAGE_COLUMNS = ", ".join(f"u.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source", "service_tier"))
 """The ``usage`` table's values in the order :func:`usage_from` takes them."""
 
 
@@ -750,6 +759,39 @@ def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
 
 BACKGROUND_PARTS = 1_000
 """Parts written at once from which their full-text indexing runs in a thread."""
+
+_PARTS_SQL = (
+    "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data, searchable) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_FTS_SQL = "INSERT INTO parts_fts (rowid, text, reasoning) VALUES (?, ?, ?)"
+
+HUGE_VALUE = 1 << 20
+"""Characters of a text (bytes of a packed part) from which its row is written
+apart (:func:`_insert_apart`)."""
+
+
+def _huge(value: object) -> bool:
+    return isinstance(value, str | bytes) and len(value) >= HUGE_VALUE
+
+
+def _insert_apart(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
+    """Run ``INSERT … VALUES`` statement ``sql`` for each of ``rows`` (each holding
+    a :data:`HUGE_VALUE`), then let go of what it bound.
+
+    SQLite copies a bound text (Python's ``sqlite3`` binds ``SQLITE_TRANSIENT``)
+    and a cached statement keeps its last bindings until it is run again: after a
+    64 MiB part, that copy stayed in memory through the full-text indexing that
+    comes next (~150 MB more for a text of that size).  So each row is inserted as
+    ``INSERT … SELECT ?, … WHERE ?`` (true), and the statement is run once more
+    with NULLs and false, which inserts nothing and binds nothing large."""
+    if not rows:
+        return
+    columns, values = sql.split(" VALUES ", 1)
+    apart = f"{columns} SELECT {values.strip()[1:-1]} WHERE ?"
+    for row in rows:
+        conn.execute(apart, (*row, 1))
+    conn.execute(apart, (*(None for _ in rows[0]), 0))
 
 
 class _Background:
@@ -874,18 +916,7 @@ def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | Non
 
 def _usage_row(u: Usage) -> tuple[Any, ...]:
     """``usage`` values after ``message_rowid``, in :data:`USAGE_COLUMNS` order."""
-    return (
-        u.input_tokens,
-        u.cache_read_tokens,
-        u.cache_write_5m_tokens,
-        u.cache_write_1h_tokens,
-        u.output_tokens,
-        u.reasoning_tokens,
-        u.web_search_requests,
-        u.cost_usd,
-        u.cost_source,
-        u.service_tier,
-    )
+    return (*usage_counts(u), u.cost_usd, u.cost_source, u.service_tier)
 
 
 def session_from_row(row: sqlite3.Row) -> Session:

@@ -47,14 +47,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from agentlog.adapters import Adapter, JsonlAdapter, LazyAdapter, SourceRef, resolved
-from agentlog.adapters.base import Fragment
-from agentlog.index import archive, history
+from agentlog.adapters.base import Fragment, reads_lines
+from agentlog.index import archive, deferred, history
 from agentlog.index.db import MMAP_SIZE, rollback, transaction
+from agentlog.index.deferred import DeferredText
 from agentlog.index.store import Store, encode_headers
 from agentlog.load import (
+    Batch,
     LoadReport,
     SourceParse,
     discover_sources,
@@ -65,6 +67,9 @@ from agentlog.load import (
 )
 from agentlog.readers import describe_error, open_regular
 from agentlog.rules import distinct_id, same_session, session_key
+
+if TYPE_CHECKING:
+    from agentlog.worker import ParseJob, SharedParse
 
 TAIL = 64
 WORKER_MIN = 32 << 20
@@ -244,14 +249,22 @@ def _sync_all(
     )
     done = 0
     batch = _Batch(conn)
+    plans = [_plan(a, ref, st, row, sig, full) for a, ref, st, row, sig in work]
+    shared = _shared_parse(work, plans)
     try:
-        for adapter, ref, st, row, sig in work:
+        for n, (adapter, ref, st, row, _) in enumerate(work):
             if progress:
                 progress(done, total, ref.path)
-            done += _sync_one(conn, adapter, ref, st, row, sig, full, report, batch)
+            parsed = None
+            if shared is not None and n in shared[1] and not shared[0].broken:
+                parsed = shared[0].batches(shared[1][n])
+            done += _sync_one(conn, adapter, ref, st, row, plans[n], report, batch, parsed)
         batch.commit()
     finally:
+        if shared is not None:
+            shared[0].close()
         rollback(conn)  # only when an exception left the batch open
+        batch.close()
     if progress:
         progress(total, total, "")
 
@@ -262,15 +275,29 @@ a commit per source (each a new segment of the full-text index, WAL frames for
 every b-tree touched) cost a third of a first index of 3,000 small sessions."""
 
 
+DEFER_MAX = 4 << 20
+"""New bytes under which a source's full-text rows wait for its batch's commit
+(:mod:`agentlog.index.deferred`: one FTS5 segment per batch, not per source);
+a larger one indexes its text as it is written (memory stays a batch of lines)."""
+
+
 class _Batch:
     """Sources committed together, each in a savepoint of its own: a source that
     fails is undone alone (the others of the batch stay), a crash loses at most
     the batch (the next sync reads those sources again), and the write lock is
-    held at most :data:`BATCH_SECONDS` beyond one source's work."""
+    held at most :data:`BATCH_SECONDS` beyond one source's work.  The full-text
+    rows of its small sources (``deferred``) are inserted just before it commits."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.started = 0.0
+        self.deferred = DeferredText()
+        deferred.register(conn, self.deferred)
+
+    def close(self) -> None:
+        """After the last commit (or a rollback): nothing waits any more."""
+        self.deferred.clear()
+        deferred.register(self.conn)
 
     def begin(self) -> None:
         """Start one source's writes (taking the write lock if the batch has none)."""
@@ -282,17 +309,22 @@ class _Batch:
     def end(self) -> None:
         """Keep the source's writes; commit the batch once it is old enough."""
         self.conn.execute("RELEASE source")
+        self.deferred.keep()
         if time.monotonic() - self.started >= BATCH_SECONDS:
             self.commit()
 
     def undo(self) -> None:
         """Drop the source's writes (the batch's other sources stay)."""
+        self.deferred.drop()
         if self.conn.in_transaction:  # SQLite ends it itself on a full disk or an I/O error
             self.conn.execute("ROLLBACK TO source")
             self.conn.execute("RELEASE source")
+        else:
+            self.deferred.clear()  # the whole batch is gone
 
     def commit(self) -> None:
         if self.conn.in_transaction:
+            self.deferred.flush(self.conn)
             self.conn.execute("COMMIT")
 
 
@@ -441,32 +473,97 @@ def _guarded(batches: Iterator[list[Fragment]]) -> Iterator[list[Fragment]]:
         del batch  # not kept while the next one is made
 
 
+class _Plan(NamedTuple):
+    """How one changed source is read: appended from ``start`` resuming ``state``,
+    or whole (``append`` false, 0, ``None``); ``error``: the check of its tail
+    failed so (raised when it is synced)."""
+
+    append: bool
+    start: int
+    state: bytes | None
+    sig: str
+    error: OSError | None = None
+
+
+def _plan(
+    adapter: Adapter, ref: SourceRef, st: os.stat_result, row: _Row | None, sig: str, full: bool
+) -> _Plan:
+    """Whether a changed source can be read from where the last sync stopped: it
+    grew, its bytes before that point are those stored, and they end a line."""
+    if row is None or not _appendable(row, st, sig, adapter, full):
+        return _Plan(False, 0, None, sig)
+    try:
+        resumable = _resumable(ref.path, row.parsed_offset, row.tail_hash)
+    except OSError as exc:
+        return _Plan(False, 0, None, sig, exc)
+    if not resumable:  # rewritten, or glued onto a last line that had no newline
+        return _Plan(False, 0, None, sig)
+    return _Plan(True, row.parsed_offset, row.parser_state, sig)
+
+
+SHARED_MIN = 2
+"""Changed small JSONL sources from which one worker parses them all
+(:class:`~agentlog.worker.SharedParse`)."""
+
+
+def _shared_parse(
+    work: list[tuple[Adapter, SourceRef, os.stat_result, _Row | None, str]], plans: list[_Plan]
+) -> tuple[SharedParse, dict[int, int]] | None:
+    """One worker parsing, ahead of the store, the small line-by-line sources of
+    ``work`` (those under :data:`WORKER_MIN` new bytes, without sidecars: a large
+    one gets a worker of its own); with ``{position in work: job number}``.
+    ``None`` when there are too few, no second core, or other threads in this
+    process (``serve``'s, a notebook's: a fork copies only this one, and a lock
+    another held, the import lock say, would stay held in the child forever)."""
+    import threading
+
+    from agentlog import worker  # multiprocessing: only when logs changed
+
+    if len(work) < SHARED_MIN or not worker.available() or threading.active_count() > 1:
+        return None
+    jobs: list[ParseJob] = []
+    numbers: dict[int, int] = {}
+    for n, ((adapter, ref, st, _, _), plan) in enumerate(zip(work, plans, strict=True)):
+        if (
+            plan.error is None
+            and not ref.sidecars
+            and isinstance(adapter, JsonlAdapter)
+            and reads_lines(adapter, ref)
+            and st.st_size - plan.start < WORKER_MIN
+        ):
+            numbers[n] = len(jobs)
+            jobs.append((adapter, ref, plan.start, plan.state))
+    if len(jobs) < SHARED_MIN:
+        return None
+    return worker.SharedParse(jobs), numbers
+
+
 def _sync_one(
     conn: sqlite3.Connection,
     adapter: Adapter,
     ref: SourceRef,
     st: os.stat_result,
     row: _Row | None,
-    sig: str,
-    full: bool,
+    plan: _Plan,
     report: SyncReport,
     batch: _Batch,
+    parsed: Iterator[Batch] | None = None,
 ) -> int:
     """Parse and store one source in a savepoint of ``batch``, streaming (memory
-    stays bounded by a batch of lines, not by the file); returns the bytes parsed."""
-    append = row is not None and _appendable(row, st, sig, adapter, full)
+    stays bounded by a batch of lines, not by the file); returns the bytes parsed.
+    ``parsed``: its batches as a worker parses them, following ``plan``."""
+    append, start, state, sig = plan.append, plan.start, plan.state, plan.sig
     batch.begin()
     try:
         if _row(conn, ref.path) != row:
             batch.undo()  # another agentlog synced this source meanwhile
             return 0
         try:
-            if append and row is not None and not _resumable(ref.path, row.parsed_offset, row.tail_hash):
-                append = False  # rewritten, or glued onto a last line that had no newline
-            start = row.parsed_offset if append and row else 0
-            state = row.parser_state if append and row else None
-            parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN)
-            duplicate_of = _store(conn, adapter, ref, parse, append)
+            if plan.error is not None:
+                raise plan.error
+            parse = SourceParse(adapter, ref, start, state, worker_min=WORKER_MIN, parsed=parsed)
+            waits = batch.deferred if st.st_size - start < DEFER_MAX else None
+            duplicate_of = _store(conn, adapter, ref, parse, append, waits)
             tail = tail_hash(ref.path, parse.consumed)
             headers = encode_headers(parse.headers)
         except (OSError, OverflowError, RecursionError) as exc:  # the file, or values the index cannot hold
@@ -513,11 +610,17 @@ def _sync_one(
 
 
 def _store(
-    conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef, parse: SourceParse, append: bool
+    conn: sqlite3.Connection,
+    adapter: Adapter,
+    ref: SourceRef,
+    parse: SourceParse,
+    append: bool,
+    waits: DeferredText | None = None,
 ) -> str | None:
-    """Write what ``parse`` yields; returns the path of the source that already
-    holds this session (nothing is then stored), else ``None``."""
-    store = Store(conn, fresh_source=not append)
+    """Write what ``parse`` yields (its full-text rows into ``waits`` when given);
+    returns the path of the source that already holds this session (nothing is
+    then stored), else ``None``."""
+    store = Store(conn, fresh_source=not append, deferred=waits)
     source_id = _upsert_source(conn, adapter, ref)
     if not append:
         store.clear_source(source_id)

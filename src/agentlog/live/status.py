@@ -147,7 +147,10 @@ def _counts(message: Message) -> bool:
 
 def is_prompt(message: Message) -> bool:
     """Whether ``message`` is a prompt a person typed (a user message with text, not synthetic)."""
-    return message.role == "user" and "synthetic" not in message.flags and bool(message.text.strip())
+    if message.role != "user" or "synthetic" in message.flags:
+        return False
+    text = message.text
+    return bool(text) and not text.isspace()  # not text.strip(): a copy of a long prompt
 
 
 def _where(message: Message) -> str:

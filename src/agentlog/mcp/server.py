@@ -41,7 +41,7 @@ from agentlog.mcp.shape import (
 )
 from agentlog.query import SessionFilter, parse_zone, resolve_agent
 from agentlog.redact import redact
-from agentlog.service.filters import session_filter, span_of
+from agentlog.service.filters import search_filter, session_filter, span_of
 
 SYNC_EVERY_S = 60.0
 """The least time between two syncs of the index the server makes."""
@@ -185,12 +185,12 @@ def build_server(index: Index) -> MCPServer:
         cursor: Cursor = 0,
         include_active: bool = False,
     ) -> dict[str, Any]:
-        from agentlog.service.search import SearchFilter, SearchPaging, search, written_since
+        from agentlog.service.search import SearchPaging, search, written_since
         from agentlog.service.transcript import message_ordinal
 
         def work() -> dict[str, Any]:
             conn = index.conn()
-            where = SearchFilter(agent=resolve_agent(agent), project=project, span=span_of(since, until))
+            where = search_filter(agent, project, since, until)
             paging = SearchPaging(
                 limit=limit, offset=cursor, sort="rank" if sort == "relevance" else "newest", by_session=True
             )

@@ -15,18 +15,27 @@ from agentlog.retention import RetentionWarning, claude_cleanup_warnings
 from agentlog.service.home import Home
 
 
+class SkippedIn(msgspec.Struct):
+    """The records of one source (``path``) that were skipped, counted by reason."""
+
+    path: str
+    skipped: dict[str, int]
+
+
 class AgentDiagnostics(msgspec.Struct, kw_only=True):
     """One agent's parse diagnostics summed over its ``sessions`` (``total``:
-    records read and used, skipped by reason, unknown types kept raw, …)."""
+    records read and used, skipped by reason, unknown types kept raw, …);
+    ``skipped_in``: the sources those skipped records were in, most skipped first."""
 
     agent: str
     sessions: int
     total: Diagnostics
+    skipped_in: list[SkippedIn] = msgspec.field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        """``{"agent", "sessions", <every Diagnostics field>}``, defaults included."""
+        """``{"agent", "sessions", <every Diagnostics field>, "skipped_in"}``, defaults included."""
         fields = {name: getattr(self.total, name) for name in self.total.__struct_fields__}
-        return {"agent": self.agent, "sessions": self.sessions, **fields}
+        return {"agent": self.agent, "sessions": self.sessions, **fields, "skipped_in": self.skipped_in}
 
 
 class UnreadableSource(msgspec.Struct):
@@ -82,9 +91,14 @@ def doctor(
     rows = []
     for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
         total = Diagnostics()
-        for d in diagnostics:
+        by_path: dict[str, Diagnostics] = {}
+        for path, d in diagnostics:
             total.merge(d)
-        rows.append(AgentDiagnostics(agent=slug, sessions=len(diagnostics), total=total))
+            if d.skipped:
+                by_path.setdefault(path, Diagnostics()).merge(d)
+        skipped_in = [SkippedIn(path, d.skipped) for path, d in by_path.items()]
+        skipped_in.sort(key=lambda s: (-sum(s.skipped.values()), s.path))
+        rows.append(AgentDiagnostics(agent=slug, sessions=len(diagnostics), total=total, skipped_in=skipped_in))
     return DoctorReport(
         agents=rows,
         unreadable=[UnreadableSource(p, e) for p, e in [*unreadable, *unstored]],

@@ -32,14 +32,32 @@ def stream_messages(
     conn: sqlite3.Connection, key: str, include_hidden: bool = False, page: int = PAGE
 ) -> Iterator[Message]:
     """Session ``key``'s messages in order (meta ones only when
-    ``include_hidden``), read :data:`PAGE` at a time."""
-    offset = 0
-    while True:
-        batch, _total = queries.message_page(conn, key, offset, page, include_hidden=include_hidden)
-        yield from batch
-        if len(batch) < page:
-            return
-        offset += page
+    ``include_hidden``), read :data:`PAGE` at a time; none is held after it is
+    yielded.
+
+    Read without the index's memory map while the stream lasts
+    (:data:`STREAM_MMAP_SIZE`): every page read through the map stays in the
+    process's resident memory, so streaming a session of 315 MB (a 224 MB index)
+    showed 170 MB of mapped file on top of 22 MB of its own."""
+    (mapped,) = conn.execute("PRAGMA mmap_size").fetchone()
+    conn.execute(f"PRAGMA mmap_size = {STREAM_MMAP_SIZE}")
+    try:
+        after = 0
+        while True:
+            batch, after = queries.messages_after(conn, key, after, page, include_hidden=include_hidden)
+            batch.reverse()
+            full = len(batch) == page
+            while batch:
+                yield batch.pop()
+            if not full:
+                return
+    finally:
+        conn.execute(f"PRAGMA mmap_size = {mapped}")
+
+
+STREAM_MMAP_SIZE = 0
+"""Bytes of the index a message stream reads through a memory map (none: SQLite's
+page cache, bounded; as a sync reads, :data:`agentlog.index.sync.SYNC_MMAP_SIZE`)."""
 
 
 def _transcript(

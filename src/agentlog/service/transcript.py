@@ -1,13 +1,17 @@
 """One session's messages in pages, for readers that page through them (the
-MCP server's ``get_messages``, the Python API's ``Archive.messages``)."""
+MCP server's ``get_messages``, the Python API's ``Archive.messages``), or as a
+stream, for writers of a whole session (``agentlog show --json``)."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from agentlog.export.redaction import redact_header, redact_message
 from agentlog.index import queries
 from agentlog.model import Message, Session
+from agentlog.service.export import stream_messages
 
 
 @dataclass
@@ -44,3 +48,20 @@ def message_ordinal(conn: sqlite3.Connection, key: str, message_id: str) -> int 
 def subagents(conn: sqlite3.Connection, key: str) -> list[Session]:
     """The direct subagents and forks of session ``key`` (headers), oldest first."""
     return queries.children(conn, key)
+
+
+def streamed_session(
+    conn: sqlite3.Connection, ref: str, redact: bool = True
+) -> tuple[Session, Iterator[Message]]:
+    """The whole session ``ref`` names (as :func:`agentlog.service.sessions.session`
+    gives it), never held whole: its header (``messages`` empty) and an iterator
+    over every message in order, meta and replayed ones included, read from the
+    index a page at a time; secrets replaced (:mod:`agentlog.redact`) unless not
+    ``redact``.  Raises :class:`~agentlog.errors.NotFound` when no session or
+    several match."""
+    key = queries.resolve_key(conn, ref)
+    (header,) = queries.list_sessions_by_keys(conn, [key])
+    messages = stream_messages(conn, key, include_hidden=True)
+    if not redact:
+        return header, messages
+    return redact_header(header), (redact_message(m) for m in messages)

@@ -191,6 +191,15 @@ class Pricer:
         ]
         return "|".join(_stat_sig(f) for f in files)
 
+    @property
+    def resolver(self) -> Resolver:
+        """The resolver over this pricer's files, made when first needed."""
+        if self._resolver is None:
+            from agentlog.usage.resolve import Resolver
+
+            self._resolver = Resolver.from_files(self.overrides_path, self.snapshot_path)
+        return self._resolver
+
     def table(self, model: str, when: datetime | None, service_tier: str | None = None) -> PriceTable | None:
         """The rates for ``model`` at ``when`` (aware; ``None`` = now), or ``None``."""
         when = when or datetime.now(UTC)
@@ -203,11 +212,7 @@ class Pricer:
         if key in self.known:
             table = self.known[key]
         else:
-            if self._resolver is None:
-                from agentlog.usage.resolve import Resolver
-
-                self._resolver = Resolver.from_files(self.overrides_path, self.snapshot_path)
-            table, by_day = self._resolver.resolve(model, when.astimezone(UTC), service_tier)
+            table, by_day = self.resolver.resolve(model, when.astimezone(UTC), service_tier)
             if not by_day:  # off-peak prices change within a day: never kept
                 return table
             self.known[key] = self.resolved[key] = table

@@ -26,6 +26,7 @@ from typing import Any
 from genai_prices import data_snapshot
 from genai_prices.types import ModelInfo, ModelPrice, Tier, TieredPrices, TimeOfDateConstraint
 
+from agentlog.adapters._values import STANDARD_TIERS
 from agentlog.errors import UsageError
 from agentlog.readers import open_regular
 from agentlog.usage.models import candidates, normalize
@@ -191,6 +192,20 @@ class Resolver:
                 context = _price_context(service_tier)
                 return table_from(info.id, provider_id, info.get_prices(when, context)), not time_of_day
         return None, True
+
+    def service_tiers(self) -> tuple[str, ...]:
+        """The service tier names a price can be asked at, sorted: the standard
+        names (:data:`~agentlog.adapters._values.STANDARD_TIERS`), ``fast`` (the
+        ``speed`` variant) and every ``service_tier`` a variant in the snapshot
+        prices."""
+        names = set(STANDARD_TIERS) | {"fast"}
+        for provider in self._snapshot.providers:
+            for model in provider.models:
+                for variant in model.price_variants or ():
+                    tier = variant.when.get("service_tier")
+                    if isinstance(tier, str):
+                        names.add(tier.lower())
+        return tuple(sorted(names))
 
     def _info(self, ref: str, provider: str | None) -> tuple[str, ModelInfo, bool] | None:
         cache_key = f"{provider}|{ref}"

@@ -25,7 +25,8 @@ from typing import Any
 from flask import Blueprint, Response, current_app, render_template, request
 
 from agentlog.index import db
-from agentlog.query import SessionFilter, parse_span, resolve_agent
+from agentlog.query import SessionFilter
+from agentlog.service.filters import session_filter
 from agentlog.service.status import by_project, live_status
 from agentlog.service.tail import SessionTail
 from agentlog.web.app import connection
@@ -41,12 +42,10 @@ RETRY_MS = 2000
 
 
 def _filter() -> SessionFilter:
-    since = request.args.get("since", "").strip() or None
-    return SessionFilter(
-        agent=resolve_agent(request.args.get("agent", "").strip() or None),
-        project=request.args.get("project", "").strip() or None,
-        span=parse_span(since, None),
-    )
+    def arg(name: str) -> str | None:
+        return request.args.get(name, "").strip() or None
+
+    return session_filter(arg("agent"), arg("project"), arg("since"))
 
 
 @live.get("/board")

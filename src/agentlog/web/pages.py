@@ -23,9 +23,10 @@ from agentlog.index import queries
 from agentlog.index.search import SORTS, Budget, SearchSort
 from agentlog.model import Session, SessionStatus
 from agentlog.present import compact
-from agentlog.query import SQL_INT_MAX, SessionFilter, Span, parse_span, parse_zone, resolve_agent
+from agentlog.query import SQL_INT_MAX, Span, parse_span, parse_zone, resolve_agent
 from agentlog.service import sessions as session_service
-from agentlog.service.search import SearchFilter, SearchPaging
+from agentlog.service.filters import search_filter, session_filter
+from agentlog.service.search import SearchPaging
 from agentlog.service.search import search as search_index
 from agentlog.service.secrets import redacted_headers, redacted_page, redacted_records, redacted_title
 from agentlog.service.status import page_by_status, refine_sessions
@@ -133,15 +134,17 @@ def _gap(a: Session, b: Session) -> timedelta:
 
 @pages.get("/")
 def sessions() -> str:
-    where = SessionFilter(
-        agent=resolve_agent(_arg("agent")),
-        project=_arg("project"),
-        span=_span(_zone()),
+    where = session_filter(
+        _arg("agent"),
+        _arg("project"),
+        _arg("since"),
+        _arg("until"),
+        subagents=bool(_arg("children")),
         status=_arg("status"),
-        has_children=bool(_arg("subagents")),
         text=_arg("q"),
-        include_children=bool(_arg("children")),
-        include_exec=bool(_arg("exec")),
+        exec_runs=bool(_arg("exec")),
+        has_children=bool(_arg("subagents")),
+        tz=_zone(),
     )
     sort = _arg("sort") or "started"
     if sort not in session_service.SORTS:
@@ -254,13 +257,15 @@ def search() -> tuple[str, int]:
     sort = _arg("sort") or "rank"
     found, error = None, None
     if query:
-        where = SearchFilter(
-            agent=resolve_agent(_arg("agent")),
-            project=_arg("project"),
-            span=_span(_zone()),
-            role=_arg("role"),
-            tool=_arg("tool"),
-            reasoning=bool(_arg("reasoning")),
+        where = search_filter(
+            _arg("agent"),
+            _arg("project"),
+            _arg("since"),
+            _arg("until"),
+            _arg("role"),
+            _arg("tool"),
+            bool(_arg("reasoning")),
+            tz=_zone(),
         )
         if sort not in SORTS:
             raise UsageError(f"unknown sort {sort!r} (known: {', '.join(SORTS)})")

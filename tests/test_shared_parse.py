@@ -1,0 +1,79 @@
+"""One worker parsing many small sources ahead of the store
+(:class:`agentlog.worker.SharedParse`): each job's batches as parsing it here
+gives them, a job's failure raised by that job alone, jobs passed over or left
+half read skipped."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from agentlog import worker
+from agentlog.adapters import SourceRef, get_adapter
+from agentlog.adapters.base import JsonlAdapter
+from agentlog.load import jsonl_batches
+from conftest import FIXTURES
+
+pytestmark = pytest.mark.skipif(not worker.available(), reason="needs fork and a second core")
+
+CLAUDE = get_adapter("claude_code")
+assert isinstance(CLAUDE, JsonlAdapter)
+
+
+def _jobs(tmp_path: Path) -> list[worker.ParseJob]:
+    files = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:3]
+    missing = tmp_path / "gone.jsonl"
+    paths = [files[0], missing, files[1], files[2]]
+    return [(CLAUDE, SourceRef(agent="claude_code", path=str(p)), 0, None) for p in paths]
+
+
+def _here(job: worker.ParseJob, lines: int) -> bytes:
+    adapter, ref, start, state = job
+    return msgspec.msgpack.encode(list(jsonl_batches(adapter, ref, {}, start, state, lines)))
+
+
+def _there(batches: object) -> bytes:
+    return msgspec.msgpack.encode(list(batches))  # type: ignore[call-overload]
+
+
+def test_each_job_as_parsed_here_and_a_failure_costs_its_job_alone(tmp_path):
+    jobs = _jobs(tmp_path)
+    with worker.SharedParse(jobs, lines=3) as shared:
+        assert _there(shared.batches(0)) == _here(jobs[0], 3)
+        with pytest.raises(OSError) as failed:
+            list(shared.batches(1))
+        assert failed.value.errno == errno.ENOENT and failed.value.filename == jobs[1][1].path
+        assert _there(shared.batches(2)) == _here(jobs[2], 3)
+        assert _there(shared.batches(3)) == _here(jobs[3], 3)
+        assert not shared.broken
+
+
+def test_jobs_passed_over_or_half_read_are_skipped(tmp_path):
+    jobs = _jobs(tmp_path)
+    assert len(list(jsonl_batches(*jobs[0][:2], {}, 0, None, 3))) > 1  # several batches to leave
+    with worker.SharedParse(jobs, lines=3) as shared:
+        first = next(iter(shared.batches(0)))  # one batch of job 0, the rest left
+        assert msgspec.msgpack.encode(first) == msgspec.msgpack.encode(
+            next(iter(jsonl_batches(*jobs[0][:2], {}, 0, None, 3)))
+        )
+        assert _there(shared.batches(3)) == _here(jobs[3], 3)  # 1 and 2 passed over
+
+
+def test_a_worker_killed_fails_the_job_it_was_on_and_says_so(tmp_path):
+    import multiprocessing
+    import os
+    import signal
+
+    big = max(sorted((FIXTURES / "claude_code").glob("*.jsonl")), key=lambda p: p.stat().st_size)
+    jobs: list[worker.ParseJob] = [(CLAUDE, SourceRef(agent="claude_code", path=str(big)), 0, None)] * 400
+    with worker.SharedParse(jobs, lines=3) as shared:
+        assert _there(shared.batches(0)) == _here(jobs[0], 3)
+        for child in multiprocessing.active_children():
+            os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        with pytest.raises(OSError, match="ended"):
+            for job in range(1, len(jobs)):  # what reached the pipe before the kill, then the failure
+                list(shared.batches(job))
+        assert shared.broken
