@@ -87,6 +87,21 @@ SECRETS = [
     ("STRIPE_SECRET_KEY=abc123def456ghi789", "env_secret", "abc123def456ghi789"),
     ('{"password": "correct-horse-battery"}', "password", "correct-horse-battery"),
     ("client.apiKey = 'q8Zr2Lm5Xw9Tn4Vb'", "password", "q8Zr2Lm5Xw9Tn4Vb"),
+    # shell and header forms (the tester's list): inside a command line, after a label, in YAML, unquoted
+    ("docker run -e DB_PASSWORD=SuperS3cretPw2 pg", "env_secret", "SuperS3cretPw2"),
+    ("cd app && OPENAI_API_KEY=abc123def456ghi789 python r.py", "env_secret", "abc123def456ghi789"),
+    ("PASSWORD=SuperS3cretPw2", "env_secret", "SuperS3cretPw2"),
+    ("CASE: DB_PASSWORD=SuperS3cretPw2", "env_secret", "SuperS3cretPw2"),
+    ("GITHUB_TOKEN: abc123def456ghi789", "env_secret", "abc123def456ghi789"),
+    ("password=hunter2secret", "password", "hunter2secret"),
+    ("password: SuperS3cretPw2", "password", "SuperS3cretPw2"),
+    ('curl -H "X-Api-Key: 9f8e7d6c5b4a3210" x', "password", "9f8e7d6c5b4a3210"),
+    (
+        'curl -H "Authorization: Bearer abcdef0123456789abcdef0123456789" x',
+        "bearer_token",
+        "abcdef0123456789abcdef0123456789",
+    ),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "bearer_token", "dXNlcjpwYXNzd29yZA=="),
 ]
 
 LOOK_ALIKES = [
@@ -121,6 +136,24 @@ LOOK_ALIKES = [
     "password: hunter2",
     'api_key: "your-api-key-here"',
     "postgres://user:${PGPASSWORD}@localhost/db",
+    # prose and settings the shell and header forms must leave alone
+    "the password field is empty",
+    "token: 5",
+    "password: string",
+    "max_tokens: 4096",
+    "input_tokens=12345678",
+    "token_count: 1a2b3c4d",
+    "Bearer authentication is used",
+    "use the Bearer token from env",
+    "the secret: nothing",
+    "api_key: process.env.API_KEY",
+    "AUTH_PROVIDER: keycloak",
+    "PRIMARY KEY (id)",
+    "KEY: value",
+    "password: ${DB_PASSWORD}",
+    "TOKEN: sha256",
+    "export TOKEN_LIMIT=100000000",
+    "set the password to something long",
 ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 from agentlog.adapters._json import json_object
@@ -73,13 +74,34 @@ tool never gets two names across adapters (Cursor's and Copilot's ``list_dir`` w
 _NOT_NAME = re.compile(r"[^a-z0-9_]+")
 
 
+@lru_cache(maxsize=1024)
+def _keeping_secrets(raw: str) -> str | None:
+    """``raw`` normalised around the secrets in it, kept as written (``None``: it holds none).
+    Only a name of 16+ characters with a digit is looked at: every secret shape is."""
+    from agentlog.redact import findings
+
+    secrets = findings(raw)
+    if not secrets:
+        return None
+    pieces, at = [], 0
+    for f in secrets:
+        pieces += [_NOT_NAME.sub("_", snake(raw[at : f.start])), raw[f.start : f.end]]
+        at = f.end
+    pieces.append(_NOT_NAME.sub("_", snake(raw[at:])))
+    return "".join(pieces).strip("_")
+
+
 def normalise_tool(raw: str, names: Mapping[str, str] | None = None) -> str:
     """The one tool-name normaliser: MCP tools (``mcp__server__tool``) as they are;
     else ``raw`` (or its snake case) through the agent's table ``names`` (raw →
     :data:`CANONICAL_TOOLS` name), else its snake case through :data:`ALIASES`,
-    with anything but ``a-z0-9_`` turned into ``_`` (``unknown`` when nothing is left)."""
+    with anything but ``a-z0-9_`` turned into ``_`` (``unknown`` when nothing is left).
+    A secret in ``raw`` (:func:`agentlog.redact.findings`) is kept as written, its
+    pieces around it normalised, so redaction still finds it in the name."""
     if raw.startswith("mcp__"):
         return raw
+    if len(raw) >= 16 and any(c.isdigit() for c in raw) and (kept := _keeping_secrets(raw)) is not None:
+        return kept
     names = names or {}
     mapped = names.get(raw)
     if mapped is not None:

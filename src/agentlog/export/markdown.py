@@ -122,7 +122,7 @@ def header(s: Session, level: int = 1) -> str:
     title = s.title or s.id
     facts = [
         ("agent", f"{s.agent} {s.agent_version or ''}".strip()),
-        ("model", ", ".join(s.models) or "–"),
+        ("model", _one_line(", ".join(s.models)) if s.models else "–"),
         ("folder", code_span(s.cwd) if s.cwd else "–"),
         ("branch", code_span(s.git_branch) if s.git_branch else "–"),
         ("started", utc(s.started_at) or "–"),

@@ -1,9 +1,11 @@
 """Secrets redacted from the model: every string a session or message shows.
 
 :mod:`agentlog.redact` finds and replaces the secrets; this walks the model:
-a session's title and description, and each part's text, reasoning, tool input
-(every string in it), output and structured result, compaction summary and
-unknown record.  File references are kept (a path or ``data:`` URI, not text).
+a session's header (title, description, folder, git branch, resume command,
+source paths and live status: evidence, reason, pending tool names), and each part's text,
+reasoning, tool name (the agent's and the normalised one), tool input (every
+string in it), output and structured result, compaction summary and unknown
+record.  File references are kept (a path or ``data:`` URI, not text).
 """
 
 from __future__ import annotations
@@ -43,9 +45,10 @@ def redact_part(part: Part) -> Part:
             output, structured = redact_value(result.output), redact_value(result.structured)
             if output is not result.output or structured is not result.structured:
                 result = msgspec.structs.replace(result, output=output, structured=structured)
-        if value is part.input and result is part.result:
+        raw_name, tool = redact_tool(part.raw_name, part.tool)
+        if value is part.input and result is part.result and raw_name is part.raw_name and tool is part.tool:
             return part
-        return msgspec.structs.replace(part, input=value, result=result)
+        return msgspec.structs.replace(part, input=value, result=result, raw_name=raw_name, tool=tool)
     if isinstance(part, CompactionPart):
         summary = redact(part.summary)
         return part if summary is part.summary else msgspec.structs.replace(part, summary=summary)
@@ -53,6 +56,20 @@ def redact_part(part: Part) -> Part:
         raw = redact_value(part.raw)
         return part if raw is part.raw else UnknownPart(raw=raw)
     return part
+
+
+def redact_tool(raw_name: str, tool: str) -> tuple[str, str]:
+    """A tool call's agent name and normalised name with their secrets replaced.
+    The normaliser keeps a secret as written (:func:`agentlog.adapters._tools.normalise_tool`),
+    so redacting ``tool`` finds it; a name normalised before it did (an older index:
+    ``ghp_A1b2…`` became ``ghp_a1b2_…``) is normalised again from the redacted agent name."""
+    raw = redact(raw_name)
+    redacted = redact(tool)
+    if raw is not raw_name and redacted is tool:
+        from agentlog.adapters._tools import normalise_tool
+
+        redacted = normalise_tool(raw)
+    return raw, redacted
 
 
 def redact_message(message: Message) -> Message:
@@ -63,13 +80,34 @@ def redact_message(message: Message) -> Message:
     return msgspec.structs.replace(message, parts=parts)
 
 
+_HEADER_TEXT = (
+    "title",
+    "description",
+    "cwd",
+    "git_branch",
+    "resume_command",
+    "status_evidence",
+    "status_reason",
+)
+"""The header's fields of log text (a folder or branch name can hold a token as well as a title)."""
+
+
 def redact_header(session: Session) -> Session:
-    """``session``'s title and description redacted (messages as they are)."""
-    title = redact(session.title) if session.title else session.title
-    description = redact(session.description) if session.description else session.description
-    if title is session.title and description is session.description:
-        return session
-    return msgspec.structs.replace(session, title=title, description=description)
+    """``session``'s header redacted: :data:`_HEADER_TEXT`, the pending tool names
+    and the source files' paths (an agent may name its folder after the session's:
+    Claude Code's ``projects/-tmp-clone-<token>``); messages as they are; the same
+    object when nothing changed."""
+    changed: dict[str, str | list[str]] = {}
+    for name in _HEADER_TEXT:
+        text = getattr(session, name)
+        if text and (redacted := redact(text)) is not text:
+            changed[name] = redacted
+    for name in ("status_pending", "sources"):
+        texts = getattr(session, name)
+        redacted_texts = [redact(text) for text in texts]
+        if any(a is not b for a, b in zip(redacted_texts, texts, strict=True)):
+            changed[name] = redacted_texts
+    return msgspec.structs.replace(session, **changed) if changed else session
 
 
 def part_strings(part: Part) -> Iterable[str]:
@@ -79,6 +117,7 @@ def part_strings(part: Part) -> Iterable[str]:
     elif isinstance(part, ReasoningPart):
         yield from (part.text, part.summary)
     elif isinstance(part, ToolCallPart):
+        yield part.raw_name
         yield from _strings(part.input)
         if part.result is not None:
             yield from _strings(part.result.output)
@@ -102,9 +141,10 @@ def _strings(value: object) -> Iterable[str]:
 
 
 def count_kinds(session: Session, messages: Iterable[Message]) -> Counter[str]:
-    """How many secrets of each kind ``session``'s title, description and ``messages`` hold."""
+    """How many secrets of each kind ``session``'s title, description, folder and
+    branch and ``messages`` hold (not its live status, which repeats its messages)."""
     counts: Counter[str] = Counter()
-    texts = [t for t in (session.title, session.description) if t]
+    texts = [t for t in (session.title, session.description, session.cwd, session.git_branch) if t]
     for text in texts:
         counts.update(f.kind for f in findings(text))
     for message in messages:

@@ -40,6 +40,7 @@ from agentlog.mcp.shape import (
     stamp,
 )
 from agentlog.query import SessionFilter, parse_zone, resolve_agent
+from agentlog.redact import redact
 from agentlog.service.filters import search_filter, session_filter, span_of
 
 SYNC_EVERY_S = 60.0
@@ -415,8 +416,8 @@ def build_server(index: Index) -> MCPServer:
                         "touch_count": len(fs.touches),
                         "touches": [
                             {
-                                "tool": t.tool,
-                                "path": t.path,
+                                "tool": redact(t.tool),
+                                "path": redact(t.path),
                                 "timestamp": stamp(t.timestamp),
                                 "ordinal": message_ordinal(conn, fs.session.key, t.message_id),
                             }

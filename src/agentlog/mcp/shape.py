@@ -13,6 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from agentlog.export.redaction import redact_header
 from agentlog.index.search import MARK_END, MARK_START
 from agentlog.model import Message, Session, ToolCallPart
 from agentlog.plaintext import message_text
@@ -46,7 +47,9 @@ def stamp(value: datetime | None) -> str | None:
 def session_row(s: Session) -> dict[str, Any]:
     """One session's header: ``session_id`` (the key ``get_messages`` takes),
     ``agent``, ``project`` (its folder), ``name`` (title, at most
-    :data:`NAME_CHARS`), times, counts, tokens, cost (USD, ``null``: no price)."""
+    :data:`NAME_CHARS`), times, counts, tokens, cost (USD, ``null``: no price);
+    its header redacted (:func:`agentlog.export.redaction.redact_header`)."""
+    s = redact_header(s)
     name, _ = cut(s.title or "", NAME_CHARS)
     return {
         "session_id": s.key,

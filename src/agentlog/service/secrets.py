@@ -64,7 +64,9 @@ def redacted_records(records: list[Any]) -> list[Any]:
     return [redact_value(r) for r in records]
 
 
-def _sessions(rows: list[Session]) -> list[Session]:
+def redacted_headers(rows: list[Session]) -> list[Session]:
+    """Session headers (a listing's rows) with their secrets replaced
+    (:func:`agentlog.export.redaction.redact_header`)."""
     return [redact_header(s) for s in rows]
 
 
@@ -72,7 +74,7 @@ def redacted_view(view: SessionView) -> SessionView:
     """A whole session (``agentlog show``) with its secrets and its children's titles replaced."""
     session = redact_header(view.session)
     messages = [redact_message(m) for m in view.session.messages]
-    return SessionView(msgspec.structs.replace(session, messages=messages), _sessions(view.children))
+    return SessionView(msgspec.structs.replace(session, messages=messages), redacted_headers(view.children))
 
 
 def redacted_page(page: TranscriptPage) -> TranscriptPage:
@@ -82,8 +84,8 @@ def redacted_page(page: TranscriptPage) -> TranscriptPage:
         page,
         header=redact_header(page.header),
         messages=[redact_message(m) for m in page.messages],
-        children=_sessions(page.children),
+        children=redacted_headers(page.children),
         links={k: redact_header(s) for k, s in page.links.items()},
         tree=[(depth, redact_header(s)) for depth, s in page.tree],
-        parent=_sessions(page.parent),
+        parent=redacted_headers(page.parent),
     )

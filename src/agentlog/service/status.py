@@ -22,7 +22,6 @@ from agentlog.live.procs import ProcessTable
 from agentlog.live.status import TAIL, facts_of, is_prompt, refine
 from agentlog.model import Message, Session, SessionStatus, Usage
 from agentlog.query import SQL_INT_MAX, SessionFilter, Span
-from agentlog.redact import redact
 from agentlog.service.home import Home
 from agentlog.service.sessions import SessionOrder, SessionPage
 
@@ -145,23 +144,28 @@ def board(
     refined by the clock (``writes``: key → its source's last write) and the agent
     processes (``procs``; ``None``: unknown), children nested under their parent
     (the parent's ``waiting_for_subagents`` ends when none of them is active),
-    ordered by :data:`STATUS_ORDER` then the latest write first; titles and
-    evidence (log text) with secrets replaced unless not ``redact_secrets``.  Pure."""
-    hide = redact if redact_secrets else (lambda text: text)
+    ordered by :data:`STATUS_ORDER` then the latest write first; the
+    header's log text (:func:`agentlog.export.redaction.redact_header`: title,
+    folder, evidence, pending tool names…) with secrets replaced unless not
+    ``redact_secrets``.  Pure."""
+    from agentlog.export.redaction import redact_header
+
     sessions = list(sessions)
+    views = {s.key: redact_header(s) if redact_secrets else s for s in sessions}
     by_key = {s.key: s for s in sessions}
     kids: dict[str, list[Session]] = {}
     for s in sessions:
         if s.parent_key in by_key:
             kids.setdefault(s.parent_key, []).append(s)
 
-    def row(s: Session, cwd: str | None) -> LiveSession:
-        children = [row(c, cwd or c.cwd) for c in kids.get(s.key, [])]
+    def row(s: Session, cwd: str | None, shown_cwd: str | None) -> LiveSession:
+        view = views[s.key]
+        children = [row(c, cwd or c.cwd, shown_cwd or views[c.key].cwd) for c in kids.get(s.key, [])]
         folder = s.cwd or cwd
         alive = procs.alive(s.agent, folder) if procs is not None else None
         wrote = writes.get(s.key)
         facts = refine(
-            facts_of(s),
+            facts_of(view),
             s.agent,
             last_write=wrote,
             now=now,
@@ -172,13 +176,13 @@ def board(
             key=s.key,
             agent=s.agent,
             id=s.id,
-            title=hide(s.title) if s.title else s.title,
-            cwd=folder,
+            title=view.title,
+            cwd=view.cwd or shown_cwd,
             kind=s.kind,
             parent_key=s.parent_key,
             status=facts.status,
             since=facts.since,
-            evidence=hide(facts.evidence) if facts.evidence else facts.evidence,
+            evidence=facts.evidence,
             evidence_at=facts.at,
             inferred=facts.inferred,
             reason=facts.reason,
@@ -186,11 +190,11 @@ def board(
             last_write=wrote,
             alive=alive,
             turn=turns.get(s.key, TurnUsage()),
-            resume_command=s.resume_command,
+            resume_command=view.resume_command,
             children=_ordered(children),
         )
 
-    return _ordered([row(s, None) for s in sessions if s.parent_key not in by_key])
+    return _ordered([row(s, None, None) for s in sessions if s.parent_key not in by_key])
 
 
 def _ordered(rows: list[LiveSession]) -> list[LiveSession]:
@@ -242,7 +246,9 @@ def refine_sessions(
     from agentlog.index.live import source_paths
 
     paths = source_paths(conn, [s.key for s in sessions])
-    rows = board(sessions, {}, {k: last_write(p) for k, p in paths.items()}, now or datetime.now(UTC), _procs(procs))
+    rows = board(
+        sessions, {}, {k: last_write(p) for k, p in paths.items()}, now or datetime.now(UTC), _procs(procs)
+    )
     found: dict[str, LiveSession] = {}
     stack = list(rows)
     while stack:
@@ -315,9 +321,7 @@ def live_status(
         from agentlog.service.usage import pricer
 
         prices = pricer(conn)
-    turns = {
-        s.key: turn_usage(s, turn_messages(last_messages(conn, s.key, TAIL)), prices) for s in found
-    }
+    turns = {s.key: turn_usage(s, turn_messages(last_messages(conn, s.key, TAIL)), prices) for s in found}
     writes = {k: last_write(p) for k, p in paths.items()}
     return board(found, turns, writes, now, _procs(procs), redact_secrets)
 

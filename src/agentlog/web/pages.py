@@ -28,7 +28,7 @@ from agentlog.service import sessions as session_service
 from agentlog.service.filters import search_filter, session_filter
 from agentlog.service.search import SearchPaging
 from agentlog.service.search import search as search_index
-from agentlog.service.secrets import redacted_page, redacted_records, redacted_title
+from agentlog.service.secrets import redacted_headers, redacted_page, redacted_records, redacted_title
 from agentlog.service.status import page_by_status, refine_sessions
 from agentlog.service.summaries import latest_summary
 from agentlog.service.usage import UsageQuery, index_usage
@@ -158,7 +158,7 @@ def sessions() -> str:
     found = page_by_status(conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE)
     return render_template(
         "sessions.html",
-        groups=_groups(found.sessions, group),
+        groups=_groups(redacted_headers(found.sessions) if _redacting() else found.sessions, group),
         total=found.total,
         page=page,
         pages=max(math.ceil(found.total / SESSIONS_PER_PAGE), 1),
@@ -278,7 +278,12 @@ def search() -> tuple[str, int]:
         )
         try:
             found = search_index(
-                connection(), query, where, paging, Budget(cancelled=client_gone()), redact_secrets=_redacting()
+                connection(),
+                query,
+                where,
+                paging,
+                Budget(cancelled=client_gone()),
+                redact_secrets=_redacting(),
             )
         except AgentlogError as exc:
             error = str(exc)
@@ -350,7 +355,12 @@ def usage() -> str:
         ),
         projects=sorted(projects, key=by_cost, reverse=True)[:TOP],
         sessions=top,
-        titles={s.key: s.title or s.id for s in queries.list_sessions_by_keys(conn, [r.key for r in top])},
+        titles={
+            s.key: s.title or s.id
+            for s in (redacted_headers if _redacting() else list)(
+                queries.list_sessions_by_keys(conn, [r.key for r in top])
+            )
+        },
         total=total,
         buckets=BUCKETS,
         agents=queries.agent_counts(conn),
