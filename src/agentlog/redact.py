@@ -98,7 +98,7 @@ class _Rule:
     optional ``check`` of that secret.  Case-insensitive rules list each
     spelling of a keyword they expect (``passw``, ``Passw``, ``PASSW``)."""
 
-    __slots__ = ("check", "groups", "keywords", "kind", "pattern", "word")
+    __slots__ = ("_compiled", "_source", "check", "groups", "keywords", "kind", "word")
 
     def __init__(
         self,
@@ -112,10 +112,19 @@ class _Rule:
     ) -> None:
         self.kind = kind
         self.keywords = keywords
-        self.pattern = re.compile(pattern)
+        self._source = pattern
+        self._compiled: re.Pattern[str] | None = None
         self.groups = group if isinstance(group, tuple) else (group,)
         self.word = word
         self.check = check
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        """The compiled pattern (compiled on first use: a listing that redacts
+        a few folder names pays for the rules their keywords reach, not all)."""
+        if self._compiled is None:
+            self._compiled = re.compile(self._source)
+        return self._compiled
 
     def start(self, text: str, at: int) -> int:
         """Where a match through the keyword at ``at`` starts: ``at``, or the
