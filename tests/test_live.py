@@ -405,15 +405,15 @@ status         for  agent   session                                 turn  eviden
 /home/demo/src/weather
  interrupted   11d  claude  de70c1a0 weather: fix daily_m…    2.3k $0.01  user message u11: flagged interrupted
   done         11d  claude  └ b7e1d2c3 Review rounding ch…    8.7k $0.01  assistant message msg_demo_s2: turn_end
- done           9d  codex   019ab0d2 Add type hints to we…   36.0k $0.02  ~ the turn ended and no write for 237 h
+ done           9d  codex   019ab0d2 Add type hints to we…   36.0k $0.02  ~ the turn ended and no write for 9 d
 /Users/USER/dev/ai-music
- done         538d  claude  fed8ce56 AI Music Generation:…   31.7k $0.02  ~ the turn ended and no write for 12935 h
- done         541d  claude  ba79134d /init                   78.6k $0.02  ~ the turn ended and no write for 12985 h
+ done         538d  claude  fed8ce56 AI Music Generation:…   31.7k $0.02  ~ the turn ended and no write for 538 d
+ done         541d  claude  ba79134d /init                   78.6k $0.02  ~ the turn ended and no write for 541 d
 /path/to/Demo
- done         450d  claude  5c0375b4 /orchestrator @CLAUD…  218.4k $0.19  ~ the turn ended and no write for 10802 h
+ done         450d  claude  5c0375b4 /orchestrator @CLAUD…  218.4k $0.19  ~ the turn ended and no write for 450 d
   done        450d  claude  └ 6340ddef Examine the packag…   39.7k $0.07  assistant message msg_01CHVXQb6qDihpHcDpuqvJz…
   done        450d  claude  └ 83e2917c Analyze the curren…  117.7k $0.08  ~ the last record is the assistant's reply; t…
- done         454d  claude  1af7fc5e /init                  117.0k $0.09  ~ the turn ended and no write for 10907 h
+ done         454d  claude  1af7fc5e /init                  117.0k $0.09  ~ the turn ended and no write for 454 d
 """
 
 

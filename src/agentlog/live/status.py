@@ -249,7 +249,9 @@ def _span(delta: timedelta) -> str:
         return f"{seconds} s"
     if seconds < 7200:
         return f"{seconds // 60} min"
-    return f"{seconds // 3600} h"
+    if seconds < 172800:
+        return f"{seconds // 3600} h"
+    return f"{seconds // 86400} d"
 
 
 def _stale(facts: StatusFacts, now: datetime, quiet: timedelta, why: str) -> StatusFacts:
