@@ -26,6 +26,7 @@ from agentlog.collector import gc_paused
 from agentlog.errors import AgentlogError
 from agentlog.index.db import explain
 from agentlog.present import clean
+from agentlog.service.home import Home
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -46,6 +47,11 @@ class App:
     debug: bool = False
     demo: bool = False
     no_sync: bool = False
+
+    @property
+    def where(self) -> Home:
+        """The logs' home these settings name: environment, home folder, ``--root`` folders."""
+        return Home(self.env, self.home, self.roots)
 
     @cached_property
     def console(self) -> Console:

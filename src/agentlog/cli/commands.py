@@ -32,7 +32,6 @@ from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
 from agentlog.service.filters import session_filter
-from agentlog.service.home import Home
 from agentlog.service.secrets import redacted_view
 
 if TYPE_CHECKING:
@@ -272,7 +271,7 @@ def doctor(app: App, agent: str | None, as_json: bool) -> None:
         raise problem
     # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
     result = doctor_service.doctor(
-        conn, agent, synced.roots.errors, synced.roots.problems, home=Home(app.env, app.home, app.roots)
+        conn, agent, synced.roots.errors, synced.roots.problems, home=app.where
     )
     if as_json:
         print_json(result.as_json())

@@ -17,7 +17,6 @@ from agentlog.present import plural
 from agentlog.query import SQL_INT_MAX
 from agentlog.service.export import export_sessions, select
 from agentlog.service.filters import session_filter
-from agentlog.service.home import Home
 
 
 @main.command("export")
@@ -97,7 +96,7 @@ def export_command(
         output,
         sys.stdout.buffer,
         site=everything,
-        home=Home(app.env, app.home, app.roots),
+        home=app.where,
     )
     sys.stdout.flush()
     if not transcripts:

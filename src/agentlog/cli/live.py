@@ -26,7 +26,6 @@ from agentlog.present import clean
 from agentlog.query import TIME_HELP, SessionFilter
 from agentlog.service.filters import session_filter
 from agentlog.service.follow import Follower
-from agentlog.service.home import Home
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -53,7 +52,7 @@ def _follower(app: App) -> Follower | None:
 
     if not events_available():
         app.err.print(MISSING, markup=False, soft_wrap=True)
-    follower = Follower(app.index_path, Home(app.env, app.home, app.roots), synced=True)
+    follower = Follower(app.index_path, app.where, synced=True)
     follower.start()
     return follower
 

@@ -57,10 +57,9 @@ def mcp_command(app: App, http: str | None) -> None:
             raise AgentlogError(MCP_EXTRA) from None
         raise
     from agentlog.index import db
-    from agentlog.service.home import Home
     from agentlog.service.index import update_index
 
-    home = Home(app.env, app.home, app.roots)
+    home = app.where
 
     def connect() -> sqlite3.Connection:
         if app.demo:  # only a cache: rebuilt when another build left it

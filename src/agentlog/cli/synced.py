@@ -12,7 +12,6 @@ from agentlog.errors import AgentlogError
 from agentlog.index import db
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean
-from agentlog.service.home import Home
 from agentlog.service.index import update_index
 
 
@@ -53,7 +52,7 @@ def open_index(
         return conn, SyncReport(building=True)
     interactive = sys.stderr.isatty()
     if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
-        home = Home(app.env, app.home, app.roots)
+        home = app.where
         if background.start_build(path, home, app.demo):
             app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
             return conn, SyncReport(building=True)
@@ -68,7 +67,7 @@ def open_index(
 
 def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:
     """Sync, with a progress bar on a terminal (quiet when piped)."""
-    home = Home(app.env, app.home, app.roots)
+    home = app.where
     if not sys.stderr.isatty() or not app.err.is_terminal:
         return update_index(conn, home, full)
     from rich.progress import (

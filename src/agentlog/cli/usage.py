@@ -17,7 +17,6 @@ from agentlog.cli.synced import open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
-from agentlog.service.home import Home
 from agentlog.service.reports import usage_document
 from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, codex_limits, index_usage, log_usage, pricer
 from agentlog.usage.pricing import CostMode, PricedCall, cached_prices_path, default_overrides_path
@@ -143,7 +142,7 @@ def usage(
     )
     conn, synced = (None, None) if no_index else open_index(app, first_run=True)
     if conn is None or (synced is not None and synced.building):  # the logs are read instead
-        found = log_usage(Home(app.env, app.home, app.roots), query)
+        found = log_usage(app.where, query)
     else:
         found = index_usage(conn, query)
     priced, warnings = found.calls, found.warnings
