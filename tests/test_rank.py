@@ -1,0 +1,252 @@
+"""Rank-sorted search without FTS5's whole-list count (issue 16): ``agentlog.index.rank``
+scores the newest hits through ``apsw`` with FTS5's bm25 formula, given bounded row
+counts.  Where every count is exact its scores are the built-in ``bm25()``'s, bit for
+bit, and so are the pages (ties, windows, pages, flat and grouped, on the demo and a
+generated index); past the cap the count is estimated and the page says so; without
+``apsw`` (or for raw FTS5 syntax) the built-in runs."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentlog.adapters import all_adapters
+from agentlog.demo import demo_env, demo_home
+from agentlog.index import db, rank
+from agentlog.index import search as search_module
+from agentlog.index.fts import translate
+from agentlog.index.search import Budget, SearchStopped, search
+from agentlog.index.sync import sync
+
+pytest.importorskip("apsw")
+
+WORDS = ["deploy", "rocket", "fuel", "the", "launch", "pad", "orbit", "crew", "abort", "stage"]
+
+
+def _generated_home(home: Path, seed: int = 3) -> Path:
+    """Four sessions of prompts and answers (text and reasoning) of 1 to 30 words drawn
+    unevenly from :data:`WORDS`, some repeated texts (ties), some at the same second."""
+    rng = random.Random(seed)
+    project = home / ".claude/projects/-gen"
+    project.mkdir(parents=True, exist_ok=True)
+    for s in range(4):
+        rows = []
+        for n in range(40):
+            text = " ".join(rng.choices(WORDS, weights=range(len(WORDS), 0, -1), k=rng.randint(1, 30)))
+            if n % 7 == 3:
+                text = "deploy the rocket"  # repeated: equal scores
+            line = {"sessionId": f"s{s}", "uuid": f"s{s}-{n}", "parentUuid": None, "cwd": "/work/gen"}
+            stamp = f"2026-03-0{1 + s % 2}T10:{(n * 7 + s) % 60:02d}:00Z"
+            if n % 2:
+                thought = " ".join(rng.choices(WORDS, k=rng.randint(1, 12)))
+                message = {
+                    "id": f"a{s}-{n}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [{"type": "thinking", "thinking": thought}, {"type": "text", "text": text}],
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                }
+                rows.append(json.dumps({**line, "type": "assistant", "timestamp": stamp, "message": message}))
+            else:
+                message = {"role": "user", "content": text}
+                rows.append(json.dumps({**line, "type": "user", "timestamp": stamp, "message": message}))
+        (project / f"s{s}.jsonl").write_text("\n".join(rows) + "\n")
+    return home
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    base = tmp_path_factory.mktemp("rank")
+    home = _generated_home(base / "home")
+    conn = db.connect(base / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    return conn
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    conn = db.connect(tmp_path_factory.mktemp("demo") / "index.sqlite")
+    sync(conn, all_adapters(), demo_env({}), demo_home())
+    return conn
+
+
+def _builtin(conn, match: str, window: int) -> list[tuple[int, float]]:
+    sql = f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}"
+    return [tuple(r) for r in conn.execute(sql, (match,))]
+
+
+def _ours(conn, query: str, reasoning: bool, window: int) -> tuple[list[tuple[int, float]], bool]:
+    translation = translate(query)
+    match = search_module._scoped(translation.match, reasoning)
+    scope = "" if reasoning else "{text} : "
+    budget = Budget()
+    scored = rank._apsw_scores(conn, match, [scope + p for p in rank.phrases(translation.match)], window, budget.run, budget.check)
+    assert scored is not None, "the apsw path fell back"
+    return [tuple(r) for r in scored[0]], scored[1]
+
+
+QUERIES = [
+    "rocket",
+    "the",
+    "deploy rocket",
+    '"deploy the rocket"',
+    "rocket OR crew",
+    "launch NOT abort",
+    "NEAR(fuel orbit, 3)",
+    "sta*",
+    "the crew abort stage pad",
+    "orbit orbit",
+    "nowhere",
+]
+
+
+@pytest.mark.parametrize("reasoning", [False, True])
+@pytest.mark.parametrize("window", [1, 7, 1000])
+def test_scores_are_the_builtin_bm25_bit_for_bit(generated, reasoning, window):
+    for query in QUERIES:
+        match = search_module._scoped(translate(query).match, reasoning)
+        got, estimated = _ours(generated, query, reasoning, window)
+        assert (got, estimated) == (_builtin(generated, match, window), False), query
+
+
+def test_scores_on_the_demo_are_the_builtin_bm25(demo):
+    for query in ("claude", "the", "error test", "git push", '"pull request"', "fix*", "def OR class"):
+        match = search_module._scoped(translate(query).match, False)
+        assert _ours(demo, query, False, 1000) == (_builtin(demo, match, 1000), False), query
+
+
+def _pages(conn, query: str, **kw) -> list[tuple[object, ...]]:
+    page = search(conn, query, **kw)
+    hits = [(h.session_key, h.message_id, h.part_type, h.session_hits, h.rank) for h in page.hits]
+    return [*hits, (page.total, page.total_exact, page.note)]
+
+
+@pytest.mark.parametrize("window", [1, 5, 16, 1000])
+def test_pages_are_those_of_the_builtin_bm25(generated, demo, monkeypatch, window):
+    monkeypatch.setattr(search_module, "RANK_WINDOW", window)
+    monkeypatch.setattr(search_module, "TOTAL_CAP", 30)
+    cases = [(generated, q) for q in ("rocket", "the", "deploy rocket", '"deploy the rocket"', "crew OR pad")]
+    cases += [(demo, q) for q in ("claude", "the", "git push")]
+    for conn, query in cases:
+        for offset, limit in ((0, 1), (0, 4), (3, 5), (8, 8), (60, 10)):
+            for by_session in (False, True):
+                for reasoning in (False, True):
+                    kw = {"offset": offset, "limit": limit, "by_session": by_session, "reasoning": reasoning}
+                    ours = _pages(conn, query, **kw)
+                    with monkeypatch.context() as m:
+                        m.setattr(rank, "_kept", lambda conn: None)  # as without apsw
+                        assert ours == _pages(conn, query, **kw), (query, kw)
+
+
+def test_without_apsw_the_builtin_ranks(generated, monkeypatch):
+    expected = _pages(generated, "deploy rocket", limit=5)
+    monkeypatch.setitem(sys.modules, "apsw", None)  # import apsw raises ImportError
+    assert rank._kept(generated) is None
+    assert _pages(generated, "deploy rocket", limit=5) == expected
+
+
+def test_past_the_cap_a_count_is_estimated_and_the_page_says_so(generated, monkeypatch):
+    monkeypatch.setattr(rank, "COUNT_CAP", 5)
+    rows = generated.execute("SELECT min(id), max(id) FROM parts_fts_docsize").fetchone()
+    capped = generated.execute(
+        "SELECT rowid FROM parts_fts WHERE parts_fts MATCH '{text} : \"stage\"' ORDER BY rowid LIMIT 1 OFFSET 5"
+    ).fetchone()[0]
+    n = rank.estimated_rows(rows[0], rows[1], capped)
+    assert n == max(6, round(6 * (rows[1] - rows[0] + 1) / (capped - rows[0] + 1)))
+    total = generated.execute("SELECT count(*) FROM parts_fts WHERE parts_fts MATCH '{text} : \"stage\"'").fetchone()[0]
+    assert 5 < total < rows_count(generated) / 2  # counted past the cap; an IDF above the floor
+    got, estimated = _ours(generated, "stage", False, 1000)
+    builtin = _builtin(generated, "{text} : (\"stage\")", 1000)
+    assert estimated
+    assert [r for r, _ in got] == [r for r, _ in builtin]
+    tokens = rank_totals(generated)
+    for (_, score), (rowid, _) in zip(got, builtin, strict=True):
+        freq, length = _row(generated, rowid, "stage")
+        assert score == rank.bm25([freq], length, tokens, [rank.idf(rows_count(generated), n)])
+        assert score != rank.bm25([freq], length, tokens, [rank.idf(rows_count(generated), total)])
+    # one phrase: the order is the built-in's (an IDF scales every score alike)
+    order = sorted(got, key=lambda r: (r[1], -r[0]))
+    assert [r for r, _ in order] == [r for r, _ in sorted(builtin, key=lambda r: (r[1], -r[0]))]
+    page = search(generated, "stage", limit=3)
+    assert page.note == rank.ESTIMATED_NOTE
+    assert [h.rank for h in page.hits] == sorted(s for _, s in got)[:3]
+
+
+def rows_count(conn) -> int:
+    return conn.execute("SELECT count(*) FROM parts_fts_docsize").fetchone()[0]
+
+
+def rank_totals(conn) -> float:
+    sizes = [_sizes(blob) for (blob,) in conn.execute("SELECT sz FROM parts_fts_docsize")]
+    return sum(map(sum, sizes)) / len(sizes)
+
+
+def _sizes(blob: bytes) -> list[int]:
+    """A ``parts_fts_docsize`` blob: one varint per column (all below 128 here)."""
+    assert all(b < 128 for b in blob)
+    return list(blob)
+
+
+def _row(conn, rowid: int, word: str) -> tuple[float, int]:
+    """(instances of ``word`` in the row's text column, the row's tokens in every column)."""
+    (blob,) = conn.execute("SELECT sz FROM parts_fts_docsize WHERE id = ?", (rowid,)).fetchone()
+    marked = conn.execute(
+        "SELECT highlight(parts_fts, 0, char(2), char(3)) FROM parts_fts WHERE parts_fts MATCH ? AND rowid = ?",
+        (f'{{text}} : "{word}"', rowid),
+    ).fetchone()[0]
+    return float(marked.count("\x02")), sum(_sizes(blob))
+
+
+def test_the_estimate_extrapolates_the_oldest_hits_density():
+    assert rank.estimated_rows(1, 1_000_000, 100_000) == 100_010  # 10,001 hits in the first tenth
+    assert rank.estimated_rows(1, 1_000_000, 10_500) == 952_476
+    assert rank.estimated_rows(1, 1_000, 1_000) == rank.COUNT_CAP + 1  # never below the count
+    assert rank.idf(100, 100) == rank.IDF_FLOOR == rank.idf(100, 60) == rank.idf(100, 200)
+    assert rank.idf(100, 10) == math.log(90.5 / 10.5) == 2.1539745935424026
+
+
+def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, monkeypatch):
+    raw = search(generated, "{text}: rocket", raw=True, limit=4)
+    with monkeypatch.context() as m:
+        m.setattr(rank, "_kept", lambda conn: None)
+        assert [h.rank for h in raw.hits] == [h.rank for h in search(generated, "{text}: rocket", raw=True, limit=4).hits]
+    calls = []
+
+    def stale(conn, sql, params):  # the caller's connection sees other FTS records
+        calls.append(sql)
+        return [(1, b"other")] if sql == rank._CHECK else generated.execute(sql, params).fetchall()
+
+    budget = Budget()
+    assert rank._apsw_scores(generated, '{text} : ("rocket")', ['{text} : "rocket"'], 10, stale, budget.check) is None
+    assert calls == [rank._CHECK]
+    scores, estimated = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
+    assert (scores, estimated) == (_builtin(generated, '{text} : ("rocket")', 10), False)
+
+
+def test_a_search_past_its_time_limit_stops(generated):
+    budget = Budget(seconds=0.0)
+    with pytest.raises(SearchStopped, match="longer than 0 s"):
+        search(generated, "the", budget=budget)
+
+
+def test_a_rebuilt_index_gets_a_connection_of_its_own(tmp_path):
+    home = _generated_home(tmp_path / "home", seed=5)
+    path = tmp_path / "index.sqlite"
+    conn = db.connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    first = rank._kept(conn)
+    assert first is not None and rank._kept(conn) is first
+    conn.close()
+    for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        stale.unlink(missing_ok=True)
+    conn = db.connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    second = rank._kept(conn)
+    assert second is not None and second is not first
+    match = '{text} : ("rocket")'
+    assert _ours(conn, "rocket", False, 1000) == (_builtin(conn, match, 1000), False)
