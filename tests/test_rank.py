@@ -23,7 +23,7 @@ from agentlog.index.fts import translate
 from agentlog.index.search import Budget, SearchStopped, search
 from agentlog.index.sync import sync
 
-pytest.importorskip("apsw")
+apsw = pytest.importorskip("apsw")
 
 WORDS = ["deploy", "rocket", "fuel", "the", "launch", "pad", "orbit", "crew", "abort", "stage"]
 
@@ -81,13 +81,23 @@ def _builtin(conn, match: str, window: int) -> list[tuple[int, float]]:
 
 
 def _ours(conn, query: str, reasoning: bool, window: int) -> tuple[list[tuple[int, float]], bool]:
+    """The newest ``window`` hits of ``query`` scored through ``apsw`` (never the
+    built-in), and whether a count was estimated."""
     translation = translate(query)
     match = search_module._scoped(translation.match, reasoning)
     scope = "" if reasoning else "{text} : "
     budget = Budget()
-    scored = rank._apsw_scores(conn, match, [scope + p for p in rank.phrases(translation.match)], window, budget.run, budget.check)
+    counts, estimated = rank._counts(conn, budget.run, [scope + p for p in rank.phrases(translation.match)])
+    scored = rank._apsw_scores(conn, match, counts, window, budget.run, budget.check)
     assert scored is not None, "the apsw path fell back"
-    return [tuple(r) for r in scored[0]], scored[1]
+    return [tuple(r) for r in scored], estimated
+
+
+@pytest.fixture
+def scored(monkeypatch):
+    """Every query scored through ``apsw`` (by default only those with a phrase in
+    more than 10,000 rows: none here)."""
+    monkeypatch.setattr(rank, "SCORED_PAST", 0)
 
 
 QUERIES = [
@@ -127,7 +137,7 @@ def _pages(conn, query: str, **kw) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize("window", [1, 5, 16, 1000])
-def test_pages_are_those_of_the_builtin_bm25(generated, demo, monkeypatch, window):
+def test_pages_are_those_of_the_builtin_bm25(generated, demo, monkeypatch, scored, window):
     monkeypatch.setattr(search_module, "RANK_WINDOW", window)
     monkeypatch.setattr(search_module, "TOTAL_CAP", 30)
     cases = [(generated, q) for q in ("rocket", "the", "deploy rocket", '"deploy the rocket"', "crew OR pad")]
@@ -152,6 +162,7 @@ def test_without_apsw_the_builtin_ranks(generated, monkeypatch):
 
 def test_past_the_cap_a_count_is_estimated_and_the_page_says_so(generated, monkeypatch):
     monkeypatch.setattr(rank, "COUNT_CAP", 5)
+    monkeypatch.setattr(rank, "SCORED_PAST", 5)
     rows = generated.execute("SELECT min(id), max(id) FROM parts_fts_docsize").fetchone()
     capped = generated.execute(
         "SELECT rowid FROM parts_fts WHERE parts_fts MATCH '{text} : \"stage\"' ORDER BY rowid LIMIT 1 OFFSET 5"
@@ -222,16 +233,46 @@ def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, mon
         return [(1, b"other")] if sql == rank._CHECK else generated.execute(sql, params).fetchall()
 
     budget = Budget()
-    assert rank._apsw_scores(generated, '{text} : ("rocket")', ['{text} : "rocket"'], 10, stale, budget.check) is None
+    assert rank._apsw_scores(generated, '{text} : ("rocket")', [137], 10, stale, budget.check) is None
     assert calls == [rank._CHECK]
+    monkeypatch.setattr(rank, "SCORED_PAST", 0)
     scores, estimated = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
     assert (scores, estimated) == (_builtin(generated, '{text} : ("rocket")', 10), False)
+    assert calls == [rank._CHECK, calls[1], rank._CHECK, calls[3]]  # count, check (another view), built-in
+    assert "count(*)" in calls[1] and "bm25(parts_fts)" in calls[3]
 
 
-def test_a_search_past_its_time_limit_stops(generated):
+def test_phrases_in_few_rows_are_scored_by_the_builtin(generated, monkeypatch):
+    expected = _pages(generated, "deploy rocket", limit=5, by_session=True)
+
+    def unused(*args):
+        raise AssertionError("scored through apsw")
+
+    monkeypatch.setattr(rank, "_apsw_scores", unused)
+    assert _pages(generated, "deploy rocket", limit=5, by_session=True) == expected
+    monkeypatch.setattr(rank, "SCORED_PAST", 136)  # "rocket" is in 137 rows
+    with pytest.raises(AssertionError, match="scored through apsw"):
+        search(generated, "deploy rocket")
+
+
+def test_a_search_past_its_time_limit_stops(generated, monkeypatch):
+    monkeypatch.setattr(search_module, "PROGRESS_STEPS", 1)  # a small index: look at the clock at every step
     budget = Budget(seconds=0.0)
     with pytest.raises(SearchStopped, match="longer than 0 s"):
         search(generated, "the", budget=budget)
+
+    def interrupted(api, *counts):  # stopped in the middle of its read transaction
+        raise apsw.InterruptError("interrupted")
+
+    with monkeypatch.context() as m:
+        m.setattr(rank, "FUNCTION", "agentlog_interrupted")
+        kept = rank._kept(generated)
+        assert kept is not None
+        kept.db.register_fts5_function("agentlog_interrupted", interrupted)
+        assert rank._apsw_scores(generated, '{text} : ("the")', [126], 9, Budget().run, lambda: 0) is None
+    kept = rank._kept(generated)
+    assert kept is not None and not kept.db.in_transaction and not kept.lock.locked()
+    assert _ours(generated, "the", False, 1000) == (_builtin(generated, '{text} : ("the")', 1000), False)
 
 
 def test_a_rebuilt_index_gets_a_connection_of_its_own(tmp_path):
