@@ -96,8 +96,8 @@ def _ours(conn, query: str, reasoning: bool, window: int) -> tuple[list[tuple[in
 @pytest.fixture
 def scored(monkeypatch):
     """Every query scored through ``apsw`` (by default only those with a phrase in
-    more than 10,000 rows: none here)."""
-    monkeypatch.setattr(rank, "SCORED_PAST", 0)
+    more than 10,000 rows or slow to count: none here)."""
+    monkeypatch.setattr(rank, "RECOUNT_S", -1.0)
 
 
 QUERIES = [
@@ -162,7 +162,7 @@ def test_without_apsw_the_builtin_ranks(generated, monkeypatch):
 
 def test_past_the_cap_a_count_is_estimated_and_the_page_says_so(generated, monkeypatch):
     monkeypatch.setattr(rank, "COUNT_CAP", 5)
-    monkeypatch.setattr(rank, "SCORED_PAST", 5)
+    monkeypatch.setattr(rank, "RECOUNT_S", 1e9)  # scored through apsw since estimated
     rows = generated.execute("SELECT min(id), max(id) FROM parts_fts_docsize").fetchone()
     capped = generated.execute(
         "SELECT rowid FROM parts_fts WHERE parts_fts MATCH '{text} : \"stage\"' ORDER BY rowid LIMIT 1 OFFSET 5"
@@ -235,14 +235,15 @@ def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, mon
     budget = Budget()
     assert rank._apsw_scores(generated, '{text} : ("rocket")', [137], 10, stale, budget.check) is None
     assert calls == [rank._CHECK]
-    monkeypatch.setattr(rank, "SCORED_PAST", 0)
+    monkeypatch.setattr(rank, "RECOUNT_S", -1.0)
     scores, estimated = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
     assert (scores, estimated) == (_builtin(generated, '{text} : ("rocket")', 10), False)
     assert calls == [rank._CHECK, calls[1], rank._CHECK, calls[3]]  # count, check (another view), built-in
     assert "count(*)" in calls[1] and "bm25(parts_fts)" in calls[3]
 
 
-def test_phrases_in_few_rows_are_scored_by_the_builtin(generated, monkeypatch):
+def test_phrases_in_few_rows_counted_fast_are_scored_by_the_builtin(generated, monkeypatch):
+    monkeypatch.setattr(rank, "RECOUNT_S", 1e9)
     expected = _pages(generated, "deploy rocket", limit=5, by_session=True)
 
     def unused(*args):
@@ -250,7 +251,7 @@ def test_phrases_in_few_rows_are_scored_by_the_builtin(generated, monkeypatch):
 
     monkeypatch.setattr(rank, "_apsw_scores", unused)
     assert _pages(generated, "deploy rocket", limit=5, by_session=True) == expected
-    monkeypatch.setattr(rank, "SCORED_PAST", 136)  # "rocket" is in 137 rows
+    monkeypatch.setattr(rank, "COUNT_CAP", 136)  # "rocket" is in 137 rows: estimated
     with pytest.raises(AssertionError, match="scored through apsw"):
         search(generated, "deploy rocket")
 

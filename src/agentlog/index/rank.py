@@ -35,6 +35,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 import urllib.parse
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -55,10 +56,11 @@ IDF_FLOOR = 1e-6
 COUNT_CAP = 10_000
 """Rows counted at most for one phrase's IDF (< 1 ms); past it the count is
 estimated (:func:`estimated_rows`)."""
-SCORED_PAST = COUNT_CAP
-"""A query is scored through ``apsw`` when one of its phrases is in more rows than
-this; below, the built-in ``bm25()``'s own count costs about what ours did, and it
-scores each hit in C (~0.5 µs against ~2 µs)."""
+RECOUNT_S = 0.002
+"""Seconds our counts may take before the built-in ``bm25()``, which counts again
+(as long), costs more than scoring a whole window through ``apsw`` (~2 µs a hit,
+against ~0.5 µs in C).  The choice changes only the time: where every count is
+exact the two give the same scores."""
 KEPT = 4
 """Index files with an ``apsw`` connection kept open at once."""
 ESTIMATED_NOTE = "scores use estimated counts of the commonest words"
@@ -130,17 +132,18 @@ def window_scores(
     """``(scores, estimated)``: the newest ``window`` hits of ``match`` (the
     ``MATCH`` expression run, ``scope`` + ``(query)``) and their bm25 scores;
     ``estimated`` when a phrase's IDF is an estimate.  Each phrase's rows are
-    counted first, up to :data:`COUNT_CAP`: when one holds more than
-    :data:`SCORED_PAST`, the scores come from :func:`_apsw_scores`; otherwise (and
-    without ``apsw``, or for raw FTS5 syntax: ``query`` ``""``, the translated
-    expression without the scope otherwise) from the built-in ``bm25()``, whose
-    count then costs no more than ours and whose scoring runs in C.  ``run`` runs a
+    counted first, up to :data:`COUNT_CAP`: when one holds more, or counting took
+    longer than :data:`RECOUNT_S`, the scores come from :func:`_apsw_scores`;
+    otherwise (and without ``apsw``, or for raw FTS5 syntax: ``query`` ``""``, the
+    translated expression without the scope otherwise) from the built-in
+    ``bm25()``, whose count then costs little and whose scoring runs in C.  ``run`` runs a
     statement on ``conn`` within the search's budget (raising its error when
     stopped), ``stop`` is that budget's progress check."""
     found = phrases(query) if query else []
     if found and _kept(conn) is not None:
+        start = time.perf_counter()
         counts, estimated = _counts(conn, run, [scope + p for p in found])
-        if max(counts) > SCORED_PAST:
+        if estimated or time.perf_counter() - start > RECOUNT_S:
             scored = _apsw_scores(conn, match, counts, window, run, stop)
             if scored is not None:
                 return scored, estimated
