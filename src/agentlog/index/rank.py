@@ -4,13 +4,16 @@ FTS5's built-in ``bm25()`` first counts, for each phrase of the query, every row
 that holds it (``xQueryPhrase`` over the phrase's whole list of rows) to get its
 IDF, and only then scores the rows asked for: for a word in a quarter of a million
 parts that count is 25–45 ms, for ``the`` 70–280 ms, while the newest 1,000 hits
-themselves are found in under a millisecond.  Python's ``sqlite3`` cannot register
-an FTS5 auxiliary function, so :func:`window_scores` runs the one ranking query
-through ``apsw`` (the optional ``rank`` extra), with :func:`bm25`, FTS5's formula,
-fed each phrase's row count bounded at :data:`COUNT_CAP` and, past it, estimated
-(:func:`estimated_rows`; the page then says so, :data:`ESTIMATED_NOTE`).  Where
-each count is exact its scores are ``bm25()``'s, bit for bit.  Without ``apsw``,
-or for raw FTS5 syntax, it is the built-in ``bm25()``.
+themselves are found in under a millisecond.  :func:`window_scores` counts each
+phrase's rows itself, up to :data:`COUNT_CAP` (< 1 ms), and estimates past it
+(:func:`estimated_rows`; the page then says so, :data:`ESTIMATED_NOTE`).  Python's
+``sqlite3`` cannot register an FTS5 auxiliary function, so the scores given those
+counts come through ``apsw`` (the optional ``rank`` extra), whose SQLite calls
+:func:`bm25`, FTS5's formula, for each hit.  Where every count is exact, and
+counting was quick, the built-in ``bm25()`` scores instead (its count is then as
+quick, and it scores in C); where every count is exact the two give the same
+doubles, bit for bit.  Without ``apsw``, or for raw FTS5 syntax, it is always the
+built-in.
 
 Source of the formula: SQLite's ``ext/fts5/fts5_aux.c`` (``fts5Bm25GetData``,
 ``fts5Bm25Function``): k1 = 1.2, b = 0.75, IDF = log((N − n + 0.5) / (n + 0.5))
@@ -186,7 +189,7 @@ def _apsw_scores(
     try:
         db.set_progress_handler(lambda: bool(stop()), 2_000)
         db.execute("BEGIN")  # one snapshot for the scores and the records checked
-        scores: Scores = list(db.execute(sql, (*counts, match)))  # type: ignore[arg-type]
+        scores: Scores = list(db.execute(sql, (*counts, match)))
         seen = list(db.execute(_CHECK))
     except kept.errors:
         return None
@@ -218,7 +221,8 @@ def _score(api: apsw.FTS5ExtensionApi, *counts: int) -> float:
             raise ValueError(f"{api.phrase_count} phrases, {len(counts)} counts")
         rows = api.row_count
         data = api.aux_data = (api.column_total_size(-1) / rows, [idf(rows, n) for n in counts])
-    average, idfs = data
+    average: float = data[0]
+    idfs: list[float] = data[1]
     if len(idfs) == 1:
         f = float(api.inst_count)
         return -1.0 * (idfs[0] * ((f * _K1_1) / (f + K1 * (1 - B + B * api.column_size(-1) / average))))
