@@ -25,6 +25,13 @@ from agentlog.index.sync import sync
 
 apsw = pytest.importorskip("apsw")
 
+@pytest.fixture(autouse=True)
+def registry(monkeypatch):
+    """A registry of ``apsw`` connections of this test's own (the process's keeps
+    its first :data:`~agentlog.index.rank.KEPT`)."""
+    monkeypatch.setattr(rank, "_KEPT", {})
+
+
 WORDS = ["deploy", "rocket", "fuel", "the", "launch", "pad", "orbit", "crew", "abort", "stage"]
 
 
@@ -276,7 +283,7 @@ def test_a_search_past_its_time_limit_stops(generated, monkeypatch):
     assert _ours(generated, "the", False, 1000) == (_builtin(generated, '{text} : ("the")', 1000), False)
 
 
-def test_a_rebuilt_index_gets_a_connection_of_its_own(tmp_path):
+def test_a_rebuilt_index_or_a_new_shm_gets_a_connection_of_its_own(tmp_path, monkeypatch):
     home = _generated_home(tmp_path / "home", seed=5)
     path = tmp_path / "index.sqlite"
     conn = db.connect(path)
@@ -284,11 +291,33 @@ def test_a_rebuilt_index_gets_a_connection_of_its_own(tmp_path):
     first = rank._kept(conn)
     assert first is not None and rank._kept(conn) is first
     conn.close()
-    for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
-        stale.unlink(missing_ok=True)
+    # closing, sqlite3 dropped the apsw connection's locks too (POSIX), so it was the last to close:
+    # it deleted the -shm and -wal that connection still has open
+    assert not Path(f"{path}-shm").exists() and not Path(f"{path}-wal").exists()
     conn = db.connect(path)
-    sync(conn, all_adapters(), {"HOME": str(home)}, home)
     second = rank._kept(conn)
     assert second is not None and second is not first
-    match = '{text} : ("rocket")'
-    assert _ours(conn, "rocket", False, 1000) == (_builtin(conn, match, 1000), False)
+    assert _ours(conn, "rocket", False, 1000) == (_builtin(conn, '{text} : ("rocket")', 1000), False)
+    conn.close()
+    path.unlink()
+    conn = db.connect(path)  # rebuilt
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    third = rank._kept(conn)
+    assert third is not None and third not in (first, second)
+    assert _ours(conn, "rocket", False, 1000) == (_builtin(conn, '{text} : ("rocket")', 1000), False)
+    assert len(rank._KEPT) == 3 and first.db.in_transaction is False  # never closed
+
+
+def test_past_its_connections_a_process_scores_with_the_builtin(tmp_path, monkeypatch, scored):
+    monkeypatch.setattr(rank, "KEPT", 1)
+    conns = []
+    for n in range(2):
+        home = _generated_home(tmp_path / f"home{n}", seed=n)
+        conns.append(db.connect(tmp_path / f"index{n}.sqlite"))
+        sync(conns[-1], all_adapters(), {"HOME": str(home)}, home)
+    assert rank._kept(conns[0]) is not None
+    assert rank._kept(conns[1]) is None
+    budget = Budget()
+    for conn in conns:
+        got = rank.window_scores(conn, '{text} : ("rocket")', '"rocket"', "{text} : ", 50, budget.run, budget.check)
+        assert got == (_builtin(conn, '{text} : ("rocket")', 50), False)

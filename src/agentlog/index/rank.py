@@ -24,11 +24,17 @@ the negated sum over phrases.
 
 Two copies of SQLite in one process (``apsw`` bundles its own) must never close a
 file the other holds locks on: POSIX drops all of a process's locks on a file when
-any descriptor of it closes (sqlite.org/howtocorrupt.html, 2.2.1).  So each index
-gets one read-only ``apsw`` connection that stays open until the process ends
-(:data:`KEPT` files at most, the least recently used closed past that); and a
-query's scores are used only when that connection saw the same full-text index as
-the caller's (its structure and totals records equal), else the built-in runs.
+any descriptor of it closes (sqlite.org/howtocorrupt.html, 2.2.1), and in WAL mode
+every connection holds a shared lock on the database file for as long as it is
+open, which tells a closing process it is not the last (the last checkpoints and
+deletes the ``-wal``).  So each index gets one read-only ``apsw`` connection that
+is never closed before the process ends (:data:`KEPT` at most): ``apsw`` never
+drops the locks of the caller's ``sqlite3``.  The other way round cannot be
+prevented (the caller's last connection closing drops the ``apsw`` one's locks),
+and ``apsw`` only reads, so what can go wrong is its view: a query's scores are
+used only when that connection saw the same full-text index as the caller's (its
+structure and totals records equal), else the built-in runs, and a ``-shm`` made
+anew gets a new connection (:func:`_kept`).
 """
 
 from __future__ import annotations
@@ -40,7 +46,6 @@ import sqlite3
 import threading
 import time
 import urllib.parse
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,7 +70,8 @@ RECOUNT_S = 0.002
 against ~0.5 µs in C).  The choice changes only the time: where every count is
 exact the two give the same scores."""
 KEPT = 4
-"""Index files with an ``apsw`` connection kept open at once."""
+"""``apsw`` connections a process opens at most (one an index file, and one more
+each time its ``-shm`` is made anew); past that the built-in ``bm25()`` scores."""
 ESTIMATED_NOTE = "scores use estimated counts of the commonest words"
 """What the page says when a phrase's row count was estimated."""
 FUNCTION = "agentlog_bm25"
@@ -239,13 +245,18 @@ class _Kept:
         self.lock = threading.Lock()
 
 
-_KEPT: OrderedDict[tuple[str, int, int], _Kept | None] = OrderedDict()
+_KEPT: dict[tuple[str, int, int, int], _Kept | None] = {}
+"""The ``apsw`` connections opened, by database file and its ``-shm`` (path, device
+and inodes): never closed, never dropped (see the module's docstring)."""
 _KEPT_LOCK = threading.Lock()
 
 
 def _kept(conn: sqlite3.Connection) -> _Kept | None:
     """The ``apsw`` connection to ``conn``'s main database file, opened read-only
-    on first use; ``None`` without ``apsw`` or a file."""
+    on first use; ``None`` without ``apsw``, a file, or room for another
+    (:data:`KEPT`).  A ``-shm`` made anew (another process, the last to close the
+    index while this one's ``sqlite3`` had it closed, deleted it with the ``-wal``)
+    gets a connection of its own: the old one reads files no writer writes."""
     try:
         import apsw
     except ImportError:
@@ -256,21 +267,16 @@ def _kept(conn: sqlite3.Connection) -> _Kept | None:
         return None
     try:
         st = os.stat(name)
+        shm = os.stat(f"{name}-shm").st_ino
     except OSError:
         return None
-    key = (name, st.st_dev, st.st_ino)
+    key = (name, st.st_dev, st.st_ino, shm)
     with _KEPT_LOCK:
-        if key in _KEPT:
-            _KEPT.move_to_end(key)
-            return _KEPT[key]
-        kept = _open(apsw, Path(name))
-        _KEPT[key] = kept
-        while len(_KEPT) > KEPT:
-            _, old = _KEPT.popitem(last=False)
-            if old is not None:
-                with old.lock:
-                    old.db.close()
-        return kept
+        if key not in _KEPT:
+            if len(_KEPT) >= KEPT:
+                return None
+            _KEPT[key] = _open(apsw, Path(name))
+        return _KEPT[key]
 
 
 def _open(apsw: Any, path: Path) -> _Kept | None:
