@@ -28,7 +28,7 @@ any descriptor of it closes (sqlite.org/howtocorrupt.html, 2.2.1), and in WAL mo
 every connection holds a shared lock on the database file for as long as it is
 open, which tells a closing process it is not the last (the last checkpoints and
 deletes the ``-wal``).  So each index gets one read-only ``apsw`` connection that
-is never closed before the process ends (:data:`KEPT` at most): ``apsw`` never
+is never closed before the process ends (:data:`KEPT` at most, three descriptors each): ``apsw`` never
 drops the locks of the caller's ``sqlite3``.  The other way round cannot be
 prevented (the caller's last connection closing drops the ``apsw`` one's locks),
 and ``apsw`` only reads, so what can go wrong is its view: a query's scores are
@@ -69,7 +69,7 @@ RECOUNT_S = 0.002
 (as long), costs more than scoring a whole window through ``apsw`` (~2 µs a hit,
 against ~0.5 µs in C).  The choice changes only the time: where every count is
 exact the two give the same scores."""
-KEPT = 4
+KEPT = 16
 """``apsw`` connections a process opens at most (one an index file, and one more
 each time its ``-shm`` is made anew); past that the built-in ``bm25()`` scores."""
 ESTIMATED_NOTE = "scores use estimated counts of the commonest words"
