@@ -132,7 +132,8 @@ def test_scores_are_the_builtin_bm25_bit_for_bit(generated, reasoning, window):
 
 
 def test_scores_on_the_demo_are_the_builtin_bm25(demo):
-    for query in ("claude", "the", "error test", "git push", '"pull request"', "fix*", "def OR class"):
+    queries = ("claude", "the", "error test", "git push", '"pull request"', "fix*", "def OR class", "最新", "プロジェクト")
+    for query in queries:  # the last two: phrases of pairs of characters (agentlog.index.fts.query_phrases)
         match = search_module._scoped(translate(query).match, False)
         assert _ours(demo, query, False, 1000) == (_builtin(demo, match, 1000), False), query
 
