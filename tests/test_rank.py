@@ -94,7 +94,7 @@ def _ours(conn, query: str, reasoning: bool, window: int) -> tuple[list[tuple[in
     match = search_module._scoped(translation.match, reasoning)
     scope = "" if reasoning else "{text} : "
     budget = Budget()
-    counts, estimated = rank._counts(conn, budget.run, [scope + p for p in rank.phrases(translation.match)])
+    counts, estimated, _ = rank._counts(conn, budget.run, [scope + p for p in rank.phrases(translation.match)])
     scored = rank._apsw_scores(conn, match, counts, window, budget.run, budget.check)
     assert scored is not None, "the apsw path fell back"
     return [tuple(r) for r in scored], estimated
@@ -244,8 +244,8 @@ def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, mon
     assert rank._apsw_scores(generated, '{text} : ("rocket")', [137], 10, stale, budget.check) is None
     assert calls == [rank._CHECK]
     monkeypatch.setattr(rank, "RECOUNT_S", -1.0)
-    scores, estimated = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
-    assert (scores, estimated) == (_builtin(generated, '{text} : ("rocket")', 10), False)
+    got = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
+    assert got == (_builtin(generated, '{text} : ("rocket")', 10), False, (137, True))
     assert calls == [rank._CHECK, calls[1], rank._CHECK, calls[3]]  # count, check (another view), built-in
     assert "count(*)" in calls[1] and "bm25(parts_fts)" in calls[3]
 
@@ -321,4 +321,26 @@ def test_past_its_connections_a_process_scores_with_the_builtin(tmp_path, monkey
     budget = Budget()
     for conn in conns:
         got = rank.window_scores(conn, '{text} : ("rocket")', '"rocket"', "{text} : ", 50, budget.run, budget.check)
-        assert got == (_builtin(conn, '{text} : ("rocket")', 50), False)
+        assert got.scores == _builtin(conn, '{text} : ("rocket")', 50) and not got.estimated
+
+
+@pytest.mark.parametrize("cap", [20, 137, 1000])
+def test_one_phrase_counted_for_its_idf_gives_the_total_the_cap_count_would(generated, monkeypatch, scored, cap):
+    monkeypatch.setattr(search_module, "RANK_WINDOW", 10)
+    monkeypatch.setattr(search_module, "TOTAL_CAP", cap)
+    monkeypatch.setattr(search_module, "COUNT_CAP", cap)
+    monkeypatch.setattr(rank, "COUNT_CAP", cap)
+    capped = []
+    original = search_module._capped_count
+    monkeypatch.setattr(search_module, "_capped_count", lambda *a: capped.append(a) or original(*a))
+    for query, phrases in (("rocket", 1), ("stage", 1), ('"deploy the rocket"', 1), ("deploy rocket", 2)):
+        for by_session in (False, True):
+            start = len(capped)
+            page = search(generated, query, limit=3, by_session=by_session)
+            assert len(capped) - start == phrases - 1  # one phrase: its count for the IDF is the total's
+            with monkeypatch.context() as m:
+                m.setattr(rank, "_kept", lambda conn: None)
+                start = len(capped)
+                builtin = search(generated, query, limit=3, by_session=by_session)
+                assert len(capped) - start == 1  # more hits than the window: counted
+            assert (page.total, page.total_exact) == (builtin.total, builtin.total_exact), (query, cap)

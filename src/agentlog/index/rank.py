@@ -48,7 +48,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentlog.index.db import BUSY_TIMEOUT_MS, MMAP_SIZE
 
@@ -90,6 +90,17 @@ _BOUNDS = "SELECT (SELECT min(id) FROM parts_fts_docsize), (SELECT max(id) FROM 
 
 Scores = list[tuple[int, float]]
 """``(part rowid, score)`` of the hits ranked, newest first; lower is better."""
+
+
+class Scored(NamedTuple):
+    """:func:`window_scores`'s answer: ``scores``; ``estimated`` when a phrase's
+    IDF is an estimate; ``counted``, for a query of one phrase whose rows were
+    counted, ``(rows, True)``, or ``(COUNT_CAP, False)`` past the cap (the search's
+    total, counted already), else ``None``."""
+
+    scores: Scores
+    estimated: bool = False
+    counted: tuple[int, bool] | None = None
 
 
 def idf(rows: int, hits: int) -> float:
@@ -137,10 +148,9 @@ Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ..
 
 def window_scores(
     conn: sqlite3.Connection, match: str, query: str, scope: str, window: int, run: Run, stop: Callable[[], int]
-) -> tuple[Scores, bool]:
-    """``(scores, estimated)``: the newest ``window`` hits of ``match`` (the
-    ``MATCH`` expression run, ``scope`` + ``(query)``) and their bm25 scores;
-    ``estimated`` when a phrase's IDF is an estimate.  Each phrase's rows are
+) -> Scored:
+    """The newest ``window`` hits of ``match`` (the ``MATCH`` expression run,
+    ``scope`` + ``(query)``) and their bm25 scores (:class:`Scored`).  Each phrase's rows are
     counted first, up to :data:`COUNT_CAP`: when one holds more, or counting took
     longer than :data:`RECOUNT_S`, the scores come from :func:`_apsw_scores`;
     otherwise (and without ``apsw``, or for raw FTS5 syntax: ``query`` ``""``, the
@@ -149,31 +159,38 @@ def window_scores(
     statement on ``conn`` within the search's budget (raising its error when
     stopped), ``stop`` is that budget's progress check."""
     found = phrases(query) if query else []
+    counted = None
     if found and _kept(conn) is not None:
         start = time.perf_counter()
-        counts, estimated = _counts(conn, run, [scope + p for p in found])
+        counts, estimated, first = _counts(conn, run, [scope + p for p in found])
+        counted = first if len(found) == 1 else None
         if estimated or time.perf_counter() - start > RECOUNT_S:
             scored = _apsw_scores(conn, match, counts, window, run, stop)
             if scored is not None:
-                return scored, estimated
+                return Scored(scored, estimated, counted)
     sql = f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}"
-    return run(conn, sql, (match,)), False
+    return Scored(run(conn, sql, (match,)), False, counted)
 
 
-def _counts(conn: sqlite3.Connection, run: Run, scoped: list[str]) -> tuple[list[int], bool]:
+def _counts(
+    conn: sqlite3.Connection, run: Run, scoped: list[str]
+) -> tuple[list[int], bool, tuple[int, bool]]:
     """Each phrase's rows (``scoped``: its ``MATCH`` expression), counted up to
-    :data:`COUNT_CAP` and estimated past it; and whether one was estimated."""
-    counts, estimated = [], False
+    :data:`COUNT_CAP` and estimated past it; whether one was estimated; and the
+    first phrase's count as :attr:`Scored.counted` says it."""
+    counts, estimated, first = [], False, (0, True)
     bounds: tuple[int, int] | None = None
     for phrase in scoped:
         sql = f"SELECT count(*), max(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {COUNT_CAP + 1})"
         n, capped = run(conn, sql, (phrase,))[0]
+        if not counts:
+            first = (n, True) if n <= COUNT_CAP else (COUNT_CAP, False)
         if n > COUNT_CAP:
             if bounds is None:
                 bounds = run(conn, _BOUNDS, ())[0]
             n, estimated = estimated_rows(bounds[0], bounds[1], capped), True
         counts.append(n)
-    return counts, estimated
+    return counts, estimated, first
 
 
 def _apsw_scores(

@@ -27,7 +27,7 @@ import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index.fts import Translation, fallback, stored_text, translate
-from agentlog.index.rank import ESTIMATED_NOTE, window_scores
+from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
@@ -309,7 +309,7 @@ def _ranked_by_index(
     bm25 and window functions (most of a rare word's time, half a grouped one's)."""
     query = "" if translation.raw else translation.match
     scope = _scoped("", reasoning).removesuffix("()")
-    scored, estimated = window_scores(conn, match, query, scope, window, budget.run, budget.check)
+    scored, estimated, counted = window_scores(conn, match, query, scope, window, budget.run, budget.check)
     candidates = len(scored)
     wanted = offset + limit
     if not by_session and len(scored) > wanted:  # the page, and any hit its last score ties with
@@ -339,8 +339,9 @@ def _ranked_by_index(
     page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
     if estimated:
         page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
-    if candidates >= window:  # more may match: count them, up to the cap
-        matches, exact = _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
+    if candidates >= window:  # more may match: count them, up to the cap (counted already for one phrase)
+        reused = counted if max(TOTAL_CAP, window) == COUNT_CAP else None
+        matches, exact = reused or _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
         if candidates < matches or not exact:
             _windowed(page, window, matches, exact, by_session)
     return page
