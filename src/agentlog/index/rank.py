@@ -178,7 +178,8 @@ def _counts(
     """Each phrase's rows (``scoped``: its ``MATCH`` expression), counted up to
     :data:`COUNT_CAP` and estimated past it; whether one was estimated; and the
     first phrase's count as :attr:`Scored.counted` says it."""
-    counts, estimated, first = [], False, (0, True)
+    counts: list[int] = []
+    estimated, first = False, (0, True)
     bounds: tuple[int, int] | None = None
     for phrase in scoped:
         sql = f"SELECT count(*), max(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {COUNT_CAP + 1})"
