@@ -104,7 +104,7 @@ def _ours(conn, query: str, reasoning: bool, window: int) -> tuple[list[tuple[in
 def scored(monkeypatch):
     """Every query scored through ``apsw`` (by default only those with a phrase in
     more than 10,000 rows or slow to count: none here)."""
-    monkeypatch.setattr(rank, "RECOUNT_S", -1.0)
+    monkeypatch.setattr(rank, "SCORE_S", -1.0)
 
 
 QUERIES = [
@@ -170,7 +170,7 @@ def test_without_apsw_the_builtin_ranks(generated, monkeypatch):
 
 def test_past_the_cap_a_count_is_estimated_and_the_page_says_so(generated, monkeypatch):
     monkeypatch.setattr(rank, "COUNT_CAP", 5)
-    monkeypatch.setattr(rank, "RECOUNT_S", 1e9)  # scored through apsw since estimated
+    monkeypatch.setattr(rank, "SCORE_S", 1e9)  # scored through apsw since estimated
     rows = generated.execute("SELECT min(id), max(id) FROM parts_fts_docsize").fetchone()
     capped = generated.execute(
         "SELECT rowid FROM parts_fts WHERE parts_fts MATCH '{text} : \"stage\"' ORDER BY rowid LIMIT 1 OFFSET 5"
@@ -243,7 +243,7 @@ def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, mon
     budget = Budget()
     assert rank._apsw_scores(generated, '{text} : ("rocket")', [137], 10, stale, budget.check) is None
     assert calls == [rank._CHECK]
-    monkeypatch.setattr(rank, "RECOUNT_S", -1.0)
+    monkeypatch.setattr(rank, "SCORE_S", -1.0)
     got = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
     assert got == (_builtin(generated, '{text} : ("rocket")', 10), False, (137, True))
     assert calls == [rank._CHECK, calls[1], rank._CHECK, calls[3]]  # count, check (another view), built-in
@@ -251,7 +251,7 @@ def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, mon
 
 
 def test_phrases_in_few_rows_counted_fast_are_scored_by_the_builtin(generated, monkeypatch):
-    monkeypatch.setattr(rank, "RECOUNT_S", 1e9)
+    monkeypatch.setattr(rank, "SCORE_S", 1e9)
     expected = _pages(generated, "deploy rocket", limit=5, by_session=True)
 
     def unused(*args):

@@ -64,11 +64,11 @@ IDF_FLOOR = 1e-6
 COUNT_CAP = 10_000
 """Rows counted at most for one phrase's IDF (< 1 ms); past it the count is
 estimated (:func:`estimated_rows`)."""
-RECOUNT_S = 0.002
-"""Seconds our counts may take before the built-in ``bm25()``, which counts again
-(as long), costs more than scoring a whole window through ``apsw`` (~2 µs a hit,
-against ~0.5 µs in C).  The choice changes only the time: where every count is
-exact the two give the same scores."""
+SCORE_S = 2e-6
+"""Seconds :func:`_apsw_scores` takes a hit (its Python, against ~0.5 µs in C): when
+every count is exact, the scores come through ``apsw`` only if counting took
+longer than scoring the hits would (the built-in ``bm25()`` counts again, as
+long).  The choice changes only the time: the two give the same scores."""
 KEPT = 16
 """``apsw`` connections a process opens at most (one an index file, and one more
 each time its ``-shm`` is made anew); past that the built-in ``bm25()`` scores."""
@@ -152,7 +152,7 @@ def window_scores(
     """The newest ``window`` hits of ``match`` (the ``MATCH`` expression run,
     ``scope`` + ``(query)``) and their bm25 scores (:class:`Scored`).  Each phrase's rows are
     counted first, up to :data:`COUNT_CAP`: when one holds more, or counting took
-    longer than :data:`RECOUNT_S`, the scores come from :func:`_apsw_scores`;
+    longer than scoring the hits would (:data:`SCORE_S`), the scores come from :func:`_apsw_scores`;
     otherwise (and without ``apsw``, or for raw FTS5 syntax: ``query`` ``""``, the
     translated expression without the scope otherwise) from the built-in
     ``bm25()``, whose count then costs little and whose scoring runs in C.  ``run`` runs a
@@ -164,7 +164,7 @@ def window_scores(
         start = time.perf_counter()
         counts, estimated, first = _counts(conn, run, [scope + p for p in found])
         counted = first if len(found) == 1 else None
-        if estimated or time.perf_counter() - start > RECOUNT_S:
+        if estimated or time.perf_counter() - start > SCORE_S * min(window, max(counts)):
             scored = _apsw_scores(conn, match, counts, window, run, stop)
             if scored is not None:
                 return Scored(scored, estimated, counted)
