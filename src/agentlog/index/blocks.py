@@ -20,8 +20,7 @@ without filters, :mod:`agentlog.index.search`); this module only orders them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 Key = tuple[Any, ...]
 """A hit and what orders it: ``(part rowid, score, timestamp or None, session, message, part)``."""
@@ -38,10 +37,19 @@ class Block(NamedTuple):
     oldest: int | None
 
 
-Source = Callable[[int, "int | None", "int | None"], Block]
-"""``source(skip, before, need)``: the block of the ``window`` hits after the newest
-``skip`` of those below part rowid ``before`` (every hit when ``None``), keyed for
-at least its ``need`` best (all when ``None``)."""
+class Source(Protocol):
+    """Where a search's blocks come from."""
+
+    def __call__(self, skip: int, before: int | None, need: int | None, count: int | None = None) -> Block:
+        """The block of the ``window`` hits (``count`` when given: a part of a block)
+        after the newest ``skip`` of those below part rowid ``before`` (every hit when
+        ``None``), keyed for at least its ``need`` best (all when ``None``)."""
+        ...
+
+    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+        """``(part rowid, session)`` of the block of hits below ``before``, newest first:
+        what a walk needs of a block where no session is new (no scores)."""
+        ...
 
 
 class Group(NamedTuple):
@@ -106,28 +114,34 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
     ordered as one window's are (``agentlog.index.search._GROUP_ORDER`` ``rank``): by
     their best hit's score, then their newest hit in that block (no time last), then
     the best hit's session, message and part.  Its ``hits`` count those of every block
-    walked (a page further on may walk more and count more)."""
+    walked (a page further on may walk more and count more).  Of each block only its
+    hits' sessions are read (:meth:`Source.sessions`), and only the hits from its new
+    sessions' first to their last are ranked (a hit's score does not depend on the
+    others ranked with it)."""
     found: dict[str, int] = {}  # session: its hits walked
     firsts: list[Key] = []  # each session's best hit, in order
     before: int | None = None
     matches = 0
     while True:
-        block = source(0, before, None)
-        matches += block.size
-        new: dict[str, list[Any]] = {}  # session: [best hit, newest time in this block]
-        for hit in block.hits:
-            found[hit[3]] = found.get(hit[3], 0) + 1
-            group = new.get(hit[3])
-            if group is None and found[hit[3]] == 1:
-                group = new[hit[3]] = [hit, None]
-            if group is not None and hit[2] is not None and (group[1] is None or hit[2] > group[1]):
-                group[1] = hit[2]
-        groups = sorted(new.values(), key=lambda g: g[0][3:])  # session, message, part
-        groups.sort(key=lambda g: (g[1] is not None, g[1] or ""), reverse=True)  # newest DESC, none last
-        groups.sort(key=lambda g: g[0][1])  # the best hit's score
-        firsts.extend(g[0] for g in groups)
-        ended = block.size < window
+        walked = source.sessions(before)
+        fresh = {key for _, key in walked if key not in found}
+        for _, key in walked:
+            found[key] = found.get(key, 0) + 1
+        matches += len(walked)
+        if fresh:  # rank the part of the block that holds its new sessions' hits
+            at = [i for i, (_, key) in enumerate(walked) if key in fresh]
+            new: dict[str, list[Any]] = {}  # session: [best hit, newest time in this block]
+            for hit in source(at[0], before, None, at[-1] - at[0] + 1).hits:
+                if hit[3] in fresh:
+                    group = new.setdefault(hit[3], [hit, None])
+                    if hit[2] is not None and (group[1] is None or hit[2] > group[1]):
+                        group[1] = hit[2]
+            groups = sorted(new.values(), key=lambda g: g[0][3:])  # session, message, part
+            groups.sort(key=lambda g: (g[1] is not None, g[1] or ""), reverse=True)  # newest DESC, none last
+            groups.sort(key=lambda g: g[0][1])  # the best hit's score
+            firsts.extend(g[0] for g in groups)
+        ended = len(walked) < window
         if ended or len(firsts) >= wanted:
             break
-        before = block.oldest
+        before = walked[-1][0]
     return Grouped([Group(best, found[best[3]]) for best in firsts], ended, matches)

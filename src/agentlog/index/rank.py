@@ -160,10 +160,12 @@ def window_scores(
     skip: int = 0,
     before: int | None = None,
     prior: Scored | None = None,
+    least: int | None = None,
 ) -> Scored:
     """The newest ``window`` hits of ``match`` (the ``MATCH`` expression run,
     ``scope`` + ``(query)``) after the newest ``skip`` of those below rowid
-    ``before`` (every hit when ``None``), and their bm25 scores (:class:`Scored`).
+    ``before`` (every hit when ``None``) and at or above rowid ``least`` (when
+    given), and their bm25 scores (:class:`Scored`).
     Each phrase's rows are counted first (over the whole table: an IDF is global),
     up to :data:`COUNT_CAP`: when one holds more, or counting took
     longer than scoring the hits would (:data:`SCORE_S`), the scores come from :func:`_apsw_scores`;
@@ -184,15 +186,20 @@ def window_scores(
         if estimated or time.perf_counter() - start > SCORE_S * min(window, max(counted_all)):
             counts = counted_all
     if counts is not None:
-        scored = _apsw_scores(conn, match, counts, window, run, stop, skip, before)
+        scored = _apsw_scores(conn, match, counts, window, run, stop, skip, before, least)
         if scored is not None:
             return Scored(scored, estimated, counted, counts)
-    bound = "" if before is None else f" AND rowid < {int(before)}"
+    bound = _bounds(before, least)
     sql = (
         f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?{bound} "
         f"ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
     return Scored(run(conn, sql, (match,)), False, counted)
+
+
+def _bounds(before: int | None, least: int | None) -> str:
+    """The rowid bounds of a :func:`window_scores` statement, after its ``MATCH``."""
+    return ("" if before is None else f" AND rowid < {int(before)}") + ("" if least is None else f" AND rowid >= {int(least)}")
 
 
 def _counts(
@@ -226,9 +233,10 @@ def _apsw_scores(
     stop: Callable[[], int],
     skip: int = 0,
     before: int | None = None,
+    least: int | None = None,
 ) -> Scores | None:
     """The newest ``window`` hits of ``match`` (after ``skip`` below rowid ``before``,
-    as :func:`window_scores`) and their :func:`bm25` for these
+    from rowid ``least``, as :func:`window_scores`) and their :func:`bm25` for these
     phrases' row ``counts``, through the index's ``apsw`` connection; ``None`` when
     there is none, another thread's search holds it, it was stopped, or it did not
     see the caller's view of the index."""
@@ -239,7 +247,7 @@ def _apsw_scores(
     params = ", ".join("?" * len(counts))
     sql = (
         f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ? "
-        f"{'' if before is None else f'AND rowid < {int(before)} '}ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
+        f"{_bounds(before, least)} ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
     try:
         db.set_progress_handler(lambda: bool(stop()), 2_000)

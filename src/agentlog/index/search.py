@@ -26,9 +26,9 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
-from agentlog.index.blocks import Block, Source, flat, grouped, rank_order
+from agentlog.index.blocks import Block, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
-from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, window_scores
+from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
@@ -298,8 +298,8 @@ def _ranked(
     session's hits in those blocks).  A flat page's ``total`` is the hits counted up
     to :data:`TOTAL_CAP`, the same on every page."""
     window = RANK_WINDOW
-    index = None if where else _IndexBlocks(conn, translation, match, reasoning, window, budget)
-    source = index or _joined_blocks(conn, match, where, params, window, budget)
+    index = _IndexBlocks(conn, translation, match, reasoning, window, budget)
+    source: _IndexBlocks | _JoinedBlocks = _JoinedBlocks(conn, match, where, params, window, budget, index) if where else index
     if by_session:
         walked = grouped(source, window, offset + limit)
         ranked = [(s.best[0], s.best[1], s.hits, 0) for s in walked.sessions[offset : offset + limit]]
@@ -310,7 +310,7 @@ def _ranked(
         ranked = [(hit[0], hit[1], 1, 0) for hit in page_hits.hits]
         matches = page_hits.matches
     if matches is None or matches > max(TOTAL_CAP, window):  # more may match: count them, up to the cap
-        reused = index.counted if index is not None and max(TOTAL_CAP, window) == COUNT_CAP else None
+        reused = index.counted if not where and max(TOTAL_CAP, window) == COUNT_CAP else None
         filters = " AND ".join(["parts_fts MATCH ?", *where])
         counted = reused or _capped_count(conn, budget, filters, (match, *params), _joins(where) if where else None, window)
     else:
@@ -319,7 +319,7 @@ def _ranked(
         total, exact = counted
     page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
     page.total_exact = exact
-    if index is not None and index.estimated:
+    if source.estimated:
         page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
     if counted[0] > window:
         _windowed(page, window, *counted)
@@ -331,21 +331,51 @@ def _joins(where: list[str]) -> str:
     return _FROM if any("s." in clause for clause in where) else _FROM_PARTS
 
 
-def _joined_blocks(
-    conn: sqlite3.Connection, match: str, where: list[str], params: list[object], window: int, budget: Budget
-) -> Source:
-    """The blocks of a search with filters: its hits that pass them, scored by the
-    built-in ``bm25()`` and keyed in one statement."""
-    keys = "parts_fts.rowid, bm25(parts_fts), m.timestamp, m.session_key, m.id, p.idx"
-    filters = " AND ".join(["parts_fts MATCH ?", *where])
+class _JoinedBlocks:
+    """The blocks of a search with filters: its hits that pass them.  A flat page's
+    blocks are scored by the built-in ``bm25()`` and keyed in one statement; a walk's
+    (:meth:`sessions`) are keyed without scores, and the part of a block its new
+    sessions need is scored by ``scorer`` (:class:`_IndexBlocks`: the hits of
+    ``parts_fts`` in those rowids, whose counts are made once for the whole walk)."""
 
-    def block(skip: int, before: int | None, need: int | None) -> Block:
-        bound = "" if before is None else f" AND parts_fts.rowid < {int(before)}"
-        sql = f"SELECT {keys} {_joins(where)} WHERE {filters}{bound} ORDER BY parts_fts.rowid DESC LIMIT {window} OFFSET {int(skip)}"
-        hits = budget.run(conn, sql, (match, *params))
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        match: str,
+        where: list[str],
+        params: list[object],
+        window: int,
+        budget: Budget,
+        scorer: _IndexBlocks,
+    ) -> None:
+        self.conn, self.match, self.params, self.window, self.budget = conn, match, params, window, budget
+        self.scorer = scorer
+        self.found = f"{_joins(where)} WHERE {' AND '.join(['parts_fts MATCH ?', *where])}"
+        self.walked: list[tuple[Any, ...]] = []
+
+    @property
+    def estimated(self) -> bool:
+        """Whether a score used an estimated count (:attr:`agentlog.index.rank.Scored.estimated`)."""
+        return self.scorer.estimated
+
+    def __call__(self, skip: int, before: int | None, need: int | None, count: int | None = None) -> Block:
+        if count is not None:  # a part of the block walked last: scored by the index
+            part = self.walked[skip : skip + count]
+            newest, oldest = part[0][0], part[-1][0]
+            scores = dict(self.scorer.scores(0, newest + 1, newest - oldest + 1, oldest))
+            return Block(rank_order([(row[0], scores[row[0]], *row[1:]) for row in part]), len(part), oldest)
+        keys = "parts_fts.rowid, bm25(parts_fts), m.timestamp, m.session_key, m.id, p.idx"
+        hits = self.budget.run(self.conn, self._sql(keys, skip, before), (self.match, *self.params))
         return Block(rank_order(hits), len(hits), hits[-1][0] if hits else None)
 
-    return block
+    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+        keys = "parts_fts.rowid, m.timestamp, m.session_key, m.id, p.idx"
+        self.walked = self.budget.run(self.conn, self._sql(keys, 0, before), (self.match, *self.params))
+        return [(row[0], row[2]) for row in self.walked]
+
+    def _sql(self, keys: str, skip: int, before: int | None) -> str:
+        bound = "" if before is None else f" AND parts_fts.rowid < {int(before)}"
+        return f"SELECT {keys} {self.found}{bound} ORDER BY parts_fts.rowid DESC LIMIT {self.window} OFFSET {int(skip)}"
 
 
 class _IndexBlocks:
@@ -377,13 +407,19 @@ class _IndexBlocks:
         """The one phrase's count of rows, when made (:attr:`agentlog.index.rank.Scored.counted`)."""
         return self.prior.counted if self.prior is not None else None
 
-    def __call__(self, skip: int, before: int | None, need: int | None) -> Block:
+    def scores(self, skip: int, before: int | None, window: int, least: int | None = None) -> Scores:
+        """The ``window`` hits after the newest ``skip`` below rowid ``before`` (from rowid
+        ``least``) and their scores (:func:`agentlog.index.rank.window_scores`)."""
         budget = self.budget
         self.prior = window_scores(
-            self.conn, self.match, self.query, self.scope, self.window, budget.run, budget.check, skip, before, self.prior
+            self.conn, self.match, self.query, self.scope, window, budget.run, budget.check, skip, before, self.prior, least
         )
-        scored = self.prior.scores
         self.estimated = self.estimated or self.prior.estimated
+        return self.prior.scores
+
+    def __call__(self, skip: int, before: int | None, need: int | None, count: int | None = None) -> Block:
+        budget = self.budget
+        scored = self.scores(skip, before, count or self.window)
         size, oldest = len(scored), (scored[-1][0] if scored else None)
         if need is not None and len(scored) > need:  # the page, and any hit its last score ties with
             last = sorted(score for _, score in scored)[need - 1]
@@ -393,6 +429,13 @@ class _IndexBlocks:
         rowids = json.dumps([rowid for rowid, _ in scored])  # one parameter: more than SQLite binds
         keys = {row[0]: row[1:] for row in budget.run(self.conn, looked_up, (rowids,))}
         return Block(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), size, oldest)
+
+    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+        bound = "" if before is None else f" AND rowid < {int(before)}"
+        sql = f"""SELECT f.rowid, m.session_key FROM (
+                SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}) f
+            JOIN parts p ON p.rowid = f.rowid JOIN messages m ON m.rowid = p.message_rowid ORDER BY f.rowid DESC"""
+        return [(rowid, key) for rowid, key in self.budget.run(self.conn, sql, (self.match,))]
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:
