@@ -58,6 +58,57 @@ def _aggregate(keys: str) -> str:
     GROUP BY m.session_key, m.model, u.service_tier, bucket, recorded, inferred"""
 
 
+_TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
+SESSION_USAGE_SUM = """
+    COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
+    COALESCE(SUM(u.cache_write_5m_tokens), 0), COALESCE(SUM(u.cache_write_1h_tokens), 0),
+    COALESCE(SUM(u.output_tokens), 0), COALESCE(SUM(u.reasoning_tokens), 0),
+    COALESCE(SUM(u.web_search_requests), 0), SUM(u.cost_usd),
+    CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END
+"""
+"""A session's header totals (``Session.usage``, the sum of its messages' usage: every
+call not ``replayed``, as :meth:`Usage.__add__` sums them; a sum has no service tier)
+over ``messages m JOIN usage u``, in :data:`USAGE_COLUMNS` order without the tier."""
+
+
+def _session_usage(keys: str) -> str:
+    """The ``session_usage`` rows of the sessions SQL ``keys`` selects (the rows are
+    summed per session in the order of index ``messages_visible``, as a page's
+    totals always were: the same float sums)."""
+    return f"""SELECT m.session_key, {SESSION_USAGE_SUM}, COALESCE(SUM({_TOTAL_TOKENS}), 0)
+        FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+        WHERE m.replayed = 0 AND m.session_key IN ({keys}) GROUP BY m.session_key"""
+
+
+def session_usage(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Usage]:
+    """The header totals (``Session.usage``) of each session of ``keys`` that has
+    usage: stored (table ``session_usage``), summed from its calls when its
+    roll-ups are stale (a read-only connection after a sync by an older agentlog)."""
+    wanted = json.dumps(sorted(set(keys)))
+    columns = ", ".join(f"t.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source"))
+    out = {
+        key: usage_from([*values, None])
+        for key, *values in conn.execute(
+            f"""SELECT t.session_key, {columns} FROM ({_KEYS}) k CROSS JOIN session_usage t
+                ON t.session_key = k.value WHERE t.session_key IN (SELECT session_key FROM usage_rollup_state)""",
+            (wanted,),
+        )
+    }
+    stale = f"SELECT value FROM ({_KEYS}) WHERE value NOT IN (SELECT session_key FROM usage_rollup_state)"
+    for key, *values in conn.execute(_session_usage(stale), (wanted,)):
+        out[key] = usage_from([*values[:-1], None])
+    return out
+
+
+def tokens_order() -> str:
+    """SQL for the total tokens of session ``s`` (its header's), to sort a listing:
+    stored, or summed from its calls when its roll-ups are stale."""
+    return f"""CASE WHEN s.key IN (SELECT session_key FROM usage_rollup_state)
+        THEN COALESCE((SELECT t.total_tokens FROM session_usage t WHERE t.session_key = s.key), 0)
+        ELSE (SELECT COALESCE(SUM({_TOTAL_TOKENS}), 0) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+              WHERE m.session_key = s.key AND m.replayed = 0) END"""
+
+
 _CALL = "s.agent, s.parent_key, s.cwd"
 _RECORD_COLUMNS = f"""r.session_key, {_CALL}, r.model, r.first_at, r.input_tokens, r.cache_read_tokens,
     r.cache_write_5m_tokens, r.cache_write_1h_tokens, r.output_tokens, r.reasoning_tokens,
@@ -154,6 +205,8 @@ def refresh_rollups(conn: sqlite3.Connection) -> bool:
         with transaction(conn):
             conn.execute(f"DELETE FROM usage_rollup WHERE session_key IN ({_STALE})")
             conn.execute(f"INSERT INTO usage_rollup {_aggregate(_STALE)}")
+            conn.execute(f"DELETE FROM session_usage WHERE session_key IN ({_STALE})")
+            conn.execute(f"INSERT INTO session_usage {_session_usage(_STALE)}")
             conn.execute(f"INSERT INTO usage_rollup_state (session_key) {_STALE}")
     except sqlite3.OperationalError:  # read-only (the web viewer) or busy past the timeout
         return False
@@ -169,6 +222,8 @@ def store_rollups(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
         return
     conn.execute(f"DELETE FROM usage_rollup WHERE session_key IN ({_KEYS})", (wanted,))
     conn.execute(f"INSERT INTO usage_rollup {_aggregate(_KEYS)}", (wanted,))
+    conn.execute(f"DELETE FROM session_usage WHERE session_key IN ({_KEYS})", (wanted,))
+    conn.execute(f"INSERT INTO session_usage {_session_usage(_KEYS)}", (wanted,))
     conn.execute(
         f"INSERT OR IGNORE INTO usage_rollup_state (session_key) SELECT key FROM sessions WHERE key IN ({_KEYS})",
         (wanted,),
