@@ -321,3 +321,23 @@ def test_session_usage_is_filled_by_the_migration_for_fresh_roll_ups(tie_index, 
     upgraded = db.connect(old)
     # the later migrations (when there are) ran too; every stored row came back
     assert upgraded.execute("SELECT * FROM session_usage ORDER BY session_key").fetchall() == want
+
+
+def test_an_agent_filter_is_resolved_without_importing_the_parsers(tmp_path):
+    """The first ``list_sessions(agent=…)`` of a server resolves the agent from the
+    registry cache (``adapters.registered``): no parser module is imported."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "HOME": str(tmp_path)}
+    warm = "from agentlog.adapters import registered, save_registry; registered(); save_registry()"
+    subprocess.run([sys.executable, "-c", warm], env=env, check=True)
+    code = (
+        "import sys; from agentlog.query import resolve_agent; from agentlog.adapters import all_adapters\n"
+        "got = (resolve_agent('Claude'), resolve_agent('GEMINI-CLI'))\n"
+        "parsers = sorted(m for m in sys.modules if m.startswith('agentlog.adapters.') and m.count('.') == 2"
+        " and not m.split('.')[-1].startswith('_') and m != 'agentlog.adapters.base')\n"
+        "print(got, parsers, len(all_adapters()) > 20)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "('claude_code', 'gemini_cli') [] True"
