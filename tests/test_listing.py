@@ -273,6 +273,11 @@ def test_stale_totals_on_a_read_only_connection_equal_the_reference(tie_index, t
     shutil.copy(path, copy)
     writer = sqlite3.connect(copy, isolation_level=None)
     writer.execute("DELETE FROM usage_rollup_state WHERE rowid % 2 = 0")
+    (emptied,) = writer.execute(  # a stale session whose calls are gone since its totals were stored
+        """SELECT session_key FROM session_usage WHERE session_key NOT IN (SELECT session_key FROM usage_rollup_state)
+           ORDER BY session_key LIMIT 1"""
+    ).fetchone()
+    writer.execute("DELETE FROM usage WHERE message_rowid IN (SELECT rowid FROM messages WHERE session_key = ?)", (emptied,))
     writer.execute(  # outdated: what a stale session's stored totals may say
         """UPDATE session_usage SET total_tokens = total_tokens + 1000, input_tokens = 0
            WHERE session_key NOT IN (SELECT session_key FROM usage_rollup_state)"""
@@ -284,6 +289,10 @@ def test_stale_totals_on_a_read_only_connection_equal_the_reference(tie_index, t
     for where, sort, descending in product(_filters(readonly)[:6], ("tokens", "started"), (True, False)):
         got = queries.page_sessions(readonly, where, sort, descending, 0, 8)
         assert _json(got[0]) == _json(reference_page(readonly, where, sort, descending, 0, 8, ())[0])
+    (gone,) = queries.list_sessions_by_keys(readonly, [emptied])
+    assert gone.usage == Usage() and _json(queries.list_sessions(readonly, queries.EVERY_SESSION, include_empty=True)) == (
+        _json(reference_list(readonly, queries.EVERY_SESSION, include_empty=True))
+    )
     assert readonly.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == stale_states(copy)
 
 

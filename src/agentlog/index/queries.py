@@ -14,7 +14,7 @@ from typing import Any
 import msgspec
 
 from agentlog.errors import NotFound
-from agentlog.index.usage import session_usage, tokens_order
+from agentlog.index.usage import TOKENS_SQL, session_usage
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
 from agentlog.query import FOLDER_CONTAINS_SQL, TEXT_CONTAINS_SQL, SessionFilter, sql_functions
 from agentlog.readers import LineReader
@@ -129,7 +129,7 @@ SESSION_SORTS = {
     "started": "COALESCE(s.started_at, '')",
     "duration": "COALESCE(julianday(s.ended_at) - julianday(s.started_at), 0)",
     "messages": "s.message_count",
-    "tokens": tokens_order(),
+    "tokens": TOKENS_SQL,
     "model": "s.models",
     "project": "COALESCE(s.cwd, '')",
     "agent": "s.agent",

@@ -59,7 +59,7 @@ def _aggregate(keys: str) -> str:
 
 
 _TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
-SESSION_USAGE_SUM = """
+_SESSION_USAGE_SUM = """
     COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
     COALESCE(SUM(u.cache_write_5m_tokens), 0), COALESCE(SUM(u.cache_write_1h_tokens), 0),
     COALESCE(SUM(u.output_tokens), 0), COALESCE(SUM(u.reasoning_tokens), 0),
@@ -75,7 +75,7 @@ def _session_usage(keys: str) -> str:
     """The ``session_usage`` rows of the sessions SQL ``keys`` selects (the rows are
     summed per session in the order of index ``messages_visible``, as a page's
     totals always were: the same float sums)."""
-    return f"""SELECT m.session_key, {SESSION_USAGE_SUM}, COALESCE(SUM({_TOTAL_TOKENS}), 0)
+    return f"""SELECT m.session_key, {_SESSION_USAGE_SUM}, COALESCE(SUM({_TOTAL_TOKENS}), 0)
         FROM messages m JOIN usage u ON u.message_rowid = m.rowid
         WHERE m.replayed = 0 AND m.session_key IN ({keys}) GROUP BY m.session_key"""
 
@@ -100,13 +100,12 @@ def session_usage(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Us
     return out
 
 
-def tokens_order() -> str:
-    """SQL for the total tokens of session ``s`` (its header's), to sort a listing:
-    stored, or summed from its calls when its roll-ups are stale."""
-    return f"""CASE WHEN s.key IN (SELECT session_key FROM usage_rollup_state)
-        THEN COALESCE((SELECT t.total_tokens FROM session_usage t WHERE t.session_key = s.key), 0)
-        ELSE (SELECT COALESCE(SUM({_TOTAL_TOKENS}), 0) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
-              WHERE m.session_key = s.key AND m.replayed = 0) END"""
+TOKENS_SQL = f"""CASE WHEN s.key IN (SELECT session_key FROM usage_rollup_state)
+    THEN COALESCE((SELECT t.total_tokens FROM session_usage t WHERE t.session_key = s.key), 0)
+    ELSE (SELECT COALESCE(SUM({_TOTAL_TOKENS}), 0) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+          WHERE m.session_key = s.key AND m.replayed = 0) END"""
+"""SQL for the total tokens of session ``s`` (its header's), to sort a listing by:
+stored, or summed from its calls when its roll-ups are stale."""
 
 
 _CALL = "s.agent, s.parent_key, s.cwd"
