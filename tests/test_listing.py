@@ -74,8 +74,14 @@ def _reference_headers(conn: sqlite3.Connection, sql: str, params: list[Any]) ->
     return out
 
 
-def reference_list(conn, where, limit=None, include_empty=False) -> list[Session]:
+def _reference_filters(conn, where, include_empty=False) -> tuple[list[str], list[Any]]:
+    """The filter's conditions, duplicates left out through the join to ``sources``."""
     clauses, params = queries._session_filters(conn, where, include_empty)
+    return ["src.duplicate_of IS NULL" if c == queries.NOT_DUPLICATE else c for c in clauses], params
+
+
+def reference_list(conn, where, limit=None, include_empty=False) -> list[Session]:
+    clauses, params = _reference_filters(conn, where, include_empty)
     return _reference_headers(
         conn,
         f"""SELECT s.*, {queries.ARCHIVED} FROM sessions s JOIN sources src ON src.id = s.source_id
@@ -85,7 +91,7 @@ def reference_list(conn, where, limit=None, include_empty=False) -> list[Session
 
 
 def reference_page(conn, where, sort, descending, offset, limit, first_by) -> tuple[list[Session], int]:
-    clauses, params = queries._session_filters(conn, where)
+    clauses, params = _reference_filters(conn, where)
     condition = " AND ".join(clauses)
     order = f"{_SORTS[sort]} {'DESC' if descending else 'ASC'}, s.key"
     order = ", ".join([*(_SORTS[k] for k in first_by), order])

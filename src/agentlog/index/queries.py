@@ -23,6 +23,9 @@ ARCHIVED = "src.archived_at IS NOT NULL AS archived"
 """What :func:`~agentlog.index.store.session_from_row` reads as ``Session.archived``
 (``sources src`` joined): the session's source is gone, its rows are kept."""
 
+NOT_DUPLICATE = "s.source_id NOT IN (SELECT id FROM sources WHERE duplicate_of IS NOT NULL)"
+"""Session ``s`` is not from a copy of a source another holds (``sources.duplicate_of``)."""
+
 EVERY_SESSION = SessionFilter(include_children=True)
 """The filter that keeps every (non-empty) session, subagents and forks too."""
 
@@ -30,13 +33,15 @@ EVERY_SESSION = SessionFilter(include_children=True)
 def _session_filters(
     conn: sqlite3.Connection, where: SessionFilter, include_empty: bool = False
 ) -> tuple[list[str], list[Any]]:
-    """SQL conditions on ``sessions s`` (joined to ``sources src``) for ``where``
-    and their parameters; the text matches call :func:`agentlog.query.text_contains`
-    (registered on ``conn``), as the in-memory filter does."""
+    """SQL conditions on ``sessions s`` for ``where`` and their parameters (no
+    other table joined: sessions of a duplicate source are left out through the
+    index ``sources_duplicates``); the text matches call
+    :func:`agentlog.query.text_contains` (registered on ``conn``), as the in-memory
+    filter does."""
     from agentlog.index.store import iso  # the store: only the reads that need it
 
     sql_functions(conn)
-    clauses, params = ["src.duplicate_of IS NULL"], []
+    clauses, params = [NOT_DUPLICATE], []
     if not include_empty:
         clauses.append(
             "(s.message_count > 0 OR EXISTS (SELECT 1 FROM messages m JOIN usage u ON u.message_rowid = m.rowid"
@@ -91,8 +96,7 @@ def _keys(
     return [
         key
         for (key,) in conn.execute(
-            f"""SELECT s.key FROM sessions s JOIN sources src ON src.id = s.source_id
-                WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?""",
+            f"SELECT s.key FROM sessions s WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )
     ]
@@ -154,9 +158,7 @@ def page_sessions(
     order = f"{SESSION_SORTS[sort]} {'DESC' if descending else 'ASC'}, s.key"
     order = ", ".join([*(SESSION_SORTS[k] for k in first_by), order])
     sessions = _headers(conn, _keys(conn, condition, params, order, limit, offset))
-    (total,) = conn.execute(
-        f"SELECT COUNT(*) FROM sessions s JOIN sources src ON src.id = s.source_id WHERE {condition}", params
-    ).fetchone()
+    (total,) = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {condition}", params).fetchone()
     return sessions, total
 
 

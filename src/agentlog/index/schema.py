@@ -404,8 +404,11 @@ MIGRATIONS: list[str] = [
     """,
     # list: each session's header totals (Session.usage: its calls not replayed),
     # kept with its roll-ups (fresh while its usage_rollup_state row is there): a
-    # listing reads a page's totals, and sorts by tokens, without summing usage rows
+    # listing reads a page's totals, and sorts by tokens, without summing usage rows;
+    # and the few duplicate sources indexed, so a listing leaves out their sessions
+    # without reading every source's row (2.7 KB each at 1M messages)
     """
+    CREATE INDEX IF NOT EXISTS sources_duplicates ON sources(id) WHERE duplicate_of IS NOT NULL;
     DROP TABLE IF EXISTS session_usage;
     CREATE TABLE session_usage (
         session_key TEXT PRIMARY KEY REFERENCES sessions(key) ON DELETE CASCADE,
