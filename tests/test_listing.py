@@ -356,3 +356,21 @@ def test_an_agent_filter_is_resolved_without_importing_the_parsers(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "('claude_code', 'gemini_cli') [] True"
+
+
+def test_a_session_row_redacts_the_header_text_it_holds():
+    """``list_sessions`` rows redact what they show (title, folder, branch) as the
+    whole header's redaction would, without redacting the fields they leave out."""
+    from agentlog.export.redaction import redact_header
+    from agentlog.mcp.shape import session_row
+    from secret_home import TOKEN
+
+    s = Session(key="claude_code:x", agent="claude_code", id="x", title=f"push {TOKEN}", cwd=f"/tmp/{TOKEN}")
+    s.git_branch = f"fix-{TOKEN}"
+    row = session_row(s)
+    whole = redact_header(s)
+    assert (row["name"], row["project"], row["git_branch"]) == (whole.title, whole.cwd, whole.git_branch)
+    assert [TOKEN in v for v in (row["name"], row["project"], row["git_branch"])] == [False] * 3
+    assert "[REDACTED:github_token]" in row["git_branch"]
+    bare = session_row(Session(key="codex:y", agent="codex", id="y", cwd=""))
+    assert (bare["name"], bare["project"], bare["git_branch"]) == ("", "", None)
