@@ -193,9 +193,19 @@ def _rows_unchanged(conn: sqlite3.Connection, adapters: Sequence[Adapter | LazyA
     gone: list[tuple[str, str, str | None]] = []
     copies = set()
     isreg = stat.S_ISREG
-    for path, agent, size, mtime_ns, ctime_ns, inode, version, sig, sidecars, archived_at, copy_of in conn.execute(
-        query, list(versions)
-    ):
+    for (
+        path,
+        agent,
+        size,
+        mtime_ns,
+        ctime_ns,
+        inode,
+        version,
+        sig,
+        sidecars,
+        archived_at,
+        copy_of,
+    ) in conn.execute(query, list(versions)):
         if copy_of is not None:
             copies.add(copy_of)
         if path not in found:
