@@ -262,8 +262,8 @@ def record(
 ) -> None:
     """Store what a full sync that started at ``started_ns`` saw: its ``looks``,
     the sources it handled, the project folders and the discovery ``report``.
-    Paths that cannot be stored as text (not UTF-8) leave no memo: the next sync
-    runs in full."""
+    Paths that cannot be stored as text (not UTF-8) leave no memo, nor does an
+    index that cannot be written: the next sync runs in full."""
     memo = Memo(
         key=key_of(adapters, home),
         roots={slug: [(str(r), present) for r, present in listed] for slug, listed in report.roots.items()},
@@ -278,9 +278,14 @@ def record(
     try:
         data = msgspec.json.encode(memo)
     except (UnicodeEncodeError, msgspec.EncodeError):
-        conn.execute("DELETE FROM sync_memo")
-        return
-    conn.execute("INSERT OR REPLACE INTO sync_memo (id, data) VALUES (1, ?)", (data,))
+        data = None
+    try:
+        if data is None:
+            conn.execute("DELETE FROM sync_memo")
+        else:
+            conn.execute("INSERT OR REPLACE INTO sync_memo (id, data) VALUES (1, ?)", (data,))
+    except sqlite3.OperationalError:  # a read-only index: the memo is only a shortcut
+        pass
 
 
 def clock_ns() -> int:

@@ -1,6 +1,10 @@
 """Incremental sync: bring the index up to date with the logs on disk.
 
-Per source (``shared/DESIGN.md`` §5):
+A sync that would change nothing answers from the memo of the last one
+(:mod:`agentlog.index.memo`): when no folder or path discovery looked at has
+changed, the sources it found are compared with their rows in one query, a
+``stat`` each, without running discovery.  Otherwise, per source
+(``shared/DESIGN.md`` §5):
 
 * unchanged (size, mtime_ns, ctime_ns, inode, sidecars, parser version) → skipped after
   a ``stat`` (the ctime catches a permission change, which leaves the mtime alone);
