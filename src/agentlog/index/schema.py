@@ -395,5 +395,10 @@ MIGRATIONS: list[str] = [
             WHERE new.searchable != 0;
     END;
     """,
+    # timesort: messages in time order, so a search sorted newest or oldest first walks
+    # them from one end and stops once its page is full (agentlog.index.timeline)
+    """
+    CREATE INDEX IF NOT EXISTS messages_timestamp ON messages(timestamp);
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""
