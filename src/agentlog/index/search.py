@@ -312,7 +312,7 @@ def _time_page(
     matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
     if matches < TIME_SCAN_FROM or sort == "rank":
         return None
-    ranked = by_time(conn, budget.run, match, where, params, joins == _FROM, matches, offset + limit, sort)
+    ranked = by_time(conn, budget.run, match, where, params, joins == _FROM, offset + limit, sort)
     if ranked is None:
         return None
     page = _page(

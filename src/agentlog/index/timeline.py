@@ -31,13 +31,16 @@ WALK_LIMIT = 200_000
 filter, or a page deep in the list)."""
 FIRST_BATCH = 256
 """Messages in the first batch at least; each next batch doubles."""
-RANGE_COST_HITS = 500
-"""A range query's fixed cost (~100 µs) in hits iterated (~0.2 µs each): two runs of
+RANGE_COST_HITS = 300
+"""A range query's fixed cost (~60 µs) in hits iterated (~0.2 µs each): two runs of
 a batch's part rowids closer than ``RANGE_COST_HITS / density`` are asked as one range."""
 
+SAMPLE = 2_000
+"""Hits of the highest rowids counted to guess how dense the hits are (sizing the
+batches and the ranges asked of FTS5; a guess: never changes a result)."""
+_SAMPLE = f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {SAMPLE})"
+
 Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
-Hit = tuple[int, str, str, str, int]
-"""A hit walked: ``(part rowid, timestamp, session_key, message id, part idx)``."""
 
 
 def by_time(
@@ -47,33 +50,34 @@ def by_time(
     where: list[str],
     params: list[object],
     joins_sessions: bool,
-    matches: int,
     wanted: int,
     sort: Literal["newest", "oldest"],
 ) -> list[tuple[int, float]] | None:
     """The first ``wanted`` hits of ``match`` (an FTS5 expression) passing ``where``
     (SQL over ``m`` messages, ``p`` parts and, with ``joins_sessions``, ``s`` sessions;
     ``params`` its values) in ``sort`` order, as ``(part rowid, bm25 score)``; ``None``
-    when the walk gives up (see the module).  ``matches``: how many hits there are
-    (at least), to size the batches.  ``run``: runs one statement within the search's
+    when the walk gives up (see the module).  ``run``: runs one statement within the search's
     time limit (:meth:`agentlog.index.search.Budget.run`)."""
     last_part = conn.execute("SELECT max(rowid) FROM parts").fetchone()[0] or 1
     last_message = conn.execute("SELECT max(rowid) FROM messages").fetchone()[0] or 1
-    density = min(1.0, max(matches, 1) / last_part)  # hits per part
+    sample = run(conn, _SAMPLE, (match,))[0]  # the newest rowids' hits: how dense they are
+    density = min(1.0, max(sample[0], 1) / max(1, last_part - (sample[1] or last_part) + 1))
     per_message = max(1.0, last_part / last_message)
-    batch = max(FIRST_BATCH, int(2 * wanted / density / per_message))
+    batch = min(WALK_LIMIT, max(FIRST_BATCH, int(wanted / density / per_message)))
     newest = sort == "newest"
     beyond, direction = ("<", "DESC") if newest else (">", "ASC")
-    walk = f"""SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx
-        FROM messages m INDEXED BY messages_timestamp JOIN parts p ON p.message_rowid = m.rowid
-        {"JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""}
-        WHERE m.timestamp {">=" if newest else "<="} ? AND m.timestamp {beyond} ? AND p.searchable != 0
+    sessions = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+    # without filters both indexes cover the walk: no message or part row is read
+    walk = f"""SELECT p.rowid, m.timestamp FROM messages m INDEXED BY messages_timestamp
+        JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {sessions}
+        WHERE m.timestamp {">=" if newest else "<="} ? AND m.timestamp {beyond} ?
         {"".join(" AND " + clause for clause in where)}"""
     reach_sql = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
         WHERE timestamp {beyond} ? ORDER BY timestamp {direction} LIMIT 1 OFFSET ?"""
     last_sql = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
         WHERE timestamp {beyond} ? ORDER BY timestamp {"ASC" if newest else "DESC"} LIMIT 1"""
-    hits: list[Hit] = []
+    hits: list[tuple[int, str]] = []  # (part rowid, timestamp)
+    scores: dict[int, float] = {}  # the bm25 scores read so far
     walked = 0
     edge = "\U0010ffff" if newest else ""  # the time walked up to, exclusive: none yet
     while len(hits) < wanted:
@@ -86,51 +90,81 @@ def by_time(
         reach = last[0][0]
         parts = run(conn, walk, (reach, edge, *params))  # every message of each time reached
         walked += len(parts)
-        hits += _matching(conn, run, match, parts, density)
+        hits += _matching(conn, run, match, parts, density, scores)
         edge = reach
         if not reached and len(hits) < wanted:
             return None
         batch *= 2
-    return _ordered(conn, run, match, hits, wanted, newest)
+    return _ordered(conn, run, match, hits, scores, wanted, newest)
+
+
+def _ranges(rowids: list[int], gap: int) -> list[tuple[int, int]]:
+    """Sorted ``rowids`` as ``(first, last)`` runs, split where two are more than ``gap`` apart."""
+    runs: list[tuple[int, int]] = []
+    first = last = rowids[0]
+    for rowid in rowids[1:]:
+        if rowid - last > gap:
+            runs.append((first, last))
+            first = rowid
+        last = rowid
+    return [*runs, (first, last)]
 
 
 def _matching(
-    conn: sqlite3.Connection, run: Run, match: str, parts: list[tuple[Any, ...]], density: float
-) -> list[Hit]:
-    """The ``parts`` (walked rows, :data:`Hit` shape) that ``match``, asked of FTS5
-    by ranges of their rowids."""
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    parts: list[tuple[int, str]],
+    density: float,
+    scores: dict[int, float],
+) -> list[tuple[int, str]]:
+    """The ``parts`` (``(rowid, timestamp)``) that ``match``, asked of FTS5 by ranges
+    of their rowids (the batch's rowids a filter FTS5 does not see: ``rowid + 0``).
+    Asked in one range, the hits' bm25 scores come with them (into ``scores``)."""
     if not parts:
         return []
-    by_rowid = {row[0]: row for row in parts}
-    rowids = sorted(by_rowid)
-    gap = max(64, int(RANGE_COST_HITS / density))
-    ranges: list[list[int]] = [[rowids[0], rowids[0]]]
-    for rowid in rowids[1:]:
-        if rowid - ranges[-1][1] > gap:
-            ranges.append([rowid, rowid])
-        else:
-            ranges[-1][1] = rowid
-    found: list[Hit] = []
-    sql = "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? AND rowid BETWEEN ? AND ?"
+    times = dict(parts)
+    rowids = sorted(times)
+    listed = json.dumps(rowids)
+    ranges = _ranges(rowids, max(64, int(RANGE_COST_HITS / density)))
+    score = "bm25(parts_fts)" if len(ranges) == 1 else "NULL"
+    sql = f"""SELECT rowid, {score} FROM parts_fts WHERE parts_fts MATCH ? AND rowid BETWEEN ? AND ?
+        AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
+    found: list[tuple[int, str]] = []
     for low, high in ranges:
-        found += [by_rowid[rowid] for (rowid,) in run(conn, sql, (match, low, high)) if rowid in by_rowid]
+        for rowid, bm25 in run(conn, sql, (match, low, high, listed)):
+            found.append((rowid, times[rowid]))
+            if bm25 is not None:
+                scores[rowid] = bm25
     return found
 
 
 def _ordered(
-    conn: sqlite3.Connection, run: Run, match: str, hits: list[Hit], wanted: int, newest: bool
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    hits: list[tuple[int, str]],
+    scores: dict[int, float],
+    wanted: int,
+    newest: bool,
 ) -> list[tuple[int, float]]:
-    """The first ``wanted`` of ``hits`` (every hit of each time they hold) in order:
-    time (``newest`` first, or oldest), then bm25 score, session, message and part.
-    Scores are read for the hits of the times the page reaches, in one statement
+    """The first ``wanted`` of ``hits`` (``(rowid, timestamp)``, every hit of each time
+    they hold) in order: time (``newest`` first, or oldest), then bm25 score,
+    session, message and part.  Scores and keys are read for the hits of the times
+    the page reaches only, the scores not in ``scores`` (by rowid) in one statement
     (FTS5's bm25 first counts every row holding each phrase, once a statement)."""
     hits.sort(key=lambda hit: hit[1], reverse=newest)
     times = {hit[1] for hit in hits[:wanted]}
-    scored = [hit for hit in hits if hit[1] in times]
-    rowids = [hit[0] for hit in scored]
-    sql = """SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?
-        AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
-    scores: dict[int, float] = dict(run(conn, sql, (match, min(rowids), max(rowids), json.dumps(rowids))))
+    rowids = [rowid for rowid, time in hits if time in times]
+    unscored = [rowid for rowid in rowids if rowid not in scores]
+    if unscored:
+        sql = """SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?
+            AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
+        scores.update(run(conn, sql, (match, min(unscored), max(unscored), json.dumps(unscored))))
+    listed = json.dumps(rowids)
+    keyed = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
+        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+    scored = run(conn, keyed, (listed,))
     scored.sort(key=lambda hit: hit[2:])  # session, message, part
     scored.sort(key=lambda hit: scores[hit[0]])
     scored.sort(key=lambda hit: hit[1], reverse=newest)
