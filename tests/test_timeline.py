@@ -127,6 +127,39 @@ def test_the_time_walk_is_the_all_hits_sort(timed, monkeypatch, sort, first_batc
     assert any(w is None for w in walks)  # and the pages past the timed hits were sorted whole
 
 
+def _grouped(page) -> list[tuple[object, ...]]:
+    return [(h.session_key, h.message_id, h.part_type, h.session_hits, h.rank, h.snippet) for h in page.hits]
+
+
+@pytest.mark.parametrize("first_batch", [1, 1000])
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_sessions_walked_by_time_are_the_grouped_sort(timed, monkeypatch, sort, first_batch):
+    conn = db.connect(timed, readonly=True)
+    monkeypatch.setattr(timeline, "FIRST_BATCH", first_batch)
+    walks = []
+    real = timeline.sessions_by_time
+
+    def counted(*args, **kwargs):
+        walks.append(result := real(*args, **kwargs))
+        return result
+
+    monkeypatch.setattr(search_module, "sessions_by_time", counted)
+    for query in ("rocket", "deploy", "fuel", '"the rocket"', "roc*", "now"):
+        for filters in FILTERS:
+            for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 5), (5, 5)):
+                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 10**9)  # the all-hits sort
+                whole = search(conn, query, limit=limit, offset=offset, sort=sort, by_session=True, **filters)  # type: ignore[arg-type]
+                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 1)  # the walk
+                walked = search(conn, query, limit=limit, offset=offset, sort=sort, by_session=True, **filters)  # type: ignore[arg-type]
+                assert _grouped(walked) == _grouped(whole), (query, filters, offset, limit)
+                if walked.total_exact:  # sorted whole: the walk gave up
+                    assert walked.total == whole.total
+                else:  # the sessions walked: a lower bound
+                    assert offset + len(walked.hits) <= walked.total <= whole.total
+    assert sum(w is not None for w in walks) > len(walks) / 3
+    assert any(w is None for w in walks)
+
+
 def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch):
     conn = db.connect(timed, readonly=True)
     monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 1)

@@ -29,7 +29,7 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
-from agentlog.index.timeline import TIME_SCAN_FROM, by_time
+from agentlog.index.timeline import TIME_SCAN_FROM, by_time, sessions_by_time
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
@@ -259,8 +259,8 @@ def _search(
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
     joins = _FROM if any("s." in clause for clause in where) else _FROM_PARTS
-    if sort != "rank" and not by_session and limit > 0:  # walk messages in time order when many match
-        timed = _time_page(conn, translation, match, where, params, filters, joins, limit, offset, sort, budget)
+    if sort != "rank" and limit > 0:  # walk messages in time order when many match
+        timed = _time_page(conn, translation, match, where, params, filters, joins, limit, offset, sort, by_session, budget)
         if timed is not None:
             return timed
     found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {joins} WHERE {filters}"
@@ -304,24 +304,29 @@ def _time_page(
     limit: int,
     offset: int,
     sort: SearchSort,
+    by_session: bool,
     budget: Budget,
 ) -> HitPage | None:
-    """A page sorted ``newest`` or ``oldest`` first by :func:`agentlog.index.timeline.by_time`
-    when at least :data:`~agentlog.index.timeline.TIME_SCAN_FROM` hits pass the filters
-    (its ``total`` counted up to :data:`TOTAL_CAP`); ``None`` to sort all hits instead."""
+    """A page sorted ``newest`` or ``oldest`` first by :mod:`agentlog.index.timeline`
+    when at least :data:`~agentlog.index.timeline.TIME_SCAN_FROM` hits pass the filters:
+    its ``total`` counts hits up to :data:`TOTAL_CAP`, or (``by_session``) the sessions
+    walked, a lower bound; ``None`` to sort all hits instead."""
     matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
     if matches < TIME_SCAN_FROM or sort == "rank":
         return None
-    ranked = by_time(conn, budget.run, match, where, params, joins == _FROM, offset + limit, sort)
-    if ranked is None:
-        return None
-    page = _page(
-        _hits(conn, budget, translation.terms, [(rowid, score, 1, 0) for rowid, score in ranked[offset:]]),
-        matches,
-        offset,
-        limit,
-        translation,
-    )
+    wanted, sessions = offset + limit, joins == _FROM
+    if by_session:
+        grouped = sessions_by_time(conn, budget.run, match, where, params, sessions, wanted, sort)
+        if grouped is None:
+            return None
+        ranked = [(rowid, score, hits, 0) for rowid, score, hits in grouped[0][offset:]]
+        matches, exact = grouped[1], False
+    else:
+        found = by_time(conn, budget.run, match, where, params, sessions, wanted, sort)
+        if found is None:
+            return None
+        ranked = [(rowid, score, 1, 0) for rowid, score in found[offset:]]
+    page = _page(_hits(conn, budget, translation.terms, ranked), matches, offset, limit, translation)
     page.total_exact = exact
     return page
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 TIME_SCAN_FROM = 5_000
@@ -43,6 +43,62 @@ _SAMPLE = f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM parts_fts WHERE 
 Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
 
 
+class _Walk:
+    """Messages walked from one end of time (``sort``), a batch of whole seconds at a
+    time: :meth:`batches` yields each batch's hits ``(part rowid, timestamp)``, and
+    stops when the timed messages run out or past :data:`WALK_LIMIT` parts.  The
+    scores of the hits a batch asked in one range are kept in ``scores``."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        run: Run,
+        match: str,
+        where: list[str],
+        params: list[object],
+        joins_sessions: bool,
+        wanted: int,
+        sort: Literal["newest", "oldest"],
+    ) -> None:
+        self.conn, self.run, self.match, self.params = conn, run, match, params
+        self.newest = sort == "newest"
+        self.scores: dict[int, float] = {}
+        last_part = conn.execute("SELECT max(rowid) FROM parts").fetchone()[0] or 1
+        last_message = conn.execute("SELECT max(rowid) FROM messages").fetchone()[0] or 1
+        sample = run(conn, _SAMPLE, (match,))[0]  # the newest rowids' hits: how dense they are
+        self.density = min(1.0, max(sample[0], 1) / max(1, last_part - (sample[1] or last_part) + 1))
+        per_message = max(1.0, last_part / last_message)
+        self.batch = min(WALK_LIMIT, max(FIRST_BATCH, int(wanted / self.density / per_message)))
+        beyond, direction = ("<", "DESC") if self.newest else (">", "ASC")
+        sessions = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+        # without filters both indexes cover the walk: no message or part row is read
+        self.walk = f"""SELECT p.rowid, m.timestamp FROM messages m INDEXED BY messages_timestamp
+            JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {sessions}
+            WHERE m.timestamp {">=" if self.newest else "<="} ? AND m.timestamp {beyond} ?
+            {"".join(" AND " + clause for clause in where)}"""
+        self.reach = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
+            WHERE timestamp {beyond} ? ORDER BY timestamp {direction} LIMIT 1 OFFSET ?"""
+        self.last = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
+            WHERE timestamp {beyond} ? ORDER BY timestamp {"ASC" if self.newest else "DESC"} LIMIT 1"""
+
+    def batches(self) -> Iterator[list[tuple[int, str]]]:
+        """Each batch's hits, in walk order (within a batch, in no order)."""
+        walked, batch = 0, self.batch
+        edge = "\U0010ffff" if self.newest else ""  # the time walked up to, exclusive: none yet
+        while walked <= WALK_LIMIT:
+            reached = self.run(self.conn, self.reach, (edge, batch - 1))  # the batch-th message's time
+            last = reached or self.run(self.conn, self.last, (edge,))  # fewer left: to the last timed one
+            if not last:
+                return  # every timed message walked: the rest have no time (tied, last)
+            reach = last[0][0]
+            parts = self.run(self.conn, self.walk, (reach, edge, *self.params))  # every message of each time reached
+            walked += len(parts)
+            yield _matching(self.conn, self.run, self.match, parts, self.density, self.scores)
+            if not reached:
+                return
+            edge, batch = reach, batch * 2
+
+
 def by_time(
     conn: sqlite3.Connection,
     run: Run,
@@ -58,44 +114,99 @@ def by_time(
     ``params`` its values) in ``sort`` order, as ``(part rowid, bm25 score)``; ``None``
     when the walk gives up (see the module).  ``run``: runs one statement within the search's
     time limit (:meth:`agentlog.index.search.Budget.run`)."""
-    last_part = conn.execute("SELECT max(rowid) FROM parts").fetchone()[0] or 1
-    last_message = conn.execute("SELECT max(rowid) FROM messages").fetchone()[0] or 1
-    sample = run(conn, _SAMPLE, (match,))[0]  # the newest rowids' hits: how dense they are
-    density = min(1.0, max(sample[0], 1) / max(1, last_part - (sample[1] or last_part) + 1))
-    per_message = max(1.0, last_part / last_message)
-    batch = min(WALK_LIMIT, max(FIRST_BATCH, int(wanted / density / per_message)))
-    newest = sort == "newest"
-    beyond, direction = ("<", "DESC") if newest else (">", "ASC")
-    sessions = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
-    # without filters both indexes cover the walk: no message or part row is read
-    walk = f"""SELECT p.rowid, m.timestamp FROM messages m INDEXED BY messages_timestamp
-        JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {sessions}
-        WHERE m.timestamp {">=" if newest else "<="} ? AND m.timestamp {beyond} ?
-        {"".join(" AND " + clause for clause in where)}"""
-    reach_sql = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
-        WHERE timestamp {beyond} ? ORDER BY timestamp {direction} LIMIT 1 OFFSET ?"""
-    last_sql = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
-        WHERE timestamp {beyond} ? ORDER BY timestamp {"ASC" if newest else "DESC"} LIMIT 1"""
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort)
     hits: list[tuple[int, str]] = []  # (part rowid, timestamp)
-    scores: dict[int, float] = {}  # the bm25 scores read so far
-    walked = 0
-    edge = "\U0010ffff" if newest else ""  # the time walked up to, exclusive: none yet
-    while len(hits) < wanted:
-        if walked > WALK_LIMIT:
-            return None
-        reached = run(conn, reach_sql, (edge, batch - 1))  # the batch-th message's time
-        last = reached or run(conn, last_sql, (edge,))  # fewer left: to the last timed one
-        if not last:
-            return None  # every timed message walked: the rest have no time (tied, last)
-        reach = last[0][0]
-        parts = run(conn, walk, (reach, edge, *params))  # every message of each time reached
-        walked += len(parts)
-        hits += _matching(conn, run, match, parts, density, scores)
-        edge = reach
-        if not reached and len(hits) < wanted:
-            return None
-        batch *= 2
-    return _ordered(conn, run, match, hits, scores, wanted, newest)
+    for found in walk.batches():
+        hits += found
+        if len(hits) >= wanted:
+            return _ordered(conn, run, match, hits, walk.scores, wanted, walk.newest)
+    return None
+
+
+def sessions_by_time(
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    where: list[str],
+    params: list[object],
+    joins_sessions: bool,
+    wanted: int,
+    sort: Literal["newest", "oldest"],
+) -> tuple[list[tuple[int, float, int]], int] | None:
+    """The first ``wanted`` sessions holding hits (as :func:`by_time`'s), ordered by
+    their newest hit (``sort`` newest; oldest: their oldest), then their best hit's
+    bm25 score, session, message and part: ``(rows, sessions)``, ``rows`` each
+    ``(best hit's part rowid, its score, the session's hits)``, ``sessions`` how many
+    sessions the walk found (a lower bound: it stopped there).  A session's best hit
+    is its first in the rank order (bm25, newest, message, part) among all its hits.
+    ``None`` when the walk gives up, or the sessions to score hold more than
+    :data:`WALK_LIMIT` parts."""
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort)
+    edges: dict[str, str] = {}  # session: the time of its newest (oldest) hit
+    keyed = """SELECT p.rowid, m.session_key FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+        WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+    for found in walk.batches():
+        times = dict(found)
+        for rowid, session in run(conn, keyed, (json.dumps(list(times)),)):
+            edge = edges.get(session)
+            if edge is None or (times[rowid] > edge if walk.newest else times[rowid] < edge):
+                edges[session] = times[rowid]
+        if len(edges) >= wanted:
+            break
+    else:
+        return None
+    order = sorted(edges, key=edges.__getitem__, reverse=walk.newest)
+    reached = {edges[session] for session in order[:wanted]}
+    scored = [session for session in order if edges[session] in reached]
+    best = _best_hits(conn, run, match, where, params, joins_sessions, scored)
+    if best is None:
+        return None
+    scored.sort(key=lambda session: best[session][1:])  # score, then the hit's session, message, part
+    scored.sort(key=edges.__getitem__, reverse=walk.newest)
+    rows = [(best[session][0], best[session][1], best[session][-1]) for session in scored[:wanted]]
+    return rows, len(edges)
+
+
+def _best_hits(
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    where: list[str],
+    params: list[object],
+    joins_sessions: bool,
+    sessions: list[str],
+) -> dict[str, tuple[Any, ...]] | None:
+    """Each of ``sessions``' best hit (the rank order: bm25, newest, message, part) and
+    its hits: ``{session: (part rowid, score, session, message id, part idx, hits)}``;
+    ``None`` when they hold more than :data:`WALK_LIMIT` parts."""
+    joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+    parts = run(
+        conn,
+        f"""SELECT p.rowid, m.session_key FROM messages m INDEXED BY messages_time
+        JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {joined}
+        WHERE m.session_key IN (SELECT value FROM json_each(?)) {"".join(" AND " + c for c in where)}
+        LIMIT {WALK_LIMIT + 1}""",
+        (json.dumps(sessions), *params),
+    )
+    if len(parts) > WALK_LIMIT:
+        return None
+    owner: dict[int, str] = dict(parts)
+    rowids = sorted(owner)
+    sql = """SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?
+        AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
+    scores: dict[str, list[tuple[float, int]]] = {}
+    for rowid, score in run(conn, sql, (match, rowids[0], rowids[-1], json.dumps(rowids))):
+        scores.setdefault(owner[rowid], []).append((score, rowid))
+    tops = [rowid for found in scores.values() for score, rowid in found if score == min(found)[0]]
+    keys = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
+        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+    ranked = sorted(run(conn, keys, (json.dumps(tops),)), key=lambda row: row[2:])  # session, message, part
+    ranked.sort(key=lambda row: (row[1] is not None, row[1] or ""), reverse=True)  # newest first, no time last
+    best: dict[str, tuple[Any, ...]] = {}
+    for rowid, _, session, message, idx in ranked:
+        if session not in best:
+            best[session] = (rowid, min(scores[session])[0], session, message, idx, len(scores[session]))
+    return best
 
 
 def _ranges(rowids: list[int], gap: int) -> list[tuple[int, int]]:
