@@ -95,6 +95,13 @@ FILTERS: list[dict[str, object]] = [
 ]
 
 
+def _joined(monkeypatch, conn, query: str, **kwargs):
+    """The page of the joined query, which sorts every hit (the reference)."""
+    with monkeypatch.context() as patched:
+        patched.setattr(search_module, "time_sorted", lambda *args: None)
+        return search(conn, query, **kwargs)
+
+
 @pytest.mark.parametrize("first_batch", [1, 3, 1000])
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
 def test_the_time_walk_is_the_all_hits_sort(timed, monkeypatch, sort, first_batch):
@@ -108,16 +115,20 @@ def test_the_time_walk_is_the_all_hits_sort(timed, monkeypatch, sort, first_batc
         walks.append(result := real(*args, **kwargs))
         return result
 
-    monkeypatch.setattr(search_module, "by_time", counted)
+    monkeypatch.setattr(timeline, "by_time", counted)
     for query in ("rocket", "deploy", "fuel", '"the rocket"', "roc*"):
         for filters in FILTERS:
             for offset, limit in ((0, 1), (0, 4), (3, 5), (10, 20), (60, 10), (200, 10)):
-                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 10**9)  # the all-hits sort
-                whole = search(conn, query, limit=limit, offset=offset, sort=sort, **filters)  # type: ignore[arg-type]
-                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 1)  # the walk
-                walked = search(conn, query, limit=limit, offset=offset, sort=sort, **filters)  # type: ignore[arg-type]
+                kwargs = {"limit": limit, "offset": offset, "sort": sort, **filters}
+                whole = _joined(monkeypatch, conn, query, **kwargs)
+                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9)  # few: every hit sorted
+                few = search(conn, query, **kwargs)  # type: ignore[arg-type]
+                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)  # many: the walk
+                walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
                 assert _shown(walked) == _shown(whole), (query, filters, offset, limit)
+                assert _shown(few) == _shown(whole), (query, filters, offset, limit)
                 assert (walked.total, walked.total_exact, walked.note) == (whole.total, True, whole.note)
+                assert (few.total, few.total_exact, few.note) == (whole.total, True, whole.note)
                 if not filters:
                     assert [(h.session_key, h.message_id, h.part_type) for h in walked.hits] == _oracle(
                         conn, query, sort, offset, limit
@@ -143,14 +154,14 @@ def test_sessions_walked_by_time_are_the_grouped_sort(timed, monkeypatch, sort, 
         walks.append(result := real(*args, **kwargs))
         return result
 
-    monkeypatch.setattr(search_module, "sessions_by_time", counted)
+    monkeypatch.setattr(timeline, "sessions_by_time", counted)
     for query in ("rocket", "deploy", "fuel", '"the rocket"', "roc*", "now"):
         for filters in FILTERS:
             for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 5), (5, 5)):
-                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 10**9)  # the all-hits sort
-                whole = search(conn, query, limit=limit, offset=offset, sort=sort, by_session=True, **filters)  # type: ignore[arg-type]
-                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 1)  # the walk
-                walked = search(conn, query, limit=limit, offset=offset, sort=sort, by_session=True, **filters)  # type: ignore[arg-type]
+                kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": True, **filters}
+                whole = _joined(monkeypatch, conn, query, **kwargs)
+                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)  # the walk
+                walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
                 assert _grouped(walked) == _grouped(whole), (query, filters, offset, limit)
                 if walked.total_exact:  # sorted whole: the walk gave up
                     assert walked.total == whole.total
@@ -162,7 +173,7 @@ def test_sessions_walked_by_time_are_the_grouped_sort(timed, monkeypatch, sort, 
 
 def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch):
     conn = db.connect(timed, readonly=True)
-    monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 1)
+    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)
     monkeypatch.setattr(search_module, "TOTAL_CAP", 30)
     page = search(conn, "rocket", limit=5, offset=5, sort="newest")
     whole_hits = conn.execute(
@@ -179,7 +190,6 @@ def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch):
 
 def test_a_walk_past_its_limit_gives_up_to_the_all_hits_sort(timed, monkeypatch):
     conn = db.connect(timed, readonly=True)
-    monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 1)
     monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
     monkeypatch.setattr(timeline, "WALK_LIMIT", 2)
     run = search_module.Budget().run
@@ -204,12 +214,14 @@ def test_the_demo_walked_by_time_is_the_all_hits_sort(tmp_path, monkeypatch):
     for word in ("the", "file", "test", "a*"):
         for sort in ("newest", "oldest"):
             for offset, limit in ((0, 20), (7, 3), (40, 20)):
-                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 10**9)
-                whole = search(conn, word, limit=limit, offset=offset, sort=sort)  # type: ignore[arg-type]
-                monkeypatch.setattr(search_module, "TIME_SCAN_FROM", 1)
-                walked = search(conn, word, limit=limit, offset=offset, sort=sort)  # type: ignore[arg-type]
-                assert _shown(walked) == _shown(whole), (word, sort, offset)
-                assert walked.total == whole.total
+                for by_session in (False, True):
+                    kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": by_session}
+                    whole = _joined(monkeypatch, conn, word, **kwargs)
+                    for scan_from in (1, 10**9):  # walked, and every hit sorted
+                        monkeypatch.setattr(timeline, "TIME_SCAN_FROM", scan_from)
+                        page = search(conn, word, **kwargs)  # type: ignore[arg-type]
+                        assert _grouped(page) == _grouped(whole), (word, sort, offset, by_session, scan_from)
+                        assert page.total == whole.total or not page.total_exact
 
 
 def test_the_migration_adds_the_time_index(tmp_path):

@@ -29,7 +29,7 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
-from agentlog.index.timeline import TIME_SCAN_FROM, by_time, sessions_by_time
+from agentlog.index.timeline import time_sorted
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
@@ -259,7 +259,7 @@ def _search(
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
     joins = _FROM if any("s." in clause for clause in where) else _FROM_PARTS
-    if sort != "rank" and limit > 0:  # walk messages in time order when many match
+    if sort != "rank" and limit > 0:  # newest or oldest: by time, not by sorting every hit (index.timeline)
         timed = _time_page(conn, translation, match, where, params, filters, joins, limit, offset, sort, by_session, budget)
         if timed is not None:
             return timed
@@ -303,30 +303,22 @@ def _time_page(
     joins: str,
     limit: int,
     offset: int,
-    sort: SearchSort,
+    sort: Literal["newest", "oldest"],
     by_session: bool,
     budget: Budget,
 ) -> HitPage | None:
-    """A page sorted ``newest`` or ``oldest`` first by :mod:`agentlog.index.timeline`
-    when at least :data:`~agentlog.index.timeline.TIME_SCAN_FROM` hits pass the filters:
-    its ``total`` counts hits up to :data:`TOTAL_CAP`, or (``by_session``) the sessions
-    walked, a lower bound; ``None`` to sort all hits instead."""
-    matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
-    if matches < TIME_SCAN_FROM or sort == "rank":
+    """A page sorted ``newest`` or ``oldest`` first by :func:`agentlog.index.timeline.time_sorted`
+    (its total counted by :func:`_capped_count` when many match); ``None`` to sort all
+    hits by the joined query instead."""
+
+    def count() -> tuple[int, bool]:
+        return _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
+
+    timed = time_sorted(conn, budget.run, match, where, params, joins == _FROM, offset + limit, sort, by_session, count)
+    if timed is None:
         return None
-    wanted, sessions = offset + limit, joins == _FROM
-    if by_session:
-        grouped = sessions_by_time(conn, budget.run, match, where, params, sessions, wanted, sort)
-        if grouped is None:
-            return None
-        ranked = [(rowid, score, hits, 0) for rowid, score, hits in grouped[0][offset:]]
-        matches, exact = grouped[1], False
-    else:
-        found = by_time(conn, budget.run, match, where, params, sessions, wanted, sort)
-        if found is None:
-            return None
-        ranked = [(rowid, score, 1, 0) for rowid, score in found[offset:]]
-    page = _page(_hits(conn, budget, translation.terms, ranked), matches, offset, limit, translation)
+    ranked, total, exact = timed
+    page = _page(_hits(conn, budget, translation.terms, ranked[offset:]), total, offset, limit, translation)
     page.total_exact = exact
     return page
 

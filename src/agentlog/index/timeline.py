@@ -43,6 +43,47 @@ _SAMPLE = f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM parts_fts WHERE 
 Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
 
 
+def time_sorted(
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    where: list[str],
+    params: list[object],
+    joins_sessions: bool,
+    wanted: int,
+    sort: Literal["newest", "oldest"],
+    by_session: bool,
+    count: Callable[[], tuple[int, bool]],
+) -> tuple[list[tuple[int, float, int, int]], int, bool] | None:
+    """The first ``wanted`` hits of ``match`` (an FTS5 expression) passing ``where``
+    (SQL over ``m`` messages, ``p`` parts and, with ``joins_sessions``, ``s`` sessions;
+    ``params`` its values) in ``sort`` order, ``by_session`` one per session (its best
+    hit): ``(rows, total, exact)``, ``rows`` each ``(part rowid, bm25 score, session
+    hits, 0)``.  ``total``: every hit when fewer than :data:`TIME_SCAN_FROM` match;
+    else ``count()`` (the search's capped count, ``exact`` or a lower bound), grouped
+    the sessions walked (a lower bound).  ``None``: sort every hit by the joined query
+    instead (few grouped hits, or a grouped walk that gave up).  ``run``: runs one
+    statement within the search's time limit (:meth:`agentlog.index.search.Budget.run`)."""
+    found = f"SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {TIME_SCAN_FROM}"
+    rowids = [rowid for (rowid,) in run(conn, found, (match,))]
+    if len(rowids) < TIME_SCAN_FROM:  # few: every hit's time, scores for the page's times only
+        if by_session:
+            return None
+        few, total = sorted_whole(conn, run, match, rowids, where, params, joins_sessions, wanted, sort)
+        return [(rowid, score, 1, 0) for rowid, score in few], total, True
+    total, exact = count()
+    if by_session:
+        grouped = sessions_by_time(conn, run, match, where, params, joins_sessions, wanted, sort)
+        if grouped is None:
+            return None
+        return [(rowid, score, hits, 0) for rowid, score, hits in grouped[0]], grouped[1], False
+    walked = by_time(conn, run, match, where, params, joins_sessions, wanted, sort)
+    if walked is None:  # the walk gave up: sort them all
+        every = [rowid for (rowid,) in run(conn, "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?", (match,))]
+        walked, _ = sorted_whole(conn, run, match, every, where, params, joins_sessions, wanted, sort)
+    return [(rowid, score, 1, 0) for rowid, score in walked], total, exact
+
+
 class _Walk:
     """Messages walked from one end of time (``sort``), a batch of whole seconds at a
     time: :meth:`batches` yields each batch's hits ``(part rowid, timestamp)``, and
@@ -123,6 +164,37 @@ def by_time(
     return None
 
 
+def sorted_whole(
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    rowids: list[int],
+    where: list[str],
+    params: list[object],
+    joins_sessions: bool,
+    wanted: int,
+    sort: Literal["newest", "oldest"],
+) -> tuple[list[tuple[int, float]], int]:
+    """:func:`by_time`'s page by sorting every hit (few match), given ``rowids``, every
+    part ``match`` finds: their times looked up (with the filters), scores read only
+    for the hits of the times the page reaches (each score reads the part's size in
+    FTS5's ``docsize`` table: a few µs a hit, most of a prefix query's time when
+    every hit was scored).  Also returns how many hits pass the filters."""
+    joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+    hits = run(
+        conn,
+        f"""SELECT p.rowid, m.timestamp FROM parts p JOIN messages m ON m.rowid = p.message_rowid {joined}
+        WHERE p.rowid IN (SELECT value FROM json_each(?)) {"".join(" AND " + clause for clause in where)}""",
+        (json.dumps(rowids), *params),
+    )
+    timed = [hit for hit in hits if hit[1] is not None]
+    untimed = [hit for hit in hits if hit[1] is None]  # last, tied
+    ordered = _ordered(conn, run, match, timed, {}, wanted, sort == "newest") if timed else []
+    if len(ordered) < wanted and untimed:
+        ordered += _ordered(conn, run, match, untimed, {}, wanted - len(ordered), True)
+    return ordered, len(hits)
+
+
 def sessions_by_time(
     conn: sqlite3.Connection,
     run: Run,
@@ -179,6 +251,9 @@ def _best_hits(
     """Each of ``sessions``' best hit (the rank order: bm25, newest, message, part) and
     its hits: ``{session: (part rowid, score, session, message id, part idx, hits)}``;
     ``None`` when they hold more than :data:`WALK_LIMIT` parts."""
+    size = "SELECT sum(message_count) FROM sessions WHERE key IN (SELECT value FROM json_each(?))"
+    if (run(conn, size, (json.dumps(sessions),))[0][0] or 0) > WALK_LIMIT:  # visible messages: fewer than parts
+        return None
     joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
     parts = run(
         conn,
@@ -264,7 +339,7 @@ def _ordered(
     session, message and part.  Scores and keys are read for the hits of the times
     the page reaches only, the scores not in ``scores`` (by rowid) in one statement
     (FTS5's bm25 first counts every row holding each phrase, once a statement)."""
-    hits.sort(key=lambda hit: hit[1], reverse=newest)
+    hits.sort(key=lambda hit: hit[1] or "", reverse=newest)  # (no time: hits all without)
     times = {hit[1] for hit in hits[:wanted]}
     rowids = [rowid for rowid, time in hits if time in times]
     unscored = [rowid for rowid in rowids if rowid not in scores]
@@ -278,5 +353,5 @@ def _ordered(
     scored = run(conn, keyed, (listed,))
     scored.sort(key=lambda hit: hit[2:])  # session, message, part
     scored.sort(key=lambda hit: scores[hit[0]])
-    scored.sort(key=lambda hit: hit[1], reverse=newest)
+    scored.sort(key=lambda hit: hit[1] or "", reverse=newest)
     return [(hit[0], scores[hit[0]]) for hit in scored[:wanted]]
