@@ -1,19 +1,25 @@
-"""A search sorted newest or oldest first, by walking messages in time order.
+"""A search sorted newest or oldest first without scoring and sorting every hit.
 
-The all-hits sort (:func:`agentlog.index.search.search`) looks up the time of every
-hit and sorts them: a word in half a million parts took seconds.  Part rowids do
-not follow time across sessions, so FTS5's rowid order cannot stop early.  This
-walks the index ``messages_timestamp`` from one end instead, a batch of whole
-seconds (every message of each ``timestamp`` it reaches, so a tie is never cut) at
-a time, and asks FTS5 which of the batch's parts match, by rowid ranges (cheap:
-FTS5 seeks its lists to a range).  Once the page (``offset + limit`` hits) is
-full, the hits sharing a ``timestamp`` with the page's are scored (``bm25``, in one
-statement: the score breaks a tie of times) and ordered exactly as the all-hits
-sort (:data:`agentlog.index.search._ORDER`, then session, message and part).
+The joined query (:func:`agentlog.index.search.search`) scores every hit with
+bm25, looks up its time and sorts them all: a word in half a million parts took
+seconds, and bm25 alone reads each hit's size (FTS5's ``docsize`` table, a few µs
+a hit: most of a prefix query's time).  Part rowids do not follow time across
+sessions, so FTS5's rowid order cannot stop early.  :func:`time_sorted` instead:
 
-It gives up (``None``: the caller sorts all hits) when it would reach the messages
-with no time (sorted last, all tied) or has walked :data:`WALK_LIMIT` parts; it is
-worth it only when many parts match (:data:`TIME_SCAN_FROM`).
+* when many parts match (:data:`TIME_SCAN_FROM`), walks the index
+  ``messages_timestamp`` from one end, a batch of whole seconds at a time (every
+  message of each ``timestamp`` it reaches, so a tie is never cut), and asks FTS5
+  which of the batch's parts match, by rowid ranges (FTS5 seeks its lists to a
+  range); it stops once the page (``offset + limit`` hits, or sessions) is full;
+* when few do, looks up every hit's time;
+
+then scores only the hits sharing a ``timestamp`` with the page's (``bm25``, in one
+statement: the score breaks a tie of times; FTS5's bm25 first counts every row
+holding each phrase, once a statement) and orders them exactly as the joined
+query (:data:`agentlog.index.search._ORDER` / ``_GROUP_ORDER``, then session,
+message and part).  A walk gives up when it would reach the messages with no
+time (sorted last, all tied) or past :data:`WALK_LIMIT` parts: then every hit is
+sorted (flat) or the joined query runs (grouped).
 """
 
 from __future__ import annotations
@@ -24,11 +30,11 @@ from collections.abc import Callable, Iterator
 from typing import Any, Literal
 
 TIME_SCAN_FROM = 5_000
-"""Hits (filters passed) from which a time sort walks messages instead of sorting
-all hits: below it the all-hits sort costs a few ms."""
+"""Parts matching (before filters) from which a time sort walks messages instead of
+looking up every hit's time (~3 µs a hit; a walk's first batch costs a few ms)."""
 WALK_LIMIT = 200_000
-"""Parts walked at most before the walk gives up to the all-hits sort (a rare
-filter, or a page deep in the list)."""
+"""Parts walked (or, grouped, held by the sessions to score) at most before a walk
+gives up (a rare filter, a page deep in the list, huge sessions)."""
 FIRST_BATCH = 256
 """Messages in the first batch at least; each next batch doubles."""
 RANGE_COST_HITS = 300
