@@ -160,6 +160,10 @@ def test_sessions_walked_by_time_are_the_grouped_sort(timed, monkeypatch, sort, 
             for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 5), (5, 5)):
                 kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": True, **filters}
                 whole = _joined(monkeypatch, conn, query, **kwargs)
+                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9)  # few: every hit's session and time
+                few = search(conn, query, **kwargs)  # type: ignore[arg-type]
+                assert _grouped(few) == _grouped(whole), (query, filters, offset, limit)
+                assert (few.total, few.total_exact) == (whole.total, True)
                 monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)  # the walk
                 walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
                 assert _grouped(walked) == _grouped(whole), (query, filters, offset, limit)

@@ -68,13 +68,17 @@ def time_sorted(
     hits, 0)``.  ``total``: every hit when fewer than :data:`TIME_SCAN_FROM` match;
     else ``count()`` (the search's capped count, ``exact`` or a lower bound), grouped
     the sessions walked (a lower bound).  ``None``: sort every hit by the joined query
-    instead (few grouped hits, or a grouped walk that gave up).  ``run``: runs one
+    instead (grouped sessions to score holding too many parts, or a grouped walk
+    that gave up).  ``run``: runs one
     statement within the search's time limit (:meth:`agentlog.index.search.Budget.run`)."""
     found = f"SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {TIME_SCAN_FROM}"
     rowids = [rowid for (rowid,) in run(conn, found, (match,))]
     if len(rowids) < TIME_SCAN_FROM:  # few: every hit's time, scores for the page's times only
         if by_session:
-            return None
+            sessions = sessions_whole(conn, run, match, rowids, where, params, joins_sessions, wanted, sort)
+            if sessions is None:
+                return None
+            return [(rowid, score, hits, 0) for rowid, score, hits in sessions[0]], sessions[1], True
         few, total = sorted_whole(conn, run, match, rowids, where, params, joins_sessions, wanted, sort)
         return [(rowid, score, 1, 0) for rowid, score in few], total, True
     total, exact = count()
@@ -233,16 +237,73 @@ def sessions_by_time(
             break
     else:
         return None
-    order = sorted(edges, key=edges.__getitem__, reverse=walk.newest)
+    rows = _sessions_page(conn, run, match, where, params, joins_sessions, dict(edges), wanted, walk.newest)
+    return None if rows is None else (rows, len(edges))
+
+
+def sessions_whole(
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    rowids: list[int],
+    where: list[str],
+    params: list[object],
+    joins_sessions: bool,
+    wanted: int,
+    sort: Literal["newest", "oldest"],
+) -> tuple[list[tuple[int, float, int]], int] | None:
+    """:func:`sessions_by_time`'s page from ``rowids``, every part ``match`` finds (few):
+    their sessions and times looked up (with the filters), and only the sessions
+    the page reaches scored.  Returns every session holding hits as the count."""
+    joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+    hits = run(
+        conn,
+        f"""SELECT m.session_key, m.timestamp FROM parts p JOIN messages m ON m.rowid = p.message_rowid {joined}
+        WHERE p.rowid IN (SELECT value FROM json_each(?)) {"".join(" AND " + clause for clause in where)}""",
+        (json.dumps(rowids), *params),
+    )
+    newest = sort == "newest"
+    edges: dict[str, str | None] = {}  # session: the time of its newest (oldest) hit; None: none timed
+    for session, time in hits:
+        edge = edges.get(session)
+        if edge is None or (time is not None and (time > edge if newest else time < edge)):
+            edges[session] = time
+    rows = _sessions_page(conn, run, match, where, params, joins_sessions, edges, wanted, newest)
+    return None if rows is None else (rows, len(edges))
+
+
+def _sessions_page(
+    conn: sqlite3.Connection,
+    run: Run,
+    match: str,
+    where: list[str],
+    params: list[object],
+    joins_sessions: bool,
+    edges: dict[str, str | None],
+    wanted: int,
+    newest: bool,
+) -> list[tuple[int, float, int]] | None:
+    """The first ``wanted`` of the sessions of ``edges`` (each session's newest hit's
+    time, or oldest when not ``newest``; ``None``: no hit timed, last) in the grouped
+    order (:data:`agentlog.index.search._GROUP_ORDER`): that time, then the best hit's
+    score, session, message and part; each ``(best hit's rowid, score, hits)``.  Only
+    the sessions sharing a time with the page's are scored (:func:`_best_hits`);
+    ``None`` when they hold too many parts."""
+
+    def by_edge(sessions: list[str]) -> None:  # newest (oldest) first, no time last: stable
+        sessions.sort(key=lambda session: edges[session] or "", reverse=newest)
+        sessions.sort(key=lambda session: edges[session] is None)
+
+    order = list(edges)
+    by_edge(order)
     reached = {edges[session] for session in order[:wanted]}
     scored = [session for session in order if edges[session] in reached]
     best = _best_hits(conn, run, match, where, params, joins_sessions, scored)
     if best is None:
         return None
     scored.sort(key=lambda session: best[session][1:])  # score, then the hit's session, message, part
-    scored.sort(key=edges.__getitem__, reverse=walk.newest)
-    rows = [(best[session][0], best[session][1], best[session][-1]) for session in scored[:wanted]]
-    return rows, len(edges)
+    by_edge(scored)
+    return [(best[session][0], best[session][1], best[session][-1]) for session in scored[:wanted]]
 
 
 def _best_hits(
