@@ -69,8 +69,8 @@ def time_sorted(
     else ``count()`` (the search's capped count, ``exact`` or a lower bound), grouped
     the sessions walked (a lower bound).  ``None``: sort every hit by the joined query
     instead (grouped sessions to score holding too many parts, or a grouped walk
-    that gave up).  ``run``: runs one
-    statement within the search's time limit (:meth:`agentlog.index.search.Budget.run`)."""
+    that gave up).  ``run``: runs one statement within the search's time limit
+    (:meth:`agentlog.index.search.Budget.run`); ``count``: :func:`agentlog.index.search._capped_count`'s."""
     found = f"SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {TIME_SCAN_FROM}"
     rowids = [rowid for (rowid,) in run(conn, found, (match,))]
     if len(rowids) < TIME_SCAN_FROM:  # few: every hit's time, scores for the page's times only
@@ -339,7 +339,8 @@ def _best_hits(
     scores: dict[str, list[tuple[float, int]]] = {}
     for rowid, score in run(conn, sql, (match, rowids[0], rowids[-1], json.dumps(rowids))):
         scores.setdefault(owner[rowid], []).append((score, rowid))
-    tops = [rowid for found in scores.values() for score, rowid in found if score == min(found)[0]]
+    lowest = {session: min(found)[0] for session, found in scores.items()}
+    tops = [rowid for session, found in scores.items() for score, rowid in found if score == lowest[session]]
     keys = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
         JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
     ranked = sorted(run(conn, keys, (json.dumps(tops),)), key=lambda row: row[2:])  # session, message, part
@@ -347,7 +348,7 @@ def _best_hits(
     best: dict[str, tuple[Any, ...]] = {}
     for rowid, _, session, message, idx in ranked:
         if session not in best:
-            best[session] = (rowid, min(scores[session])[0], session, message, idx, len(scores[session]))
+            best[session] = (rowid, lowest[session], session, message, idx, len(scores[session]))
     return best
 
 
