@@ -253,22 +253,23 @@ def sessions_whole(
     sort: Literal["newest", "oldest"],
 ) -> tuple[list[tuple[int, float, int]], int] | None:
     """:func:`sessions_by_time`'s page from ``rowids``, every part ``match`` finds (few):
-    their sessions and times looked up (with the filters), and only the sessions
-    the page reaches scored.  Returns every session holding hits as the count."""
+    their sessions and times looked up (with the filters), and only the hits of the
+    sessions the page reaches scored.  Returns every session holding hits as the count."""
     joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
     hits = run(
         conn,
-        f"""SELECT m.session_key, m.timestamp FROM parts p JOIN messages m ON m.rowid = p.message_rowid {joined}
-        WHERE p.rowid IN (SELECT value FROM json_each(?)) {"".join(" AND " + clause for clause in where)}""",
+        f"""SELECT p.rowid, m.session_key, m.timestamp FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+        {joined} WHERE p.rowid IN (SELECT value FROM json_each(?)) {"".join(" AND " + clause for clause in where)}""",
         (json.dumps(rowids), *params),
     )
     newest = sort == "newest"
     edges: dict[str, str | None] = {}  # session: the time of its newest (oldest) hit; None: none timed
-    for session, time in hits:
+    for _, session, time in hits:
         edge = edges.get(session)
         if edge is None or (time is not None and (time > edge if newest else time < edge)):
             edges[session] = time
-    rows = _sessions_page(conn, run, match, where, params, joins_sessions, edges, wanted, newest)
+    known = {rowid: session for rowid, session, _ in hits}
+    rows = _sessions_page(conn, run, match, where, params, joins_sessions, edges, wanted, newest, known)
     return None if rows is None else (rows, len(edges))
 
 
@@ -282,13 +283,14 @@ def _sessions_page(
     edges: dict[str, str | None],
     wanted: int,
     newest: bool,
+    known: dict[int, str] | None = None,
 ) -> list[tuple[int, float, int]] | None:
     """The first ``wanted`` of the sessions of ``edges`` (each session's newest hit's
     time, or oldest when not ``newest``; ``None``: no hit timed, last) in the grouped
     order (:data:`agentlog.index.search._GROUP_ORDER`): that time, then the best hit's
     score, session, message and part; each ``(best hit's rowid, score, hits)``.  Only
-    the sessions sharing a time with the page's are scored (:func:`_best_hits`);
-    ``None`` when they hold too many parts."""
+    the sessions sharing a time with the page's are scored (:func:`_best_hits`, with
+    ``known`` hits); ``None`` when they hold too many parts."""
 
     def by_edge(sessions: list[str]) -> None:  # newest (oldest) first, no time last: stable
         sessions.sort(key=lambda session: edges[session] or "", reverse=newest)
@@ -298,7 +300,7 @@ def _sessions_page(
     by_edge(order)
     reached = {edges[session] for session in order[:wanted]}
     scored = [session for session in order if edges[session] in reached]
-    best = _best_hits(conn, run, match, where, params, joins_sessions, scored)
+    best = _best_hits(conn, run, match, where, params, joins_sessions, scored, known)
     if best is None:
         return None
     scored.sort(key=lambda session: best[session][1:])  # score, then the hit's session, message, part
@@ -314,25 +316,31 @@ def _best_hits(
     params: list[object],
     joins_sessions: bool,
     sessions: list[str],
+    known: dict[int, str] | None = None,
 ) -> dict[str, tuple[Any, ...]] | None:
     """Each of ``sessions``' best hit (the rank order: bm25, newest, message, part) and
-    its hits: ``{session: (part rowid, score, session, message id, part idx, hits)}``;
-    ``None`` when they hold more than :data:`WALK_LIMIT` parts."""
-    size = "SELECT sum(message_count) FROM sessions WHERE key IN (SELECT value FROM json_each(?))"
-    if (run(conn, size, (json.dumps(sessions),))[0][0] or 0) > WALK_LIMIT:  # visible messages: fewer than parts
-        return None
-    joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
-    parts = run(
-        conn,
-        f"""SELECT p.rowid, m.session_key FROM messages m INDEXED BY messages_time
-        JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {joined}
-        WHERE m.session_key IN (SELECT value FROM json_each(?)) {"".join(" AND " + c for c in where)}
-        LIMIT {WALK_LIMIT + 1}""",
-        (json.dumps(sessions), *params),
-    )
-    if len(parts) > WALK_LIMIT:
-        return None
-    owner: dict[int, str] = dict(parts)
+    its hits: ``{session: (part rowid, score, session, message id, part idx, hits)}``.
+    ``known``: every hit (filters passed) and its session, when known; else the
+    sessions' parts are walked, and ``None`` when they hold more than :data:`WALK_LIMIT`."""
+    if known is not None:
+        wanted = set(sessions)
+        owner = {rowid: session for rowid, session in known.items() if session in wanted}
+    else:
+        size = "SELECT sum(message_count) FROM sessions WHERE key IN (SELECT value FROM json_each(?))"
+        if (run(conn, size, (json.dumps(sessions),))[0][0] or 0) > WALK_LIMIT:  # visible messages: < parts
+            return None
+        joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+        parts = run(
+            conn,
+            f"""SELECT p.rowid, m.session_key FROM messages m INDEXED BY messages_time
+            JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {joined}
+            WHERE m.session_key IN (SELECT value FROM json_each(?)) {"".join(" AND " + c for c in where)}
+            LIMIT {WALK_LIMIT + 1}""",
+            (json.dumps(sessions), *params),
+        )
+        if len(parts) > WALK_LIMIT:
+            return None
+        owner = dict(parts)
     rowids = sorted(owner)
     sql = """SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?
         AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
