@@ -446,5 +446,10 @@ MIGRATIONS: list[str] = [
         WHERE m.replayed = 0 AND m.session_key IN (SELECT session_key FROM usage_rollup_state)
         GROUP BY m.session_key;
     """,
+    # timesort: messages in time order, so a search sorted newest or oldest first walks
+    # them from one end and stops once its page is full (agentlog.index.timeline)
+    """
+    CREATE INDEX IF NOT EXISTS messages_timestamp ON messages(timestamp);
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""
