@@ -31,6 +31,7 @@ from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
+from agentlog.index.timeline import time_sorted
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
@@ -260,6 +261,10 @@ def _search(
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
     joins = _joins(where)
+    if limit > 0:  # newest or oldest: by time, not by sorting every hit (index.timeline)
+        timed = _time_page(conn, translation, match, where, params, filters, joins, limit, offset, sort, by_session, budget)
+        if timed is not None:
+            return timed
     found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {joins} WHERE {filters}"
     if by_session:
         sql = f"""
@@ -277,6 +282,36 @@ def _search(
     counted = _count(conn)
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
     return _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
+
+
+def _time_page(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    match: str,
+    where: list[str],
+    params: list[object],
+    filters: str,
+    joins: str,
+    limit: int,
+    offset: int,
+    sort: Literal["newest", "oldest"],
+    by_session: bool,
+    budget: Budget,
+) -> HitPage | None:
+    """A page sorted ``newest`` or ``oldest`` first by :func:`agentlog.index.timeline.time_sorted`
+    (its total counted by :func:`_capped_count` when many match); ``None`` to sort all
+    hits by the joined query instead."""
+
+    def count() -> tuple[int, bool]:
+        return _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
+
+    timed = time_sorted(conn, budget.run, match, where, params, joins == _FROM, offset + limit, sort, by_session, count)
+    if timed is None:
+        return None
+    ranked, total, exact = timed
+    page = _page(_hits(conn, budget, translation.terms, ranked[offset:]), total, offset, limit, translation)
+    page.total_exact = exact
+    return page
 
 
 def _ranked(

@@ -21,7 +21,7 @@ from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
 from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
-from agentlog.index.usage import USAGE_COLUMNS, usage_from
+from agentlog.index.usage import USAGE_COLUMNS, store_rollups, usage_from
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
     Diagnostics,
@@ -402,9 +402,9 @@ class Store:
 
     def refresh_sessions(self, keys: Iterable[str]) -> None:
         """Recompute derived session columns, replay ownership and subagent links
-        for the sessions touched since the last call, and drop their usage
-        roll-ups (rebuilt by the next report) (cost: the touched messages, plus
-        index look-ups per session)."""
+        for the sessions touched since the last call, and rebuild their usage
+        roll-ups (:func:`~agentlog.index.usage.store_rollups`: a reader never finds
+        them stale) (cost: the touched messages, plus index look-ups per session)."""
         keys = sorted(set(keys))
         written, self.written = self.written, []
         for key in keys:
@@ -430,7 +430,6 @@ class Store:
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
                 {"k": key},
             )
-            self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
             if (
                 key in remarked
                 or self.conn.execute(
@@ -442,6 +441,7 @@ class Store:
                 self._retitle(key)  # its header's title may name a replayed prompt
             self._store_status(key)
         self._add_models()
+        store_rollups(self.conn, set(keys) | remarked | forks | self.cleared)
         cleared, self.cleared = self.cleared, set()
         self._link_children(sorted(set(keys) | cleared))
 
