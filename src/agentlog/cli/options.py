@@ -45,4 +45,3 @@ def filter_options(what: str) -> Callable[[F], F]:
         return f
 
     return apply
-

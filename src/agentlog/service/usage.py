@@ -98,11 +98,22 @@ def pricer(conn: sqlite3.Connection | None, prices_file: Path | None = None) -> 
 def _price(
     calls: list[Call], query: UsageQuery, conn: sqlite3.Connection | None, errors: Iterable[tuple[str, str]]
 ) -> PricedUsage:
-    from agentlog.index.prices import save_prices
-
     prices = pricer(conn, query.prices_file)
     expand = partial(members, conn) if conn is not None else None
-    priced = list(prices.price_all(calls, query.cost_mode, expand))
+    return priced_usage(prices, list(prices.price_all(calls, query.cost_mode, expand)), conn, errors)
+
+
+def priced_usage(
+    prices: Pricer,
+    priced: list[PricedCall],
+    conn: sqlite3.Connection | None,
+    errors: Iterable[tuple[str, str]],
+) -> PricedUsage:
+    """``priced`` (priced by ``prices``) with the warnings of that pricing and of
+    the unreadable logs ``errors`` (``(path, error)``); the tables ``prices``
+    resolved are kept in the index at ``conn``."""
+    from agentlog.index.prices import save_prices
+
     if conn is not None:
         save_prices(conn, prices.fingerprint, prices.resolved)
     warnings = [
