@@ -516,11 +516,13 @@ def _shared_parse(
     ``None`` when there are too few, no second core, or other threads in this
     process (``serve``'s, a notebook's: a fork copies only this one, and a lock
     another held, the import lock say, would stay held in the child forever)."""
+    if len(work) < SHARED_MIN:  # a no-change sync: multiprocessing is never imported
+        return None
     import threading
 
-    from agentlog import worker  # multiprocessing: only when logs changed
+    from agentlog import worker
 
-    if len(work) < SHARED_MIN or not worker.available() or threading.active_count() > 1:
+    if not worker.available() or threading.active_count() > 1:
         return None
     jobs: list[ParseJob] = []
     numbers: dict[int, int] = {}

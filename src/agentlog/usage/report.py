@@ -16,7 +16,6 @@ from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
-from agentlog.redact import redact
 from agentlog.rules import project_folder
 from agentlog.usage.money import usd, usd_float
 
@@ -170,7 +169,8 @@ def build_rows(
     priced: Iterable[PricedCall], group: Group, tz: ZoneInfo | None, rollup: bool = True
 ) -> tuple[list[Row], Totals]:
     """Rows of ``group`` (sorted by key; sessions by last activity) and the grand total;
-    the rows' project folders (and ``project`` keys) with their secrets replaced."""
+    the project folders of ``session`` rows (and ``project`` rows' keys), the
+    rows that show them, with their secrets replaced (:mod:`agentlog.redact`)."""
     rows: dict[str, Row] = {}
     for pc in priced:
         call = pc.call
@@ -191,9 +191,13 @@ def build_rows(
         for per_model in row.by_model.values():
             row.totals.merge(per_model)
         total.merge(row.totals)
-        row.project = redact(row.project)  # a folder's name is log text (agentlog.redact)
-        if group == "project":
-            row.key = redact(row.key)
+    if group in ("session", "project"):  # the rows that show a folder's name, which is log text
+        from agentlog.redact import redact
+
+        for row in rows.values():
+            row.project = redact(row.project)
+            if group == "project":
+                row.key = redact(row.key)
     out = list(rows.values())
     if group == "session":
         out.sort(key=lambda r: (r.totals.last is None, r.totals.last or datetime.min, r.key))
