@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
+
+import msgspec
 
 from agentlog.index.usage import refresh_rollups, usage_from
 from agentlog.usage.calls import Call
@@ -51,8 +52,7 @@ _COUNTED = """+r.session_key IN (SELECT session_key FROM usage_rollup_state)
 # index; searched by session instead, SQLite scanned the days for every record
 
 
-@dataclass
-class DaySums:
+class DaySums(msgspec.Struct):
     """The sums of a report (:func:`day_sums`): ``calls[i]`` sums the records of
     key ``keys[i]``; ``days`` maps each 15-minute span (``YYYY-MM-DDTHH:MM``,
     UTC) to its local day; ``by_agent``: keys name the agent (else ``""``)."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 SHARED_FOLDERS = frozenset(
     {".config", ".local", ".cache", ".vscode-server", ".vscode-server-insiders", ".cursor-server"}
@@ -14,14 +15,13 @@ SHARED_FOLDERS = frozenset(
 folder is the root inside them, not the shared folder."""
 
 
-@dataclass(frozen=True)
-class Home:
+class Home(msgspec.Struct, frozen=True):
     """The environment (agents' own variables such as ``CODEX_HOME``), the home
     folder and the extra folders (``--root``) discovery searches."""
 
     env: dict[str, str]
     home: Path
-    roots: list[Path] = field(default_factory=list)
+    roots: list[Path] = msgspec.field(default_factory=list)
 
     @classmethod
     def of(cls, environ: Mapping[str, str], roots: Iterable[str | Path] = (), demo: bool = False) -> Home:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -51,15 +50,14 @@ class UsageQuery(msgspec.Struct, kw_only=True, frozen=True):
     prices_file: Path | None = None
 
 
-@dataclass
-class PricedUsage:
+class PricedUsage(msgspec.Struct):
     """The priced calls of a :class:`UsageQuery` (records of the roll-up or
     single calls) and the warnings to show beside any report of them (models
     without a price, logs that could not be read)."""
 
-    calls: list[PricedCall] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    inferred_models: list[dict[str, object]] = field(default_factory=list)
+    calls: list[PricedCall] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    inferred_models: list[dict[str, object]] = msgspec.field(default_factory=list)
     """Calls priced at a fallback model (none recorded): ``{"model", "calls",
     "tokens"}`` per model, the same figures the warnings name."""
 
@@ -157,14 +155,13 @@ def log_usage(home: Home, query: UsageQuery) -> PricedUsage:
     return _price(select_calls(found, query), query, None, report.errors)
 
 
-@dataclass
-class SessionCost:
+class SessionCost(msgspec.Struct):
     """A session's cost: ``cost`` in pico-dollars (``None`` when no call has a
     price; :mod:`agentlog.usage.money`) and the cost sources of its calls
     (``recorded``, ``estimated``, ``unpriced``)."""
 
     cost: int | None = None
-    sources: set[str] = field(default_factory=set)
+    sources: set[str] = msgspec.field(default_factory=set)
 
     @property
     def cost_usd(self) -> float | None:
