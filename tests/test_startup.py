@@ -212,3 +212,39 @@ def test_no_module_a_warm_report_loads_compiles_a_pattern_at_import(tmp_path):
         [sys.executable, "-c", probe, json.dumps(loaded)], env=env, capture_output=True, text=True, check=True
     )
     assert len(loaded) > 40 and json.loads(out.stdout) == []
+
+
+def test_the_guard_by_identity_names_what_the_guard_by_real_path_names(tmp_path):
+    """:meth:`Home._holder` (one ``stat`` a folder) names, for every path, the
+    folder that comparing every folder's real path names: inside a log folder,
+    through a symlink to one, beside one, in a missing folder, at ``..``."""
+    from agentlog.service.home import Home
+
+    home = tmp_path / "home"
+    (home / ".claude" / "projects").mkdir(parents=True)
+    (home / ".config" / "Code" / "User").mkdir(parents=True)
+    (home / "link").symlink_to(home / ".claude" / "projects")
+    (home / "elsewhere").mkdir()
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "alias").symlink_to(home / ".config")
+    where = Home({"HOME": str(home)}, home, [extra])
+    targets = [
+        home / ".claude" / "i.sqlite",
+        home / ".claude",
+        home / "link" / "x.md",
+        home / ".claude" / "projects" / ".." / "out.md",
+        home / ".codex" / "new" / "i.sqlite",
+        home / ".config" / "Code" / "User" / "i.sqlite",
+        extra / "alias" / "Code" / "User" / "x",
+        extra / "x.sqlite",
+        home / "elsewhere" / "i.sqlite",
+        home / "i.sqlite",
+        tmp_path / "mine.sqlite",
+    ]
+    named = []
+    for target in targets:
+        real = os.path.realpath(target)
+        named.append(where._holder(real))
+        assert named[-1] == where._holder_by_path(real, where._folders()), target
+    assert [n is not None for n in named] == [True] * 8 + [False] * 3
