@@ -11,11 +11,12 @@ from click.testing import CliRunner
 
 from agentlog.cli import main, render
 from agentlog.cli.render import print_json, print_session_json
+from agentlog.export.redaction import redact_header, redact_message
 from agentlog.index import queries
 from agentlog.index.db import connect
 from agentlog.load import load_sessions
 from agentlog.model import Message, Session
-from agentlog.service import export, secrets, sessions
+from agentlog.service import export, sessions
 from agentlog.service.transcript import streamed_session
 from secret_home import SESSION, TOKEN, secret_home
 from test_index import make_home
@@ -73,7 +74,8 @@ def test_show_json_reads_the_session_a_page_at_a_time_and_prints_it_whole(tmp_pa
     monkeypatch.setattr(queries, "messages_after", page_of_two)
     for key in keys:
         read.clear()
-        whole = secrets.redacted_view(sessions.session(conn, key)).session
+        found = sessions.session(conn, key).session
+        whole = msgspec.structs.replace(redact_header(found), messages=[redact_message(m) for m in found.messages])
         expected = msgspec.json.format(msgspec.json.encode(whole), indent=2) + b"\n"
         result = CliRunner().invoke(
             main, ["--index", str(index), "show", "--no-sync", key, "--json"], env=env
@@ -103,3 +105,39 @@ def test_streamed_session_is_the_session_whole_and_its_messages_in_order(tmp_pat
     texts = [m.text for m in messages]
     assert texts == ["push with token [REDACTED:github_token] please", "Pushing now."]
     assert header.title == "push with token [REDACTED:github_token] please"
+
+
+def test_show_prints_the_transcript_of_the_whole_session_reading_a_page_at_a_time(tmp_path, monkeypatch):
+    """Plain ``show`` prints what the transcript of the whole session (redacted)
+    prints, with its subagents, while it reads two messages at a time and never
+    loads the session whole (no summary is kept, so nothing needs it)."""
+    from rich.console import Console
+
+    from agentlog.cli.render import render_transcript
+    from agentlog.export.redaction import redact_header as redacted
+    from agentlog.present import clean
+
+    home = secret_home(make_home(tmp_path))
+    env, index = _indexed(home, tmp_path)
+    conn = connect(index)
+    keys = [k for (k,) in conn.execute("SELECT key FROM sessions ORDER BY key")]
+    expected: dict[str, str] = {}
+    for key in keys:
+        found = sessions.session(conn, key)
+        whole = msgspec.structs.replace(redacted(found.session), messages=[])
+        console = Console(file=io.StringIO(), width=80, color_system=None, highlight=False)
+        render_transcript(console, whole, [redact_message(m) for m in found.session.messages])
+        if found.children:
+            console.print("\nsubagents")
+            for c in found.children:
+                console.print(clean(f"  {c.key}  {c.subagent_type or c.kind}  {redacted(c).title or ''}"[:160], one_line=True))
+        text = console.file.getvalue()  # type: ignore[attr-defined]
+        expected[key] = text
+    assert any(sessions.session(conn, k).children for k in keys)
+    monkeypatch.setattr(export.stream_messages, "__defaults__", (False, 2))
+    monkeypatch.setattr(queries, "get_session", None)  # the whole session is never loaded
+    for key in keys:
+        result = CliRunner().invoke(main, ["--index", str(index), "show", "--no-sync", key], env=env)
+        assert result.exit_code == 0, result.output
+        assert result.output == expected[key]
+    assert TOKEN not in "".join(expected.values())

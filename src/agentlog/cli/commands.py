@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
@@ -32,10 +32,7 @@ from agentlog.readers import read_head
 from agentlog.service import doctor as doctor_service
 from agentlog.service import sessions as session_service
 from agentlog.service.filters import session_filter
-from agentlog.service.secrets import redacted_view
-
-if TYPE_CHECKING:
-    from agentlog.model import Session
+from agentlog.service.secrets import redacted_headers
 
 UNREADABLE_HINT = "could not be read[/red] (see `agentlog doctor`)"
 
@@ -161,29 +158,28 @@ def show(
     if not session.strip():
         raise UsageError("give a session key, id or id prefix (see `agentlog sessions`)")
     conn, _ = open_index(app)
-    if as_json:
-        from agentlog.service.transcript import streamed_session
+    from agentlog.service.transcript import streamed_session, subagents
 
-        print_session_json(*streamed_session(conn, session, redact=not no_redact))
+    header, messages = streamed_session(conn, session, redact=not no_redact)
+    if as_json:
+        print_session_json(header, messages)
         return
-    view = session_service.session(conn, session)
-    if not no_redact:
-        view = redacted_view(view)
-    render_transcript(app.console, view.session, show_all=show_all, reasoning=reasoning, full=full)
-    _print_summary(app, conn, view.session)
-    if view.children:
+    render_transcript(app.console, header, messages, show_all=show_all, reasoning=reasoning, full=full)
+    _print_summary(app, conn, header.key)
+    children = subagents(conn, header.key)
+    if children:
         app.console.print("\n[bold]subagents[/bold]")
-        for sub in view.children:
+        for sub in children if no_redact else redacted_headers(children):
             line = f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160]
             app.console.print(clean(line, one_line=True))
 
 
-def _print_summary(app: App, conn: sqlite3.Connection, session: Session) -> None:
-    """The summary `agentlog summarize` kept of ``session``, if any, and whether
-    it is of an earlier state of the session."""
+def _print_summary(app: App, conn: sqlite3.Connection, key: str) -> None:
+    """The summary `agentlog summarize` kept of session ``key``, if any, and
+    whether it is of an earlier state of the session."""
     from agentlog.service.summaries import shown_summary
 
-    shown = shown_summary(conn, session)
+    shown = shown_summary(conn, key)
     if shown is None:
         return
     found = shown.summary
@@ -370,6 +366,8 @@ def detect(app: App, file: Path, as_json: bool) -> None:
                 "scores": {a.slug: s for s, a in scores},
             }
         )
+        if best_score <= 0:  # as without --json: a script can test the exit status
+            raise SystemExit(1)
         return
     if best_score <= 0:
         click.echo(f"{clean(str(file), markup=False)}: not a format agentlog knows")

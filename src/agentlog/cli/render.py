@@ -197,9 +197,15 @@ def session_row(s: Session, children: int) -> dict[str, Any]:
 
 
 def render_transcript(
-    console: Console, session: Session, show_all: bool = False, reasoning: bool = False, full: bool = False
+    console: Console,
+    session: Session,
+    messages: Iterable[Message],
+    show_all: bool = False,
+    reasoning: bool = False,
+    full: bool = False,
 ) -> None:
-    """Print ``session`` as a readable transcript."""
+    """Print the session whose header is ``session`` as a readable transcript of
+    ``messages`` (in order; each printed as it comes, so a stream is never held whole)."""
     console.print(f"[bold]{clean(_cut_title(session.title or session.id))}[/bold]")
     facts = [session.key, session.cwd or "", ", ".join(session.models)]
     console.print("[dim]" + clean(" · ".join(f for f in facts if f), one_line=True) + "[/dim]")
@@ -216,7 +222,7 @@ def render_transcript(
     elif session.archived:
         console.print(f"[yellow]{ARCHIVED_NOTE}[/yellow]")
     hidden = 0
-    for message in session.messages:
+    for message in messages:
         if message.hidden and not show_all:
             hidden += 1
             continue

@@ -18,7 +18,7 @@ from agentlog.model import Session
 from agentlog.query import SessionFilter
 from agentlog.redact import redact, redact_value
 from agentlog.service.export import stream_messages
-from agentlog.service.sessions import SessionView, TranscriptPage
+from agentlog.service.sessions import TranscriptPage
 
 
 class SessionSecrets(msgspec.Struct, kw_only=True):
@@ -68,13 +68,6 @@ def redacted_headers(rows: list[Session]) -> list[Session]:
     """Session headers (a listing's rows) with their secrets replaced
     (:func:`agentlog.export.redaction.redact_header`)."""
     return [redact_header(s) for s in rows]
-
-
-def redacted_view(view: SessionView) -> SessionView:
-    """A whole session (``agentlog show``) with its secrets and its children's titles replaced."""
-    session = redact_header(view.session)
-    messages = [redact_message(m) for m in view.session.messages]
-    return SessionView(msgspec.structs.replace(session, messages=messages), redacted_headers(view.children))
 
 
 def redacted_page(page: TranscriptPage) -> TranscriptPage:

@@ -81,12 +81,13 @@ class ShownSummary:
     current: bool
 
 
-def shown_summary(conn: sqlite3.Connection, session: Session) -> ShownSummary | None:
-    """The summary to show beside ``session`` (loaded in full), if any was made."""
-    found = kept.latest(conn, session.key)
+def shown_summary(conn: sqlite3.Connection, key: str) -> ShownSummary | None:
+    """The summary to show beside session ``key``, if any was made; only then is
+    the session loaded in full, to tell whether it is of the session as it is now."""
+    found = kept.latest(conn, key)
     if found is None:
         return None
-    return ShownSummary(found, found.prompt_sha256 == session_prompt(session).sha256)
+    return ShownSummary(found, found.prompt_sha256 == session_prompt(queries.get_session(conn, key)).sha256)
 
 
 def latest_summary(conn: sqlite3.Connection, key: str) -> StoredSummary | None:
