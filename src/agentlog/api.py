@@ -310,13 +310,7 @@ class Archive:
         (:data:`agentlog.tables.SESSION_COLUMNS`; titles redacted as there).  Raises
         :class:`~agentlog.errors.AgentlogError` without the ``parquet`` extra."""
         found = self.sessions(
-            agent,
-            project,
-            since,
-            until,
-            subagents=subagents,
-            exec_runs=exec_runs,
-            redact_secrets=redact_secrets,
+            agent, project, since, until, subagents=subagents, exec_runs=exec_runs, redact_secrets=redact_secrets
         )
         return _tables().sessions_table(found)
 

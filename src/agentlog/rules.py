@@ -463,8 +463,7 @@ def copy_verdict(held: Iterable[Signature], new: Iterable[Signature]) -> CopyVer
     if not extra:
         return "copy"
     lacking = any(
-        mid not in new_ids and (when is None or (role, when) not in new_stamps)
-        for mid, role, when in held_list
+        mid not in new_ids and (when is None or (role, when) not in new_stamps) for mid, role, when in held_list
     )
     return "overlaps" if lacking else "supersedes"
 

@@ -56,11 +56,7 @@ def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
         minutes = int((end - now).total_seconds() // 60)
         left = f"{minutes // 60}h{minutes % 60:02d}m left"
     burn = f"{_usd(facts['burn_usd_per_hour'])}/h" if facts.get("burn_usd_per_hour") is not None else ""
-    block = (
-        " ".join(x for x in (f"block {_usd(facts.get('block_cost_usd'))}", left, burn) if x)
-        if end
-        else "no block"
-    )
+    block = " ".join(x for x in (f"block {_usd(facts.get('block_cost_usd'))}", left, burn) if x) if end else "no block"
     percent = facts.get("context_percent")
     context = f"{percent:.0f}% ({_tokens(facts.get('context_tokens'))})" if percent is not None else "–"
     line = fmt.format(
@@ -84,9 +80,7 @@ def _cache_path(env: dict[str, str]) -> Path:
         return Path(env["AGENTLOG_INDEX"]).parent / "statusline.json"
     system: str = sys.platform  # a plain str: checked on every platform, not narrowed by mypy
     if system.startswith("linux"):
-        base = env.get("XDG_CACHE_HOME", "").strip() or os.path.join(
-            env.get("HOME") or os.path.expanduser("~"), ".cache"
-        )
+        base = env.get("XDG_CACHE_HOME", "").strip() or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".cache")
         return Path(base) / "agentlog" / "statusline.json"
     from agentlog.index.db import default_path
 

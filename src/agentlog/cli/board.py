@@ -102,9 +102,7 @@ HEADINGS = ("status", "for", "agent", "session", "turn", "evidence")
 _RIGHT = (False, True, False, False, True, False)
 
 
-def _cells(
-    row: LiveSession, now: datetime, depth: int, order: dict[str, int], cost: bool
-) -> list[tuple[Text, ...]]:
+def _cells(row: LiveSession, now: datetime, depth: int, order: dict[str, int], cost: bool) -> list[tuple[Text, ...]]:
     """The cells of ``row``'s line and of its subagents' lines, indented."""
     from rich.text import Text
 

@@ -266,7 +266,9 @@ def doctor(app: App, agent: str | None, as_json: bool) -> None:
     if problem is not None:
         raise problem
     # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
-    result = doctor_service.doctor(conn, agent, synced.roots.errors, synced.roots.problems, home=app.where)
+    result = doctor_service.doctor(
+        conn, agent, synced.roots.errors, synced.roots.problems, home=app.where
+    )
     if as_json:
         print_json(result.as_json())
         return
@@ -289,17 +291,11 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
         for reason, n in sorted(r.skipped.items(), key=lambda kv: -kv[1]):
             console.print(f"  skipped {n:>7,}  {clean(reason, one_line=True)}")
         for source in row.skipped_in[:SKIPPED_FILES]:
-            counts = ", ".join(
-                f"{n:,} {reason}" for reason, n in sorted(source.skipped.items(), key=lambda kv: -kv[1])
-            )
+            counts = ", ".join(f"{n:,} {reason}" for reason, n in sorted(source.skipped.items(), key=lambda kv: -kv[1]))
             path = tilde(source.path, str(app.home))
-            console.print(
-                f"    in {clean(path, one_line=True)}: {clean(counts, one_line=True)}", soft_wrap=True
-            )
+            console.print(f"    in {clean(path, one_line=True)}: {clean(counts, one_line=True)}", soft_wrap=True)
         if len(row.skipped_in) > SKIPPED_FILES:
-            console.print(
-                f"    and in {plural(len(row.skipped_in) - SKIPPED_FILES, 'more file')} (doctor --json lists them)"
-            )
+            console.print(f"    and in {plural(len(row.skipped_in) - SKIPPED_FILES, 'more file')} (doctor --json lists them)")
         for kind, n in sorted(r.unknown_types.items(), key=lambda kv: -kv[1]):
             console.print(f"  kept raw {n:>6,}  unknown type {clean(kind, one_line=True)}")
         for reason, n in sorted(r.invalid_values.items(), key=lambda kv: -kv[1]):

@@ -78,9 +78,7 @@ def _warn_special(roots: tuple[Path, ...]) -> None:
             continue
         if reason is not None:
             shown = clean(os.fspath(root), one_line=True, markup=False)
-            click.echo(
-                f"agentlog: --root {shown}: {reason}: nothing read from it (see `agentlog doctor`)", err=True
-            )
+            click.echo(f"agentlog: --root {shown}: {reason}: nothing read from it (see `agentlog doctor`)", err=True)
 
 
 def make_app(given: Said) -> App:
@@ -108,9 +106,7 @@ def options(on_command: bool = False) -> list[click.Parameter]:
     of a command (hidden; only what its command line says)."""
     common: dict[str, Any] = {"expose_value": False, "callback": _record, "hidden": on_command}
     return [
-        click.Option(
-            ["--demo"], is_flag=True, help="Use the bundled sample home instead of yours.", **common
-        ),
+        click.Option(["--demo"], is_flag=True, help="Use the bundled sample home instead of yours.", **common),
         click.Option(
             ["--root", "roots"],
             multiple=True,

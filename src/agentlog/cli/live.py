@@ -79,9 +79,7 @@ since_option = click.option(
     callback=given,
     help=f"Sessions written to since {TIME_HELP} (default: the last 24 hours).",
 )
-project_option = click.option(
-    "--project", "-p", help="Only sessions whose folder contains this text (any case)."
-)
+project_option = click.option("--project", "-p", help="Only sessions whose folder contains this text (any case).")
 
 
 @main.command("status")
@@ -90,7 +88,9 @@ project_option = click.option(
 @project_option
 @json_option
 @pass_app
-def status(app: App, since: str | None, agent: str | None, project: str | None, as_json: bool) -> None:
+def status(
+    app: App, since: str | None, agent: str | None, project: str | None, as_json: bool
+) -> None:
     """Which sessions are working and which need you, from the logs alone.
 
     Each session's status (needs_you, running_tool, working, waiting_for_subagents,
@@ -121,9 +121,7 @@ def status(app: App, since: str | None, agent: str | None, project: str | None, 
 
 @main.command("tail")
 @click.argument("session")
-@click.option(
-    "--lines", "-n", default=10, show_default=True, type=click.IntRange(0, 1000), help="Messages shown first."
-)
+@click.option("--lines", "-n", default=10, show_default=True, type=click.IntRange(0, 1000), help="Messages shown first.")
 @json_option
 @pass_app
 def tail(app: App, session: str, lines: int, as_json: bool) -> None:
@@ -157,9 +155,7 @@ def _live_index(app: App) -> Iterator[tuple[sqlite3.Connection, Follower | None]
         conn.close()
 
 
-def _follow(
-    app: App, conn: sqlite3.Connection, follow: SessionTail, follower: Follower | None, as_json: bool
-) -> None:
+def _follow(app: App, conn: sqlite3.Connection, follow: SessionTail, follower: Follower | None, as_json: bool) -> None:
     """Print ``follow``'s events as they come, until Ctrl-C (``KeyboardInterrupt``)."""
     procs = _Procs()
     version, changed = follower.version if follower else 0, True
@@ -257,11 +253,7 @@ def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where:
             f"[bold]agentlog watch[/bold] [dim]{now.astimezone():%H:%M:%S} · {len(rows)} sessions · "
             f"updates: {mode}{hint} · Ctrl-C exits[/dim]"
         )
-        body = (
-            board_table(rows, now, console.width, numbers=keys)
-            if rows
-            else Text("no session written to in the span")
-        )
+        body = board_table(rows, now, console.width, numbers=keys) if rows else Text("no session written to in the span")
         return Group(head, body)
 
     def open_tail(choice: str) -> None:

@@ -45,3 +45,4 @@ def filter_options(what: str) -> Callable[[F], F]:
         return f
 
     return apply
+

@@ -53,11 +53,7 @@ def access_token(host: str, explicit: bool) -> str | None:
 )
 @click.option("--open", "open_browser", is_flag=True, help="Open the viewer in your browser.")
 @click.option(
-    "--interval",
-    default=30.0,
-    show_default=True,
-    type=click.FloatRange(min=1),
-    help="Seconds between syncs when file events are unavailable (no watchfiles: polling).",
+    "--interval", default=30.0, show_default=True, type=click.FloatRange(min=1), help="Seconds between syncs when file events are unavailable (no watchfiles: polling)."
 )
 @click.option(
     "--show-secrets",
@@ -98,9 +94,7 @@ def serve(
     if problem is not None:
         raise problem
     syncer = Syncer(app.index_path, app.env, app.home, app.roots, interval)
-    server = make_server(
-        host, port, create_app(app.index_path, token, syncer, redact=not show_secrets), threaded=True
-    )
+    server = make_server(host, port, create_app(app.index_path, token, syncer, redact=not show_secrets), threaded=True)
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{server.server_port}/" + (f"?token={token}" if token else "")
     click.echo(f"agentlog viewer on {url}  (index {app.index_path}; Ctrl-C stops)")

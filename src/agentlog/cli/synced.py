@@ -54,9 +54,7 @@ def open_index(
     if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
         home = app.where
         if background.start_build(path, home, app.demo):
-            app.err.print(
-                "[dim]first run: read from the logs; the index is being built in the background[/dim]"
-            )
+            app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
             return conn, SyncReport(building=True)
     try:
         return conn, _sync(app, conn, full)

@@ -130,3 +130,4 @@ def code_span(text: str) -> str:
     ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+

@@ -90,11 +90,7 @@ def tool_call(part: ToolCallPart, links: dict[str, Session]) -> str:
 def part_markdown(part: Part, role: str, links: dict[str, Session]) -> str:
     """One part as Markdown (a block ending in a newline)."""
     if isinstance(part, TextPart):
-        return (
-            inert_markdown(part.text.rstrip()) + "\n"
-            if role == "assistant"
-            else _code(part.text.rstrip("\n"))
-        )
+        return inert_markdown(part.text.rstrip()) + "\n" if role == "assistant" else _code(part.text.rstrip("\n"))
     if isinstance(part, ReasoningPart):
         text = part.text or part.summary
         return _details("reasoning" + ("" if text else " (encrypted)"), inert_markdown(text))
@@ -139,8 +135,7 @@ def header(s: Session, level: int = 1) -> str:
     ]
     if s.parent_key:
         facts.insert(
-            0,
-            (s.kind, f"of {code_span(s.parent_key)}" + (f" ({s.subagent_type})" if s.subagent_type else "")),
+            0, (s.kind, f"of {code_span(s.parent_key)}" + (f" ({s.subagent_type})" if s.subagent_type else ""))
         )
     lines = "\n".join(f"- **{k}**: {v}" for k, v in facts)
     return f"{'#' * level} {_one_line(title)}\n\n{lines}\n\n"

@@ -278,16 +278,10 @@ def _search(
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
     candidates = counted[0]  # the hits ranked; grouped, the rows carry it (a page past the last: counted)
     if by_session:
-        candidates = (
-            ranked[0][3]
-            if ranked
-            else budget.run(conn, f"SELECT count(*) FROM ({found})", (match, *params))[0][0]
-        )
+        candidates = ranked[0][3] if ranked else budget.run(conn, f"SELECT count(*) FROM ({found})", (match, *params))[0][0]
     matches, exact = candidates, True
     if window and candidates >= window:  # more may match: count them, up to the cap
-        matches, exact = _capped_count(
-            conn, budget, filters, (match, *params), joins if where else None, window
-        )
+        matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, window)
     page = _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
     if window and (candidates < matches or not exact):
         _windowed(page, window, matches, exact, by_session)
@@ -323,13 +317,9 @@ def _ranked_by_index(
         scored = [row for row in scored if row[1] <= last]
     looked_up = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
         JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
-    rowids = json.dumps(
-        [rowid for rowid, _ in scored]
-    )  # one parameter: a deep page ranks more than SQLite binds
+    rowids = json.dumps([rowid for rowid, _ in scored])  # one parameter: a deep page ranks more than SQLite binds
     keys = {row[0]: row[1:] for row in budget.run(conn, looked_up, (rowids,))}
-    hits = [
-        (rowid, score, *keys[rowid]) for rowid, score in scored
-    ]  # rowid, score, ts, session, message, part
+    hits = [(rowid, score, *keys[rowid]) for rowid, score in scored]  # rowid, score, ts, session, message, part
     ordered = _rank_order(hits)
     if by_session:
         best: dict[str, list[Any]] = {}
@@ -371,7 +361,9 @@ def _windowed(page: HitPage, window: int, matches: int, exact: bool, by_session:
         page.total_exact = False
     else:
         page.total, page.total_exact = matches, exact
-    ranked_note = f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {total_text(matches, exact)} hits"
+    ranked_note = (
+        f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {total_text(matches, exact)} hits"
+    )
     page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
 
 
@@ -388,9 +380,7 @@ def _capped_count(
     ``window`` when larger), and whether that count is exact: ``(cap, False)`` when
     more match.  The one place that decides a search's total."""
     cap = max(TOTAL_CAP, window)
-    found = (
-        f"SELECT 1 {joins} WHERE {filters}" if joins else "SELECT 1 FROM parts_fts WHERE parts_fts MATCH ?"
-    )
+    found = f"SELECT 1 {joins} WHERE {filters}" if joins else "SELECT 1 FROM parts_fts WHERE parts_fts MATCH ?"
     count = budget.run(conn, f"SELECT count(*) FROM ({found} LIMIT {cap + 1})", params)[0][0]
     return (cap, False) if count > cap else (count, True)
 

@@ -658,9 +658,7 @@ def _store(
                     for later in batches:
                         whole = False
                         mine.extend(signatures(later, head.id))
-                    held_path: str = conn.execute(
-                        "SELECT path FROM sources WHERE id = ?", (owner,)
-                    ).fetchone()[0]
+                    held_path: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
                     taken = _judge(conn, store, owner, held_path, ref.path, store.signatures(head.key), mine)
                     if taken is None:
                         return held_path

@@ -196,18 +196,13 @@ def _from_tail(
     if questions:
         m, p = questions[-1]
         return StatusFacts(
-            "needs_you",
-            f"{_where(m)}: pending question {p.raw_name} {p.call_id}",
-            m.timestamp,
-            m.timestamp,
+            "needs_you", f"{_where(m)}: pending question {p.raw_name} {p.call_id}", m.timestamp, m.timestamp,
             pending=ids,
         )
     if recorded in _RECORDED_FINAL:
         return StatusFacts(recorded, recorded_evidence, last.timestamp, last.timestamp, pending=ids)
     if "interrupted" in last.flags:
-        return StatusFacts(
-            "interrupted", f"{_where(last)}: flagged interrupted", last.timestamp, last.timestamp
-        )
+        return StatusFacts("interrupted", f"{_where(last)}: flagged interrupted", last.timestamp, last.timestamp)
     if "api_error" in last.flags:
         return StatusFacts("errored", f"{_where(last)}: flagged api_error", last.timestamp, last.timestamp)
     if pending:
@@ -215,17 +210,12 @@ def _from_tail(
         spawns = all(q.tool in SPAWN_TOOLS or q.raw_name.lower() in SPAWN_TOOLS for _, q in pending)
         status: SessionStatus = "waiting_for_subagents" if spawns else "running_tool"
         return StatusFacts(
-            status,
-            f"{_where(m)}: pending tool_call {p.raw_name} {p.call_id}",
-            last.timestamp,
-            m.timestamp,
+            status, f"{_where(m)}: pending tool_call {p.raw_name} {p.call_id}", last.timestamp, m.timestamp,
             pending=ids,
         )
     if last.role == "assistant" and last.parts and not isinstance(last.parts[-1], ToolCallPart):
         if "turn_end" in last.flags:
-            return StatusFacts(
-                "waiting_for_user", f"{_where(last)}: turn_end", last.timestamp, last.timestamp
-            )
+            return StatusFacts("waiting_for_user", f"{_where(last)}: turn_end", last.timestamp, last.timestamp)
         return StatusFacts(
             "waiting_for_user",
             f"{_where(last)}: the assistant's reply, no pending tool_call",
@@ -289,12 +279,7 @@ def refine(
     if status == "waiting_for_subagents" and children is not None:
         kids = list(children)
         if kids and not any(k in ACTIVE for k in kids):
-            facts = replace(
-                facts,
-                status="working",
-                inferred=True,
-                reason="every subagent of the pending spawn calls has finished",
-            )
+            facts = replace(facts, status="working", inferred=True, reason="every subagent of the pending spawn calls has finished")
             status = "working"
     if quiet is None:
         return facts

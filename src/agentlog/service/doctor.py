@@ -98,9 +98,7 @@ def doctor(
                 by_path.setdefault(path, Diagnostics()).merge(d)
         skipped_in = [SkippedIn(path, d.skipped) for path, d in by_path.items()]
         skipped_in.sort(key=lambda s: (-sum(s.skipped.values()), s.path))
-        rows.append(
-            AgentDiagnostics(agent=slug, sessions=len(diagnostics), total=total, skipped_in=skipped_in)
-        )
+        rows.append(AgentDiagnostics(agent=slug, sessions=len(diagnostics), total=total, skipped_in=skipped_in))
     return DoctorReport(
         agents=rows,
         unreadable=[UnreadableSource(p, e) for p, e in [*unreadable, *unstored]],

@@ -81,7 +81,6 @@ def start_build(index_path: Path, home: Home, demo: bool = False) -> bool:
     discarded) and mark it; ``False`` when it cannot be started (nothing then
     changes: the next command builds the index itself)."""
     import subprocess  # ~10 ms: only on a first run
-
     command = [sys.executable, "-m", "agentlog", "--index", str(index_path)]
     command += [arg for root in home.roots for arg in ("--root", str(root))]
     command += ["--demo"] if demo else []

@@ -216,9 +216,7 @@ def overview(conn: sqlite3.Connection, found_roots: dict[str, list[str]], recent
         agents=agents,
         mains=len(mains),
         subagents=len(everything) - len(mains),
-        recent=[redact_header(s) for s in mains if SessionFilter().matches(s)][
-            :recent
-        ],  # no `codex exec` runs
+        recent=[redact_header(s) for s in mains if SessionFilter().matches(s)][:recent],  # no `codex exec` runs
         children=queries.child_counts(conn),
         unreadable=queries.source_problems(conn)[0],
     )

@@ -60,9 +60,7 @@ class SessionTail:
     and its status.  Log text in the events has its secrets replaced unless not
     ``redact_secrets``."""
 
-    def __init__(
-        self, conn: sqlite3.Connection, ref: str, backlog: int = 10, redact_secrets: bool = True
-    ) -> None:
+    def __init__(self, conn: sqlite3.Connection, ref: str, backlog: int = 10, redact_secrets: bool = True) -> None:
         self.key = queries.resolve_key(conn, ref)
         self.backlog = backlog
         self.redact_secrets = redact_secrets

@@ -56,10 +56,7 @@ def board() -> str:
 
 def _board_signature(rows: list[Any]) -> list[Any]:
     def flat(r: Any) -> list[Any]:
-        return [
-            (r.key, r.status, r.since, r.evidence, r.turn.total_tokens),
-            *(x for c in r.children for x in flat(c)),
-        ]
+        return [(r.key, r.status, r.since, r.evidence, r.turn.total_tokens), *(x for c in r.children for x in flat(c))]
 
     return [x for r in rows for x in flat(r)]
 
