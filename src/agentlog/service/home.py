@@ -42,7 +42,6 @@ class Home(msgspec.Struct, frozen=True):
         file inside each project (:func:`agentlog.adapters._common.project_roots`)
         are not log folders: their log files are protected one by one
         (:meth:`guards`)."""
-
         return sorted({os.path.realpath(folder) for folder in self._folders()})
 
     def _folders(self) -> set[Path]:
@@ -51,7 +50,7 @@ class Home(msgspec.Struct, frozen=True):
         from agentlog.adapters._common import project_roots
 
         scanned = set(project_roots(self.home))
-        folders = set(self.roots)
+        folders = set(self.roots)  # a set: many agents share one folder (~/.config/Code), resolved once
         for adapter in registered():
             try:
                 roots = adapter.default_roots(self.env, self.home)
