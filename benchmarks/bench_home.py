@@ -22,7 +22,9 @@ Parts (each prints ``figure: agentlog | peer | ratio (target)``):
 * ``record``: a session with one ``--record-mib`` MiB line: peak RSS of ``index``
   and ``search``;
 * ``startup``: ``agentlog --version`` and a warm ``usage daily`` on one small file
-  (``--json``, and the table), wall and CPU over ``--startup-runs`` runs.
+  (``--json``, and the table), wall and CPU over ``--startup-runs`` runs, beside
+  the floor under them (:data:`FLOOR`: ``python -c pass`` and the libraries
+  every command imports).
 
 First runs are timed as at a terminal (``AGENTLOG_BACKGROUND_INDEX=1``: the
 numbers first, the index built behind; the bench waits for it before going on).
@@ -310,8 +312,20 @@ class Bench:
         table = [*self.agentlog, "usage", "daily", "-z", "UTC"]
         shown = [run(table, env) for _ in range(n)]
         show(f"warm usage daily, one file, table (median of {n})", _median_of(shown), target="< 0.1 s")
-        bare = [run([sys.executable, "-c", "pass"], env) for _ in range(n)]
-        show("bare python -c pass (for scale)", _median_of(bare))
+        for label, code in FLOOR:
+            floor = _median_of([run([sys.executable, "-c", code], env) for _ in range(n)])
+            show(f"floor, {label} (python -c {code!r})", floor)
+
+
+FLOOR = [
+    ("bare", "pass"),
+    ("click", "import click"),
+    ("msgspec", "import msgspec"),
+    ("libraries", "import click, msgspec, platformdirs, sqlite3, zoneinfo, json, pathlib, datetime"),
+]
+"""What any warm report costs before agentlog's own code: the interpreter, and
+the libraries every command imports (click, msgspec with typing_extensions,
+platformdirs, sqlite3, zoneinfo)."""
 
 
 def _median_of(runs: list[Run]) -> Run:

@@ -26,9 +26,11 @@ EAGER = (
 """The same, with every command's module imported before the command line runs."""
 MODULES = (
     "\nimport atexit, json\n"
-    "atexit.register(lambda: print(json.dumps(sorted(m for m in sys.modules if m.startswith('agentlog'))),"
-    " file=sys.stderr))\n"
+    "atexit.register(lambda: print(json.dumps(sorted(m for m in sys.modules"
+    " if m.startswith(('agentlog', 'multiprocessing', 'ahocorasick_rs', 'genai_prices')))), file=sys.stderr))\n"
 )
+"""Prints, at exit, the modules of agentlog (and of the libraries a warm report
+must not load) the process imported."""
 
 
 def _run(prelude: str, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -115,9 +117,15 @@ def test_a_warm_report_loads_only_its_own_path_and_prints_the_same_bytes(tmp_pat
         "agentlog.service.search",
         "agentlog.service.sessions",
         "agentlog.web",
+        "agentlog.worker",  # no log changed: no parse worker, no multiprocessing
+        "multiprocessing",
+        "ahocorasick_rs",  # daily rows show no folder: nothing to redact
+        "genai_prices",  # every price is in the index's cache
     }
-    # usage rows name folders, which are log text: redacted (its rules compile on first use)
-    assert "agentlog.cli.usage" in loaded and not (never - {"agentlog.redact"}) & loaded, sorted(never & loaded)
+    assert "agentlog.cli.usage" in loaded and not never & loaded, sorted(never & loaded)
+    session = _run(LAZY + MODULES, env, "usage", "session", "--json")
+    loaded = set(json.loads(session.stderr.splitlines()[-1]))
+    assert "agentlog.redact" in loaded  # session rows name their folder, which is log text
     index = _run(LAZY + MODULES, env, "index", "--json")
     loaded = set(json.loads(index.stderr.splitlines()[-1]))
     assert "agentlog.cli.upkeep" in loaded and not never & loaded, sorted(never & loaded)
@@ -176,3 +184,67 @@ def test_index_into_a_closed_pipe_ends_quietly_with_success(tmp_path):
     finally:
         os.close(write)
     assert (ended.returncode, ended.stderr) == (0, b"")
+
+
+def test_no_module_a_warm_report_loads_compiles_a_pattern_at_import(tmp_path):
+    """Every module the warm ``usage daily`` loads, imported in a fresh process
+    with ``re`` watched: none of agentlog's compiles a regular expression then
+    (:func:`agentlog.lazy.pattern` compiles on first use)."""
+    env = _env(tmp_path)
+    assert _run(LAZY, env, "index").returncode == 0
+    warm = _run(LAZY + MODULES, env, "usage", "daily", "--json")
+    loaded = [m for m in json.loads(warm.stderr.splitlines()[-1]) if m.startswith("agentlog")]
+    probe = (
+        "import importlib, json, re, sys, traceback\n"
+        "compiled, original = [], re._compile\n"
+        "def watched(pattern, flags):\n"
+        "    if (type(pattern), pattern, flags) not in re._cache:\n"
+        "        caller = traceback.extract_stack()[-3].filename  # the frame that called re.compile\n"
+        "        if '/agentlog/' in caller:\n"
+        "            compiled.append(caller)\n"
+        "    return original(pattern, flags)\n"
+        "re._compile = watched\n"
+        "for name in json.loads(sys.argv[1]):\n"
+        "    importlib.import_module(name)\n"
+        "print(json.dumps(sorted(set(compiled))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(loaded)], env=env, capture_output=True, text=True, check=True
+    )
+    assert len(loaded) > 40 and json.loads(out.stdout) == []
+
+
+def test_the_guard_by_identity_names_what_the_guard_by_real_path_names(tmp_path):
+    """:meth:`Home._holder` (one ``stat`` a folder) names, for every path, the
+    folder that comparing every folder's real path names: inside a log folder,
+    through a symlink to one, beside one, in a missing folder, at ``..``."""
+    from agentlog.service.home import Home
+
+    home = tmp_path / "home"
+    (home / ".claude" / "projects").mkdir(parents=True)
+    (home / ".config" / "Code" / "User").mkdir(parents=True)
+    (home / "link").symlink_to(home / ".claude" / "projects")
+    (home / "elsewhere").mkdir()
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "alias").symlink_to(home / ".config")
+    where = Home({"HOME": str(home)}, home, [extra])
+    targets = [
+        home / ".claude" / "i.sqlite",
+        home / ".claude",
+        home / "link" / "x.md",
+        home / ".claude" / "projects" / ".." / "out.md",
+        home / ".codex" / "new" / "i.sqlite",
+        home / ".config" / "Code" / "User" / "i.sqlite",
+        extra / "alias" / "Code" / "User" / "x",
+        extra / "x.sqlite",
+        home / "elsewhere" / "i.sqlite",
+        home / "i.sqlite",
+        tmp_path / "mine.sqlite",
+    ]
+    named = []
+    for target in targets:
+        real = os.path.realpath(target)
+        named.append(where._holder(real))
+        assert named[-1] == where._holder_by_path(real, where._folders()), target
+    assert [n is not None for n in named] == [True] * 8 + [False] * 3

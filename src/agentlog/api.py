@@ -246,7 +246,7 @@ class Archive:
         from agentlog.service.reports import usage_document
 
         tz = parse_zone(timezone)
-        found = self._usage(report, agent, project, since, until, tz, cost_mode)
+        found = self._usage(report, agent, project, since, until, tz, cost_mode, summed=True)
         return usage_document(found, report, tz, with_cost=cost, breakdown=breakdown, rollup=rollup)
 
     def _usage(
@@ -258,8 +258,12 @@ class Archive:
         until: TimeArg,
         tz: ZoneInfo | None,
         cost_mode: CostMode,
+        summed: bool = False,
     ) -> PricedUsage:
+        """The priced calls of ``report``: usage records, or with ``summed`` the
+        sums :func:`agentlog.service.grouped.report_usage` prices for that report."""
         from agentlog.query import resolve_agent
+        from agentlog.service.grouped import report_usage
         from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, index_usage
         from agentlog.usage.pricing import CostMode as Modes
 
@@ -272,7 +276,7 @@ class Archive:
             span=span_of(since, until, tz),
             cost_mode=cost_mode,
         )
-        return index_usage(self._conn, query)
+        return report_usage(self._conn, query, report, tz) if summed else index_usage(self._conn, query)
 
     def calls(
         self,

@@ -18,7 +18,6 @@ viewer and the API): a span is half-open, ``since <= t < until``.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -26,13 +25,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import msgspec
 
+from agentlog import lazy
 from agentlog.errors import UsageError
 from agentlog.model import Session
 from agentlog.rules import folder_contains
 
-_RELATIVE = re.compile(r"^(\d+)\s*([mhdw])$")
+_RELATIVE = lazy.pattern(r"^(\d+)\s*([mhdw])$")
 _UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
-_DATE = re.compile(r"^(\d{4})-?(\d{2})-?(\d{2})$")
+_DATE = lazy.pattern(r"^(\d{4})-?(\d{2})-?(\d{2})$")
 
 TIME_HELP = "an ISO time, a date (YYYY-MM-DD) or a span back from now (30m, 12h, 7d, 2w)"
 """What ``--since``/``--until`` take, for the commands' ``--help``."""

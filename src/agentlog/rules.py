@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Literal, overload
 
+from agentlog import lazy
 from agentlog.model import USAGE_COUNTS, Message, Session, Usage, usage_counts
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -104,7 +105,7 @@ def first_cwd(recorded: Iterable[str | None]) -> str | None:
     return next((cwd for cwd in recorded if cwd), None)
 
 
-_WINDOWS = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+_WINDOWS = lazy.pattern(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 """A Windows path: a drive letter (``C:\\Users\\…``, ``D:/Work Space/…``) or a UNC
 share (``\\\\server\\share``)."""
 
@@ -164,8 +165,8 @@ def title_wins(rank: int, held: int | None) -> bool:
 TITLE_CHARS = 1_000
 """Characters a session title holds at most (:func:`bounded_title`)."""
 
-_SPACES = re.compile(r"\s*")
-_SPACES_TO_END = re.compile(r"\s*\Z")
+_SPACES = lazy.pattern(r"\s*")
+_SPACES_TO_END = lazy.pattern(r"\s*\Z")
 
 
 @overload
@@ -313,7 +314,7 @@ def first_user_text(session: Session) -> str:
 
 _CHILD_ID_FIELDS = ("agentId", "agent_id", "new_thread_id", "thread_id", "childSessionId")
 _PROMPT_FIELDS = ("prompt", "message")
-_TASK_ELEMENT = re.compile(r"<task>\s*(.*?)\s*</task>", re.S)
+_TASK_ELEMENT = lazy.pattern(r"<task>\s*(.*?)\s*</task>", re.S)
 
 
 def _prompts(text: str) -> set[str]:

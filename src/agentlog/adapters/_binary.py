@@ -30,18 +30,18 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from typing import Any
 
 import msgspec
 
+from agentlog import lazy
 from agentlog.model import FilePart, ToolResult
 
 MIN_PAYLOAD = 256
 """The fewest base64 characters a payload has (192 bytes: shorter strings, hashes and
 ids among them, are kept as text)."""
-_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w.+-]+=[\w.+-]+)*;base64,([A-Za-z0-9+/_-]+={0,2})")
+_BASE64 = lazy.pattern(r"[A-Za-z0-9+/]+={0,2}")
+_DATA_URI = lazy.pattern(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w.+-]+=[\w.+-]+)*;base64,([A-Za-z0-9+/_-]+={0,2})")
 _BLOCK_TYPES = frozenset({"image", "document", "file", "input_image", "input_file", "image_url"})
 _MEDIA_KEYS = ("media_type", "mediaType", "mimeType", "mime_type", "type")
 _NAME_KEYS = ("name", "filename", "file_name", "path", "filePath")

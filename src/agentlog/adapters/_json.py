@@ -50,6 +50,8 @@ from typing import Any
 
 import msgspec
 
+from agentlog import lazy
+
 INVALID_UTF8 = "invalid_utf8"
 INVALID_JSON = "invalid_json"
 NESTED_TOO_DEEP = "nested_too_deep"
@@ -62,12 +64,12 @@ lone surrogate escapes were decoded as U+FFFD."""
 
 _DECODER = msgspec.json.Decoder()
 _BOM = b"\xef\xbb\xbf"
-_ESCAPE = re.compile(
+_ESCAPE = lazy.pattern(
     rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 )
 """An escaped backslash (kept, so the ``u`` after it is no escape), a surrogate
 pair (kept), or a lone surrogate escape (replaced)."""
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = lazy.pattern("[\ud800-\udfff]")
 """A lone surrogate in a ``str`` (no UTF-8 encodes it)."""
 
 
@@ -260,7 +262,7 @@ _SALVAGE_DEPTH = 4
 """Containers this deep in a document are not split further while salvaging: a
 value that fails there is lost whole (records sit one to three levels deep)."""
 _LOST = object()
-_STRING_END = re.compile(rb'(?:[^"\\]|\\.)*"', re.S)
+_STRING_END = lazy.pattern(rb'(?:[^"\\]|\\.)*"', re.S)
 _SPACE = b" \t\r\n"
 
 

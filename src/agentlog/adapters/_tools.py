@@ -3,18 +3,18 @@ mapped through the agent's table, else kept in snake case); OpenAI-style functio
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from agentlog import lazy
 from agentlog.adapters._json import json_object
 from agentlog.adapters._values import as_dict
 from agentlog.model import (
     ToolCallPart,
 )
 
-_SNAKE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SNAKE = lazy.pattern(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def snake(name: str) -> str:
@@ -71,7 +71,7 @@ ALIASES: Mapping[str, str] = {
 tool never gets two names across adapters (Cursor's and Copilot's ``list_dir`` were
 ``ls`` where 13 adapters said ``list``)."""
 
-_NOT_NAME = re.compile(r"[^a-z0-9_]+")
+_NOT_NAME = lazy.pattern(r"[^a-z0-9_]+")
 
 
 @lru_cache(maxsize=1024)

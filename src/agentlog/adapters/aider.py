@@ -50,12 +50,12 @@ Tokens (approximate)
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Literal
 
+from agentlog import lazy
 from agentlog.adapters._common import project_files, project_roots
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
 from agentlog.model import Message, Session, TextPart, Usage
@@ -64,11 +64,11 @@ from agentlog.rules import session_key
 SLUG = "aider"
 HISTORY_FILE = ".aider.chat.history.md"
 
-_RUN = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
-_VERSION = re.compile(r"^Aider v(\S+)")
-_MODEL = re.compile(r"^(?:Main model|Models?): (\S+) with ")
+_RUN = lazy.pattern(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)\s*$")
+_VERSION = lazy.pattern(r"^Aider v(\S+)")
+_MODEL = lazy.pattern(r"^(?:Main model|Models?): (\S+) with ")
 _NUMBER = r"([\d.,]+[kM]?)"
-_TOKENS = re.compile(
+_TOKENS = lazy.pattern(
     rf"^Tokens: {_NUMBER} sent(?:, {_NUMBER} cache write)?(?:, {_NUMBER} cache hit)?, {_NUMBER} received\."
     r"(?: Cost: \$([\d.]+) (?:message|request))?"
 )

@@ -81,7 +81,7 @@ from typing import Any
 
 import msgspec
 
-from agentlog import probe
+from agentlog import lazy, probe
 from agentlog.adapters._binary import inline_size
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
@@ -188,7 +188,7 @@ META_PREFIXES = (
     "<agent-message ",
 )
 INTERRUPTED_PREFIX = "[Request interrupted by user"
-_AGENT_FILE = re.compile(r"^agent-(.+)\.jsonl$")
+_AGENT_FILE = lazy.pattern(r"^agent-(.+)\.jsonl$")
 
 
 def tool_name(raw: str) -> str:
@@ -196,9 +196,9 @@ def tool_name(raw: str) -> str:
     return normalise_tool(raw, TOOL_NAMES)
 
 
-_COMMAND = re.compile(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
-_COMMAND_ARGS = re.compile(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
-_SPACES = re.compile(r"\s*")
+_COMMAND = lazy.pattern(r"<command-name>\s*(.*?)\s*</command-name>", re.S)
+_COMMAND_ARGS = lazy.pattern(r"<command-args>\s*(.*?)\s*</command-args>", re.S)
+_SPACES = lazy.pattern(r"\s*")
 
 
 def prompt_title(text: str) -> str:

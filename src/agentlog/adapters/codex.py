@@ -193,7 +193,7 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from agentlog import probe
+from agentlog import lazy, probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_or_text, json_value
 from agentlog.adapters._tools import normalise_tool
@@ -275,8 +275,8 @@ _TOOL_NAMES = {
     "spawn_agent": "task",
 }
 _PATCH_TOOLS = {"Add": "write", "Update": "edit", "Delete": "delete"}
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.M)
-_PATCH_END = re.compile(r"^\*\*\* End Patch\s*$", re.M)
+_PATCH_FILE = lazy.pattern(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.M)
+_PATCH_END = lazy.pattern(r"^\*\*\* End Patch\s*$", re.M)
 # Codex's contextual user-fragment markers (injected context, not typed prompts).
 _CONTEXT_MARKERS = (
     "<environment_context",
@@ -291,8 +291,8 @@ _CONTEXT_MARKERS = (
     "<subagent_notification>",
 )
 _CONTEXT_KINDS = ("user_instructions", "environment_context")
-_FILE_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_EXIT_CODE = re.compile(r"^(?:Exit code:|Process exited with code) (-?\d+)", re.M)
+_FILE_UUID = lazy.pattern(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
+_EXIT_CODE = lazy.pattern(r"^(?:Exit code:|Process exited with code) (-?\d+)", re.M)
 _LEGACY_ITEMS = (
     "message",
     "reasoning",
@@ -384,7 +384,7 @@ Later rollouts always record a ``turn_context`` model.  genai-prices' bundled ta
 has no ``codex-mini-latest`` (removed from the API in 2026): such calls stay
 unpriced, named in the warning, unless ``prices.toml`` prices it."""
 
-_VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+_VERSION = lazy.pattern(r"^(\d+)\.(\d+)(?:\.(\d+))?")
 
 
 def default_model(cli_version: str | None, when: datetime | None) -> str | None:

@@ -12,12 +12,12 @@ import gc
 import importlib
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+import msgspec
 
 from agentlog._version import __version__
 from agentlog.cli.globals import attach, make_app, said
@@ -35,15 +35,14 @@ if TYPE_CHECKING:
 # report or a piped listing never pays for it.
 
 
-@dataclass
-class App:
+class App(msgspec.Struct, dict=True):
     """Settings every command shares (set by the global options); ``console``
     (stdout) and ``err`` (stderr) are rich consoles made on first use."""
 
     env: dict[str, str]
     home: Path
     index_path: Path
-    roots: list[Path] = field(default_factory=list)
+    roots: list[Path] = msgspec.field(default_factory=list)
     debug: bool = False
     demo: bool = False
     no_sync: bool = False

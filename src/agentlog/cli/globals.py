@@ -14,11 +14,11 @@ arguments say more (a flag once set stays set; ``--root`` adds folders; a later
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+import msgspec
 
 from agentlog.errors import UsageError
 from agentlog.index.db import default_path
@@ -30,8 +30,7 @@ if TYPE_CHECKING:
 _KEY = "agentlog.global_options"
 
 
-@dataclass(frozen=True)
-class Said:
+class Said(msgspec.Struct, frozen=True):
     """What the global options said, wherever they were written."""
 
     demo: bool = False
@@ -55,16 +54,15 @@ def _record(ctx: click.Context, param: click.Parameter, value: Any) -> None:
     if name == "roots":
         _warn_special(value)
     update = {name: now.roots + tuple(value)} if name == "roots" else {name: value}
-    now = replace(now, **update)
+    now = msgspec.structs.replace(now, **update)
     ctx.find_root().meta[_KEY] = now
     from agentlog.cli import App
 
     app = ctx.find_object(App)
     if app is not None:  # given after the command: the app is already made
         rebuilt = make_app(now)
-        for f in fields(App):
-            if f.init:
-                setattr(app, f.name, getattr(rebuilt, f.name))
+        for f in msgspec.structs.fields(App):
+            setattr(app, f.name, getattr(rebuilt, f.name))
 
 
 def _warn_special(roots: tuple[Path, ...]) -> None:

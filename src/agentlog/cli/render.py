@@ -4,13 +4,13 @@ the JSON outputs never load it).  No I/O besides the console."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
 
+from agentlog import lazy
 from agentlog.model import (
     CompactionPart,
     FilePart,
@@ -41,7 +41,7 @@ def print_json(data: Any) -> None:
     sys.stdout.flush()
 
 
-_RICH_CHANGES = re.compile(r"[\t\\]|:\S*:")
+_RICH_CHANGES = lazy.pattern(r"[\t\\]|:\S*:")
 """What rich's ``Console.print`` (markup escaped, highlighting off, soft wrap)
 does not print as written: a tab (expanded to spaces), a backslash (doubled
 before an escaped bracket, or at the end), an ``:emoji:`` code (replaced)."""

@@ -17,8 +17,9 @@ from agentlog.cli.synced import open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
+from agentlog.service.grouped import report_usage
 from agentlog.service.reports import usage_document
-from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, codex_limits, index_usage, log_usage, pricer
+from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, codex_limits, log_usage, pricer
 from agentlog.usage.pricing import CostMode, PricedCall, cached_prices_path, default_overrides_path
 from agentlog.usage.report import GROUPS, Block, Group, Row, Totals, build_blocks, build_rows
 
@@ -144,7 +145,7 @@ def usage(
     if conn is None or (synced is not None and synced.building):  # the logs are read instead
         found = log_usage(app.where, query)
     else:
-        found = index_usage(conn, query)
+        found = report_usage(conn, query, report, tz)
     priced, warnings = found.calls, found.warnings
     with_cost = not no_cost
     if as_json:

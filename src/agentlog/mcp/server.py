@@ -349,13 +349,14 @@ def build_server(index: Index) -> MCPServer:
             str | None, Field(max_length=100, description="IANA zone for days (default the machine's).")
         ] = None,
     ) -> dict[str, Any]:
+        from agentlog.service.grouped import report_usage
         from agentlog.service.reports import usage_document
-        from agentlog.service.usage import UsageQuery, index_usage
+        from agentlog.service.usage import UsageQuery
 
         def work() -> dict[str, Any]:
             tz = parse_zone(timezone)
             query = UsageQuery(agent=resolve_agent(agent), project=project, span=span_of(since, until, tz))
-            found = index_usage(index.conn(), query)
+            found = report_usage(index.conn(), query, report, tz)
             document = usage_document(found, report, tz)
             rows = document["rows"]
             document["rows_omitted"] = max(len(rows) - USAGE_ROWS, 0)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -51,15 +50,14 @@ class UsageQuery(msgspec.Struct, kw_only=True, frozen=True):
     prices_file: Path | None = None
 
 
-@dataclass
-class PricedUsage:
+class PricedUsage(msgspec.Struct):
     """The priced calls of a :class:`UsageQuery` (records of the roll-up or
     single calls) and the warnings to show beside any report of them (models
     without a price, logs that could not be read)."""
 
-    calls: list[PricedCall] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    inferred_models: list[dict[str, object]] = field(default_factory=list)
+    calls: list[PricedCall] = msgspec.field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
+    inferred_models: list[dict[str, object]] = msgspec.field(default_factory=list)
     """Calls priced at a fallback model (none recorded): ``{"model", "calls",
     "tokens"}`` per model, the same figures the warnings name."""
 
@@ -98,11 +96,22 @@ def pricer(conn: sqlite3.Connection | None, prices_file: Path | None = None) -> 
 def _price(
     calls: list[Call], query: UsageQuery, conn: sqlite3.Connection | None, errors: Iterable[tuple[str, str]]
 ) -> PricedUsage:
-    from agentlog.index.prices import save_prices
-
     prices = pricer(conn, query.prices_file)
     expand = partial(members, conn) if conn is not None else None
-    priced = list(prices.price_all(calls, query.cost_mode, expand))
+    return priced_usage(prices, list(prices.price_all(calls, query.cost_mode, expand)), conn, errors)
+
+
+def priced_usage(
+    prices: Pricer,
+    priced: list[PricedCall],
+    conn: sqlite3.Connection | None,
+    errors: Iterable[tuple[str, str]],
+) -> PricedUsage:
+    """``priced`` (priced by ``prices``) with the warnings of that pricing and of
+    the unreadable logs ``errors`` (``(path, error)``); the tables ``prices``
+    resolved are kept in the index at ``conn``."""
+    from agentlog.index.prices import save_prices
+
     if conn is not None:
         save_prices(conn, prices.fingerprint, prices.resolved)
     warnings = [
@@ -146,14 +155,13 @@ def log_usage(home: Home, query: UsageQuery) -> PricedUsage:
     return _price(select_calls(found, query), query, None, report.errors)
 
 
-@dataclass
-class SessionCost:
+class SessionCost(msgspec.Struct):
     """A session's cost: ``cost`` in pico-dollars (``None`` when no call has a
     price; :mod:`agentlog.usage.money`) and the cost sources of its calls
     (``recorded``, ``estimated``, ``unpriced``)."""
 
     cost: int | None = None
-    sources: set[str] = field(default_factory=set)
+    sources: set[str] = msgspec.field(default_factory=set)
 
     @property
     def cost_usd(self) -> float | None:

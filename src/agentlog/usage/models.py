@@ -20,8 +20,9 @@ not strip wrappers (``shared/cost.md`` §6, "Model matching").  Handled here:
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime
+
+from agentlog import lazy
 
 _PROVIDERS = {
     "anthropic": "anthropic",
@@ -40,12 +41,12 @@ _PROVIDERS = {
     "x-ai": "x-ai",
     "xai": "x-ai",
 }
-_BEDROCK = re.compile(
+_BEDROCK = lazy.pattern(
     r"^(?:[a-z]{2,4}\.)?(anthropic|meta|amazon|mistral|cohere|deepseek|qwen)\.(.+?)(?:-v\d+(?::\d+)?)?$"
 )
-_VERTEX_AT = re.compile(r"@(\d{8})$")
-_VERTEX_AT_LATEST = re.compile(r"@(latest|default)$")
-_DATED = re.compile(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
+_VERTEX_AT = lazy.pattern(r"@(\d{8})$")
+_VERTEX_AT_LATEST = lazy.pattern(r"@(latest|default)$")
+_DATED = lazy.pattern(r"-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 
 #: alias → [(first UTC day, model priced)], newest last.
 ALIASES: dict[str, list[tuple[date, str]]] = {

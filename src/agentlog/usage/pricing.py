@@ -203,7 +203,7 @@ class Pricer:
     def table(self, model: str, when: datetime | None, service_tier: str | None = None) -> PriceTable | None:
         """The rates for ``model`` at ``when`` (aware; ``None`` = now), or ``None``."""
         when = when or datetime.now(UTC)
-        day = (when if when.tzinfo is UTC else when.astimezone(UTC)).date()
+        day = _utc_day(when)
         try:  # the per-call path: one look-up
             return self._by_day[(model, day, service_tier)]
         except KeyError:
@@ -256,12 +256,34 @@ class Pricer:
             else:
                 yield self.price(call, mode)
 
+    def prices_whole(self, call: Call, mode: CostMode = "auto") -> bool:
+        """Whether ``call``, a sum of calls of one model, service tier, cost origin
+        (recorded or not) and UTC day, costs under ``mode`` exactly what its calls
+        cost one by one (:meth:`price`): its cost is recorded, or none is
+        estimated, or one price table holds for its whole UTC day (no time-of-day
+        window, such as genai-prices' off-peak prices) and all its calls fall in
+        one context tier of it.  Costs are integers, so a sum's cost is then the
+        sum of its calls' costs (:mod:`agentlog.usage.money`)."""
+        recorded = call.usage.cost_source == "recorded" and call.usage.cost_usd is not None
+        if mode == "recorded" or (recorded and mode == "auto") or not call.model:
+            return True
+        when = call.timestamp or datetime.now(UTC)
+        table = self.table(call.model, when, call.service_tier)
+        if (call.model, _utc_day(when), call.service_tier) not in self._by_day:  # priced by the time of day
+            return False
+        return table is None or not table.splits(call)
+
     def _splits(self, call: Call, mode: CostMode) -> bool:
         recorded = call.usage.cost_source == "recorded" and call.usage.cost_usd is not None
         if mode == "recorded" or (recorded and mode == "auto") or not call.model:
             return False
         table = self.table(call.model, call.timestamp, call.service_tier)
         return table is not None and table.splits(call)
+
+
+def _utc_day(when: datetime) -> date:
+    """The UTC calendar day of aware ``when`` (the price period of genai-prices' dated prices)."""
+    return (when if when.tzinfo is UTC else when.astimezone(UTC)).date()
 
 
 def _stat_sig(path: Path | None) -> str:

@@ -11,12 +11,12 @@ model, project or agent.  Every row and ``totals`` carry the token buckets,
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
-from agentlog.redact import redact
+import msgspec
+
 from agentlog.rules import project_folder
 from agentlog.usage.money import usd, usd_float
 
@@ -38,19 +38,18 @@ BUCKETS = (
 BLOCK = timedelta(hours=5)
 
 
-@dataclass
-class Totals:
+class Totals(msgspec.Struct):
     """A running sum of priced calls (tokens, ``cost`` in pico-dollars, sources,
     models seen); ``calls`` and ``priced`` count single calls, also inside a summed
     record.  Costs are integers (:mod:`agentlog.usage.money`), so a sum is the same
     however the calls were grouped."""
 
-    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
+    tokens: dict[str, int] = msgspec.field(default_factory=lambda: dict.fromkeys(BUCKETS, 0))
     cost: int = 0
     priced: int = 0
     calls: int = 0
-    sources: set[str] = field(default_factory=set)
-    models: dict[str, None] = field(default_factory=dict)
+    sources: set[str] = msgspec.field(default_factory=set)
+    models: dict[str, None] = msgspec.field(default_factory=dict)
     first: datetime | None = None
     last: datetime | None = None
 
@@ -153,15 +152,14 @@ def group_key(pc: PricedCall, group: Group, tz: ZoneInfo | None, rollup: bool = 
     return value or "unknown"
 
 
-@dataclass
-class Row:
+class Row(msgspec.Struct):
     """One report row: its ``key``, totals, per-model totals and, for session
     rows, the sessions it rolls up."""
 
     key: str
-    totals: Totals = field(default_factory=Totals)
-    by_model: dict[str, Totals] = field(default_factory=dict)
-    sessions: set[str] = field(default_factory=set)
+    totals: Totals = msgspec.field(default_factory=Totals)
+    by_model: dict[str, Totals] = msgspec.field(default_factory=dict)
+    sessions: set[str] = msgspec.field(default_factory=set)
     agent: str = ""
     project: str = ""
 
@@ -170,7 +168,8 @@ def build_rows(
     priced: Iterable[PricedCall], group: Group, tz: ZoneInfo | None, rollup: bool = True
 ) -> tuple[list[Row], Totals]:
     """Rows of ``group`` (sorted by key; sessions by last activity) and the grand total;
-    the rows' project folders (and ``project`` keys) with their secrets replaced."""
+    the project folders of ``session`` rows (and ``project`` rows' keys), the
+    rows that show them, with their secrets replaced (:mod:`agentlog.redact`)."""
     rows: dict[str, Row] = {}
     for pc in priced:
         call = pc.call
@@ -191,9 +190,13 @@ def build_rows(
         for per_model in row.by_model.values():
             row.totals.merge(per_model)
         total.merge(row.totals)
-        row.project = redact(row.project)  # a folder's name is log text (agentlog.redact)
-        if group == "project":
-            row.key = redact(row.key)
+    if group in ("session", "project"):  # the rows that show a folder's name, which is log text
+        from agentlog.redact import redact
+
+        for row in rows.values():
+            row.project = redact(row.project)
+            if group == "project":
+                row.key = redact(row.key)
     out = list(rows.values())
     if group == "session":
         out.sort(key=lambda r: (r.totals.last is None, r.totals.last or datetime.min, r.key))
@@ -220,14 +223,13 @@ def row_dict(row: Row, group: Group, with_cost: bool, breakdown: bool) -> dict[s
     return out
 
 
-@dataclass
-class Block:
+class Block(msgspec.Struct):
     """A 5-hour billing window: ``start`` is the first call's hour (UTC),
     ``end = start + 5 h``; ``active`` when now is before ``end`` and within 5 h
     of the last call."""
 
     start: datetime
-    totals: Totals = field(default_factory=Totals)
+    totals: Totals = msgspec.field(default_factory=Totals)
     active: bool = False
 
     @property
