@@ -54,7 +54,7 @@ def test_an_export_onto_a_hardlink_of_a_transcript_leaves_the_transcript_whole(t
     """Every format is written to a temporary file beside the target and renamed
     into place: the transcript the target was a hardlink of keeps its bytes
     (its inode), the target holds the export."""
-    home, log, env = _home(tmp_path)
+    _, log, env = _home(tmp_path)
     before = log.read_bytes()
     out = tmp_path / "x" / "out"
     out.parent.mkdir()
@@ -99,7 +99,7 @@ def test_a_parquet_export_replaces_a_symlinked_table_folder_not_what_it_names(tm
     """A table folder that is a symlink elsewhere (not an agent's) is replaced by
     the dataset's own folder; the folder it named is left as it was."""
     pytest.importorskip("pyarrow")
-    home, _, env = _home(tmp_path)
+    _, _, env = _home(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "keep.txt").write_text("mine")
@@ -150,7 +150,7 @@ def test_the_python_api_refuses_an_index_in_an_agents_folder_as_the_cli_does(tmp
 def test_an_export_onto_the_index_in_use_or_its_sidecars_is_refused(tmp_path):
     """``-o`` at the index (or its ``-wal``, ``-shm``, ``-journal``) is refused
     before a byte is written: the index reads the same afterwards."""
-    home, _, env = _home(tmp_path)
+    _, _, env = _home(tmp_path)
     index = tmp_path / "cache" / "i.sqlite"
     index.parent.mkdir()
     code, _, err = run("--index", str(index), "index", env=env)
@@ -257,3 +257,31 @@ def test_an_html_export_writes_no_control_character_from_a_log(tmp_path):
     export_sessions(conn, "html", [transcript], ExportOptions(), tmp_path / "p.html", io.BytesIO())
     assert (tmp_path / "p.html").read_text() == page
     conn.close()
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
+    """A file is replaced only once it is written whole: a writer that fails
+    half-way leaves the old file as it was and no temporary file beside it."""
+    from agentlog.export.target import Target
+
+    old = tmp_path / "out.md"
+    old.write_text("old export")
+
+    def half(out: io.BufferedIOBase) -> None:
+        out.write(b"half a")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        Target().write_bytes(old, half)  # type: ignore[arg-type]
+    assert _files(tmp_path) == {old: b"old export"}
+
+
+def test_an_export_to_a_device_writes_into_it_and_leaves_it_a_device(tmp_path):
+    """``-o /dev/null`` (a device, as a FIFO or a pipe) is written in place, never
+    replaced by a regular file (as root a rename would)."""
+    import stat
+
+    _, _, env = _home(tmp_path)
+    code, _, err = run("export", SESSION[:8], "-o", os.devnull, env=env)
+    assert (code, err) == (0, f"1 session exported to {os.devnull}\n")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)

@@ -55,7 +55,7 @@ class Target:
         """``path`` (checked) holding what ``write`` writes, replaced at once when
         ``write`` returns (never half a file; on an error the old file stays).
         An ``OSError`` names the file (resolved) or the folder that failed."""
-        with self._replacing(self.check(path)) as out:
+        with self._replacing(path, self.check(path)) as out:
             write(out)
 
     def write_text(self, path: Path, write: Callable[[TextIO], object]) -> None:
@@ -85,13 +85,13 @@ class Target:
             os.replace(built, path)
 
     @contextmanager
-    def _replacing(self, real: Path) -> Iterator[BinaryIO]:
+    def _replacing(self, path: Path, real: Path) -> Iterator[BinaryIO]:
         try:
-            mode = os.stat(real).st_mode
+            mode = os.stat(path).st_mode  # as named: /dev/stdout is a pipe, its real path no file
         except OSError:  # missing (or a file where a folder goes: said when its folder is made)
             mode = None
         if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-            with real.open("wb") as out:  # a device or FIFO: no bytes of anyone's to keep
+            with path.open("wb") as out:  # a device, FIFO or pipe: no bytes of anyone's to keep
                 yield out
             return
         real.parent.mkdir(parents=True, exist_ok=True)
