@@ -159,10 +159,8 @@ def test_an_export_onto_the_index_in_use_or_its_sidecars_is_refused(tmp_path):
     for suffix in ("", "-wal", "-shm", "-journal"):
         code, out, err = run("--index", str(index), "export", SESSION[:8], "-o", f"{index}{suffix}", env=env)
         assert (code, out) == (2, ""), err
-        assert err == (
-            f"agentlog: {index}{suffix} is agentlog's index in use ({index}): "
-            "agentlog never writes there; give another -o\n"
-        )
+        said = "is agentlog's index in use" if not suffix else f"is a file of agentlog's index in use ({index})"
+        assert err == f"agentlog: {index}{suffix} {said}: agentlog never writes there; give another -o\n"
     assert {p.name: p.read_bytes() for p in index.parent.iterdir()} == files
     conn = db.connect(index, readonly=True)
     assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (1,)
@@ -174,7 +172,7 @@ def test_the_index_in_use_is_refused_without_a_home_too(tmp_path):
     index = tmp_path / "i.sqlite"
     conn = db.connect(index)
     transcript = Transcript(Session(key="claude_code:s1", agent="claude_code", id="s1"), lambda: iter([]))
-    with pytest.raises(UsageError, match="is agentlog's index in use"):
+    with pytest.raises(UsageError, match="is a file of agentlog's index in use"):
         export_sessions(conn, "md", [transcript], ExportOptions(), Path(f"{index}-shm"), io.BytesIO())
     conn.close()
     assert sqlite3.connect(index).execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -285,3 +283,41 @@ def test_an_export_to_a_device_writes_into_it_and_leaves_it_a_device(tmp_path):
     code, _, err = run("export", SESSION[:8], "-o", os.devnull, env=env)
     assert (code, err) == (0, f"1 session exported to {os.devnull}\n")
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+GUARD_CHILD = """
+import json, sys
+from pathlib import Path
+from agentlog.adapters import save_registry
+from agentlog.service.home import Home
+home = Path(sys.argv[1])
+why = Home.of({"HOME": str(home)}).guards(home / "projA" / ".crush" / "crush.db-wal")
+if sys.argv[2] == "warm":
+    save_registry()
+print(json.dumps({"why": why, "modules": sorted(
+    m for m in sys.modules if m in ("agentlog.adapters.crush", "agentlog.adapters.aider"))}))
+"""
+
+
+def test_the_registry_cache_knows_what_agents_own_in_projects(tmp_path):
+    """With the registry cache warm, the guard knows Crush's ``.crush`` without
+    importing an adapter module."""
+    import subprocess
+    import sys
+
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    said = []
+    for step in ("warm", "read"):
+        out = subprocess.run(
+            [sys.executable, "-c", GUARD_CHILD, str(home), step],
+            env={"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CACHE_HOME": str(cache)},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        said.append(json.loads(out.stdout))
+    wal = home / "projA" / ".crush" / "crush.db-wal"
+    assert said[1] == {"why": f"{wal} is inside an agent's folder ({wal.parent})", "modules": []}
+    assert said[0]["why"] == said[1]["why"]

@@ -146,6 +146,9 @@ def sqlite_main(path: str) -> str:
 def in_use_refusal(path: str | Path, index: str | Path | None) -> str | None:
     """Why ``path`` must not be written while ``index`` is agentlog's index in use
     (it is the index, or its ``-wal``, ``-shm`` or ``-journal``), or ``None``."""
-    if index is None or sqlite_main(os.path.realpath(path)) != os.path.realpath(index):
+    real = os.path.realpath(path)
+    if index is None or sqlite_main(real) != os.path.realpath(index):
         return None
-    return f"{path} is agentlog's index in use ({index})"
+    if real == os.path.realpath(index):
+        return f"{path} is agentlog's index in use"
+    return f"{path} is a file of agentlog's index in use ({index})"
