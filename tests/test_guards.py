@@ -257,9 +257,10 @@ def test_an_html_export_writes_no_control_character_from_a_log(tmp_path):
     conn.close()
 
 
-def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
+def test_a_failed_write_leaves_the_old_file_and_a_new_one_keeps_its_mode(tmp_path):
     """A file is replaced only once it is written whole: a writer that fails
-    half-way leaves the old file as it was and no temporary file beside it."""
+    half-way leaves the old file as it was and no temporary file beside it; a
+    file replaced keeps its permission bits (one kept private stays so)."""
     from agentlog.export.target import Target
 
     old = tmp_path / "out.md"
@@ -272,6 +273,9 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary_file(tmp_path):
     with pytest.raises(OSError, match="No space left"):
         Target().write_bytes(old, half)  # type: ignore[arg-type]
     assert _files(tmp_path) == {old: b"old export"}
+    old.chmod(0o600)
+    Target().write_bytes(old, lambda out: out.write(b"new export"))
+    assert _files(tmp_path) == {old: b"new export"} and old.stat().st_mode & 0o777 == 0o600
 
 
 def test_an_export_to_a_device_writes_into_it_and_leaves_it_a_device(tmp_path):

@@ -7,6 +7,7 @@ it: the transcript keeps its bytes under its own name.  A target that is a
 symlink is resolved first and the file it names is checked and replaced (the
 link stays).  A target that exists and is not a regular file (``/dev/null``,
 a FIFO, a terminal) is written in place: it holds no one's bytes to lose.
+A file replaced keeps its permission bits.
 """
 
 from __future__ import annotations
@@ -98,6 +99,8 @@ class Target:
         temp = real.with_name(f".{real.name}.{secrets.token_hex(4)}.tmp")
         try:
             fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # a new inode, never a link's
+            if mode is not None and stat.S_ISREG(mode):
+                os.fchmod(fd, stat.S_IMODE(mode))  # a file kept private (0600) stays so
         except OSError as exc:
             raise _naming(exc, temp, real) from None
         try:
