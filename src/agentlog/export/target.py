@@ -13,6 +13,7 @@ A file replaced keeps its permission bits.
 from __future__ import annotations
 
 import errno
+import io
 import os
 import secrets
 import shutil
@@ -61,7 +62,6 @@ class Target:
 
     def write_text(self, path: Path, write: Callable[[TextIO], object]) -> None:
         """:meth:`write_bytes` for text (UTF-8, ``\\n`` line ends)."""
-        import io
 
         def text(out: BinaryIO) -> None:
             wrapper = io.TextIOWrapper(out, encoding="utf-8", newline="\n")
