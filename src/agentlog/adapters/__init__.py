@@ -161,6 +161,13 @@ class LazyAdapter:
         self.project_files: tuple[str, ...] = tuple(meta["project_files"])
         self.project_owned: tuple[str, ...] = tuple(meta["project_owned"])
 
+    @property
+    def stamp(self) -> list[Any] | None:
+        """``[file, size, mtime_ns]`` of the adapter's module as the registry cache
+        knew it (:func:`registered` checked it this run), without importing it."""
+        found: list[Any] | None = self._meta.get("stamp")
+        return found
+
     def load(self) -> Adapter:
         """The adapter itself (importing its module)."""
         if self._real is None:
