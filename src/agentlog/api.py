@@ -338,13 +338,17 @@ def open(
     ``index.sqlite``; with ``demo`` the bundled sample corpus's own index),
     brought up to date with the logs first unless ``sync`` is false (then an
     index agentlog may only read is read as it is).  ``roots``: one extra folder
-    to search for logs, or several.  Raises
+    to search for logs, or several (relative ones made absolute).  Raises
+    :class:`~agentlog.errors.UsageError` for an index in an agent's folder (as
+    ``--index`` is refused: :meth:`agentlog.service.home.Home.check_index`),
     :class:`~agentlog.errors.IndexProblem` for a file that is not an agentlog
     index or a damaged one."""
     from agentlog.service.index import update_index
 
     home = Home.of(os.environ, _roots(roots), demo)
     path = Path(index).expanduser() if index is not None and not demo else db.default_path(home.env, demo)
+    if not demo:
+        home.check_index(path)
     rebuilt = False
     if demo:  # only a cache: rebuilt when another build left it, then synced
         conn, rebuilt = db.connect_cache(path)

@@ -8,6 +8,7 @@ Pure string functions; nothing here draws or imports a surface.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from datetime import datetime
 from typing import Any
@@ -20,6 +21,8 @@ _VISIBLE: dict[int, int | str] = {c: 0x2400 + c for c in range(0x20) if c not in
 _VISIBLE.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
 _VISIBLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 _ONE_LINE = {**_VISIBLE, 0x09: " ", 0x0A: " "}
+_IN_HTML = {c: v for c, v in _VISIBLE.items() if c != 0x0D}
+_UNSAFE_IN_HTML = re.compile("[" + "".join(re.escape(chr(c)) for c in _IN_HTML) + "]")
 
 SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 INPUT_CHARS = 160
@@ -39,6 +42,16 @@ def clean(text: str, one_line: bool = False, markup: bool = True) -> str:
     from rich.markup import escape
 
     return escape(safe)
+
+
+def inert_html_text(text: str) -> str:
+    """``text`` (log text, or HTML made from it) with the characters :func:`clean`
+    shows as symbols shown the same way, carriage returns kept: the C0 and C1
+    control characters other than tab, newline and CR — not allowed in HTML text
+    (https://html.spec.whatwg.org/multipage/syntax.html#text) — and bidi
+    overrides.  A page saved from a log then holds nothing a terminal would run
+    (``cat page.html``) or a reader would see disguised."""
+    return text.translate(_IN_HTML) if _UNSAFE_IN_HTML.search(text) else text
 
 
 def plural(n: int, word: str) -> str:

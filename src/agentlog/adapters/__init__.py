@@ -146,7 +146,7 @@ class _Reading(Mapping[str, str]):
 
 class LazyAdapter:
     """A registered adapter known by what a sync asks of every adapter — its
-    ``slug``, ``parser_version``, ``project_files`` and the roots
+    ``slug``, ``parser_version``, ``project_files``, ``project_owned`` and the roots
     ``default_roots`` returns — kept in the registry cache
     (:func:`registered`), its module imported only when more is asked of it
     (:meth:`load`; any other attribute).  ``default_roots`` is pure (a function of
@@ -159,6 +159,7 @@ class LazyAdapter:
         self.slug: str = meta["slug"]
         self.parser_version: int = meta["parser_version"]
         self.project_files: tuple[str, ...] = tuple(meta["project_files"])
+        self.project_owned: tuple[str, ...] = tuple(meta["project_owned"])
 
     @property
     def stamp(self) -> list[Any] | None:
@@ -254,7 +255,7 @@ def registered() -> tuple[Adapter | LazyAdapter, ...]:
     for name, value in entry_point_values():
         stamp = _module_stamp(value)
         meta = registry.entries.get(value)
-        if meta is None or meta.get("stamp") != stamp or stamp is None:
+        if meta is None or meta.get("stamp") != stamp or stamp is None or "project_owned" not in meta:
             try:
                 adapter = _instance(value)
             except Exception as exc:  # a broken plugin must not take the others down
@@ -265,6 +266,7 @@ def registered() -> tuple[Adapter | LazyAdapter, ...]:
                 "slug": adapter.slug,
                 "parser_version": adapter.parser_version,
                 "project_files": list(adapter.project_files),
+                "project_owned": list(getattr(adapter, "project_owned", ())),
             }
             registry.entries[value] = meta
             registry.changed = True

@@ -268,6 +268,10 @@ class AiderAdapter(DocumentAdapter):
     display_name = "Aider"
     parser_version = 2
     project_files = (HISTORY_FILE,)
+    project_owned = (".aider*",)
+    """Every ``.aider*`` name in a project: its histories and the repo map's tags
+    cache are Aider's (Aider-AI/aider ``aider/main.py`` ``check_gitignore`` adds
+    ``.aider*`` to a repository's ``.gitignore``; ``aider/watch.py`` ignores it)."""
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
     """Read whole as bytes by the reader layer; parsed as Markdown text."""
 

@@ -339,6 +339,11 @@ class Adapter(ABC):
     the projects it runs in (Aider's ``.aider.chat.history.md``).  Each folder other
     agents' sessions recorded as ``cwd`` (and its parent folders) is looked at for
     them: see :func:`agentlog.load.project_sources`."""
+    project_owned: ClassVar[tuple[str, ...]] = ()
+    """Names (``fnmatch`` patterns) of the files and folders this agent keeps inside
+    the projects it runs in: a path with a component so named is the agent's
+    (Crush's ``.crush``), and agentlog never writes it
+    (:meth:`agentlog.service.home.Home.guard`)."""
 
     @abstractmethod
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

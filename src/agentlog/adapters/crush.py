@@ -258,6 +258,8 @@ class CrushAdapter(DocumentAdapter):
     display_name = "Crush"
     parser_version = 2
     project_files = (DATABASE,)
+    project_owned = (".crush",)
+    """Crush's data directory in a project (its database, ``-wal`` and ``-shm``, logs)."""
     source_format: ClassVar[Literal["json", "sqlite"]] = "sqlite"
     sqlite_tables = ("sessions", "messages")
 

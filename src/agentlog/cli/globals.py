@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 import click
 import msgspec
 
-from agentlog.errors import UsageError
 from agentlog.index.db import default_path
 from agentlog.service.home import Home
 
@@ -87,8 +86,8 @@ def make_app(given: Said) -> App:
 
     where = Home.of(os.environ, given.roots, given.demo)
     index_path = given.index if given.index and not given.demo else default_path(where.env, demo=given.demo)
-    if given.index and not given.demo and (refused := where.guards(given.index)):
-        raise UsageError(f"--index {refused}: agentlog never writes there; choose another file")
+    if given.index and not given.demo:
+        where.check_index(given.index)
     return App(
         env=where.env,
         home=where.home,

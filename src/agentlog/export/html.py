@@ -19,7 +19,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable, Iterable
 from functools import cache
@@ -32,6 +31,7 @@ from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
 from agentlog.export import Transcript, utc
+from agentlog.export.target import Target
 from agentlog.present import compact, project_name, tool_summary
 from agentlog.web import content
 
@@ -41,7 +41,7 @@ MANIFEST = ".agentlog-site.json"
 
 @cache
 def _environment() -> Environment:
-    env = Environment(loader=PackageLoader("agentlog.web", "templates"), autoescape=True)
+    env = Environment(loader=PackageLoader("agentlog.web", "templates"), autoescape=True, finalize=content.inert)
     env.filters.update(
         content.FILTERS, compact=compact, project=project_name, summary=tool_summary, local=utc
     )
@@ -151,15 +151,6 @@ class SiteReport(msgspec.Struct, kw_only=True):
     unchanged: int
 
 
-def _write_file(path: Path, write: Callable[[TextIO], None]) -> None:
-    """``path`` written through a temporary file, replaced at once (never half a page)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp")
-    with temp.open("w", encoding="utf-8") as out:
-        write(out)
-    os.replace(temp, path)
-
-
 def _page_writer(t: Transcript, redacted: bool, in_site: dict[str, str], up: str) -> Callable[[TextIO], None]:
     """Writes ``t``'s page, ``up`` (``../``…) from the site's top, linking to ``in_site`` pages."""
 
@@ -173,11 +164,13 @@ def _page_writer(t: Transcript, redacted: bool, in_site: dict[str, str], up: str
 
 
 def write_site(
-    transcripts: Iterable[Transcript], folder: Path, redacted: bool, extra: str = ""
+    transcripts: Iterable[Transcript], folder: Path, redacted: bool, target: Target, extra: str = ""
 ) -> SiteReport:
     """A static site in ``folder``: ``index.html`` and a page per transcript (its
     children on its page); a page whose :func:`fingerprint` is in the manifest
-    and whose file exists is not rendered again."""
+    and whose file exists is not rendered again.  Every file goes through
+    ``target`` (checked, then replaced whole: never half a page)."""
+    folder = target.folder(folder)
     manifest_path = folder / MANIFEST
     try:
         old = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -194,6 +187,8 @@ def write_site(
         for i, member in enumerate(t.tree()):
             in_site.setdefault(member.session.key, name if i == 0 else f"{name}#s{i}")
     rows = [(m.session, in_site[m.session.key]) for t in everything for m in t.tree()]
+    for name in (*(page_path(t.session.key) for t in everything), "index.html", MANIFEST):
+        target.check(folder / name)  # every file refused or not before the first is written
     for t in everything:
         key = t.session.key
         name = page_path(key)
@@ -201,10 +196,10 @@ def write_site(
         if known.get(key) == mark and (folder / name).is_file():
             unchanged += 1
             continue
-        _write_file(folder / name, _page_writer(t, redacted, in_site, "../" * name.count("/")))
+        target.write_text(folder / name, _page_writer(t, redacted, in_site, "../" * name.count("/")))
         written.append(key)
-    _write_file(
+    target.write_text(
         folder / "index.html", lambda out: _render("site_index.html", out, rows=rows, redacted=redacted)
     )
-    _write_file(folder / MANIFEST, lambda out: json.dump({"renderer": renderer_hash(), "pages": pages}, out))
+    target.write_text(folder / MANIFEST, lambda out: json.dump({"renderer": renderer_hash(), "pages": pages}, out))
     return SiteReport(written=written, unchanged=unchanged)

@@ -33,6 +33,7 @@ from typing import Any
 
 from agentlog.errors import UsageError
 from agentlog.export import Transcript
+from agentlog.export.target import Target, scratch_folder
 from agentlog.model import Message, Session, TextPart, ToolCallPart, Usage
 from agentlog.present import output_text
 from agentlog.session_columns import session_fields, session_values
@@ -197,19 +198,26 @@ def usage_row(priced: PricedCall) -> dict[str, Any]:
     }
 
 
-def _prepare(folder: Path) -> None:
-    """An empty folder, a new one, or an earlier dataset (its tables removed); else refused."""
-    if folder.exists():
-        if not folder.is_dir():
+def _prepare(folder: Path, target: Target) -> Path:
+    """``folder`` resolved, checked with each table's folder in it (``target``), and
+    marked: an empty folder, a new one, or an earlier dataset (its tables are
+    replaced at the end); else refused."""
+    real = target.check(folder)
+    if real.exists():
+        if not real.is_dir():
             raise UsageError(f"{folder} is not a folder")
-        if any(folder.iterdir()) and not (folder / MARKER).is_file():
+        if any(real.iterdir()) and not (real / MARKER).is_file():
             raise UsageError(
                 f"{folder} is not empty and not an agentlog Parquet export: choose another folder"
             )
-        for table in TABLES:
-            shutil.rmtree(folder / table, ignore_errors=True)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / MARKER).write_text("agentlog Parquet dataset: sessions, messages, parts, usage\n")
+    for table in TABLES:
+        target.check(real / table)
+    target.folder(real)
+    target.write_text(real / MARKER, lambda out: out.write(MARKER_TEXT))
+    return real
+
+
+MARKER_TEXT = "agentlog Parquet dataset: sessions, messages, parts, usage\n"
 
 
 class _Writer:
@@ -253,24 +261,34 @@ class _Writer:
 
 
 def write_dataset(
-    transcripts: Iterable[Transcript], usage: Sequence[PricedCall], folder: Path
+    transcripts: Iterable[Transcript], usage: Sequence[PricedCall], folder: Path, target: Target
 ) -> dict[str, int]:
     """The dataset of the transcripts (each with its exported children) and the
     ``usage`` records in ``folder``; returns the rows written per table.
-    Raises :class:`~agentlog.errors.UsageError` for a folder that holds other files."""
-    _prepare(folder)
-    schemas = _schemas()
-    writers = {name: _Writer(folder, name, schemas[name]) for name in TABLES}
-    for t in transcripts:
-        for member in t.tree():
-            s = member.session
-            writers["sessions"].add(session_row(s))
-            for idx, m in enumerate(member.messages()):
-                writers["messages"].add(message_row(s, idx, m))
-                for row in part_rows(s, idx, m):
-                    writers["parts"].add(row)
-    for priced in usage:
-        writers["usage"].add(usage_row(priced))
-    for writer in writers.values():
-        writer.flush(final=True)
+    Raises :class:`~agentlog.errors.UsageError` for a folder that holds other
+    files, or one ``target`` refuses (it or a table's folder in it).  The tables
+    are written in a new folder of this export's inside ``folder``, then each
+    moved into place (:meth:`~agentlog.export.target.Target.replace_folder`):
+    pyarrow never writes through a link that was there."""
+    real = _prepare(folder, target)
+    scratch = scratch_folder(real)
+    try:
+        schemas = _schemas()
+        writers = {name: _Writer(scratch, name, schemas[name]) for name in TABLES}
+        for t in transcripts:
+            for member in t.tree():
+                s = member.session
+                writers["sessions"].add(session_row(s))
+                for idx, m in enumerate(member.messages()):
+                    writers["messages"].add(message_row(s, idx, m))
+                    for row in part_rows(s, idx, m):
+                        writers["parts"].add(row)
+        for priced in usage:
+            writers["usage"].add(usage_row(priced))
+        for writer in writers.values():
+            writer.flush(final=True)
+        for name in TABLES:
+            target.replace_folder(scratch / name, real / name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return {name: w.count for name, w in writers.items()}

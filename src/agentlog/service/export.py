@@ -18,11 +18,12 @@ import msgspec
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.export import ExportOptions, Format, Transcript, focus
 from agentlog.export.redaction import redact_header, redact_message
+from agentlog.export.target import Target
 from agentlog.index import queries
 from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
-from agentlog.service.home import Home
+from agentlog.service.home import Home, in_use_refusal
 
 PAGE = 500
 """Messages read from the index at once while exporting."""
@@ -124,7 +125,9 @@ class ExportReport(msgspec.Struct, kw_only=True):
     rows: dict[str, int] = msgspec.field(default_factory=dict)
 
 
-def _parquet(conn: sqlite3.Connection, transcripts: list[Transcript], path: Path) -> dict[str, int]:
+def _parquet(
+    conn: sqlite3.Connection, transcripts: list[Transcript], path: Path, target: Target
+) -> dict[str, int]:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
@@ -134,7 +137,7 @@ def _parquet(conn: sqlite3.Connection, transcripts: list[Transcript], path: Path
 
     keys = {m.session.key for t in transcripts for m in t.tree()}
     calls = [pc for pc in index_usage(conn, UsageQuery()).calls if pc.call.session_key in keys]
-    return write_dataset(transcripts, calls, path)
+    return write_dataset(transcripts, calls, path, target)
 
 
 def _is_source(conn: sqlite3.Connection, real: str) -> bool:
@@ -144,6 +147,14 @@ def _is_source(conn: sqlite3.Connection, real: str) -> bool:
         (real,),
     ).fetchone()
     return row is not None
+
+
+def _index_file(conn: sqlite3.Connection) -> str | None:
+    """The file of ``conn``'s main database (``None`` in memory)."""
+    for _, name, file in conn.execute("PRAGMA database_list"):
+        if name == "main":
+            return file or None
+    return None
 
 
 def export_sessions(
@@ -160,16 +171,22 @@ def export_sessions(
     a folder for ``parquet`` and for an HTML ``site``) or, without one, to
     ``stdout``.  Raises :class:`~agentlog.errors.UsageError` when a format needs a
     folder and none is given, when ``path`` is in one of ``home``'s log folders
-    or is a log file (:meth:`~agentlog.service.home.Home.guards`: read-only,
-    always — checked before a byte is written), or pyarrow is missing for
+    or is a log file, agentlog's index in use or one of its sidecars
+    (:meth:`~agentlog.service.home.Home.guard`: read-only, always — checked
+    before a byte is written, for each file written, symlinks resolved; each
+    file written whole to a temporary file beside it and renamed into place:
+    :class:`~agentlog.export.target.Target`), or pyarrow is missing for
     ``parquet``; :class:`~agentlog.errors.AgentlogError` naming the path when it
     cannot be written (a folder where a file goes, no permission, a full disk …)."""
-    if path is not None and home is not None:
-        refused = home.guards(path, lambda real: _is_source(conn, real))
-        if refused:
-            raise UsageError(f"{refused}: agentlog never writes there; give another -o")
+    index = _index_file(conn)
+    if home is not None:
+        target = Target(home.guard(lambda real: _is_source(conn, real), index))
+    else:
+        target = Target(lambda p: in_use_refusal(p, index))
+    if path is not None:
+        target.check(path)
     try:
-        return _export(conn, fmt, transcripts, options, path, stdout, site)
+        return _export(conn, fmt, transcripts, options, path, stdout, site, target)
     except OSError as exc:
         if isinstance(exc, BrokenPipeError) or path is None:
             raise
@@ -185,6 +202,7 @@ def _export(
     path: Path | None,
     stdout: BinaryIO,
     site: bool,
+    target: Target,
 ) -> ExportReport:
     count = sum(1 for t in transcripts for _ in t.tree())
     report = ExportReport(format=fmt, sessions=count, path=str(path) if path else None)
@@ -194,17 +212,15 @@ def _export(
                 f"--format {fmt}{' --all' if site else ''} writes a folder: give it with -o PATH"
             )
         if fmt == "parquet":
-            report.rows = _parquet(conn, transcripts, path)
+            report.rows = _parquet(conn, transcripts, path, target)
         else:
             from agentlog.export.html import write_site
 
-            done = write_site(transcripts, path, options.redact, f"{options.focused}")
+            done = write_site(transcripts, path, options.redact, target, f"{options.focused}")
             report.pages_written, report.pages_unchanged = len(done.written), done.unchanged
         return report
     if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as out:
-            _write_stream(fmt, transcripts, options, out)
+        target.write_bytes(path, lambda out: _write_stream(fmt, transcripts, options, out))
     else:
         _write_stream(fmt, transcripts, options, stdout)
     return report

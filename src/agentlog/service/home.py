@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 import msgspec
@@ -26,14 +27,17 @@ class Home(msgspec.Struct, frozen=True):
     @classmethod
     def of(cls, environ: Mapping[str, str], roots: Iterable[str | Path] = (), demo: bool = False) -> Home:
         """The home ``environ`` names (``HOME``, else the user's), or with ``demo``
-        the bundled sample home (:func:`agentlog.demo.demo_env`)."""
+        the bundled sample home (:func:`agentlog.demo.demo_env`); ``roots`` made
+        absolute here, once (against the working folder now: the index keeps
+        the paths of the files it reads, and a relative one would name other
+        files, or none, from another folder)."""
         if demo:
             from agentlog.demo import demo_env
 
             env = demo_env(environ)
         else:
             env = dict(environ)
-        return cls(env, Path(env.get("HOME") or Path.home()), [Path(r) for r in roots])
+        return cls(env, Path(env.get("HOME") or Path.home()), [Path(r).absolute() for r in roots])
 
     def log_folders(self) -> list[str]:
         """The folders agents keep their logs in (every adapter's default roots,
@@ -41,7 +45,7 @@ class Home(msgspec.Struct, frozen=True):
         The home folder and the project folders that Aider and Crush scan for a
         file inside each project (:func:`agentlog.adapters._common.project_roots`)
         are not log folders: their log files are protected one by one
-        (:meth:`guards`)."""
+        (:meth:`guard`)."""
         return sorted({os.path.realpath(folder) for folder in self._folders()})
 
     def _folders(self) -> set[Path]:
@@ -117,20 +121,85 @@ class Home(msgspec.Struct, frozen=True):
             return root
         return self.home / top if top.startswith(".") and top not in SHARED_FOLDERS else root
 
-    def guards(self, path: Path, known: Callable[[str], bool] = lambda _: False) -> str | None:
-        """Why ``path`` must not be written by agentlog (an export, an index), or
-        ``None``: it is inside a log folder (:meth:`log_folders`), it is a log
-        file ``known`` recognises (by real path: e.g. a source in the index),
-        or it has the name of a file an agent keeps inside projects (Aider's
-        history, Crush's database).  Read-only, always: agentlog never writes
-        in an agent's folder."""
+    def guard(
+        self, known: Callable[[str], bool] = lambda _: False, index: str | Path | None = None
+    ) -> Callable[[str | Path], str | None]:
+        """The read-only rule, as a function: for a path, why agentlog must not
+        write it (an export, an index), or ``None``.  Refused, by real path
+        (symlinks and ``..`` resolved; a file and its SQLite ``-wal``, ``-shm``
+        and ``-journal`` alike):
+
+        - a path inside a log folder (:meth:`log_folders`);
+        - a path with a component an agent owns inside projects
+          (:attr:`~agentlog.adapters.base.Adapter.project_owned`: Crush's
+          ``.crush`` folder, Aider's ``.aider*`` files) or ending with the
+          name of a file agents keep there (Aider's history, Crush's database);
+        - a log file ``known`` recognises (e.g. a source in the index);
+        - ``index``, agentlog's index in use (an export over it).
+
+        Call the function for each file written.
+        Read-only, always: agentlog never writes in an agent's folder."""
         from agentlog.adapters import registered
 
-        real = os.path.realpath(path)
-        folder = self._holder(real)
-        if folder is not None:
-            return f"{path} is inside an agent's folder ({folder})"
-        names = {name for adapter in registered() for name in getattr(adapter, "project_files", ())}
-        if known(real) or any(real.endswith(os.sep + name) for name in names):
-            return f"{path} is an agent's log file"
+        adapters = registered()
+        names = {name for a in adapters for name in getattr(a, "project_files", ())}
+        owned = {pattern for a in adapters for pattern in getattr(a, "project_owned", ())}
+
+        def why(path: str | Path) -> str | None:
+            real = os.path.realpath(path)
+            base = sqlite_main(real)
+            folder = self._holder(real)
+            if folder is not None:
+                return f"{path} is inside an agent's folder ({folder})"
+            parts = Path(real).parts
+            for at, part in enumerate(parts):
+                if any(fnmatchcase(part, pattern) for pattern in owned):
+                    if at < len(parts) - 1:
+                        return f"{path} is inside an agent's folder ({Path(*parts[: at + 1])})"
+                    return f"{path} is an agent's log file"
+            if known(real) or known(base) or any(base.endswith(os.sep + name) for name in names):
+                return f"{path} is an agent's log file"
+            return in_use_refusal(path, index)
+
+        return why
+
+    def guards(
+        self, path: str | Path, known: Callable[[str], bool] = lambda _: False, index: str | Path | None = None
+    ) -> str | None:
+        """Why ``path`` must not be written by agentlog, or ``None``: :meth:`guard` for one path."""
+        return self.guard(known, index)(path)
+
+    def check_index(self, path: str | Path) -> None:
+        """Raises :class:`~agentlog.errors.UsageError` when ``path`` may not be
+        an index file (:meth:`guard`): the CLI's ``--index`` and
+        ``AGENTLOG_INDEX``, and the Python API's ``index=``, before anything is
+        created there."""
+        refused = self.guards(path)
+        if refused:
+            from agentlog.errors import UsageError
+
+            raise UsageError(f"--index {refused}: agentlog never writes there; choose another file")
+
+
+SQLITE_SIDECARS = ("-wal", "-shm", "-journal")
+"""What SQLite adds to a database's file name for the files it keeps beside it
+(https://www.sqlite.org/tempfiles.html)."""
+
+
+def sqlite_main(path: str) -> str:
+    """The database whose sidecar ``path`` would be (:data:`SQLITE_SIDECARS`), else ``path``."""
+    for suffix in SQLITE_SIDECARS:
+        if path.endswith(suffix):
+            return path[: -len(suffix)]
+    return path
+
+
+def in_use_refusal(path: str | Path, index: str | Path | None) -> str | None:
+    """Why ``path`` must not be written while ``index`` is agentlog's index in use
+    (it is the index, or its ``-wal``, ``-shm`` or ``-journal``), or ``None``."""
+    real = os.path.realpath(path)
+    if index is None or sqlite_main(real) != os.path.realpath(index):
         return None
+    if real == os.path.realpath(index):
+        return f"{path} is agentlog's index in use"
+    return f"{path} is a file of agentlog's index in use ({index})"

@@ -71,6 +71,7 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None, re
     app = Flask("agentlog.web", static_folder=None)
     app.config.update(INDEX_PATH=index_path, TOKEN=token, SYNC_STATE=state, REDACT=redact)
     app.jinja_env.autoescape = True
+    app.jinja_env.finalize = content.inert
     app.jinja_env.filters.update(
         compact=compact,
         local=local,

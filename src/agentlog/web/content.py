@@ -24,7 +24,7 @@ from pygments.util import ClassNotFound
 
 from agentlog.index.search import MARK_END, MARK_START
 from agentlog.model import FilePart, ToolCallPart
-from agentlog.present import output_text
+from agentlog.present import inert_html_text, output_text
 
 #: Lines and characters of a tool output shown before "show all".
 PREVIEW_LINES = 12
@@ -85,6 +85,15 @@ def markdown(text: str) -> Markup:
             link_rel="noopener noreferrer nofollow",
         )
     )
+
+
+def inert(value: Any) -> Markup:
+    """The one way a value reaches a page (the renderer's Jinja ``finalize``, in
+    the viewer and the HTML export): escaped unless it is already
+    :class:`~markupsafe.Markup` (made here), then its control characters shown as
+    symbols (:func:`agentlog.present.inert_html_text`): an escape sequence from a
+    log (``ESC ]0;…BEL``) is written neither to a file nor to standard output."""
+    return Markup(inert_html_text(str(escape(value))))
 
 
 def snippet(text: str) -> Markup:

@@ -1,0 +1,332 @@
+"""Read-only, always, on every path that writes: an export's every file (through
+hardlinks and symlinks, every format), the index the Python API opens, the index
+in use, project-local agent folders (Crush's ``.crush``, Aider's ``.aider*``);
+relative ``--root`` folders made absolute; HTML exports free of control characters."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import agentlog
+from agentlog.cli import main
+from agentlog.errors import UsageError
+from agentlog.export import ExportOptions, Transcript
+from agentlog.index import db
+from agentlog.model import Message, Session, TextPart
+from agentlog.service.export import export_sessions
+from agentlog.service.home import Home
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SESSION = "1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+"""The session of ``claude_code/v1.0.98-session.jsonl`` (its records' id)."""
+CLEAN_ENV = {"CLAUDE_CONFIG_DIR": None, "CODEX_HOME": None, "XDG_CONFIG_HOME": None, "XDG_CACHE_HOME": None}
+FORMATS = ("md", "json", "jsonl", "slim", "html")
+
+
+def run(*args: str, env: dict[str, str]) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), env={**CLEAN_ENV, "AGENTLOG_INDEX": None, **env})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _home(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    """A home with one Claude Code transcript: ``(home, transcript, env)``."""
+    home = tmp_path / "home"
+    folder = home / ".claude" / "projects" / "-tmp-x"
+    folder.mkdir(parents=True)
+    log = folder / f"{SESSION}.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "v1.0.98-session.jsonl", log)
+    return home, log, {"HOME": str(home)}
+
+
+def _files(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_an_export_onto_a_hardlink_of_a_transcript_leaves_the_transcript_whole(tmp_path):
+    """Every format is written to a temporary file beside the target and renamed
+    into place: the transcript the target was a hardlink of keeps its bytes
+    (its inode), the target holds the export."""
+    _, log, env = _home(tmp_path)
+    before = log.read_bytes()
+    out = tmp_path / "x" / "out"
+    out.parent.mkdir()
+    for fmt in FORMATS:
+        out.unlink(missing_ok=True)
+        os.link(log, out)
+        code, _, err = run("export", SESSION[:8], "-f", fmt, "-o", str(out), env=env)
+        assert code == 0, err
+        assert log.read_bytes() == before and os.stat(log).st_nlink == 1, fmt
+        code, expected, _ = run("export", SESSION[:8], "-f", fmt, env=env)
+        assert out.read_text() == expected, fmt
+    assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no temporary file left
+
+
+def test_an_export_through_a_symlinked_folder_into_an_agents_folder_is_refused(tmp_path):
+    """A site or dataset folder whose ``sessions`` is a symlink into an agent's
+    folder, or a file that is a symlink to a transcript: refused before a byte
+    is written, there or anywhere."""
+    home, log, env = _home(tmp_path)
+    agent_folder = log.parent
+    before = _files(home / ".claude")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sessions").symlink_to(agent_folder)
+    code, _, err = run("export", "--all", "-f", "html", "-o", str(site), env=env)
+    assert code == 2 and "is inside an agent's folder" in err and "never writes there" in err, err
+    assert sorted(p.name for p in site.iterdir()) == ["sessions"]
+    pq = tmp_path / "pq"
+    pq.mkdir()
+    (pq / ".agentlog-parquet").write_text("agentlog Parquet dataset\n")
+    (pq / "messages").symlink_to(agent_folder)
+    code, _, err = run("export", "--all", "-f", "parquet", "-o", str(pq), env=env)
+    assert code == 2 and "is inside an agent's folder" in err, err
+    assert sorted(p.name for p in pq.iterdir()) == [".agentlog-parquet", "messages"]
+    (tmp_path / "link.md").symlink_to(log)
+    code, _, err = run("export", SESSION[:8], "-o", str(tmp_path / "link.md"), env=env)
+    assert code == 2 and "is inside an agent's folder" in err, err
+    assert _files(home / ".claude") == before
+
+
+def test_a_parquet_export_replaces_a_symlinked_table_folder_not_what_it_names(tmp_path):
+    """A table folder that is a symlink elsewhere (not an agent's) is replaced by
+    the dataset's own folder; the folder it named is left as it was."""
+    pytest.importorskip("pyarrow")
+    _, _, env = _home(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("mine")
+    pq = tmp_path / "pq"
+    pq.mkdir()
+    (pq / ".agentlog-parquet").write_text("agentlog Parquet dataset\n")
+    (pq / "sessions").symlink_to(elsewhere)
+    code, _, err = run("export", "--all", "-f", "parquet", "-o", str(pq), env=env)
+    assert code == 0, err
+    assert _files(elsewhere) == {elsewhere / "keep.txt": b"mine"}
+    assert not (pq / "sessions").is_symlink()
+    assert [p.name for p in (pq / "sessions").rglob("*.parquet")] == ["part-0-0.parquet"]
+    assert sorted(p.name for p in pq.iterdir()) == [".agentlog-parquet", "messages", "parts", "sessions", "usage"]
+
+
+def test_the_python_api_refuses_an_index_in_an_agents_folder_as_the_cli_does(tmp_path, monkeypatch):
+    """``agentlog.open(index=…)``, ``AGENTLOG_INDEX`` and the shortcuts' ``index=``
+    raise the CLI's ``--index`` refusal, before any file is made."""
+    home, _, env = _home(tmp_path)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("AGENTLOG_INDEX", raising=False)
+    for name in CLEAN_ENV:
+        monkeypatch.delenv(name, raising=False)
+    before = sorted(home.rglob("*"))
+    inside = home / ".claude" / "projects" / "x.sqlite"
+    code, _, cli_err = run("--index", str(inside), "sessions", env=env)
+    assert code == 2
+    with pytest.raises(UsageError) as refused:
+        agentlog.open(inside)
+    assert f"agentlog: {refused.value}\n" == cli_err
+    assert str(refused.value) == (
+        f"--index {inside} is inside an agent's folder ({home / '.claude'}): "
+        "agentlog never writes there; choose another file"
+    )
+    with pytest.raises(UsageError, match="never writes there"):
+        agentlog.search("w", index=home / ".codex" / "sessions" / "s.sqlite")
+    with pytest.raises(UsageError, match="never writes there"):
+        agentlog.sessions(index=str(inside))
+    monkeypatch.setenv("AGENTLOG_INDEX", str(home / ".codex" / "sessions" / "env.sqlite"))
+    with pytest.raises(UsageError, match=r"--index .*env\.sqlite is inside an agent's folder"):
+        agentlog.open()
+    assert sorted(home.rglob("*")) == before
+    monkeypatch.delenv("AGENTLOG_INDEX")
+    with agentlog.open(tmp_path / "mine.sqlite") as archive:
+        assert [s.id for s in archive.sessions()] == [SESSION]
+
+
+def test_an_export_onto_the_index_in_use_or_its_sidecars_is_refused(tmp_path):
+    """``-o`` at the index (or its ``-wal``, ``-shm``, ``-journal``) is refused
+    before a byte is written: the index reads the same afterwards."""
+    _, _, env = _home(tmp_path)
+    index = tmp_path / "cache" / "i.sqlite"
+    index.parent.mkdir()
+    code, _, err = run("--index", str(index), "index", env=env)
+    assert code == 0, err
+    def files() -> dict[str, bytes | int]:
+        """Each file's bytes; the ``-shm``'s size (any reader updates its wal-index header)."""
+        return {p.name: p.stat().st_size if p.name.endswith("-shm") else p.read_bytes() for p in index.parent.iterdir()}
+
+    before = files()
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        args = ("--index", str(index), "--no-sync", "export", SESSION[:8], "-o", f"{index}{suffix}")
+        code, out, err = run(*args, env=env)  # no sync: only the export could change the files
+        assert (code, out) == (2, ""), err
+        said = "is agentlog's index in use" if not suffix else f"is a file of agentlog's index in use ({index})"
+        assert err == f"agentlog: {index}{suffix} {said}: agentlog never writes there; give another -o\n"
+    assert files() == before
+    conn = db.connect(index, readonly=True)
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (1,)
+    conn.close()
+
+
+def test_the_index_in_use_is_refused_without_a_home_too(tmp_path):
+    """The service's export refuses its own connection's file even when no home is given."""
+    index = tmp_path / "i.sqlite"
+    conn = db.connect(index)
+    transcript = Transcript(Session(key="claude_code:s1", agent="claude_code", id="s1"), lambda: iter([]))
+    with pytest.raises(UsageError, match="is a file of agentlog's index in use"):
+        export_sessions(conn, "md", [transcript], ExportOptions(), Path(f"{index}-shm"), io.BytesIO())
+    conn.close()
+    assert sqlite3.connect(index).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_project_local_agent_folders_are_agents_folders(tmp_path):
+    """Crush's ``.crush`` in a project and Aider's ``.aider*`` files are an agent's,
+    as ``~/.claude`` is: neither an export nor an index is written there."""
+    home, _, env = _home(tmp_path)
+    crush = home / "projA" / ".crush"
+    crush.mkdir(parents=True)
+    (home / "projB").mkdir()
+    before = _files(home / "projA")
+    for target in ("crush.db-wal", "out.md", "logs/x.md"):
+        code, _, err = run("export", SESSION[:8], "-o", str(crush / target), env=env)
+        assert code == 2 and err == (
+            f"agentlog: {crush / target} is inside an agent's folder ({crush}): "
+            "agentlog never writes there; give another -o\n"
+        ), err
+    for name in (".aider.input.history", ".aider.chat.history.md", ".aider.tags.cache.v4"):
+        code, _, err = run("export", SESSION[:8], "-o", str(home / "projB" / name), env=env)
+        assert code == 2 and "is an agent's log file" in err, err
+    code, _, err = run("--index", str(crush / "x.sqlite"), "sessions", env=env)
+    assert code == 2 and err == (
+        f"agentlog: --index {crush / 'x.sqlite'} is inside an agent's folder ({crush}): "
+        "agentlog never writes there; choose another file\n"
+    )
+    assert _files(home / "projA") == before and not list((home / "projB").iterdir())
+    assert Home.of({"HOME": str(home)}).guards(home / "projA" / "crush-notes.md") is None
+
+
+def test_a_relative_root_is_kept_absolute(tmp_path, monkeypatch):
+    """``--root rootY`` read in one folder names the same files from any other:
+    the sessions are not archived, and the API's ``roots=`` does the same."""
+    home = tmp_path / "home"
+    home.mkdir()
+    work = tmp_path / "t"
+    (work / "rootY" / "-p").mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code" / "v1.0.98-session.jsonl", work / "rootY" / "-p" / "s.jsonl")
+    env = {"HOME": str(home)}
+    monkeypatch.chdir(work)
+    code, _, err = run("--root", "rootY", "index", env=env)
+    assert code == 0, err
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("sessions", "--json", env=env)
+    assert code == 0, err
+    assert [(s["id"], s["archived"]) for s in json.loads(out)] == [(SESSION, False)]
+    index = home / ".cache" / "agentlog" / "index.sqlite"
+    (path,) = sqlite3.connect(index).execute("SELECT path FROM sources").fetchone()
+    assert path == str(work / "rootY" / "-p" / "s.jsonl")
+    monkeypatch.chdir(work)
+    assert Home.of(env, ["rootY"]).roots == [work / "rootY"]
+    monkeypatch.setenv("HOME", str(home))
+    with agentlog.open(tmp_path / "api.sqlite", roots="rootY") as archive:
+        assert archive.home.roots == [work / "rootY"]
+        assert [s.id for s in archive.sessions()] == [SESSION]
+
+
+CONTROLS = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\t\n\r"]
+
+
+def test_an_html_export_writes_no_control_character_from_a_log(tmp_path):
+    """ESC, BEL and every other C0/C1 control character (tab, newline, CR kept)
+    in a prompt, a title or a code block reach neither standard output nor a
+    file: they are written as the symbols the terminal shows (``␛``)."""
+    hostile = "\u001b]0;pwned\u0007\u001b[2J"
+    every = "".join(CONTROLS)
+    messages = [
+        Message(id="m1", role="user", parts=[TextPart(text=f"{hostile} and *all*: {every}")]),
+        Message(id="m2", role="assistant", parts=[TextPart(text=f"```python\nx = '{hostile}'\n```")]),
+    ]
+    header = Session(key="claude_code:s1", agent="claude_code", id="s1", title=f"t {hostile}", cwd=f"/p{hostile}")
+    conn = db.connect(tmp_path / "i.sqlite")
+    out = io.BytesIO()
+    transcript = Transcript(header, lambda: iter(messages))
+    export_sessions(conn, "html", [transcript], ExportOptions(), None, out)
+    page = out.getvalue().decode()
+    assert [c for c in CONTROLS if c in page] == []
+    assert page.count("␛]0;pwned␇␛[2J") >= 4  # the title (twice), the folder, the prompt, the code
+    export_sessions(conn, "html", [transcript], ExportOptions(), tmp_path / "p.html", io.BytesIO())
+    assert (tmp_path / "p.html").read_text() == page
+    conn.close()
+
+
+def test_a_failed_write_leaves_the_old_file_and_a_new_one_keeps_its_mode(tmp_path):
+    """A file is replaced only once it is written whole: a writer that fails
+    half-way leaves the old file as it was and no temporary file beside it; a
+    file replaced keeps its permission bits (one kept private stays so)."""
+    from agentlog.export.target import Target
+
+    old = tmp_path / "out.md"
+    old.write_text("old export")
+
+    def half(out: io.BufferedIOBase) -> None:
+        out.write(b"half a")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        Target().write_bytes(old, half)  # type: ignore[arg-type]
+    assert _files(tmp_path) == {old: b"old export"}
+    old.chmod(0o600)
+    Target().write_bytes(old, lambda out: out.write(b"new export"))
+    assert _files(tmp_path) == {old: b"new export"} and old.stat().st_mode & 0o777 == 0o600
+
+
+def test_an_export_to_a_device_writes_into_it_and_leaves_it_a_device(tmp_path):
+    """``-o /dev/null`` (a device, as a FIFO or a pipe) is written in place, never
+    replaced by a regular file (as root a rename would)."""
+    import stat
+
+    _, _, env = _home(tmp_path)
+    code, _, err = run("export", SESSION[:8], "-o", os.devnull, env=env)
+    assert (code, err) == (0, f"1 session exported to {os.devnull}\n")
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+GUARD_CHILD = """
+import json, sys
+from pathlib import Path
+from agentlog.adapters import save_registry
+from agentlog.service.home import Home
+home = Path(sys.argv[1])
+why = Home.of({"HOME": str(home)}).guards(home / "projA" / ".crush" / "crush.db-wal")
+if sys.argv[2] == "warm":
+    save_registry()
+print(json.dumps({"why": why, "modules": sorted(
+    m for m in sys.modules if m in ("agentlog.adapters.crush", "agentlog.adapters.aider"))}))
+"""
+
+
+def test_the_registry_cache_knows_what_agents_own_in_projects(tmp_path):
+    """With the registry cache warm, the guard knows Crush's ``.crush`` without
+    importing an adapter module."""
+    import subprocess
+    import sys
+
+    home, cache = tmp_path / "home", tmp_path / "cache"
+    home.mkdir()
+    said = []
+    for step in ("warm", "read"):
+        out = subprocess.run(
+            [sys.executable, "-c", GUARD_CHILD, str(home), step],
+            env={"PATH": os.environ["PATH"], "HOME": str(home), "XDG_CACHE_HOME": str(cache)},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        said.append(json.loads(out.stdout))
+    wal = home / "projA" / ".crush" / "crush.db-wal"
+    assert said[1] == {"why": f"{wal} is inside an agent's folder ({wal.parent})", "modules": []}
+    assert said[0]["why"] == said[1]["why"]
