@@ -13,7 +13,7 @@ import shlex
 from datetime import datetime
 from typing import Any
 
-from agentlog import rules
+from agentlog import lazy, rules
 
 # Control characters from a log would drive the terminal (clear it, retitle it,
 # hide text); bidi overrides can disguise text.  Shown as visible symbols.
@@ -22,7 +22,7 @@ _VISIBLE.update({0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}})
 _VISIBLE.update({c: 0xFFFD for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))})
 _ONE_LINE = {**_VISIBLE, 0x09: " ", 0x0A: " "}
 _IN_HTML = {c: v for c, v in _VISIBLE.items() if c != 0x0D}
-_UNSAFE_IN_HTML = re.compile("[" + "".join(re.escape(chr(c)) for c in _IN_HTML) + "]")
+_UNSAFE_IN_HTML = lazy.pattern("[" + "".join(re.escape(chr(c)) for c in _IN_HTML) + "]")
 
 SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt")
 INPUT_CHARS = 160
