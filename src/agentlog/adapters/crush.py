@@ -256,7 +256,7 @@ class CrushAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Crush"
-    parser_version = 2
+    parser_version = 3
     project_files = (DATABASE,)
     source_format: ClassVar[Literal["json", "sqlite"]] = "sqlite"
     sqlite_tables = ("sessions", "messages")
