@@ -120,3 +120,11 @@ def test_calendar_end_times_cost_only_themselves_on_every_command(tmp_path, when
         "2026-11-20  1,000       1         0         0  1,001  $0.00",
         "unknown        10       1         0         0     11  $0.00",
     ]
+
+
+def test_a_page_past_what_sqlite_counts_is_a_usage_error_on_the_command_line():
+    for args in (["weather"], ["weather", "--sessions"], ["weather", "--sort", "newest"]):
+        code, _, err = run("--demo", "search", *args, "--offset", str(2**63 - 1))
+        assert (code, err) == (2, "agentlog: offset 9223372036854775807 is not in 0…9223372036854775787 (with limit 20)\n")
+    code, out, err = run("--demo", "search", "weather", "--offset", str(2**63 - 21))
+    assert (code, out, err) == (0, "", "no hits past 9223372036854775787 (of 11)\n")

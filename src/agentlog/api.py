@@ -37,9 +37,8 @@ from zoneinfo import ZoneInfo
 
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import db
-from agentlog.query import parse_zone
 from agentlog.service.costed import with_costs
-from agentlog.service.filters import TimeArg, search_filter, session_filter, span_of
+from agentlog.service.filters import TimeArg, search_filter, session_filter, span_of, zone_of
 from agentlog.service.home import Home
 
 if TYPE_CHECKING:
@@ -245,7 +244,7 @@ class Archive:
         ``datetime``s where the JSON has ISO text."""
         from agentlog.service.reports import usage_document
 
-        tz = parse_zone(timezone)
+        tz = zone_of(timezone)
         found = self._usage(report, agent, project, since, until, tz, cost_mode)
         return usage_document(found, report, tz, with_cost=cost, breakdown=breakdown, rollup=rollup)
 

@@ -39,9 +39,9 @@ from agentlog.mcp.shape import (
     snippet,
     stamp,
 )
-from agentlog.query import SessionFilter, parse_zone, resolve_agent
+from agentlog.query import SessionFilter, resolve_agent
 from agentlog.redact import redact
-from agentlog.service.filters import search_filter, session_filter, span_of
+from agentlog.service.filters import search_filter, session_filter, span_of, zone_of
 
 SYNC_EVERY_S = 60.0
 """The least time between two syncs of the index the server makes."""
@@ -352,7 +352,7 @@ def build_server(index: Index) -> MCPServer:
         from agentlog.service.usage import UsageQuery, index_usage
 
         def work() -> dict[str, Any]:
-            tz = parse_zone(timezone)
+            tz = zone_of(timezone)
             query = UsageQuery(agent=resolve_agent(agent), project=project, span=span_of(since, until, tz))
             found = index_usage(index.conn(), query)
             document = usage_document(found, report, tz)
