@@ -128,3 +128,21 @@ def test_a_page_past_what_sqlite_counts_is_a_usage_error_on_the_command_line():
         assert (code, err) == (2, "agentlog: offset 9223372036854775807 is not in 0…9223372036854775787 (with limit 20)\n")
     code, out, err = run("--demo", "search", "weather", "--offset", str(2**63 - 21))
     assert (code, out, err) == (0, "", "no hits past 9223372036854775787 (of 11)\n")
+
+
+def test_the_demo_rate_limits_reset_inside_their_windows():
+    """Codex writes ``resets_at`` as epoch seconds (openai/codex ``RateLimitWindow``);
+    the demo rollout's were a year before the session (``resets 2025-11-21`` as of
+    2026-11-21)."""
+    code, out, err = run("--demo", "usage", "limits", "--json")
+    assert code == 0, err
+    latest = json.loads(out)["latest"]
+    assert latest["observed_at"] == "2026-11-21T14:00:11.300000Z"
+    assert (latest["primary"]["resets_at"], latest["secondary"]["resets_at"]) == (
+        "2026-11-21T17:43:20Z",
+        "2026-11-26T23:33:20Z",
+    )
+    seen = datetime.fromisoformat(latest["observed_at"])
+    for window in (latest["primary"], latest["secondary"]):
+        resets = datetime.fromisoformat(window["resets_at"])
+        assert 0 < (resets - seen).total_seconds() <= window["window_minutes"] * 60
