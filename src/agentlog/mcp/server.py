@@ -28,7 +28,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agentlog.errors import AgentlogError
+from agentlog.errors import REBUILD_HINT, AgentlogError
+from agentlog.index.stored import DamagedRow
 from agentlog.mcp.shape import (
     EVIDENCE_CHARS,
     NAME_CHARS,
@@ -105,11 +106,14 @@ class Index:
 
 
 def _call(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``work()``, a user error (bad filter, unknown session) as the tool's error."""
+    """``work()``, a user error (bad filter, unknown session) or a damaged index (a
+    stored value that cannot be decoded: :mod:`agentlog.index.stored`) as the tool's error."""
     try:
         return work()
     except AgentlogError as exc:
         raise ToolError(str(exc)) from None
+    except DamagedRow as exc:
+        raise ToolError(f"the index is damaged ({exc}): {REBUILD_HINT}") from None
 
 
 READ_ONLY = ToolAnnotations(
