@@ -14,12 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from agentlog.adapters import get_adapter
 from agentlog.adapters._values import epoch_time, iso_time, known_time, later_time, parse_time
 from agentlog.adapters.claude_code import record_time
-from agentlog.load import discover_sources, load_sessions
-from agentlog.usage import calls_from_sessions
-from agentlog.usage.scan import scan_calls
 from test_cli import run
 
 SID = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
@@ -55,7 +51,7 @@ def test_claude_timestamps_are_iso_strings_only():
     assert iso_time(1700000000) is None
 
 
-def _claude_home(root: Path, times: list[object]) -> dict[str, str]:
+def odd_times_home(root: Path, times: list[object]) -> dict[str, str]:
     """One Claude Code session: a prompt, then an assistant call per time in ``times``
     (``input_tokens`` 10, 20, …), then one at :data:`GOOD` (input 1000)."""
     folder = root / ".claude" / "projects" / "-p"
@@ -75,27 +71,9 @@ def _claude_home(root: Path, times: list[object]) -> dict[str, str]:
     return {"HOME": str(root), "AGENTLOG_INDEX": str(root / "index.sqlite")}
 
 
-def test_loader_scanner_and_index_agree_on_odd_claude_times(tmp_path):
-    env = _claude_home(tmp_path, ODD_TIMES)
-    full = list(calls_from_sessions(load_sessions(["claude_code"], env, tmp_path)))
-    assert sorted((c.usage.input_tokens, c.timestamp) for c in full) == [
-        *[(10 * (i + 1), None) for i in range(len(ODD_TIMES))],
-        (1000, datetime(2026, 11, 20, 9, tzinfo=UTC)),
-    ]
-    refs = [ref for _, ref in discover_sources([get_adapter("claude_code")], env, tmp_path)]
-    assert sorted(scan_calls(refs), key=repr) == sorted(full, key=repr)
-    for zone in ("UTC", "America/New_York", "Asia/Tokyo"):
-        for report, key in (("daily", "2026-11-20"), ("monthly", "2026-11")):
-            views = [run("usage", report, "-z", zone, "--json", *mode, env=env) for mode in ((), ("--no-index",))]
-            for code, out, err in views:
-                assert code == 0, err
-                rows = {row["key"]: row["input_tokens"] for row in json.loads(out)["rows"]}
-                assert rows == {key: 1000, "unknown": 150}
-
-
 @pytest.mark.parametrize("when", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
 def test_calendar_end_times_cost_only_themselves_on_every_command(tmp_path, when):
-    env = _claude_home(tmp_path, [when])
+    env = odd_times_home(tmp_path, [when])
     code, out, err = run("usage", "blocks", "-z", "UTC", env=env)
     assert (code, err) == (0, "")
     assert [line.split()[:4] for line in out.splitlines()[1:]] == [["2026-11-20", "09:00", "1", "1.0k"]]
@@ -146,3 +124,46 @@ def test_the_demo_rate_limits_reset_inside_their_windows():
     for window in (latest["primary"], latest["secondary"]):
         resets = datetime.fromisoformat(window["resets_at"])
         assert 0 < (resets - seen).total_seconds() <= window["window_minutes"] * 60
+
+
+@pytest.mark.parametrize("when", ["0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"])
+def test_calendar_end_times_cost_only_themselves_in_the_api_mcp_and_viewer(tmp_path, when, monkeypatch):
+    """They raised OverflowError: ``Archive.usage``, MCP ``get_usage_summary`` with a
+    zone, and the viewer's ``/``, ``/usage`` and ``/session`` (a 500)."""
+    import agentlog
+    from agentlog.web.app import create_app
+
+    env = odd_times_home(tmp_path, [when])
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    with agentlog.open() as archive:
+        for zone in ("Asia/Tokyo", "America/New_York"):
+            rows = archive.usage("daily", timezone=zone)["rows"]
+            assert [(r["key"], r["input_tokens"]) for r in rows] == [("2026-11-20", 1000), ("unknown", 10)]
+        path = archive.path
+    web = create_app(path).test_client()
+    for route in ("/", "/usage?tz=Asia/Tokyo", "/usage?tz=America/New_York", f"/session?key=claude_code:{SID}"):
+        response = web.get(route, headers={"Sec-Fetch-Site": "same-origin"})
+        assert response.status_code == 200, route
+    assert "answer 0" in web.get(f"/session?key=claude_code:{SID}").get_data(as_text=True)
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp.client import Client
+
+    from agentlog.index import db
+    from agentlog.mcp.server import Index, build_server
+
+    index = Index(lambda: db.connect(path), None)
+
+    async def summary(zone: str) -> object:
+        async with Client(build_server(index)) as client:
+            result = await client.call_tool("get_usage_summary", {"report": "daily", "timezone": zone})
+            assert not result.is_error, result.content
+            return [(r["key"], r["input_tokens"]) for r in result.structured_content["rows"]]  # type: ignore[index]
+
+    try:
+        for zone in ("Asia/Tokyo", "America/New_York"):
+            assert anyio.run(summary, zone) == [("2026-11-20", 1000), ("unknown", 10)]
+    finally:
+        index.close()
