@@ -34,5 +34,5 @@ def stored(data: bytes | memoryview, kind: type[T], what: str) -> T:
     cannot be decoded."""
     try:
         return unpack(data, kind)
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except msgspec.DecodeError as exc:  # a ValidationError (a shape that is no part) too
         raise DamagedRow(f"a stored {what} cannot be decoded: {exc}") from None
