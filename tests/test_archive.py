@@ -277,6 +277,7 @@ def test_an_index_of_schema_8_upgrades_and_keeps_its_sessions(tmp_path):
     conn.execute("ALTER TABLE usage_rollup RENAME COLUMN recorded_nano_usd TO cost_usd")
     conn.execute("ALTER TABLE usage_rollup DROP COLUMN model_inferred")  # the codex migration
     downgrade_live_status(conn)  # and the live status columns
+    conn.execute("DROP INDEX sources_known")  # the sync memo's migration indexes archived_at
     conn.execute("ALTER TABLE sources DROP COLUMN archived_at")
     conn.execute("ALTER TABLE sessions DROP COLUMN prompt_only")
     downgrade_search_index(conn)  # and the search tables as schema 8 had them

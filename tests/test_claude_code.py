@@ -216,6 +216,12 @@ def test_sniff_recognises_claude_lines():
     head = fixture("claude_code/v1.0.98-session.jsonl").read_bytes()[:4096]
     assert adapter.sniff("x.jsonl", head) >= 0.9
     assert adapter.sniff("x.jsonl", b'{"type":"session_meta","payload":{}}') == 0.0
+    huge_prompt = (  # the head of a record whose prompt is megabytes: no "type" or "uuid" within it
+        b'{"type":"permission-mode","permissionMode":"default","sessionId":"s"}\n'
+        b'{"parentUuid":null,"isSidechain":false,"userType":"external","cwd":"/p","sessionId":"s",'
+        b'"version":"2.1.140","message":{"role":"user","content":"' + b"x" * 70_000
+    )[: 64 * 1024]
+    assert adapter.sniff("x.jsonl", huge_prompt) == 0.9
 
 
 def test_default_roots_follow_env(tmp_path: Path):

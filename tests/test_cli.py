@@ -95,6 +95,8 @@ def test_detect_by_content(tmp_path):
     plain.write_text("hello\n")
     code, out, _ = run("detect", str(plain))
     assert code == 1 and "not a format agentlog knows" in out
+    code, out, _ = run("detect", str(plain), "--json")
+    assert code == 1 and json.loads(out)["agent"] is None
 
 
 def test_doctor_reports_skips_by_reason():

@@ -469,3 +469,46 @@ def test_the_missing_live_extra_hint_keeps_its_brackets(monkeypatch, tmp_path, c
     monkeypatch.setattr(cli_live, "Follower", Idle)
     cli_live._follower(App(env={}, home=tmp_path, index_path=tmp_path / "i.sqlite"))
     assert "pip install 'agentlog[live]' (polling instead)" in capsys.readouterr().err
+
+
+def test_a_folder_name_that_is_not_utf8_costs_only_its_own_events(tmp_path):
+    """The watcher cannot decode a name that is not UTF-8 and gave up on every
+    root (30 s polling for all); now the folders holding one are polled (a change
+    there reads as "anything may have changed") and the rest keep their events."""
+    import threading
+
+    from agentlog.live.watch import UNKNOWN, LogWatcher, watchable
+
+    projects = tmp_path / "projects"
+    (projects / "clean").mkdir(parents=True)
+    (projects / "other").mkdir()
+    os.mkdir(os.fsencode(projects) + b"/-tmp-\xff")
+    log = projects / "clean" / "s.jsonl"
+    log.write_text("{}\n")
+    bad = projects / os.fsdecode(b"-tmp-\xff")
+    watched, left_out = watchable([projects])
+    assert (sorted(watched), left_out) == ([projects / "clean", projects / "other"], [projects, bad])
+    assert watchable([projects / "clean"]) == ([projects / "clean"], [])
+    assert watchable([bad]) == ([], [bad])
+
+    watcher = LogWatcher([projects], debounce=50, poll=0.5, tick=0.5)
+    seen: list[set[str]] = []
+
+    def collect() -> None:
+        for changes in watcher:
+            seen.append(changes)
+            if str(log) in changes:
+                watcher.stop()
+
+    thread = threading.Thread(target=collect, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not seen and time.monotonic() < deadline:  # the first tick: the watch is in place
+        time.sleep(0.05)
+    with log.open("a") as f:
+        f.write("{}\n")
+    thread.join(timeout=20)
+    watcher.stop()
+    assert watcher.mode == "events"
+    assert seen[0] == set(UNKNOWN)  # a tick polls the folder left out
+    assert str(log) in seen[-1]

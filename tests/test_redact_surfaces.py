@@ -61,6 +61,8 @@ COMMANDS = [
     ("export", "eeeeeeee", "--format", "jsonl"),
     ("export", "eeeeeeee", "--format", "slim"),
     ("secrets",),
+    ("search", "svg", "--json"),
+    ("search", "svg"),
 ]
 
 
@@ -137,6 +139,7 @@ def test_mcp_tools_hold_no_token(hostile):
                 ("get_messages", {"session_id": "eeeeeeee"}),
                 ("get_live_status", {"since": "2000-01-01"}),
                 ("find_sessions_by_file", {"path": "app.py"}),
+                ("search_sessions", {"query": "svg", "include_active": True}),
             ]:
                 result = await client.call_tool(name, args)
                 assert not result.is_error, result.content
@@ -144,10 +147,11 @@ def test_mcp_tools_hold_no_token(hostile):
             return out
 
     try:
-        listed, overview, messages, live, touched = anyio.run(go)
+        listed, overview, messages, live, touched, found = anyio.run(go)
     finally:
         index.close()
-    hidden(json.dumps([listed, overview, messages, live, touched]))
+    hidden(json.dumps([listed, overview, messages, live, touched, found]))
+    assert [hit["tool"] for hit in found["results"]] == [PENDING[1]]
     (row,) = listed["sessions"]
     assert (row["project"], row["git_branch"]) == (f"/tmp/clone-{RED}", f"fix/{RED}")
     (by_file,) = touched["sessions"]
@@ -157,7 +161,7 @@ def test_mcp_tools_hold_no_token(hostile):
     )
 
 
-@pytest.mark.parametrize("path", ["/", f"/session?key={SESSION}", "/usage", "/board", "/search?q=hi"])
+@pytest.mark.parametrize("path", ["/", f"/session?key={SESSION}", "/usage", "/board", "/search?q=hi", "/search?q=svg"])
 def test_viewer_pages_hold_no_token(hostile, path):
     client = create_app(Path(hostile["AGENTLOG_INDEX"])).test_client()
     page = client.get(path)
@@ -177,6 +181,7 @@ def test_api_sessions_and_status(hostile, monkeypatch):
         (raw,) = archive.sessions(redact_secrets=False)
         (live,) = archive.status(since="400d")
         (live_raw,) = archive.status(since="400d", redact_secrets=False)
+        (hit,) = archive.search("svg").hits
     assert (shown.cwd, shown.git_branch, raw.cwd, raw.git_branch) == (
         f"/tmp/clone-{RED}",
         f"fix/{RED}",
@@ -187,6 +192,7 @@ def test_api_sessions_and_status(hostile, monkeypatch):
         PENDING,
         [f"mcp__gh__{TOKEN}", f"evil_svg_onload_alert_1_{TOKEN}"],
     )
+    assert hit.tool == PENDING[1]
 
 
 def test_markdown_header_model_is_inert():

@@ -340,18 +340,21 @@ def discover_sources(
     counts = dict.fromkeys((a.slug for a in adapters), 0)
 
     def add(adapter: Adapter, ref: SourceRef) -> None:
-        if not _utf8(ref.path):
+        path = ref.path
+        if not path.isascii() and not _utf8(path):
             # A name that is not UTF-8 cannot be stored or shown faithfully: skip it, say so.
-            shown = ref.path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
             report.errors.append((shown, "skipped: the file name is not valid UTF-8"))
             return
-        st = stat_of(ref.path)  # gone since it was listed, or not to be looked at (recorded)
-        if st is not None and (key := identity(ref.path, st)) not in seen:
+        st = stat_of(path, look=False)  # gone since it was listed, or not to be looked at (recorded)
+        if st is None:
+            return
+        if (key := identity(path, st)) not in seen:
             seen.add(key)
             found.append((adapter, ref))
             counts[adapter.slug] += 1
             if stats is not None:
-                stats[ref.path] = st
+                stats[path] = st
 
     for listed in adapters:
         with collecting(listed.slug, report.problems):

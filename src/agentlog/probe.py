@@ -182,19 +182,68 @@ def _shown(path: str | os.PathLike[str]) -> str:
 
 
 def stat_of(
-    path: str | os.PathLike[str], blame: str | os.PathLike[str] | None = None
+    path: str | os.PathLike[str], blame: str | os.PathLike[str] | None = None, look: bool = True
 ) -> os.stat_result | None:
     """``os.stat(path)`` (symbolic links followed), or ``None`` when it is not
     there or cannot be looked at — then recorded as a problem of ``blame``
-    (default: ``path``; e.g. the folder that could not be looked in)."""
+    (default: ``path``; e.g. the folder that could not be looked in).  Inside
+    :func:`recording` (unless not ``look``: a source, whose ``stat`` the sync
+    compares with its row), the result is recorded as a look."""
+    looks = _looks.get()
     try:
-        return os.stat(path)
+        st = os.stat(path)
     except OSError as exc:
+        if looks is not None and look:
+            looks.append((os.fspath(path), [-(exc.errno or 1)]))
         if exc.errno not in ABSENT:
             problem(path if blame is None else blame, exc)
     except ValueError as exc:  # a NUL or an unencodable character in the name
+        if looks is not None and look:
+            looks.append((_shown(path), [_INVALID]))
         problem(path if blame is None else blame, exc)
+    else:
+        if looks is not None and look:
+            looks.append((os.fspath(path), _fingerprint(st)))
+        return st
     return None
+
+
+Look = tuple[str, list[int]]
+"""A path discovery looked at and :func:`fingerprint` of what it found there."""
+
+_looks: ContextVar[list[Look] | None] = ContextVar("agentlog_probe_looks", default=None)
+_INVALID = -100_000
+"""The fingerprint of a name no ``stat`` can take (a NUL in it)."""
+
+
+@contextmanager
+def recording() -> Iterator[list[Look]]:
+    """Record, in the list given, every look the probes inside the ``with`` block
+    make (in this thread or task): each ``stat`` and each folder listed (with
+    the ``stat`` of the folder, taken before the listing, and of every symbolic
+    link in it) — what :mod:`agentlog.index.memo` checks again to know that a
+    discovery would find what it found."""
+    looks: list[Look] = []
+    token = _looks.set(looks)
+    try:
+        yield looks
+    finally:
+        _looks.reset(token)
+
+
+def _fingerprint(st: os.stat_result) -> list[int]:
+    return [st.st_mode, st.st_ino, st.st_dev, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def fingerprint(path: str) -> list[int]:
+    """What a ``stat`` of ``path`` finds: ``[mode, inode, device, size, mtime_ns,
+    ctime_ns]``, or ``[-errno]`` when it fails (``[-ENOENT]``: not there)."""
+    try:
+        return _fingerprint(os.stat(path))
+    except OSError as exc:
+        return [-(exc.errno or 1)]
+    except ValueError:
+        return [_INVALID]
 
 
 def exists(path: str | os.PathLike[str]) -> bool:
@@ -246,9 +295,15 @@ def regular_files(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
 def _scan(folder: str | os.PathLike[str]) -> list[os.DirEntry[str]]:
     """The entries of ``folder``, sorted by name; ``[]`` when it is not there or
     cannot be listed (then recorded)."""
+    looks = _looks.get()
     try:
+        if looks is not None:
+            looks.append((os.fspath(folder), fingerprint(os.fspath(folder))))
         with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
+            found = sorted(it, key=lambda e: e.name)
+        if looks is not None:  # a link's target may change with the folder as it is
+            looks.extend((e.path, fingerprint(e.path)) for e in found if e.is_symlink())
+        return found
     except OSError as exc:
         if exc.errno not in ABSENT:
             problem(folder, exc)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import msgspec
 
-from agentlog.adapters import get_adapter
+from agentlog.adapters import registered
 from agentlog.readers import describe_error, read_small
 
 CLAUDE_DEFAULT_CLEANUP_DAYS = 30
@@ -48,7 +48,8 @@ def claude_config_dirs(env: Mapping[str, str], home: Path) -> list[Path]:
     (:meth:`agentlog.adapters.claude_code` ``default_roots``, which honour
     ``$CLAUDE_CONFIG_DIR``)."""
     out: list[Path] = []
-    for root in get_adapter("claude_code").default_roots(env, home):
+    claude = next(a for a in registered() if a.slug == "claude_code")  # its roots, not its module
+    for root in claude.default_roots(env, home):
         folder = root.parent
         try:
             if folder.is_dir() and folder not in out:

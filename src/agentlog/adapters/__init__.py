@@ -160,6 +160,13 @@ class LazyAdapter:
         self.parser_version: int = meta["parser_version"]
         self.project_files: tuple[str, ...] = tuple(meta["project_files"])
 
+    @property
+    def stamp(self) -> list[Any] | None:
+        """``[file, size, mtime_ns]`` of the adapter's module as the registry cache
+        knew it (:func:`registered` checked it this run), without importing it."""
+        found: list[Any] | None = self._meta.get("stamp")
+        return found
+
     def load(self) -> Adapter:
         """The adapter itself (importing its module)."""
         if self._real is None:

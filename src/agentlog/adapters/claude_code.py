@@ -761,6 +761,8 @@ class ClaudeCodeAdapter(JsonlAdapter):
             and (b'"type":"user"' in head or b'"type":"assistant"' in head or b'"type": "user"' in head)
         ):
             return 0.95
+        if b'"parentUuid"' in head and b'"isSidechain"' in head and b'"sessionId"' in head:
+            return 0.9  # a record's first keys, in Claude Code's order: its message (a huge prompt) comes before "type" and "uuid"
         if b'"leafUuid"' in head and b'"summary"' in head:
             return 0.8
         if b'"sessionId"' in head and b'"requestId"' in head:

@@ -362,6 +362,8 @@ def detect(app: App, file: Path, as_json: bool) -> None:
                 "scores": {a.slug: s for s, a in scores},
             }
         )
+        if best_score <= 0:  # as without --json: a script can test the exit status
+            raise SystemExit(1)
         return
     if best_score <= 0:
         click.echo(f"{clean(str(file), markup=False)}: not a format agentlog knows")

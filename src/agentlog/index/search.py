@@ -27,6 +27,7 @@ import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index.fts import Translation, fallback, stored_text, translate
+from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
@@ -254,7 +255,7 @@ def _search(
     match = _scoped(translation.match, reasoning)
     window = max(RANK_WINDOW, offset + limit) if sort == "rank" else 0
     if window and not where:
-        return _ranked_by_index(conn, translation, match, limit, offset, window, by_session, budget)
+        return _ranked_by_index(conn, translation, match, reasoning, limit, offset, window, by_session, budget)
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
     joins = _FROM if any("s." in clause for clause in where) else _FROM_PARTS
@@ -292,6 +293,7 @@ def _ranked_by_index(
     conn: sqlite3.Connection,
     translation: Translation,
     match: str,
+    reasoning: bool,
     limit: int,
     offset: int,
     window: int,
@@ -299,17 +301,15 @@ def _ranked_by_index(
     budget: Budget,
 ) -> HitPage:
     """A search sorted by rank with no filter: the newest ``window`` hits and their
-    bm25 scores from ``parts_fts`` alone, then the keys that order them (time,
+    bm25 scores from ``parts_fts`` alone (:func:`agentlog.index.rank.window_scores`), then the keys that order them (time,
     session, message, part) looked up by part: for the page's hits and every hit
     tied with its last score, or, ``by_session``, for every hit ranked (to group
     them).  The same page as the joined query (:data:`_ORDER`, :data:`_GROUP_ORDER`
     ``rank``), without that query's look-up of every hit in one statement with
     bm25 and window functions (most of a rare word's time, half a grouped one's)."""
-    scored = budget.run(
-        conn,
-        f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}",
-        (match,),
-    )
+    query = "" if translation.raw else translation.match
+    scope = _scoped("", reasoning).removesuffix("()")
+    scored, estimated, counted = window_scores(conn, match, query, scope, window, budget.run, budget.check)
     candidates = len(scored)
     wanted = offset + limit
     if not by_session and len(scored) > wanted:  # the page, and any hit its last score ties with
@@ -337,8 +337,11 @@ def _ranked_by_index(
         ranked = [(hit[0], hit[1], 1, 0) for hit in ordered[offset:wanted]]
         total = candidates
     page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
-    if candidates >= window:  # more may match: count them, up to the cap
-        matches, exact = _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
+    if estimated:
+        page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
+    if candidates >= window:  # more may match: count them, up to the cap (counted already for one phrase)
+        reused = counted if max(TOTAL_CAP, window) == COUNT_CAP else None
+        matches, exact = reused or _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
         if candidates < matches or not exact:
             _windowed(page, window, matches, exact, by_session)
     return page

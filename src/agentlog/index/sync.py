@@ -1,6 +1,10 @@
 """Incremental sync: bring the index up to date with the logs on disk.
 
-Per source (``shared/DESIGN.md`` §5):
+A sync that would change nothing answers from the memo of the last one
+(:mod:`agentlog.index.memo`): when no folder or path discovery looked at has
+changed, the sources it found are compared with their rows in one query, a
+``stat`` each, without running discovery.  Otherwise, per source
+(``shared/DESIGN.md`` §5):
 
 * unchanged (size, mtime_ns, ctime_ns, inode, sidecars, parser version) → skipped after
   a ``stat`` (the ctime catches a permission change, which leaves the mtime alone);
@@ -52,7 +56,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from agentlog.adapters import Adapter, JsonlAdapter, LazyAdapter, SourceRef, resolved
 from agentlog.adapters.base import Fragment, reads_lines
-from agentlog.index import archive, deferred, history
+from agentlog.index import archive, deferred, history, memo
 from agentlog.index.db import MMAP_SIZE, rollback, transaction
 from agentlog.index.deferred import DeferredText
 from agentlog.load import (
@@ -65,6 +69,7 @@ from agentlog.load import (
     signatures,
     still_there,
 )
+from agentlog.probe import recording
 from agentlog.readers import describe_error, open_regular
 from agentlog.rules import Signature, copy_verdict, distinct_id, session_key
 
@@ -165,6 +170,53 @@ def _sync(
 ) -> SyncReport:
     start = time.perf_counter()
     adapters = list(adapters)
+    extra_roots = list(extra_roots)
+    if not full and not extra_roots and (quick := _unchanged_home(conn, adapters, env, home)) is not None:
+        quick.seconds = time.perf_counter() - start
+        return quick
+    started_ns = memo.clock_ns()
+    with recording() as looks:
+        report, found, cwds = _sync_home(conn, adapters, env, home, extra_roots, full, progress)
+    if not extra_roots:
+        memo.record(conn, adapters, home, looks, started_ns, found, cwds, report.roots)
+    report.seconds = time.perf_counter() - start
+    return report
+
+
+def _unchanged_home(
+    conn: sqlite3.Connection, adapters: list[Adapter | LazyAdapter], env: Mapping[str, str], home: Path
+) -> SyncReport | None:
+    """The report of a sync that changes nothing, when the memo of the last one
+    shows that nothing changed (:func:`agentlog.index.memo.unchanged`), without
+    running discovery; else ``None``."""
+    outcome = memo.unchanged(conn, adapters, env, home)
+    if outcome is None:
+        return None
+    roots = LoadReport(
+        roots=outcome.roots,
+        sources=outcome.counts,
+        errors=outcome.errors,
+        duplicates=outcome.duplicates,
+        problems=outcome.problems,
+    )
+    report = SyncReport(sources=outcome.sources, unchanged=outcome.sources, roots=roots)
+    report.failed.extend(roots.errors)
+    if any(a.slug == "claude_code" for a in adapters):
+        history.sync_history(conn, env, home, report)
+    return report
+
+
+def _sync_home(
+    conn: sqlite3.Connection,
+    adapters: list[Adapter | LazyAdapter],
+    env: Mapping[str, str],
+    home: Path,
+    extra_roots: list[Path],
+    full: bool,
+    progress: Progress | None,
+) -> tuple[SyncReport, set[str], list[str]]:
+    """The full sync: discovery, then every source checked; with the paths of the
+    sources it handled and the folders it looked for project files in."""
     by_slug = {a.slug: a for a in adapters}
     report = SyncReport()
     stats: dict[str, os.stat_result] = {}  # each source's stat from discovery: one per file
@@ -193,16 +245,18 @@ def _sync(
         report.removed += removed
         rows = _known(conn, list(by_slug))  # it marks the copies of what it archived
     _sync_all(conn, list(refs.values()), full, progress, report, rows, stats)
+    found = set(refs)
+    cwds: list[str] = []
     # Then the sources agents keep inside projects, in the folders the sessions
     # stored so far were recorded in (kept fresh above once found).
     if any(a.project_files for a in adapters):
         cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
         extra = project_sources(adapters, cwds, refs, report.roots, stats)
         _sync_all(conn, extra, full, progress, report)
+        found.update(ref.path for _, ref in extra)
     if "claude_code" in by_slug:  # last: the transcripts it must not count twice are stored
         history.sync_history(conn, env, home, report, full)
-    report.seconds = time.perf_counter() - start
-    return report
+    return report, found, cwds
 
 
 def _sync_all(
@@ -221,29 +275,42 @@ def _sync_all(
     comparison: no query, no second ``stat``."""
     work: list[tuple[Adapter, SourceRef, os.stat_result, _Row | None, str]] = []
     stats = stats or {}
+    unchanged = 0
     for adapter, ref in refs:
         path = ref.path
-        report.sources += 1
         st = stats.get(path)
         if st is None:
             try:
                 st = os.stat(path)
             except OSError as exc:
+                report.sources += 1
                 _record_error(conn, adapter, ref, describe_error(exc), None, report)
                 continue
         seen = rows.get(path) if rows is not None else _row(conn, path)
         sig = _sidecar_sig(ref) if ref.sidecars else ""
-        if not full and seen is not None and _unchanged(seen, st, sig, adapter):
+        if (
+            not full
+            and seen is not None
+            and seen.size == st.st_size
+            and seen.mtime_ns == st.st_mtime_ns
+            and _unchanged(seen, st, sig, adapter)
+        ):  # the first two tests alone turn most changed files away
             if seen.archived_at is not None:  # back as it was read: what is stored is its content
                 with transaction(conn):
                     conn.execute(
                         "UPDATE sources SET archived_at = NULL, error = NULL WHERE id = ?", (seen.id,)
                     )
                 report.restored += 1
-            report.unchanged += 1
+            unchanged += 1
             continue
         row = seen if isinstance(seen, _Row) or seen is None else _row(conn, path)
         work.append((adapter, ref, st, row, sig))
+    report.sources += unchanged + len(work)
+    report.unchanged += unchanged
+    if not work:
+        if progress:
+            progress(0, 0, "")
+        return
     total = sum(
         st.st_size - (row.parsed_offset if row and _appendable(row, st, sig, a, full) else 0)
         for a, _, st, row, sig in work
@@ -337,6 +404,7 @@ class _Known(NamedTuple):
     """What the no-change check needs of a known source (no blobs: one query for
     thousands of sources stays a few milliseconds)."""
 
+    path: str
     agent: str
     id: int
     size: int
@@ -347,14 +415,14 @@ class _Known(NamedTuple):
     sidecar_sig: str
     sidecars: str
     archived_at: str | None
+    duplicate_of: str | None
 
 
 def _known(conn: sqlite3.Connection, agents: list[str]) -> dict[str, _Known]:
     """``path -> what the no-change check needs`` of every source of ``agents`` the index knows."""
     marks = ", ".join("?" * len(agents))
-    query = f"""SELECT path, agent, id, size, mtime_ns, ctime_ns, inode, parser_version, sidecar_sig, sidecars,
-                       archived_at FROM sources WHERE agent IN ({marks})"""
-    return {path: _Known(*rest) for path, *rest in conn.execute(query, agents)}
+    query = f"SELECT {', '.join(_Known._fields)} FROM sources WHERE agent IN ({marks})"  # index sources_known
+    return {row.path: row for row in map(_Known._make, conn.execute(query, agents))}
 
 
 def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
@@ -363,8 +431,13 @@ def _row(conn: sqlite3.Connection, path: str) -> _Row | None:
 
 
 def _sidecar_sig(ref: SourceRef) -> str:
+    return _sidecar_sig_of(ref.sidecars)
+
+
+def _sidecar_sig_of(sidecars: Iterable[str]) -> str:
+    """What the index keeps of a source's sidecars: each one's size and mtime."""
     parts = []
-    for path in ref.sidecars:
+    for path in sidecars:
         try:
             st = os.stat(path)
             parts.append(f"{st.st_size}:{st.st_mtime_ns}")
@@ -516,11 +589,13 @@ def _shared_parse(
     ``None`` when there are too few, no second core, or other threads in this
     process (``serve``'s, a notebook's: a fork copies only this one, and a lock
     another held, the import lock say, would stay held in the child forever)."""
+    if len(work) < SHARED_MIN:
+        return None
     import threading
 
     from agentlog import worker  # multiprocessing: only when logs changed
 
-    if len(work) < SHARED_MIN or not worker.available() or threading.active_count() > 1:
+    if not worker.available() or threading.active_count() > 1:
         return None
     jobs: list[ParseJob] = []
     numbers: dict[int, int] = {}

@@ -105,23 +105,81 @@ class LogWatcher:
             except ImportError:
                 log.info("watchfiles is not installed: polling every %s s", self.poll)
             else:
+                watched, left_out = watchable(roots)
+                if left_out:
+                    log.warning("cannot watch %s (a name in it is not UTF-8): polling it every %s s", left_out, self.poll)
                 try:
-                    self.mode = "events"
-                    for changes in watchfiles.watch(
-                        *roots,
-                        debounce=self.debounce,
-                        step=STEP,
-                        stop_event=self._stop,
-                        rust_timeout=int(self.tick * 1000),  # in the kernel until an event, a tick or stop
-                        yield_on_timeout=True,
-                        watch_filter=None,
-                        raise_interrupt=False,
-                        ignore_permission_denied=True,
-                    ):
-                        yield {path for _, path in changes}
-                    return
+                    if watched:
+                        self.mode = "events"
+                        # in the kernel until an event, a tick or stop; with folders left out, a tick polls them
+                        tick = self.poll if left_out else self.tick
+                        for changes in watchfiles.watch(
+                            *watched,
+                            debounce=self.debounce,
+                            step=STEP,
+                            stop_event=self._stop,
+                            rust_timeout=int(tick * 1000),
+                            yield_on_timeout=True,
+                            watch_filter=None,
+                            raise_interrupt=False,
+                            ignore_permission_denied=True,
+                        ):
+                            yield {path for _, path in changes} or (set(UNKNOWN) if left_out else set())
+                        return
                 except (OSError, RuntimeError) as exc:  # e.g. the inotify watch limit
                     log.warning("cannot watch %s (%s): polling every %s s", roots, exc, self.poll)
         self.mode = "polling"
         while not self._stop.wait(self.poll):
             yield set(UNKNOWN)
+
+
+def watchable(roots: Iterable[Path]) -> tuple[list[Path], list[Path]]:
+    """``roots`` as file-system events can watch them, and the folders left out.
+
+    The watcher cannot decode a name that is not UTF-8 (``Unable to decode path``:
+    it gives up on every root), so a root whose tree holds one is replaced by its
+    subfolders, each judged the same way, down to the names themselves; the
+    folders replaced (what they hold directly, new subfolders included) are left
+    out, for the caller to poll.  Symbolic links are not followed."""
+    watched: list[Path] = []
+    left_out: list[Path] = []
+    for root in roots:
+        if _decodable(root) and _decodable_tree(root):
+            watched.append(root)
+            continue
+        left_out.append(root)
+        if _decodable(root):
+            inner, missed = watchable(_subfolders(root))
+            watched += inner
+            left_out += missed
+    return watched, left_out
+
+
+def _decodable(path: Path) -> bool:
+    """Whether ``path``'s name came from UTF-8 bytes (Python keeps other bytes as lone surrogates)."""
+    try:
+        path.name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _decodable_tree(root: Path) -> bool:
+    """Whether every name under ``root`` (unreadable folders skipped) came from UTF-8 bytes."""
+    import os
+
+    for _, folders, files in os.walk(root):
+        for name in (*folders, *files):
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
+def _subfolders(root: Path) -> list[Path]:
+    """The folders directly in ``root`` (not links to folders), none when it cannot be read."""
+    try:
+        return [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()]
+    except OSError:
+        return []

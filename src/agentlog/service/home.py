@@ -46,14 +46,14 @@ class Home:
         from agentlog.adapters._common import project_roots
 
         scanned = set(project_roots(self.home))
-        folders = {os.path.realpath(p) for p in self.roots}
+        owned: set[Path] = set()  # each resolved once: many agents share one folder (~/.config/Code)
         for adapter in registered():
             try:
                 roots = adapter.default_roots(self.env, self.home)
             except Exception:  # a third-party adapter's bug: it protects nothing
                 continue
-            folders.update(os.path.realpath(self._agent_folder(r)) for r in roots if r not in scanned)
-        return sorted(folders)
+            owned.update(self._agent_folder(r) for r in roots if r not in scanned)
+        return sorted({os.path.realpath(p) for p in (*self.roots, *owned)})
 
     def _agent_folder(self, root: Path) -> Path:
         """The agent's own folder holding ``root``: its hidden folder in the home

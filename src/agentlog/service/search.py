@@ -93,12 +93,14 @@ def search(
 
 
 def redact_hit(hit: Hit) -> Hit:
-    """``hit`` with the secrets in its snippet and session title replaced."""
+    """``hit`` with the secrets in its snippet, session title and tool name
+    replaced (a tool's name is the agent's to choose: an MCP server's can hold a token)."""
     snippet = redact_snippet(hit.snippet, (MARK_START, MARK_END))
     title = redact(hit.session_title) if hit.session_title else hit.session_title
-    if snippet is hit.snippet and title is hit.session_title:
+    tool = redact(hit.tool) if hit.tool else hit.tool
+    if snippet is hit.snippet and title is hit.session_title and tool is hit.tool:
         return hit
-    return msgspec.structs.replace(hit, snippet=snippet, session_title=title)
+    return msgspec.structs.replace(hit, snippet=snippet, session_title=title, tool=tool)
 
 
 def written_since(conn: sqlite3.Connection, keys: Iterable[str], since: datetime) -> set[str]:

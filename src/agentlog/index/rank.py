@@ -1,0 +1,309 @@
+"""bm25 scores of a search's newest hits without FTS5's count of every hit.
+
+FTS5's built-in ``bm25()`` first counts, for each phrase of the query, every row
+that holds it (``xQueryPhrase`` over the phrase's whole list of rows) to get its
+IDF, and only then scores the rows asked for: for a word in a quarter of a million
+parts that count is 25–45 ms, for ``the`` 70–280 ms, while the newest 1,000 hits
+themselves are found in under a millisecond.  :func:`window_scores` counts each
+phrase's rows itself, up to :data:`COUNT_CAP` (< 1 ms), and estimates past it
+(:func:`estimated_rows`; the page then says so, :data:`ESTIMATED_NOTE`).  Python's
+``sqlite3`` cannot register an FTS5 auxiliary function, so the scores given those
+counts come through ``apsw`` (the optional ``rank`` extra), whose SQLite calls
+:func:`bm25`, FTS5's formula, for each hit.  Where every count is exact, and
+counting was quick, the built-in ``bm25()`` scores instead (its count is then as
+quick, and it scores in C); where every count is exact the two give the same
+doubles, bit for bit.  Without ``apsw``, or for raw FTS5 syntax, it is always the
+built-in.
+
+Source of the formula: SQLite's ``ext/fts5/fts5_aux.c`` (``fts5Bm25GetData``,
+``fts5Bm25Function``): k1 = 1.2, b = 0.75, IDF = log((N − n + 0.5) / (n + 0.5))
+floored at 1e-6 (N rows in the table, n rows holding the phrase in the columns the
+query names), phrase frequency from ``xInst``, document length ``xColumnSize(-1)``
+(every column), average length ``xColumnTotalSize(-1) / xRowCount``; the score is
+the negated sum over phrases.
+
+Two copies of SQLite in one process (``apsw`` bundles its own) must never close a
+file the other holds locks on: POSIX drops all of a process's locks on a file when
+any descriptor of it closes (sqlite.org/howtocorrupt.html, 2.2.1), and in WAL mode
+every connection holds a shared lock on the database file for as long as it is
+open, which tells a closing process it is not the last (the last checkpoints and
+deletes the ``-wal``).  So each index gets one read-only ``apsw`` connection that
+is never closed before the process ends (:data:`KEPT` at most, three descriptors each): ``apsw`` never
+drops the locks of the caller's ``sqlite3``.  The other way round cannot be
+prevented (the caller's last connection closing drops the ``apsw`` one's locks),
+and ``apsw`` only reads, so what can go wrong is its view: a query's scores are
+used only when that connection saw the same full-text index as the caller's (its
+structure and totals records equal), else the built-in runs, and a ``-shm`` made
+anew gets a new connection (:func:`_kept`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from agentlog.index.db import BUSY_TIMEOUT_MS, MMAP_SIZE
+
+if TYPE_CHECKING:
+    import apsw
+
+K1 = 1.2
+"""bm25's term-frequency saturation (FTS5's ``k1``)."""
+B = 0.75
+"""bm25's document-length normalisation (FTS5's ``b``)."""
+IDF_FLOOR = 1e-6
+"""The least IDF: FTS5's for a phrase in half the rows or more."""
+COUNT_CAP = 10_000
+"""Rows counted at most for one phrase's IDF (< 1 ms); past it the count is
+estimated (:func:`estimated_rows`)."""
+SCORE_S = 2e-6
+"""Seconds :func:`_apsw_scores` takes a hit (its Python, against ~0.5 µs in C): when
+every count is exact, the scores come through ``apsw`` only if counting took
+longer than scoring the hits would (the built-in ``bm25()`` counts again, as
+long).  The choice changes only the time: the two give the same scores."""
+KEPT = 16
+"""``apsw`` connections a process opens at most (one an index file, and one more
+each time its ``-shm`` is made anew); past that the built-in ``bm25()`` scores."""
+ESTIMATED_NOTE = "scores use estimated counts of the commonest words"
+"""What the page says when a phrase's row count was estimated."""
+FUNCTION = "agentlog_bm25"
+"""The auxiliary function :func:`window_scores` registers on ``apsw``."""
+
+_PHRASE = re.compile(r'"(?:[^"]|"")*"(?: \*)?')
+"""A phrase of a translated query (:func:`agentlog.index.fts.phrase`: a string, maybe a prefix)."""
+_CHECK = "SELECT id, block FROM parts_fts_data WHERE id IN (1, 10) ORDER BY id"
+"""FTS5's averages (id 1: rows, tokens per column) and structure (id 10: its
+segments, with a cookie that changes at every write) records: equal on two
+connections, they see the same full-text index."""
+
+_BOUNDS = "SELECT (SELECT min(id) FROM parts_fts_docsize), (SELECT max(id) FROM parts_fts_docsize)"
+"""The table's first and last rowids (two b-tree descents; ``min(id), max(id)`` in one
+``SELECT`` walks every row)."""
+
+Scores = list[tuple[int, float]]
+"""``(part rowid, score)`` of the hits ranked, newest first; lower is better."""
+
+
+class Scored(NamedTuple):
+    """:func:`window_scores`'s answer: ``scores``; ``estimated`` when a phrase's
+    IDF is an estimate; ``counted``, for a query of one phrase whose rows were
+    counted, ``(rows, True)``, or ``(COUNT_CAP, False)`` past the cap (the search's
+    total, counted already), else ``None``."""
+
+    scores: Scores
+    estimated: bool = False
+    counted: tuple[int, bool] | None = None
+
+
+def idf(rows: int, hits: int) -> float:
+    """FTS5's IDF of a phrase in ``hits`` of ``rows`` rows (never below :data:`IDF_FLOOR`)."""
+    ratio = (rows - hits + 0.5) / (hits + 0.5)
+    if ratio <= 1.0:
+        return IDF_FLOOR
+    value = math.log(ratio)
+    return value if value > 0.0 else IDF_FLOOR
+
+
+def bm25(frequencies: Sequence[float], length: int, average: float, idfs: Sequence[float]) -> float:
+    """FTS5's bm25 of a row: ``frequencies`` (each phrase's instances in it),
+    ``length`` (its tokens, every column), ``average`` (tokens per row in the table)
+    and the phrases' ``idfs``; operations in FTS5's order (the length term, the same
+    for every phrase, computed once), so equal inputs give ``bm25()``'s double
+    exactly.  Lower is better (negated)."""
+    norm = K1 * (1 - B + B * length / average)
+    score = 0.0
+    for i, weight in enumerate(idfs):
+        f = frequencies[i]
+        score += weight * ((f * _K1_1) / (f + norm))
+    return -1.0 * score
+
+
+_K1_1 = K1 + 1.0
+
+
+def estimated_rows(first_rowid: int, last_rowid: int, capped_rowid: int) -> int:
+    """Rows holding a phrase found in more than :data:`COUNT_CAP`: its
+    ``COUNT_CAP + 1`` oldest hits end at ``capped_rowid``, so its density there,
+    over the table's rowids ``first_rowid`` to ``last_rowid``."""
+    span = last_rowid - first_rowid + 1
+    return max(COUNT_CAP + 1, round((COUNT_CAP + 1) * span / max(1, capped_rowid - first_rowid + 1)))
+
+
+def phrases(match: str) -> list[str]:
+    """The phrases of a translated ``match`` in FTS5's order (left to right)."""
+    return _PHRASE.findall(match)
+
+
+Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
+"""Runs a statement on the caller's connection within its search's budget."""
+
+
+def window_scores(
+    conn: sqlite3.Connection, match: str, query: str, scope: str, window: int, run: Run, stop: Callable[[], int]
+) -> Scored:
+    """The newest ``window`` hits of ``match`` (the ``MATCH`` expression run,
+    ``scope`` + ``(query)``) and their bm25 scores (:class:`Scored`).  Each phrase's rows are
+    counted first, up to :data:`COUNT_CAP`: when one holds more, or counting took
+    longer than scoring the hits would (:data:`SCORE_S`), the scores come from :func:`_apsw_scores`;
+    otherwise (and without ``apsw``, or for raw FTS5 syntax: ``query`` ``""``, the
+    translated expression without the scope otherwise) from the built-in
+    ``bm25()``, whose count then costs little and whose scoring runs in C.  ``run`` runs a
+    statement on ``conn`` within the search's budget (raising its error when
+    stopped), ``stop`` is that budget's progress check."""
+    found = phrases(query) if query else []
+    counted = None
+    if found and _kept(conn) is not None:
+        start = time.perf_counter()
+        counts, estimated, first = _counts(conn, run, [scope + p for p in found])
+        counted = first if len(found) == 1 else None
+        if estimated or time.perf_counter() - start > SCORE_S * min(window, max(counts)):
+            scored = _apsw_scores(conn, match, counts, window, run, stop)
+            if scored is not None:
+                return Scored(scored, estimated, counted)
+    sql = f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}"
+    return Scored(run(conn, sql, (match,)), False, counted)
+
+
+def _counts(
+    conn: sqlite3.Connection, run: Run, scoped: list[str]
+) -> tuple[list[int], bool, tuple[int, bool]]:
+    """Each phrase's rows (``scoped``: its ``MATCH`` expression), counted up to
+    :data:`COUNT_CAP` and estimated past it; whether one was estimated; and the
+    first phrase's count as :attr:`Scored.counted` says it."""
+    counts: list[int] = []
+    estimated, first = False, (0, True)
+    bounds: tuple[int, int] | None = None
+    for phrase in scoped:
+        sql = f"SELECT count(*), max(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {COUNT_CAP + 1})"
+        n, capped = run(conn, sql, (phrase,))[0]
+        if not counts:
+            first = (n, True) if n <= COUNT_CAP else (COUNT_CAP, False)
+        if n > COUNT_CAP:
+            if bounds is None:
+                bounds = run(conn, _BOUNDS, ())[0]
+            n, estimated = estimated_rows(bounds[0], bounds[1], capped), True
+        counts.append(n)
+    return counts, estimated, first
+
+
+def _apsw_scores(
+    conn: sqlite3.Connection, match: str, counts: list[int], window: int, run: Run, stop: Callable[[], int]
+) -> Scores | None:
+    """The newest ``window`` hits of ``match`` and their :func:`bm25` for these
+    phrases' row ``counts``, through the index's ``apsw`` connection; ``None`` when
+    there is none, another thread's search holds it, it was stopped, or it did not
+    see the caller's view of the index."""
+    kept = _kept(conn)
+    if kept is None or not kept.lock.acquire(blocking=False):
+        return None
+    db = kept.db
+    params = ", ".join("?" * len(counts))
+    sql = (
+        f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ? "
+        f"ORDER BY rowid DESC LIMIT {window}"
+    )
+    try:
+        db.set_progress_handler(lambda: bool(stop()), 2_000)
+        db.execute("BEGIN")  # one snapshot for the scores and the records checked
+        scores: Scores = list(db.execute(sql, (*counts, match)))
+        seen = list(db.execute(_CHECK))
+    except kept.errors:
+        return None
+    finally:
+        db.set_progress_handler(None)
+        _end(db, kept.errors)
+        kept.lock.release()
+    if [tuple(row) for row in run(conn, _CHECK, ())] != [tuple(row) for row in seen]:
+        return None
+    return scores
+
+
+def _end(db: apsw.Connection, errors: tuple[type[BaseException], ...]) -> None:
+    """End ``db``'s read transaction, if one is open (a stopped statement leaves it)."""
+    try:
+        if db.in_transaction:
+            db.execute("ROLLBACK")  # read-only: nothing to keep
+    except errors:
+        pass  # the next BEGIN fails in turn: that search falls back to the built-in
+
+
+def _score(api: apsw.FTS5ExtensionApi, *counts: int) -> float:
+    """The auxiliary function :data:`FUNCTION`: the row's :func:`bm25`, given each
+    phrase's row count (one phrase, the most common query, inline: this runs for
+    every hit ranked)."""
+    data = api.aux_data
+    if data is None:
+        if api.phrase_count != len(counts):
+            raise ValueError(f"{api.phrase_count} phrases, {len(counts)} counts")
+        rows = api.row_count
+        data = api.aux_data = (api.column_total_size(-1) / rows, [idf(rows, n) for n in counts])
+    average: float = data[0]
+    idfs: list[float] = data[1]
+    if len(idfs) == 1:
+        f = float(api.inst_count)
+        return -1.0 * (idfs[0] * ((f * _K1_1) / (f + K1 * (1 - B + B * api.column_size(-1) / average))))
+    frequencies = [float(sum(map(len, api.phrase_locations(i)))) for i in range(len(idfs))]
+    return bm25(frequencies, api.column_size(-1), average, idfs)
+
+
+class _Kept:
+    """One index file's ``apsw`` connection and the lock one search holds on it."""
+
+    def __init__(self, db: apsw.Connection, errors: tuple[type[BaseException], ...]) -> None:
+        self.db = db
+        self.errors = errors
+        self.lock = threading.Lock()
+
+
+_KEPT: dict[tuple[str, int, int, int], _Kept | None] = {}
+"""The ``apsw`` connections opened, by database file and its ``-shm`` (path, device
+and inodes): never closed, never dropped (see the module's docstring)."""
+_KEPT_LOCK = threading.Lock()
+
+
+def _kept(conn: sqlite3.Connection) -> _Kept | None:
+    """The ``apsw`` connection to ``conn``'s main database file, opened read-only
+    on first use; ``None`` without ``apsw``, a file, or room for another
+    (:data:`KEPT`).  A ``-shm`` made anew (another process, the last to close the
+    index while this one's ``sqlite3`` had it closed, deleted it with the ``-wal``)
+    gets a connection of its own: the old one reads files no writer writes."""
+    try:
+        import apsw
+    except ImportError:
+        return None
+    rows = conn.execute("PRAGMA database_list").fetchall()
+    name = next((row[2] for row in rows if row[1] == "main"), "")
+    if not name:
+        return None
+    try:
+        st = os.stat(name)
+        shm = os.stat(f"{name}-shm").st_ino
+    except OSError:
+        return None
+    key = (name, st.st_dev, st.st_ino, shm)
+    with _KEPT_LOCK:
+        if key not in _KEPT:
+            if len(_KEPT) >= KEPT:
+                return None
+            _KEPT[key] = _open(apsw, Path(name))
+        return _KEPT[key]
+
+
+def _open(apsw: Any, path: Path) -> _Kept | None:
+    uri = f"file:{urllib.parse.quote(str(path))}?mode=ro"
+    try:
+        db = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+        db.set_busy_timeout(BUSY_TIMEOUT_MS)
+        db.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")  # as the caller's (agentlog.index.db.connect)
+        db.register_fts5_function(FUNCTION, _score)
+    except apsw.Error:
+        return None
+    return _Kept(db, (apsw.Error, ValueError))
