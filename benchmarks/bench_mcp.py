@@ -3,6 +3,9 @@
     python benchmarks/bench_mcp.py                         # build a corpus, index it, time
     python benchmarks/bench_mcp.py --home DIR --index FILE  # reuse both (built on the first run)
 
+(agentlog keeps caches under ``$HOME/.cache``: set ``XDG_CACHE_HOME`` to time a home
+nothing may write to.)
+
 * ``agentlog.open()`` on an up-to-date index (the no-change sync included), p50 of 5,
   and the ``import agentlog.api`` it needs, in a fresh process;
 * the MCP tools ``search_sessions`` (40 queries drawn as in ``bench_index.py``) and
@@ -169,8 +172,10 @@ def bench_mcp(home: Path, index: Path) -> None:
 
 
 def _pythonpath() -> dict[str, str]:
-    """``PYTHONPATH`` passed on to the server process (to time another checkout's code)."""
-    return {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+    """``PYTHONPATH`` (to time another checkout's code) and ``XDG_CACHE_HOME`` (where
+    agentlog keeps its caches: outside a corpus home shared read-only) passed on to
+    the server process."""
+    return {name: os.environ[name] for name in ("PYTHONPATH", "XDG_CACHE_HOME") if name in os.environ}
 
 
 def main() -> None:

@@ -121,3 +121,24 @@ def test_the_background_build_runs_at_a_lower_priority(tmp_path, monkeypatch):
     out, _ = started[0].communicate(timeout=60)
     assert int(out) == min(19, os.nice(0) + first_run.BUILD_NICENESS)
     assert first_run.marker(index).read_text() == str(started[0].pid)
+
+
+def test_the_background_build_starts_once_the_command_has_answered(tmp_path, monkeypatch):
+    """Nothing starts while the command works; at its exit the build starts and
+    indexes every log."""
+    from agentlog.service.home import Home
+
+    at_exit: list[tuple[object, tuple[object, ...]]] = []
+    monkeypatch.setattr(first_run.atexit, "register", lambda fn, *args: at_exit.append((fn, args)))
+    home, index = _home(tmp_path), tmp_path / "index.sqlite"
+    first_run.start_build_at_exit(index, Home({"HOME": str(home), "TZ": "UTC"}, home))
+    assert not first_run.marker(index).exists() and not index.exists()
+    assert [fn for fn, _ in at_exit] == [first_run._start_after_output]
+    fn, args = at_exit[0]
+    fn(*args)  # type: ignore[operator]
+    assert first_run.build_running(index)
+    deadline = time.monotonic() + 60
+    while first_run.build_running(index) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not first_run.marker(index).exists()
+    assert _sources(index) == len(list(home.rglob("*.jsonl")))

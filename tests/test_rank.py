@@ -245,7 +245,7 @@ def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, mon
     assert calls == [rank._CHECK]
     monkeypatch.setattr(rank, "SCORE_S", -1.0)
     got = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
-    assert got == (_builtin(generated, '{text} : ("rocket")', 10), False, (137, True))
+    assert got == (_builtin(generated, '{text} : ("rocket")', 10), False, (137, True), None)
     assert calls == [rank._CHECK, calls[1], rank._CHECK, calls[3]]  # count, check (another view), built-in
     assert "count(*)" in calls[1] and "bm25(parts_fts)" in calls[3]
 

@@ -61,15 +61,15 @@ def test_a_total_past_the_cap_is_a_lower_bound(conn, capped):
     page = search(conn, "claude", limit=2)
     assert [h.message_id for h in page.hits] == ["m_claude_beta", "m_model"]  # bm25 ties: newest first
     assert (page.total, page.total_exact, page.total_text) == (3, False, "3+")
-    assert page.note == "ranked among the newest 2 of 3+ hits"
+    assert page.note == "ranked within each 2 newest hits of 3+"
     assert page.next_offset == 2
-    second = search(conn, "claude", limit=2, offset=2)  # the window widens to the newest 4, counted up to 4
-    assert [h.message_id for h in second.hits] == ["m_dot_claude", "m_model"]  # m_claude_word, m_claude_beta first
-    assert (second.total, second.total_exact, second.next_offset) == (4, False, 4)
-    assert second.note == "ranked among the newest 4 of 4+ hits"
-    last = search(conn, "claude", limit=2, offset=4)  # the window holds every hit: exact again
-    assert ([h.message_id for h in last.hits], last.total, last.total_exact) == (["m_claude_md"], 5, True)
-    assert (last.note, last.next_offset) == (None, None)
+    second = search(conn, "claude", limit=2, offset=2)  # the next block of 2: never the first page's hits
+    assert [h.message_id for h in second.hits] == ["m_claude_word", "m_dot_claude"]  # the shorter text first
+    assert (second.total, second.total_exact, second.next_offset) == (3, False, 4)  # the same total
+    assert second.note == "ranked within each 2 newest hits of 3+"
+    last = search(conn, "claude", limit=2, offset=4)  # the last block: one hit
+    assert ([h.message_id for h in last.hits], last.total, last.total_exact) == (["m_claude_md"], 3, False)
+    assert (last.note, last.next_offset) == ("ranked within each 2 newest hits of 3+", None)
 
 
 def test_a_total_at_the_cap_or_with_every_hit_ranked_is_exact(conn, monkeypatch):
@@ -77,7 +77,7 @@ def test_a_total_at_the_cap_or_with_every_hit_ranked_is_exact(conn, monkeypatch)
     monkeypatch.setattr(search_module, "TOTAL_CAP", 5)  # five hits, cap five: counted whole
     page = search(conn, "claude", limit=2)
     assert (page.total, page.total_exact, page.total_text) == (5, True, "5")
-    assert page.note == "ranked among the newest 2 of 5 hits"
+    assert page.note == "ranked within each 2 newest hits of 5"
     monkeypatch.setattr(search_module, "TOTAL_CAP", 4)
     assert (search(conn, "claude", limit=2).total, search(conn, "claude", limit=2).total_exact) == (4, False)
     monkeypatch.setattr(search_module, "RANK_WINDOW", 1000)
@@ -99,7 +99,7 @@ def test_grouped_sessions_past_the_window_are_a_lower_bound(conn, capped):
         ("claude_code:beta", "m_claude_beta", 1)
     ]
     assert (grouped.total, grouped.total_exact, grouped.total_text, grouped.next_offset) == (2, False, "2+", 1)
-    assert grouped.note == "ranked and grouped among the newest 2 of 3+ hits"
+    assert grouped.note == "ranked within each 2 newest hits of 3+"
 
 
 def test_sorted_by_time_every_hit_is_counted(conn, capped):
@@ -115,7 +115,7 @@ def test_every_surface_shows_the_lower_bound(index, home, capped, monkeypatch):
     assert [h["message_id"] for h in data["hits"]] == ["m_claude_beta", "m_model"]
     text = CliRunner().invoke(main, ["--index", str(index), "search", "--no-sync", "--limit", "2", "claude"])
     assert "1–2 of 3+ hits · next page: --offset 2" in text.stderr
-    assert "ranked among the newest 2 of 3+ hits" in text.stderr
+    assert "ranked within each 2 newest hits of 3+" in text.stderr
 
     monkeypatch.setenv("HOME", str(home))
     with agentlog.open(index, sync=False) as archive:
@@ -163,15 +163,18 @@ def _tied_home(home: Path) -> Path:
 
 
 def _oracle(conn, match: str, window: int, offset: int, limit: int) -> list[tuple[str, str]]:
-    """The page the rank order defines: the newest ``window`` hits in index order,
-    sorted by bm25, then newest first, then session, message, part."""
+    """The page the rank order defines: the hits in index order (newest first) cut in
+    blocks of ``window``, each block sorted by bm25, then newest first, then session,
+    message, part."""
     rows = conn.execute(
         f"""SELECT m.session_key, m.id FROM (
-            SELECT bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS key, m.id AS id, p.idx AS idx
-            FROM parts_fts JOIN parts p ON p.rowid = parts_fts.rowid JOIN messages m ON m.rowid = p.message_rowid
-            WHERE parts_fts MATCH ? ORDER BY parts_fts.rowid DESC LIMIT {window}) h
+            SELECT (row_number() OVER (ORDER BY part DESC) - 1) / {window} AS block, * FROM (
+                SELECT parts_fts.rowid AS part, bm25(parts_fts) AS score, m.timestamp AS ts,
+                       m.session_key AS key, m.id AS id, p.idx AS idx
+                FROM parts_fts JOIN parts p ON p.rowid = parts_fts.rowid JOIN messages m ON m.rowid = p.message_rowid
+                WHERE parts_fts MATCH ?)) h
         JOIN messages m ON m.session_key = h.key AND m.id = h.id
-        ORDER BY score, ts IS NULL, ts DESC, key, h.id, idx LIMIT ? OFFSET ?""",
+        ORDER BY block, score, ts IS NULL, ts DESC, key, h.id, idx LIMIT ? OFFSET ?""",
         (f"{{text}} : ({match})", limit, offset),
     )
     return [tuple(r) for r in rows]
@@ -191,10 +194,9 @@ def test_the_index_only_ranking_is_the_joined_ranking(tmp_path, monkeypatch, win
             got = [(h.session_key, h.message_id) for h in page.hits]
             assert got == [(h.session_key, h.message_id) for h in joined.hits]
             assert [h.rank for h in page.hits] == [h.rank for h in joined.hits]
-            assert got == _oracle(conn, query, max(window, offset + limit), offset, limit)
+            assert got == _oracle(conn, query, window, offset, limit)
             assert (page.total, page.total_exact, page.note) == (joined.total, joined.total_exact, joined.note)
-            wide = max(window, offset + limit)
-            expected = (hits, True) if hits <= max(20, wide) or wide >= hits else (max(20, wide), False)
+            expected = (hits, True) if hits <= max(20, window) else (max(20, window), False)
             assert (page.total, page.total_exact) == expected
             grouped = search(conn, query, limit=limit, offset=offset, by_session=True)
             grouped_joined = search(conn, query, limit=limit, offset=offset, by_session=True, agent="claude_code")

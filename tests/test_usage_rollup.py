@@ -150,9 +150,7 @@ def test_roll_ups_follow_appends_rewrites_and_removals(home_index):
         line["sessionId"] = "busy"
         fh.write(json.dumps(line) + "\n")
     sync(conn, ADAPTERS, {"HOME": str(home)}, home)
-    assert conn.execute(
-        "SELECT COUNT(*) FROM usage_rollup_state WHERE session_key = 'claude_code:busy'"
-    ).fetchone() == (0,)
+    assert _stored(conn) == _rebuilt(conn)  # the sync stored them: nothing stale for a reader
     assert total() == before + 1_000
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:10]) + "\n")  # shorter: re-read whole
@@ -169,12 +167,65 @@ def test_roll_ups_follow_appends_rewrites_and_removals(home_index):
     ).fetchone() == (0,)
 
 
+def _stored(conn: sqlite3.Connection) -> list[tuple]:
+    """Every stored roll-up row and roll-up state, in one order."""
+    rows = conn.execute("SELECT * FROM usage_rollup ORDER BY session_key, model, service_tier, bucket, recorded")
+    states = conn.execute("SELECT session_key FROM usage_rollup_state ORDER BY session_key")
+    return [*rows, ("state", *(key for (key,) in states))]
+
+
+def _rebuilt(conn: sqlite3.Connection) -> list[tuple]:
+    """:func:`_stored` after every roll-up is dropped and built again by a report."""
+    conn.execute("DELETE FROM usage_rollup_state")
+    usage_records(conn)
+    return _stored(conn)
+
+
+def test_a_sync_stores_the_roll_ups_it_changes(home_index, tmp_path):
+    home, conn = home_index
+    assert conn.execute("SELECT COUNT(*) FROM usage_rollup").fetchone()[0] > 0
+    stored = _stored(conn)
+    assert stored[-1] == ("state", *(k for (k,) in conn.execute("SELECT key FROM sessions ORDER BY key")))
+    assert stored == _rebuilt(conn)
+    line = claude_line(500, SONNET45, {"input_tokens": 7, "output_tokens": 70}, when=_stamp(1))
+    line["sessionId"] = "fresh"
+    (home / ".claude/projects/-tmp-fresh/fresh.jsonl").parent.mkdir(parents=True)
+    (home / ".claude/projects/-tmp-fresh/fresh.jsonl").write_text(json.dumps(line) + "\n")
+    readonly = connect(tmp_path / "index.sqlite", readonly=True)
+    sync(conn, ADAPTERS, {"HOME": str(home)}, home)  # a new session, added after the reader opened
+    after = _stored(conn)
+    assert "claude_code:fresh" in after[-1]
+    assert [r[0] for r in after if r[0] == "claude_code:fresh"] == ["claude_code:fresh"]
+    got = [r for r in usage_records(readonly) if r.session_key == "claude_code:fresh"]
+    assert [(r.calls, r.usage.input_tokens, r.usage.output_tokens) for r in got] == [(1, 7, 70)]
+    assert _stored(readonly) == after  # it read them: it wrote nothing
+    assert after == _rebuilt(conn)
+
+
 def test_a_read_only_connection_sums_without_writing(home_index, tmp_path):
     _, conn = home_index
+    conn.execute("DELETE FROM usage_rollup_state")  # stale, as an index an older agentlog synced
     readonly = connect(tmp_path / "index.sqlite", readonly=True)
     got = usage_records(readonly)
     assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (0,)
     assert sorted(map(_key, got), key=repr) == sorted(map(_key, usage_records(conn)), key=repr)
+
+
+def test_a_page_of_sessions_sums_only_its_own_stale_calls(home_index, tmp_path):
+    _, conn = home_index
+    keys = [k for (k,) in conn.execute("SELECT key FROM sessions ORDER BY key")]
+    everything = sorted(map(_key, usage_records(conn)), key=repr)
+    other = min(k[0] for k in everything if k[0] != "claude_code:busy")
+    page = ["claude_code:busy", other, "nobody:missing", "claude_code:busy"]
+    want = sorted((k for k in everything if k[0] in page), key=repr)
+    assert len({k[0] for k in want}) == 2 and len({k[0] for k in everything}) > 2
+    conn.execute("DELETE FROM usage_rollup_state WHERE session_key != ?", (other,))
+    readonly = connect(tmp_path / "index.sqlite", readonly=True)
+    assert sorted(map(_key, usage_records(readonly, keys=page)), key=repr) == want
+    assert sorted(map(_key, usage_records(readonly, keys=[])), key=repr) == []
+    assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (1,)
+    assert sorted(map(_key, usage_records(conn, keys=page)), key=repr) == want  # stored, then read
+    assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (len(keys),)
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -278,9 +329,11 @@ def test_no_sync_reads_the_index_without_writing(tmp_path):
     home = make_home(tmp_path)
     env = {**os.environ, "HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "i.sqlite")}
     subprocess.run([sys.executable, "-m", "agentlog", "index"], env=env, check=True, capture_output=True)
+    conn = sqlite3.connect(tmp_path / "i.sqlite", isolation_level=None)
+    assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone()[0] > 0  # the sync stored them
+    conn.execute("DELETE FROM usage_rollup_state")  # stale, as an index an older agentlog synced
     before = (tmp_path / "i.sqlite").stat().st_mtime_ns
     read = _cli(env, "usage", "--no-sync", "--json")
-    conn = sqlite3.connect(tmp_path / "i.sqlite")
     assert conn.execute("SELECT COUNT(*) FROM usage_rollup_state").fetchone() == (0,)  # summed, not stored
     assert (tmp_path / "i.sqlite").stat().st_mtime_ns == before
     assert json.loads(read.stdout) == json.loads(_cli(env, "usage", "--json").stdout)

@@ -154,9 +154,9 @@ def resolve_agent(agent: str | None) -> str | None:
     or unknown."""
     if agent is None:
         return None
-    from agentlog.adapters import all_adapters
+    from agentlog.adapters import registered
 
-    slugs = [a.slug for a in all_adapters()]
+    slugs = [a.slug for a in registered()]  # from the registry cache: no parser imported
     wanted = agent.strip().lower().replace("-", "_")
     if wanted in slugs:
         return wanted

@@ -53,9 +53,9 @@ def open_index(
     interactive = sys.stderr.isatty()
     if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
         home = app.where
-        if background.start_build(path, home, app.demo):
-            app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
-            return conn, SyncReport(building=True)
+        background.start_build_at_exit(path, home, app.demo)
+        app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
+        return conn, SyncReport(building=True)
     try:
         return conn, _sync(app, conn, full)
     except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder

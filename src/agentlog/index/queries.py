@@ -6,6 +6,7 @@ functions; the surfaces call the service layer.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +14,7 @@ from typing import Any
 import msgspec
 
 from agentlog.errors import NotFound
-from agentlog.index.usage import usage_from
+from agentlog.index.usage import TOKENS_SQL, session_usage
 from agentlog.model import SHORT_ID_PREFIXES, Diagnostics, Message, Session, Usage
 from agentlog.query import FOLDER_CONTAINS_SQL, TEXT_CONTAINS_SQL, SessionFilter, sql_functions
 from agentlog.readers import LineReader
@@ -21,18 +22,9 @@ from agentlog.readers import LineReader
 ARCHIVED = "src.archived_at IS NOT NULL AS archived"
 """What :func:`~agentlog.index.store.session_from_row` reads as ``Session.archived``
 (``sources src`` joined): the session's source is gone, its rows are kept."""
-TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
-USAGE_SUM = """
-    COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
-    COALESCE(SUM(u.cache_write_5m_tokens), 0), COALESCE(SUM(u.cache_write_1h_tokens), 0),
-    COALESCE(SUM(u.output_tokens), 0), COALESCE(SUM(u.reasoning_tokens), 0),
-    COALESCE(SUM(u.web_search_requests), 0), SUM(u.cost_usd),
-    CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END,
-    NULL
-"""
-"""Summed ``usage`` values in :data:`~agentlog.index.usage.USAGE_COLUMNS` order (a sum
-has no service tier, as with :meth:`Usage.__add__`)."""
 
+NOT_DUPLICATE = "s.source_id NOT IN (SELECT id FROM sources WHERE duplicate_of IS NOT NULL)"
+"""Session ``s`` is not from a copy of a source another holds (``sources.duplicate_of``)."""
 
 EVERY_SESSION = SessionFilter(include_children=True)
 """The filter that keeps every (non-empty) session, subagents and forks too."""
@@ -41,13 +33,15 @@ EVERY_SESSION = SessionFilter(include_children=True)
 def _session_filters(
     conn: sqlite3.Connection, where: SessionFilter, include_empty: bool = False
 ) -> tuple[list[str], list[Any]]:
-    """SQL conditions on ``sessions s`` (joined to ``sources src``) for ``where``
-    and their parameters; the text matches call :func:`agentlog.query.text_contains`
-    (registered on ``conn``), as the in-memory filter does."""
+    """SQL conditions on ``sessions s`` for ``where`` and their parameters (no
+    other table joined: sessions of a duplicate source are left out through the
+    index ``sources_duplicates``); the text matches call
+    :func:`agentlog.query.text_contains` (registered on ``conn``), as the in-memory
+    filter does."""
     from agentlog.index.store import iso  # the store: only the reads that need it
 
     sql_functions(conn)
-    clauses, params = ["src.duplicate_of IS NULL"], []
+    clauses, params = [NOT_DUPLICATE], []
     if not include_empty:
         clauses.append(
             "(s.message_count > 0 OR EXISTS (SELECT 1 FROM messages m JOIN usage u ON u.message_rowid = m.rowid"
@@ -88,30 +82,48 @@ def list_sessions(
     visible message and no usage (an empty or damaged file, a title-only file)
     are left out unless ``include_empty``."""
     clauses, params = _session_filters(conn, where, include_empty)
-    return _headers(
-        conn,
-        f"""SELECT s.*, {ARCHIVED} FROM sessions s JOIN sources src ON src.id = s.source_id
-            WHERE {" AND ".join(clauses)}
-            ORDER BY COALESCE(s.started_at, '') DESC, s.key LIMIT ?""",
-        (*params, -1 if limit is None else limit),
-    )
+    order = f"{SESSION_SORTS['started']} DESC, s.key"
+    return _headers(conn, _keys(conn, " AND ".join(clauses), params, order, -1 if limit is None else limit))
 
 
-def _headers(conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> list[Session]:
-    """The sessions ``sql`` selects (``s.*`` first), with usage totals."""
+def _keys(
+    conn: sqlite3.Connection, condition: str, params: Sequence[Any], order: str, limit: int, offset: int = 0
+) -> list[str]:
+    """The keys of sessions ``limit`` … ``offset + limit`` (-1: every one) that SQL
+    ``condition`` keeps, in SQL ``order`` (which ends with the key: no ties).  The
+    sort holds the key and the sort columns, not the sessions' whole rows (a deep
+    page of 3,000 sessions: 20 → 3 ms)."""
+    return [
+        key
+        for (key,) in conn.execute(
+            f"SELECT s.key FROM sessions s WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?",
+            (*params, limit, offset),
+        )
+    ]
+
+
+def _headers(conn: sqlite3.Connection, keys: list[str]) -> list[Session]:
+    """The headers of sessions ``keys`` in that order, with usage totals."""
     from agentlog.index.store import session_from_row  # the store: only the reads that need it
 
     conn.row_factory = sqlite3.Row
     try:
-        rows = conn.execute(sql, params).fetchall()
+        rows = {
+            row["key"]: row
+            for row in conn.execute(
+                f"""SELECT s.*, {ARCHIVED} FROM (SELECT value FROM json_each(?)) k
+                    CROSS JOIN sessions s ON s.key = k.value JOIN sources src ON src.id = s.source_id""",
+                (json.dumps(keys),),
+            )
+        }
     finally:
         conn.row_factory = None
-    totals = _totals(conn, [r["key"] for r in rows])
+    totals = session_usage(conn, keys)
     out = []
-    for row in rows:
-        session = session_from_row(row)
-        session.message_count = row["message_count"]
-        session.usage = totals.get(session.key, Usage())
+    for key in keys:
+        session = session_from_row(rows[key])
+        session.message_count = rows[key]["message_count"]
+        session.usage = totals.get(key, Usage())
         out.append(session)
     return out
 
@@ -121,8 +133,7 @@ SESSION_SORTS = {
     "started": "COALESCE(s.started_at, '')",
     "duration": "COALESCE(julianday(s.ended_at) - julianday(s.started_at), 0)",
     "messages": "s.message_count",
-    "tokens": f"""(SELECT COALESCE(SUM({TOTAL_TOKENS}), 0) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
-                  WHERE m.session_key = s.key AND m.replayed = 0)""",
+    "tokens": TOKENS_SQL,
     "model": "s.models",
     "project": "COALESCE(s.cwd, '')",
     "agent": "s.agent",
@@ -146,30 +157,9 @@ def page_sessions(
     condition = " AND ".join(clauses)
     order = f"{SESSION_SORTS[sort]} {'DESC' if descending else 'ASC'}, s.key"
     order = ", ".join([*(SESSION_SORTS[k] for k in first_by), order])
-    sessions = _headers(
-        conn,
-        f"""SELECT s.*, {ARCHIVED} FROM sessions s JOIN sources src ON src.id = s.source_id
-            WHERE {condition} ORDER BY {order} LIMIT ? OFFSET ?""",
-        (*params, limit, offset),
-    )
-    (total,) = conn.execute(
-        f"SELECT COUNT(*) FROM sessions s JOIN sources src ON src.id = s.source_id WHERE {condition}", params
-    ).fetchone()
+    sessions = _headers(conn, _keys(conn, condition, params, order, limit, offset))
+    (total,) = conn.execute(f"SELECT COUNT(*) FROM sessions s WHERE {condition}", params).fetchone()
     return sessions, total
-
-
-def _totals(conn: sqlite3.Connection, keys: list[str]) -> dict[str, Usage]:
-    out: dict[str, Usage] = {}
-    for i in range(0, len(keys), 500):
-        chunk = keys[i : i + 500]
-        for key, *values in conn.execute(
-            f"""SELECT m.session_key, {USAGE_SUM} FROM messages m JOIN usage u ON u.message_rowid = m.rowid
-                WHERE m.replayed = 0 AND m.session_key IN ({", ".join("?" * len(chunk))})
-                GROUP BY m.session_key""",
-            chunk,
-        ):
-            out[key] = usage_from(values)
-    return out
 
 
 MAX_REF = 4096
@@ -360,7 +350,7 @@ def list_sessions_by_keys(conn: sqlite3.Connection, keys: list[str]) -> list[Ses
         ).fetchall()
     finally:
         conn.row_factory = None
-    totals = _totals(conn, keys)
+    totals = session_usage(conn, keys)
     out = []
     for row in rows:
         session = session_from_row(row)

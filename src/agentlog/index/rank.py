@@ -96,11 +96,14 @@ class Scored(NamedTuple):
     """:func:`window_scores`'s answer: ``scores``; ``estimated`` when a phrase's
     IDF is an estimate; ``counted``, for a query of one phrase whose rows were
     counted, ``(rows, True)``, or ``(COUNT_CAP, False)`` past the cap (the search's
-    total, counted already), else ``None``."""
+    total, counted already), else ``None``; ``counts``, the phrases' row counts
+    when the scores came through ``apsw`` (``None``: the built-in scored), for the
+    next block's call (``prior``)."""
 
     scores: Scores
     estimated: bool = False
     counted: tuple[int, bool] | None = None
+    counts: list[int] | None = None
 
 
 def idf(rows: int, hits: int) -> float:
@@ -147,29 +150,56 @@ Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ..
 
 
 def window_scores(
-    conn: sqlite3.Connection, match: str, query: str, scope: str, window: int, run: Run, stop: Callable[[], int]
+    conn: sqlite3.Connection,
+    match: str,
+    query: str,
+    scope: str,
+    window: int,
+    run: Run,
+    stop: Callable[[], int],
+    skip: int = 0,
+    before: int | None = None,
+    prior: Scored | None = None,
+    least: int | None = None,
 ) -> Scored:
     """The newest ``window`` hits of ``match`` (the ``MATCH`` expression run,
-    ``scope`` + ``(query)``) and their bm25 scores (:class:`Scored`).  Each phrase's rows are
-    counted first, up to :data:`COUNT_CAP`: when one holds more, or counting took
+    ``scope`` + ``(query)``) after the newest ``skip`` of those below rowid
+    ``before`` (every hit when ``None``) and at or above rowid ``least`` (when
+    given), and their bm25 scores (:class:`Scored`).
+    Each phrase's rows are counted first (over the whole table: an IDF is global),
+    up to :data:`COUNT_CAP`: when one holds more, or counting took
     longer than scoring the hits would (:data:`SCORE_S`), the scores come from :func:`_apsw_scores`;
     otherwise (and without ``apsw``, or for raw FTS5 syntax: ``query`` ``""``, the
     translated expression without the scope otherwise) from the built-in
-    ``bm25()``, whose count then costs little and whose scoring runs in C.  ``run`` runs a
+    ``bm25()``, whose count then costs little and whose scoring runs in C.  ``prior``:
+    an earlier call's answer for the same ``match``, whose counts and choice are
+    reused (one search ranking several blocks counts once).  ``run`` runs a
     statement on ``conn`` within the search's budget (raising its error when
     stopped), ``stop`` is that budget's progress check."""
     found = phrases(query) if query else []
-    counted = None
-    if found and _kept(conn) is not None:
+    counted = prior.counted if prior is not None else None
+    counts, estimated = (prior.counts, prior.estimated) if prior is not None else (None, False)
+    if prior is None and found and _kept(conn) is not None:
         start = time.perf_counter()
-        counts, estimated, first = _counts(conn, run, [scope + p for p in found])
+        counted_all, estimated, first = _counts(conn, run, [scope + p for p in found])
         counted = first if len(found) == 1 else None
-        if estimated or time.perf_counter() - start > SCORE_S * min(window, max(counts)):
-            scored = _apsw_scores(conn, match, counts, window, run, stop)
-            if scored is not None:
-                return Scored(scored, estimated, counted)
-    sql = f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {window}"
+        if estimated or time.perf_counter() - start > SCORE_S * min(window, max(counted_all)):
+            counts = counted_all
+    if counts is not None:
+        scored = _apsw_scores(conn, match, counts, window, run, stop, skip, before, least)
+        if scored is not None:
+            return Scored(scored, estimated, counted, counts)
+    bound = _bounds(before, least)
+    sql = (
+        f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?{bound} "
+        f"ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
+    )
     return Scored(run(conn, sql, (match,)), False, counted)
+
+
+def _bounds(before: int | None, least: int | None) -> str:
+    """The rowid bounds of a :func:`window_scores` statement, after its ``MATCH``."""
+    return ("" if before is None else f" AND rowid < {int(before)}") + ("" if least is None else f" AND rowid >= {int(least)}")
 
 
 def _counts(
@@ -195,9 +225,18 @@ def _counts(
 
 
 def _apsw_scores(
-    conn: sqlite3.Connection, match: str, counts: list[int], window: int, run: Run, stop: Callable[[], int]
+    conn: sqlite3.Connection,
+    match: str,
+    counts: list[int],
+    window: int,
+    run: Run,
+    stop: Callable[[], int],
+    skip: int = 0,
+    before: int | None = None,
+    least: int | None = None,
 ) -> Scores | None:
-    """The newest ``window`` hits of ``match`` and their :func:`bm25` for these
+    """The newest ``window`` hits of ``match`` (after ``skip`` below rowid ``before``,
+    from rowid ``least``, as :func:`window_scores`) and their :func:`bm25` for these
     phrases' row ``counts``, through the index's ``apsw`` connection; ``None`` when
     there is none, another thread's search holds it, it was stopped, or it did not
     see the caller's view of the index."""
@@ -208,7 +247,7 @@ def _apsw_scores(
     params = ", ".join("?" * len(counts))
     sql = (
         f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ? "
-        f"ORDER BY rowid DESC LIMIT {window}"
+        f"{_bounds(before, least)} ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
     try:
         db.set_progress_handler(lambda: bool(stop()), 2_000)

@@ -66,9 +66,16 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     the token buckets, ``first_at``/``last_at`` (the first and last call's time)
     and ``min_prompt``/``max_prompt`` (the smallest and largest whole prompt,
     input + cache read + cache writes, of one call: a price tier boundary between
-    them means the calls are priced one by one).  A cache of ``usage``: derived
-    lazily by the usage reports for the sessions listed nowhere in
-    ``usage_rollup_state``; a sync that touches a session removes its state row.
+    them means the calls are priced one by one).  A cache of ``usage``: a sync
+    rebuilds the roll-ups of the sessions it touches before it commits; those of a
+    session listed nowhere in ``usage_rollup_state`` (deleted messages, an index
+    an older agentlog synced) are rebuilt by the next usage report, or summed for
+    one read on a read-only connection.
+``session_usage``
+    Each session's header totals (``Session.usage``: the sum of its calls not
+    ``replayed``; the token buckets, ``web_search_requests``, ``cost_usd``, the one
+    ``cost_source`` of its calls or NULL, and ``total_tokens``), a row per session
+    with usage: kept with its roll-ups, fresh while its ``usage_rollup_state`` row is.
 ``price_cache``
     Price tables resolved from genai-prices and the user's overrides (JSON per
     ``model``, UTC ``day`` and ``service_tier``), valid while ``fingerprint`` (the
@@ -405,6 +412,44 @@ MIGRATIONS: list[str] = [
         sidecar_sig, sidecars, archived_at, duplicate_of);
     CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions(cwd);
     CREATE TABLE IF NOT EXISTS sync_memo (id INTEGER PRIMARY KEY CHECK (id = 1), data BLOB NOT NULL);
+    """,
+    # list: each session's header totals (Session.usage: its calls not replayed),
+    # kept with its roll-ups (fresh while its usage_rollup_state row is there): a
+    # listing reads a page's totals, and sorts by tokens, without summing usage rows;
+    # and the few duplicate sources indexed, so a listing leaves out their sessions
+    # without reading every source's row (2.7 KB each at 1M messages)
+    """
+    CREATE INDEX IF NOT EXISTS sources_duplicates ON sources(id) WHERE duplicate_of IS NOT NULL;
+    DROP TABLE IF EXISTS session_usage;
+    CREATE TABLE session_usage (
+        session_key TEXT PRIMARY KEY REFERENCES sessions(key) ON DELETE CASCADE,
+        input_tokens INTEGER NOT NULL,
+        cache_read_tokens INTEGER NOT NULL,
+        cache_write_5m_tokens INTEGER NOT NULL,
+        cache_write_1h_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        reasoning_tokens INTEGER NOT NULL,
+        web_search_requests INTEGER NOT NULL,
+        cost_usd REAL,
+        cost_source TEXT,
+        total_tokens INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    INSERT INTO session_usage SELECT m.session_key,
+        COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
+        COALESCE(SUM(u.cache_write_5m_tokens), 0), COALESCE(SUM(u.cache_write_1h_tokens), 0),
+        COALESCE(SUM(u.output_tokens), 0), COALESCE(SUM(u.reasoning_tokens), 0),
+        COALESCE(SUM(u.web_search_requests), 0), SUM(u.cost_usd),
+        CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END,
+        COALESCE(SUM(u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens
+            + u.cache_write_1h_tokens + u.output_tokens), 0)
+        FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+        WHERE m.replayed = 0 AND m.session_key IN (SELECT session_key FROM usage_rollup_state)
+        GROUP BY m.session_key;
+    """,
+    # timesort: messages in time order, so a search sorted newest or oldest first walks
+    # them from one end and stops once its page is full (agentlog.index.timeline)
+    """
+    CREATE INDEX IF NOT EXISTS messages_timestamp ON messages(timestamp);
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -26,10 +26,12 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
+from agentlog.index.blocks import Block, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
-from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, window_scores
+from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
+from agentlog.index.timeline import time_sorted
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
@@ -221,12 +223,13 @@ def search(
 
 
 RANK_WINDOW = 1_000
-"""Hits ranked at most by a search sorted by rank: when more match, the newest
-``RANK_WINDOW`` of them (in index order: the order sources were read) are ranked
-and grouped, and the page says so; ``total`` then counts the hits up to
-:data:`TOTAL_CAP` (with filters on the messages, the matches that pass them).
-Ranking costs ~5 µs a hit (bm25 reads each hit's size, the sort keys its
-message): a word in every other message of a million took seconds."""
+"""Hits ranked together at most by a search sorted by rank: when more match, they
+are ranked in blocks of ``RANK_WINDOW`` in index order (the newest ``RANK_WINDOW``
+first, then the next: :mod:`agentlog.index.blocks`), and the page says so;
+``total`` then counts the hits up to :data:`TOTAL_CAP` (with filters on the
+messages, the matches that pass them).  Ranking costs ~5 µs a hit (bm25 reads each
+hit's size, the sort keys its message): a word in every other message of a million
+took seconds."""
 
 TOTAL_CAP = 10_000
 """Hits counted at most when a search ranks only some of them: past it, the page's
@@ -253,21 +256,22 @@ def _search(
     budget: Budget,
 ) -> HitPage:
     match = _scoped(translation.match, reasoning)
-    window = max(RANK_WINDOW, offset + limit) if sort == "rank" else 0
-    if window and not where:
-        return _ranked_by_index(conn, translation, match, reasoning, limit, offset, window, by_session, budget)
+    if sort == "rank":
+        return _ranked(conn, translation, match, where, params, reasoning, limit, offset, by_session, budget)
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
-    joins = _FROM if any("s." in clause for clause in where) else _FROM_PARTS
+    joins = _joins(where)
+    if limit > 0:  # newest or oldest: by time, not by sorting every hit (index.timeline)
+        timed = _time_page(conn, translation, match, where, params, filters, joins, limit, offset, sort, by_session, budget)
+        if timed is not None:
+            return timed
     found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {joins} WHERE {filters}"
-    if window:  # the newest hits only, in index order: FTS5 stops there
-        found += f" ORDER BY parts_fts.rowid DESC LIMIT {window}"
     if by_session:
         sql = f"""
-            SELECT part_rowid, score, hits, candidates FROM (
+            SELECT part_rowid, score, hits, 0 FROM (
                 SELECT part_rowid, score, ts, session_key, message_id, idx,
                        row_number() OVER whole AS r, count(*) OVER whole AS hits,
-                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest, count(*) OVER () AS candidates
+                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
                 FROM ({found})
                 WINDOW whole AS (
                     PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
@@ -277,96 +281,204 @@ def _search(
         sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     counted = _count(conn)
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
-    candidates = counted[0]  # the hits ranked; grouped, the rows carry it (a page past the last: counted)
-    if by_session:
-        candidates = ranked[0][3] if ranked else budget.run(conn, f"SELECT count(*) FROM ({found})", (match, *params))[0][0]
-    matches, exact = candidates, True
-    if window and candidates >= window:  # more may match: count them, up to the cap
-        matches, exact = _capped_count(conn, budget, filters, (match, *params), joins if where else None, window)
-    page = _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
-    if window and (candidates < matches or not exact):
-        _windowed(page, window, matches, exact, by_session)
-    return page
+    return _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
 
 
-def _ranked_by_index(
+def _time_page(
     conn: sqlite3.Connection,
     translation: Translation,
     match: str,
-    reasoning: bool,
+    where: list[str],
+    params: list[object],
+    filters: str,
+    joins: str,
     limit: int,
     offset: int,
-    window: int,
+    sort: Literal["newest", "oldest"],
     by_session: bool,
     budget: Budget,
-) -> HitPage:
-    """A search sorted by rank with no filter: the newest ``window`` hits and their
-    bm25 scores from ``parts_fts`` alone (:func:`agentlog.index.rank.window_scores`), then the keys that order them (time,
-    session, message, part) looked up by part: for the page's hits and every hit
-    tied with its last score, or, ``by_session``, for every hit ranked (to group
-    them).  The same page as the joined query (:data:`_ORDER`, :data:`_GROUP_ORDER`
-    ``rank``), without that query's look-up of every hit in one statement with
-    bm25 and window functions (most of a rare word's time, half a grouped one's)."""
-    query = "" if translation.raw else translation.match
-    scope = _scoped("", reasoning).removesuffix("()")
-    scored, estimated, counted = window_scores(conn, match, query, scope, window, budget.run, budget.check)
-    candidates = len(scored)
-    wanted = offset + limit
-    if not by_session and len(scored) > wanted:  # the page, and any hit its last score ties with
-        last = sorted(score for _, score in scored)[wanted - 1]
-        scored = [row for row in scored if row[1] <= last]
-    looked_up = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
-        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
-    rowids = json.dumps([rowid for rowid, _ in scored])  # one parameter: a deep page ranks more than SQLite binds
-    keys = {row[0]: row[1:] for row in budget.run(conn, looked_up, (rowids,))}
-    hits = [(rowid, score, *keys[rowid]) for rowid, score in scored]  # rowid, score, ts, session, message, part
-    ordered = _rank_order(hits)
-    if by_session:
-        best: dict[str, list[Any]] = {}
-        for hit in ordered:  # a session's first hit in rank order is its best
-            group = best.setdefault(hit[3], [hit, 0, None])
-            group[1] += 1
-            if hit[2] is not None and (group[2] is None or hit[2] > group[2]):
-                group[2] = hit[2]
-        groups = sorted(best.values(), key=lambda g: g[0][3:])  # session, message, part
-        groups.sort(key=lambda g: (g[2] is not None, g[2] or ""), reverse=True)  # newest DESC, NULLs last
-        groups.sort(key=lambda g: g[0][1])  # the best hit's score
-        ranked = [(g[0][0], g[0][1], g[1], candidates) for g in groups[offset:wanted]]
-        total = len(groups)
-    else:
-        ranked = [(hit[0], hit[1], 1, 0) for hit in ordered[offset:wanted]]
-        total = candidates
-    page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
-    if estimated:
-        page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
-    if candidates >= window:  # more may match: count them, up to the cap (counted already for one phrase)
-        reused = counted if max(TOTAL_CAP, window) == COUNT_CAP else None
-        matches, exact = reused or _capped_count(conn, budget, "parts_fts MATCH ?", (match,), None, window)
-        if candidates < matches or not exact:
-            _windowed(page, window, matches, exact, by_session)
+) -> HitPage | None:
+    """A page sorted ``newest`` or ``oldest`` first by :func:`agentlog.index.timeline.time_sorted`
+    (its total counted by :func:`_capped_count` when many match); ``None`` to sort all
+    hits by the joined query instead."""
+
+    def count() -> tuple[int, bool]:
+        return _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
+
+    timed = time_sorted(conn, budget.run, match, where, params, joins == _FROM, offset + limit, sort, by_session, count)
+    if timed is None:
+        return None
+    ranked, total, exact = timed
+    page = _page(_hits(conn, budget, translation.terms, ranked[offset:]), total, offset, limit, translation)
+    page.total_exact = exact
     return page
 
 
-def _rank_order(hits: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """``(rowid, score, ts, session, message, part)`` hits in :data:`_ORDER` ``rank``
-    order and :data:`_TIE`: best (lowest) bm25 first, then newest (no time last),
-    then session, message and part; by stable sorts, the last key first."""
-    ordered = sorted(hits, key=lambda hit: hit[3:])
-    ordered.sort(key=lambda hit: (hit[2] is not None, hit[2] or ""), reverse=True)
-    ordered.sort(key=lambda hit: hit[1])
-    return ordered
-
-
-def _windowed(page: HitPage, window: int, matches: int, exact: bool, by_session: bool) -> None:
-    """Say on ``page`` that it ranks only the newest ``window`` of ``matches`` hits
-    (``exact``: counted whole, else a lower bound) when more match than that."""
-    if by_session:  # the sessions of the hits ranked: more may hold hits
-        page.total_exact = False
+def _ranked(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    match: str,
+    where: list[str],
+    params: list[object],
+    reasoning: bool,
+    limit: int,
+    offset: int,
+    by_session: bool,
+    budget: Budget,
+) -> HitPage:
+    """A page sorted by rank, in blocks of :data:`RANK_WINDOW` hits
+    (:func:`agentlog.index.blocks.flat`, or :func:`~agentlog.index.blocks.grouped`
+    ``by_session``: then ``total`` counts the sessions of the blocks walked, exact
+    only when they reached the last hit, and each hit's ``session_hits`` its
+    session's hits in those blocks).  A flat page's ``total`` is the hits counted up
+    to :data:`TOTAL_CAP`, the same on every page."""
+    window = RANK_WINDOW
+    index = _IndexBlocks(conn, translation, match, reasoning, window, budget)
+    source: _IndexBlocks | _JoinedBlocks = _JoinedBlocks(conn, match, where, params, window, budget, index) if where else index
+    if by_session:
+        walked = grouped(source, window, offset + limit)
+        ranked = [(s.best[0], s.best[1], s.hits, 0) for s in walked.sessions[offset : offset + limit]]
+        total, exact = len(walked.sessions), walked.ended
+        matches = walked.matches if walked.ended else None
     else:
-        page.total, page.total_exact = matches, exact
-    ranked_note = (
-        f"ranked{' and grouped' if by_session else ''} among the newest {window:,} of {total_text(matches, exact)} hits"
-    )
+        page_hits = flat(source, window, offset, limit)
+        ranked = [(hit[0], hit[1], 1, 0) for hit in page_hits.hits]
+        matches = page_hits.matches
+    if matches is None or matches > max(TOTAL_CAP, window):  # more may match: count them, up to the cap
+        reused = index.counted if not where and max(TOTAL_CAP, window) == COUNT_CAP else None
+        filters = " AND ".join(["parts_fts MATCH ?", *where])
+        counted = reused or _capped_count(conn, budget, filters, (match, *params), _joins(where) if where else None, window)
+    else:
+        counted = (matches, True)
+    if not by_session:
+        total, exact = counted
+    page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
+    page.total_exact = exact
+    if source.estimated:
+        page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
+    if counted[0] > window:
+        _windowed(page, window, *counted)
+    return page
+
+
+def _joins(where: list[str]) -> str:
+    """The joins a search's filters need: :data:`_FROM` when one names the session (``s.``)."""
+    return _FROM if any("s." in clause for clause in where) else _FROM_PARTS
+
+
+class _JoinedBlocks:
+    """The blocks of a search with filters: its hits that pass them, keyed without
+    scores in one statement (what a walk reads, :meth:`sessions`), then those of the
+    block (or of the part of it asked for) scored by ``scorer`` (:class:`_IndexBlocks`:
+    the hits of ``parts_fts`` between their rowids, with counts made once for the
+    search) rather than by ``bm25()`` in that statement, which counts the rows of each
+    phrase anew in each statement (35 ms a block for a word in a quarter of a million parts)."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        match: str,
+        where: list[str],
+        params: list[object],
+        window: int,
+        budget: Budget,
+        scorer: _IndexBlocks,
+    ) -> None:
+        self.conn, self.match, self.params, self.window, self.budget = conn, match, params, window, budget
+        self.scorer = scorer
+        self.found = f"{_joins(where)} WHERE {' AND '.join(['parts_fts MATCH ?', *where])}"
+        self.walked: list[tuple[Any, ...]] = []
+
+    @property
+    def estimated(self) -> bool:
+        """Whether a score used an estimated count (:attr:`agentlog.index.rank.Scored.estimated`)."""
+        return self.scorer.estimated
+
+    def __call__(self, skip: int, before: int | None, need: int | None, count: int | None = None) -> Block:
+        if count is None:
+            self.walked = self.budget.run(self.conn, self._sql(skip, before), (self.match, *self.params))
+        part = self.walked if count is None else self.walked[skip : skip + count]
+        if not part:
+            return Block([], 0, None)
+        newest, oldest = part[0][0], part[-1][0]  # scored: the hits of parts_fts in these rowids
+        scores = dict(self.scorer.scores(0, newest + 1, newest - oldest + 1, oldest))
+        return Block(rank_order([(row[0], scores[row[0]], *row[1:]) for row in part]), len(part), oldest)
+
+    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+        self.walked = self.budget.run(self.conn, self._sql(0, before), (self.match, *self.params))
+        return [(row[0], row[2]) for row in self.walked]
+
+    def _sql(self, skip: int, before: int | None) -> str:
+        """The block's hits that pass the filters, keyed (no score), newest first."""
+        keys = "parts_fts.rowid, m.timestamp, m.session_key, m.id, p.idx"
+        bound = "" if before is None else f" AND parts_fts.rowid < {int(before)}"
+        return f"SELECT {keys} {self.found}{bound} ORDER BY parts_fts.rowid DESC LIMIT {self.window} OFFSET {int(skip)}"
+
+
+class _IndexBlocks:
+    """The blocks of a search with no filter: each block's hits and bm25 scores from
+    ``parts_fts`` alone (:func:`agentlog.index.rank.window_scores`, its counts made
+    once for every block), then the keys that order them (time, session, message,
+    part) looked up by part, for the ``need`` best and every hit tied with the last
+    of them (or every hit).  The same blocks as :func:`_joined_blocks` without its
+    look-up of every hit in one statement with bm25 (most of a rare word's time).
+    ``counted`` and ``estimated``: :class:`agentlog.index.rank.Scored`'s."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        translation: Translation,
+        match: str,
+        reasoning: bool,
+        window: int,
+        budget: Budget,
+    ) -> None:
+        self.conn, self.match, self.window, self.budget = conn, match, window, budget
+        self.query = "" if translation.raw else translation.match
+        self.scope = _scoped("", reasoning).removesuffix("()")
+        self.prior: Scored | None = None
+        self.estimated = False
+
+    @property
+    def counted(self) -> tuple[int, bool] | None:
+        """The one phrase's count of rows, when made (:attr:`agentlog.index.rank.Scored.counted`)."""
+        return self.prior.counted if self.prior is not None else None
+
+    def scores(self, skip: int, before: int | None, window: int, least: int | None = None) -> Scores:
+        """The ``window`` hits after the newest ``skip`` below rowid ``before`` (from rowid
+        ``least``) and their scores (:func:`agentlog.index.rank.window_scores`)."""
+        budget = self.budget
+        self.prior = window_scores(
+            self.conn, self.match, self.query, self.scope, window, budget.run, budget.check, skip, before, self.prior, least
+        )
+        self.estimated = self.estimated or self.prior.estimated
+        return self.prior.scores
+
+    def __call__(self, skip: int, before: int | None, need: int | None, count: int | None = None) -> Block:
+        budget = self.budget
+        scored = self.scores(skip, before, count or self.window)
+        size, oldest = len(scored), (scored[-1][0] if scored else None)
+        if need is not None and len(scored) > need:  # the page, and any hit its last score ties with
+            last = sorted(score for _, score in scored)[need - 1]
+            scored = [row for row in scored if row[1] <= last]
+        looked_up = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
+            JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+        rowids = json.dumps([rowid for rowid, _ in scored])  # one parameter: more than SQLite binds
+        keys = {row[0]: row[1:] for row in budget.run(self.conn, looked_up, (rowids,))}
+        return Block(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), size, oldest)
+
+    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+        bound = "" if before is None else f" AND rowid < {int(before)}"
+        sql = f"""SELECT f.rowid, m.session_key FROM (
+                SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}) f
+            JOIN parts p ON p.rowid = f.rowid JOIN messages m ON m.rowid = p.message_rowid ORDER BY f.rowid DESC"""
+        return [(rowid, key) for rowid, key in self.budget.run(self.conn, sql, (self.match,))]
+
+
+def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:
+    """Say on ``page`` that it is ranked within blocks of ``window`` hits, newest first,
+    of ``matches`` (``exact``: counted whole, else a lower bound)."""
+    ranked_note = f"ranked within each {window:,} newest hits of {total_text(matches, exact)}"
     page.note = f"{page.note}; {ranked_note}" if page.note else ranked_note
 
 

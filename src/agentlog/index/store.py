@@ -22,7 +22,7 @@ from agentlog.assemble import SessionBuilder, role_id
 from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
 from agentlog.index.stored import stored
-from agentlog.index.usage import USAGE_COLUMNS, usage_from
+from agentlog.index.usage import USAGE_COLUMNS, store_rollups, usage_from
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
     Diagnostics,
@@ -302,9 +302,17 @@ class Store:
             self.conn.executemany("DELETE FROM parts WHERE message_rowid = ?", stale)
             self.conn.executemany("DELETE FROM usage WHERE message_rowid = ?", stale)
         next_rowid = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM messages").fetchone()[0]
+        first_part = part_rowid = self.conn.execute(
+            "SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts"
+        ).fetchone()[0]
         message_rows: list[tuple[Any, ...]] = []
         update_rows: list[tuple[Any, ...]] = []
         part_rows: list[tuple[Any, ...]] = []
+        huge_parts: list[tuple[Any, ...]] = []
+        texts: list[tuple[int, str]] = []
+        """``(part rowid, index text)`` of each part with search text (shown or not)."""
+        index: list[tuple[int, str | None, str | None]] = []
+        """``parts_fts`` rows of the searchable parts among them."""
         usage_rows: list[tuple[Any, ...]] = []
         models = self._models.setdefault(key, [])
         for m, (row, parts, usage) in zip(messages, values, strict=True):
@@ -319,10 +327,20 @@ class Store:
                 update_rows.append((*row, rowid))
             self.written.append(rowid)
             shown = not m.hidden and rowid not in replayed
-            part_rows.extend(
-                (rowid, idx, *part[:-1], searchable(part[0]) if shown and part[-1] else 0, part[-1])
-                for idx, part in enumerate(parts)
-            )
+            for idx, (kind, tool, call_id, text, data, found) in enumerate(parts):
+                column = searchable(kind) if shown and found else 0
+                part = (part_rowid, rowid, idx, kind, tool, call_id, text, data, column)
+                if len(text) >= HUGE_VALUE or (data is not None and len(data) >= HUGE_VALUE):
+                    huge_parts.append(part)
+                else:
+                    part_rows.append(part)
+                if found:
+                    texts.append((part_rowid, found))
+                    if column:
+                        index.append(
+                            (part_rowid, found, None) if column == SEARCHED else (part_rowid, None, found)
+                        )
+                part_rowid += 1
             if usage is not None:
                 usage_rows.append((rowid, *usage))
         self.conn.executemany(
@@ -336,25 +354,21 @@ class Store:
             update_rows,
         )
         self.conn.executemany("INSERT INTO usage VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", usage_rows)
-        first_part = self.conn.execute("SELECT COALESCE(MAX(rowid), 0) + 1 FROM parts").fetchone()[0]
-        rows = [(first_part + n, *row[:-1]) for n, row in enumerate(part_rows)]
-        huge = [row for row in rows if _huge(row[6]) or _huge(row[7])]
-        self.conn.executemany(_PARTS_SQL, [row for row in rows if not (_huge(row[6]) or _huge(row[7]))])
-        _insert_apart(self.conn, _PARTS_SQL, huge)
-        del huge
+        self.conn.executemany(_PARTS_SQL, part_rows)
+        del part_rows
+        _insert_apart(self.conn, _PARTS_SQL, huge_parts)
+        del huge_parts
         if self._deferred is not None:
-            self._deferred.add([(first_part + n, row[-1]) for n, row in enumerate(part_rows) if row[-1]])
+            self._deferred.add(texts)
             return
-        index = [
-            (first_part + n, *((row[-1], None) if row[-2] == SEARCHED else (None, row[-1])))
-            for n, row in enumerate(part_rows)
-            if row[-2]
-        ]
-        huge = [row for row in index if _huge(row[1]) or _huge(row[2])]
+        del texts
+        huge = [row for row in index if len(row[1] or row[2] or "") >= HUGE_VALUE]
         if huge:  # indexed here and now, one at a time
-            self._conn.executemany(_FTS_SQL, [row for row in index if not (_huge(row[1]) or _huge(row[2]))])
+            self._conn.executemany(
+                _FTS_SQL, [row for row in index if len(row[1] or row[2] or "") < HUGE_VALUE]
+            )
             _insert_apart(self._conn, _FTS_SQL, huge)
-        elif len(part_rows) >= BACKGROUND_PARTS:
+        elif part_rowid - first_part >= BACKGROUND_PARTS:
             self._indexing = _Background(self._conn, _FTS_SQL, index)
         else:
             self._conn.executemany(_FTS_SQL, index)
@@ -403,9 +417,9 @@ class Store:
 
     def refresh_sessions(self, keys: Iterable[str]) -> None:
         """Recompute derived session columns, replay ownership and subagent links
-        for the sessions touched since the last call, and drop their usage
-        roll-ups (rebuilt by the next report) (cost: the touched messages, plus
-        index look-ups per session)."""
+        for the sessions touched since the last call, and rebuild their usage
+        roll-ups (:func:`~agentlog.index.usage.store_rollups`: a reader never finds
+        them stale) (cost: the touched messages, plus index look-ups per session)."""
         keys = sorted(set(keys))
         written, self.written = self.written, []
         for key in keys:
@@ -431,7 +445,6 @@ class Store:
                        WHERE session_key = :k AND hidden = 0 AND replayed = 0) WHERE key = :k""",
                 {"k": key},
             )
-            self.conn.execute("DELETE FROM usage_rollup_state WHERE session_key = ?", (key,))
             if (
                 key in remarked
                 or self.conn.execute(
@@ -443,6 +456,7 @@ class Store:
                 self._retitle(key)  # its header's title may name a replayed prompt
             self._store_status(key)
         self._add_models()
+        store_rollups(self.conn, set(keys) | remarked | forks | self.cleared)
         cleared, self.cleared = self.cleared, set()
         self._link_children(sorted(set(keys) | cleared))
 
@@ -750,10 +764,6 @@ _FTS_SQL = "INSERT INTO parts_fts (rowid, text, reasoning) VALUES (?, ?, ?)"
 HUGE_VALUE = 1 << 20
 """Characters of a text (bytes of a packed part) from which its row is written
 apart (:func:`_insert_apart`)."""
-
-
-def _huge(value: object) -> bool:
-    return isinstance(value, str | bytes) and len(value) >= HUGE_VALUE
 
 
 def _insert_apart(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:

@@ -701,8 +701,8 @@ def _store(
     from agentlog.index.store import Store
 
     store = Store(conn, fresh_source=not append, deferred=waits)
-    source_id = _upsert_source(conn, adapter, ref)
-    if not append:
+    source_id, new = _added_source(conn, adapter, ref)
+    if not append and not new:  # a new row: nothing references it yet (foreign keys cascade)
         store.clear_source(source_id)
     keys: set[str] = set()
     renamed: bool | None = None  # decided on the first batch that has a header
@@ -787,6 +787,15 @@ def _judge(
         conn.execute("UPDATE sources SET duplicate_of = ? WHERE id = ?", (path, owner))
         conn.execute("UPDATE sources SET size = -1 WHERE duplicate_of = ?", (held_path,))
     return True
+
+
+def _added_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> tuple[int, bool]:
+    """The id of ``ref``'s row in ``sources`` (added if missing), and whether it
+    was added now (on a first index, every source: no look-ups for it)."""
+    added = conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
+    if added.rowcount == 1 and added.lastrowid:
+        return added.lastrowid, True
+    return _upsert_source(conn, adapter, ref), False
 
 
 def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -42,14 +42,72 @@ def _bucket(stamp: str) -> str:
 
 _RECORDED = "(u.cost_source IS 'recorded' AND u.cost_usd IS NOT NULL)"
 _STALE = "SELECT key FROM sessions WHERE key NOT IN (SELECT session_key FROM usage_rollup_state)"
-_AGGREGATE = f"""SELECT m.session_key, m.model, u.service_tier, {_bucket("m.timestamp")} AS bucket, {_RECORDED} AS recorded, COUNT(*),
-        SUM(u.input_tokens), SUM(u.cache_read_tokens), SUM(u.cache_write_5m_tokens),
+_KEYS = "SELECT DISTINCT value FROM json_each(?)"
+"""The session keys of a JSON list parameter."""
+
+
+def _aggregate(keys: str) -> str:
+    """The roll-up rows (:data:`usage_rollup` columns) of the sessions SQL ``keys`` selects."""
+    return f"""SELECT m.session_key, m.model, u.service_tier, {_bucket("m.timestamp")} AS bucket, {_RECORDED} AS recorded,
+        COUNT(*), SUM(u.input_tokens), SUM(u.cache_read_tokens), SUM(u.cache_write_5m_tokens),
         SUM(u.cache_write_1h_tokens), SUM(u.output_tokens), SUM(u.reasoning_tokens),
         SUM(u.web_search_requests), SUM(CASE WHEN {_RECORDED} THEN {RECORDED_NANO_SQL.format("u.cost_usd")} END),
         MIN(m.timestamp), MAX(m.timestamp), MIN({_PROMPT}), MAX({_PROMPT}), {_INFERRED} AS inferred
     FROM messages m JOIN usage u ON u.message_rowid = m.rowid
-    WHERE m.session_key IN ({_STALE}) AND {_COUNTED}
+    WHERE m.session_key IN ({keys}) AND {_COUNTED}
     GROUP BY m.session_key, m.model, u.service_tier, bucket, recorded, inferred"""
+
+
+_TOTAL_TOKENS = "u.input_tokens + u.cache_read_tokens + u.cache_write_5m_tokens + u.cache_write_1h_tokens + u.output_tokens"
+_SESSION_USAGE_SUM = """
+    COALESCE(SUM(u.input_tokens), 0), COALESCE(SUM(u.cache_read_tokens), 0),
+    COALESCE(SUM(u.cache_write_5m_tokens), 0), COALESCE(SUM(u.cache_write_1h_tokens), 0),
+    COALESCE(SUM(u.output_tokens), 0), COALESCE(SUM(u.reasoning_tokens), 0),
+    COALESCE(SUM(u.web_search_requests), 0), SUM(u.cost_usd),
+    CASE WHEN COUNT(DISTINCT u.cost_source) = 1 THEN MIN(u.cost_source) END
+"""
+"""A session's header totals (``Session.usage``, the sum of its messages' usage: every
+call not ``replayed``, as :meth:`Usage.__add__` sums them; a sum has no service tier)
+over ``messages m JOIN usage u``, in :data:`USAGE_COLUMNS` order without the tier."""
+
+
+def _session_usage(keys: str) -> str:
+    """The ``session_usage`` rows of the sessions SQL ``keys`` selects (the rows are
+    summed per session in the order of index ``messages_visible``, as a page's
+    totals always were: the same float sums)."""
+    return f"""SELECT m.session_key, {_SESSION_USAGE_SUM}, COALESCE(SUM({_TOTAL_TOKENS}), 0)
+        FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+        WHERE m.replayed = 0 AND m.session_key IN ({keys}) GROUP BY m.session_key"""
+
+
+def session_usage(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Usage]:
+    """The header totals (``Session.usage``) of each session of ``keys`` that has
+    usage: stored (table ``session_usage``), summed from its calls when its
+    roll-ups are stale (a read-only connection after a sync by an older agentlog)."""
+    wanted = json.dumps(sorted(set(keys)))
+    columns = ", ".join(f"t.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source"))
+    out = {
+        key: usage_from([*values, None])
+        for key, *values in conn.execute(
+            f"""SELECT t.session_key, {columns} FROM ({_KEYS}) k CROSS JOIN session_usage t
+                ON t.session_key = k.value WHERE t.session_key IN (SELECT session_key FROM usage_rollup_state)""",
+            (wanted,),
+        )
+    }
+    stale = f"SELECT value FROM ({_KEYS}) WHERE value NOT IN (SELECT session_key FROM usage_rollup_state)"
+    for key, *values in conn.execute(_session_usage(stale), (wanted,)):
+        out[key] = usage_from([*values[:-1], None])
+    return out
+
+
+TOKENS_SQL = f"""CASE WHEN s.key IN (SELECT session_key FROM usage_rollup_state)
+    THEN COALESCE((SELECT t.total_tokens FROM session_usage t WHERE t.session_key = s.key), 0)
+    ELSE (SELECT COALESCE(SUM({_TOTAL_TOKENS}), 0) FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+          WHERE m.session_key = s.key AND m.replayed = 0) END"""
+"""SQL for the total tokens of session ``s`` (its header's), to sort a listing by:
+stored, or summed from its calls when its roll-ups are stale."""
+
+
 _CALL = "s.agent, s.parent_key, s.cwd"
 _RECORD_COLUMNS = f"""r.session_key, {_CALL}, r.model, r.first_at, r.input_tokens, r.cache_read_tokens,
     r.cache_write_5m_tokens, r.cache_write_1h_tokens, r.output_tokens, r.reasoning_tokens,
@@ -65,25 +123,33 @@ def usage_records(
     sessions ``keys`` when given).
 
     Roll-ups of sessions changed since they were built are rebuilt first and
-    stored; on a read-only connection they are summed for this read only.
+    stored; on a read-only connection they are summed for this read only (of
+    ``keys`` alone when given: a page of sessions sums its own calls).
     """
     stored = refresh_rollups(conn)
-    # the keys are tested inside too: tested only outside, SQLite walked every roll-up
-    # state first (50 ms for 20 keys of 3,000 sessions, against 0.2 ms)
-    wanted = "" if keys is None else "AND session_key IN (SELECT value FROM json_each(?))"
-    rows = f"SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state) {wanted}"
-    query = f"""SELECT {_RECORD_COLUMNS} FROM ({rows if stored else f"{rows} UNION ALL {_AGGREGATE}"}) r
-        JOIN sessions s ON s.key = r.session_key JOIN sources src ON src.id = s.source_id
-        WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}
-        {"" if keys is None else "AND r.session_key IN (SELECT value FROM json_each(?))"}"""
     params: list[Any] = []
-    if keys is not None:
-        params.append(json.dumps(list(keys)))
+    if keys is None:
+        rows = "SELECT * FROM usage_rollup WHERE session_key IN (SELECT session_key FROM usage_rollup_state)"
+        if not stored:
+            rows += f" UNION ALL {_aggregate(_STALE)}"
+    else:
+        # the keys drive the join (CROSS JOIN keeps that order): left to the
+        # planner, SQLite walked every roll-up state first (10 ms for 20 keys of
+        # 3,000 sessions, against 0.1 ms)
+        wanted = json.dumps(sorted(set(keys)))
+        rows = f"""SELECT r.* FROM ({_KEYS}) k CROSS JOIN usage_rollup r ON r.session_key = k.value
+            WHERE r.session_key IN (SELECT session_key FROM usage_rollup_state)"""
+        params.append(wanted)
+        if not stored:
+            rows += f" UNION ALL {_aggregate(f'SELECT value FROM ({_KEYS}) WHERE value IN ({_STALE})')}"
+            params.append(wanted)
+    query = f"""SELECT {_RECORD_COLUMNS} FROM ({rows}) r
+        JOIN sessions s ON s.key = r.session_key JOIN sources src ON src.id = s.source_id
+        WHERE src.duplicate_of IS NULL {"AND s.agent = ?" if agent else ""}"""
     if agent:
         params.append(agent)
-    if keys is not None:
-        params.append(json.dumps(list(keys)))
-    roots = _roots(conn)
+    found = conn.execute(query, params).fetchall()
+    roots = _roots(conn, None if keys is None else {row[0] for row in found})
     return [
         _call(
             row,
@@ -94,7 +160,7 @@ def usage_records(
             recorded_nano=None if row[20] is None else int(row[20]),
             model_inferred=bool(row[21]),
         )
-        for row in conn.execute(query, params)
+        for row in found
     ]
 
 
@@ -118,12 +184,13 @@ def members(conn: sqlite3.Connection, record: Call) -> list[Call]:
 
 
 def _calls(conn: sqlite3.Connection, where: str, params: Mapping[str, Any]) -> list[Call]:
+    """The single calls of session ``params["key"]`` that ``where`` keeps, in order."""
     query = f"""SELECT s.key, {_CALL}, m.model, m.timestamp, {USAGE_COLUMNS}, {_INFERRED}
                 FROM usage u JOIN messages m ON m.rowid = u.message_rowid
                 JOIN sessions s ON s.key = m.session_key JOIN sources src ON src.id = s.source_id
                 WHERE {_COUNTED} AND src.duplicate_of IS NULL AND {where}
                 ORDER BY m.rowid"""
-    roots = _roots(conn)
+    roots = _roots(conn, [params["key"]])
     return [_call(row, roots, model_inferred=bool(row[16])) for row in conn.execute(query, params)]
 
 
@@ -136,15 +203,42 @@ def refresh_rollups(conn: sqlite3.Connection) -> bool:
     try:
         with transaction(conn):
             conn.execute(f"DELETE FROM usage_rollup WHERE session_key IN ({_STALE})")
-            conn.execute(f"INSERT INTO usage_rollup {_AGGREGATE}")
+            conn.execute(f"INSERT INTO usage_rollup {_aggregate(_STALE)}")
+            conn.execute(f"DELETE FROM session_usage WHERE session_key IN ({_STALE})")
+            conn.execute(f"INSERT INTO session_usage {_session_usage(_STALE)}")
             conn.execute(f"INSERT INTO usage_rollup_state (session_key) {_STALE}")
     except sqlite3.OperationalError:  # read-only (the web viewer) or busy past the timeout
         return False
     return True
 
 
-def _roots(conn: sqlite3.Connection) -> dict[str, str]:
-    return roots_of(dict(conn.execute("SELECT key, parent_key FROM sessions")))
+def store_rollups(conn: sqlite3.Connection, keys: Iterable[str]) -> None:
+    """Rebuild the roll-ups of sessions ``keys`` in the caller's transaction (a
+    sync's, right after it wrote them: a reader never finds them stale; cost:
+    those sessions' calls).  A key with no session stays without roll-ups."""
+    wanted = json.dumps(sorted(set(keys)))
+    if wanted == "[]":
+        return
+    conn.execute(f"DELETE FROM usage_rollup WHERE session_key IN ({_KEYS})", (wanted,))
+    conn.execute(f"INSERT INTO usage_rollup {_aggregate(_KEYS)}", (wanted,))
+    conn.execute(f"DELETE FROM session_usage WHERE session_key IN ({_KEYS})", (wanted,))
+    conn.execute(f"INSERT INTO session_usage {_session_usage(_KEYS)}", (wanted,))
+    conn.execute(
+        f"INSERT OR IGNORE INTO usage_rollup_state (session_key) SELECT key FROM sessions WHERE key IN ({_KEYS})",
+        (wanted,),
+    )
+
+
+def _roots(conn: sqlite3.Connection, keys: Iterable[str] | None = None) -> dict[str, str]:
+    """Session key → its root's key (:func:`~agentlog.usage.calls.roots_of`), of
+    every session, or of ``keys`` and their ancestors only."""
+    if keys is None:
+        return roots_of(dict(conn.execute("SELECT key, parent_key FROM sessions")))
+    chain = f"""WITH RECURSIVE up(key, parent_key) AS (
+            SELECT key, parent_key FROM sessions WHERE key IN ({_KEYS})
+            UNION SELECT s.key, s.parent_key FROM sessions s JOIN up ON s.key = up.parent_key)
+        SELECT key, parent_key FROM up"""
+    return roots_of(dict(conn.execute(chain, (json.dumps(sorted(keys)),))))
 
 
 def _time(text: str | None) -> datetime | None:

@@ -175,7 +175,8 @@ def build_server(index: Index) -> MCPServer:
         "the hit's message, the from_ordinal get_messages takes. Sessions active in the last "
         f"{ACTIVE_MINUTES} minutes are left out unless include_active (the conversation you are in is recorded "
         "too: you would find yourself); excluded_active counts them. total counts the sessions found; when "
-        "total_exact is false it is a lower bound (a common word: only its newest hits are ranked).",
+        "total_exact is false it is a lower bound (a common word: its hits are ranked 1,000 at a time, newest first, "
+        "and read only as far as the page needs; session_hits counts the hits read).",
         annotations=READ_ONLY,
     )
     async def search_sessions(

@@ -13,7 +13,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from agentlog.export.redaction import redact_header
 from agentlog.index.search import MARK_END, MARK_START
 from agentlog.model import Message, Session, ToolCallPart
 from agentlog.plaintext import message_text
@@ -48,13 +47,13 @@ def session_row(s: Session) -> dict[str, Any]:
     """One session's header: ``session_id`` (the key ``get_messages`` takes),
     ``agent``, ``project`` (its folder), ``name`` (title, at most
     :data:`NAME_CHARS`), times, counts, tokens, cost (USD, ``null``: no price);
-    its header redacted (:func:`agentlog.export.redaction.redact_header`)."""
-    s = redact_header(s)
+    its log text redacted (the fields :func:`agentlog.export.redaction.redact_header`
+    redacts that it holds: title, folder, branch; the others are not read)."""
     name, _ = cut(s.title or "", NAME_CHARS)
     return {
         "session_id": s.key,
         "agent": s.agent,
-        "project": s.cwd,
+        "project": s.cwd and redact(s.cwd),
         "name": name,
         "started_at": stamp(s.started_at),
         "ended_at": stamp(s.ended_at),
@@ -62,7 +61,7 @@ def session_row(s: Session) -> dict[str, Any]:
         "total_tokens": s.usage.total_tokens,
         "output_tokens": s.usage.output_tokens,
         "cost_usd": s.usage.cost_usd,
-        "git_branch": s.git_branch,
+        "git_branch": s.git_branch and redact(s.git_branch),
         "kind": s.kind,
         "parent_session_id": s.parent_key,
         "status": s.status,

@@ -5,8 +5,8 @@ index (every message, part and word of every log) before it prints a number —
 16 s for a 300 MB log, 4x ccusage.  Instead, while the index has never been
 synced, ``usage`` reads the logs directly (:func:`agentlog.service.usage.log_usage`,
 the fast scanner: exact, the same numbers the index gives, proved equal in
-``tests/test_equivalence.py``) and :func:`start_build` starts ``agentlog index`` in
-a process of its own, detached, that builds the index meanwhile.  Until it is
+``tests/test_equivalence.py``) and :func:`start_build_at_exit` starts ``agentlog
+index`` in a process of its own, detached, once the numbers are printed.  Until it is
 done (:func:`build_running`), read commands read what is stored and say that the
 index is still being built; ``usage`` keeps reading the logs.
 
@@ -20,6 +20,7 @@ the file when it ends, and a file whose process is gone counts for nothing.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import sqlite3
@@ -99,6 +100,21 @@ def start_build(index_path: Path, home: Home, demo: bool = False) -> bool:
     except OSError:
         return False
     return True
+
+
+def start_build_at_exit(index_path: Path, home: Home, demo: bool = False) -> None:
+    """:func:`start_build` when this process exits: after the command has printed
+    its numbers, so the build never takes a core from them (on 2 cores a build
+    beside a first ``usage``, even at :data:`BUILD_NICENESS`, took a tenth of
+    each).  If it cannot be started then, the next command builds the index."""
+    atexit.register(_start_after_output, index_path, home, demo)
+
+
+def _start_after_output(index_path: Path, home: Home, demo: bool) -> None:
+    for stream in (sys.stdout, sys.stderr):  # the output whole before the build starts
+        with contextlib.suppress(Exception):
+            stream.flush()
+    start_build(index_path, home, demo)
 
 
 BUILD_NICENESS = 10

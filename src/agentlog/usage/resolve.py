@@ -23,6 +23,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import agentlog.usage.genai  # noqa: F401  # first: genai-prices without its network updater
+
+# isort: split
 from genai_prices import data_snapshot
 from genai_prices.types import ModelInfo, ModelPrice, Tier, TieredPrices, TimeOfDateConstraint
 

@@ -15,9 +15,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import agentlog.usage.genai  # noqa: F401  # first: genai-prices without its network updater
+
+# isort: split
 from genai_prices import data_snapshot
 from genai_prices.types import _providers_from_raw  # the loader UpdatePrices uses
-from genai_prices.update_prices import DEFAULT_UPDATE_URL
 
 from agentlog.errors import AgentlogError
 from agentlog.usage.pricing import cached_prices_path
@@ -43,13 +45,17 @@ def _download(url: str) -> bytes:
 
 
 def update_prices(
-    path: Path | None = None, url: str = DEFAULT_UPDATE_URL, fetch: Callable[[str], bytes] = _download
+    path: Path | None = None, url: str | None = None, fetch: Callable[[str], bytes] = _download
 ) -> int:
-    """Fetch genai-prices' current table from ``url`` into ``path``; returns the
-    number of providers.  The old copy is replaced only by a table that loads.
+    """Fetch genai-prices' current table from ``url`` (default genai-prices'
+    ``DEFAULT_UPDATE_URL``) into ``path``; returns the number of providers.  The old copy is replaced only by a table that loads.
 
     Raises :class:`~agentlog.errors.AgentlogError` when the download or the data fails.
     """
+    if url is None:
+        from genai_prices.update_prices import DEFAULT_UPDATE_URL  # its updater: httpx2, asyncio
+
+        url = DEFAULT_UPDATE_URL
     path = path or cached_prices_path()
     try:
         data = fetch(url)

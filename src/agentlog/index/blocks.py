@@ -1,0 +1,147 @@
+"""The order of a search sorted by rank when more hits match than one window ranks.
+
+Ranking costs each hit ranked (bm25 reads its size, the sort keys its message), so
+a search sorted by rank never ranks more than ``window`` hits together
+(:data:`agentlog.index.search.RANK_WINDOW`).  The hits are cut, in index order
+(newest part rowid first: the order sources were read), into fixed blocks: block
+*k* holds the hits at positions ``[k·window, (k+1)·window)``.  The rank order is
+(block, rank within the block), each block ranked on its own (best bm25 first, then
+newest, session, message, part: :func:`rank_order`).  A block never depends on the
+page asked for, so pages never overlap and every hit is on one page; where fewer
+than ``window`` hits match there is one block, and the order is the plain rank order.
+
+A flat page takes the blocks it spans (:func:`flat`).  A page of sessions walks the
+blocks from the first, each session placed by its first (best) hit in that order,
+until the page's sessions are found or the hits end (:func:`grouped`).
+
+The hits of a block come from a :data:`Source`, which knows the SQL (with or
+without filters, :mod:`agentlog.index.search`); this module only orders them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+Key = tuple[Any, ...]
+"""A hit and what orders it: ``(part rowid, score, timestamp or None, session, message, part)``."""
+
+
+class Block(NamedTuple):
+    """One block's hits: ``hits`` in :func:`rank_order` (only the ``need`` best and the
+    hits tied with the last of them when the source was asked for ``need``), ``size``
+    (the hits in the block: fewer than the window in the last one) and ``oldest``
+    (its lowest part rowid, the next block's bound; ``None`` when empty)."""
+
+    hits: list[Key]
+    size: int
+    oldest: int | None
+
+
+class Source(Protocol):
+    """Where a search's blocks come from."""
+
+    def __call__(self, skip: int, before: int | None, need: int | None, count: int | None = None) -> Block:
+        """The block of the ``window`` hits (``count`` when given: a part of a block)
+        after the newest ``skip`` of those below part rowid ``before`` (every hit when
+        ``None``), keyed for at least its ``need`` best (all when ``None``)."""
+        ...
+
+    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+        """``(part rowid, session)`` of the block of hits below ``before``, newest first:
+        what a walk needs of a block where no session is new (no scores)."""
+        ...
+
+
+class Group(NamedTuple):
+    """A session on a grouped page: its ``best`` hit and its ``hits`` in the blocks walked."""
+
+    best: Key
+    hits: int
+
+
+class Flat(NamedTuple):
+    """A flat page's hits (:class:`Key`) and, when the blocks read showed where the hits
+    end, how many match (``None`` otherwise)."""
+
+    hits: list[Key]
+    matches: int | None
+
+
+class Grouped(NamedTuple):
+    """The sessions of the blocks walked, in order (the page is a slice of them);
+    ``ended``: every block was walked (the sessions are all of them); ``matches``:
+    the hits walked."""
+
+    sessions: list[Group]
+    ended: bool
+    matches: int
+
+
+def rank_order(hits: list[Key]) -> list[Key]:
+    """``hits`` in rank order: best (lowest) bm25 first, then newest (no time last),
+    then session, message and part (``agentlog.index.search._ORDER`` ``rank`` and
+    ``_TIE``); by stable sorts, the last key first."""
+    ordered = sorted(hits, key=lambda hit: hit[3:])
+    ordered.sort(key=lambda hit: (hit[2] is not None, hit[2] or ""), reverse=True)
+    ordered.sort(key=lambda hit: hit[1])
+    return ordered
+
+
+def flat(source: Source, window: int, offset: int, limit: int) -> Flat:
+    """The ``limit`` hits from ``offset`` in block order: the blocks the page spans,
+    the first found by skipping ``offset // window`` blocks, the next ones below the
+    previous one's oldest rowid."""
+    first = offset // window
+    ordered: list[Key] = []
+    before: int | None = None
+    matches: int | None = None
+    for k in range(first, (offset + limit - 1) // window + 1):
+        need = min(window, offset + limit - k * window)
+        block = source(k * window if k == first else 0, before, need)
+        ordered.extend(block.hits[:need])
+        if block.size < window:
+            if block.size or k == 0:  # the last block: the hits end in it
+                matches = k * window + block.size
+            break
+        before = block.oldest
+    start = offset - first * window
+    return Flat(ordered[start : start + limit], matches)
+
+
+def grouped(source: Source, window: int, wanted: int) -> Grouped:
+    """The sessions of the blocks from the first until ``wanted`` are found or the hits
+    end.  A session comes with its first block, where the sessions new to it are
+    ordered as one window's are (``agentlog.index.search._GROUP_ORDER`` ``rank``): by
+    their best hit's score, then their newest hit in that block (no time last), then
+    the best hit's session, message and part.  Its ``hits`` count those of every block
+    walked (a page further on may walk more and count more).  Of each block only its
+    hits' sessions are read (:meth:`Source.sessions`), and only the hits from its new
+    sessions' first to their last are ranked (a hit's score does not depend on the
+    others ranked with it)."""
+    found: dict[str, int] = {}  # session: its hits walked
+    firsts: list[Key] = []  # each session's best hit, in order
+    before: int | None = None
+    matches = 0
+    while True:
+        walked = source.sessions(before)
+        fresh = {key for _, key in walked if key not in found}
+        for _, key in walked:
+            found[key] = found.get(key, 0) + 1
+        matches += len(walked)
+        if fresh:  # rank the part of the block that holds its new sessions' hits
+            at = [i for i, (_, key) in enumerate(walked) if key in fresh]
+            new: dict[str, list[Any]] = {}  # session: [best hit, newest time in this block]
+            for hit in source(at[0], before, None, at[-1] - at[0] + 1).hits:
+                if hit[3] in fresh:
+                    group = new.setdefault(hit[3], [hit, None])
+                    if hit[2] is not None and (group[1] is None or hit[2] > group[1]):
+                        group[1] = hit[2]
+            groups = sorted(new.values(), key=lambda g: g[0][3:])  # session, message, part
+            groups.sort(key=lambda g: (g[1] is not None, g[1] or ""), reverse=True)  # newest DESC, none last
+            groups.sort(key=lambda g: g[0][1])  # the best hit's score
+            firsts.extend(g[0] for g in groups)
+        ended = len(walked) < window
+        if ended or len(firsts) >= wanted:
+            break
+        before = walked[-1][0]
+    return Grouped([Group(best, found[best[3]]) for best in firsts], ended, matches)
