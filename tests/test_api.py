@@ -216,6 +216,15 @@ def test_status_is_the_status_commands_board(archive):
         (lambda a: a.search("weather", role="bogus"), "unknown role 'bogus' (one of user, assistant, system, tool)"),
         (lambda a: a.usage(cost_mode="bogus"), "unknown cost_mode 'bogus' (one of auto, calculate, recorded)"),
         (lambda a: a.calls(cost_mode="bogus"), "unknown cost_mode 'bogus'"),
+        (lambda a: a.sessions(until=""), "until is empty (leave it out for no bound)"),
+        (lambda a: a.search("weather", since=" "), "since is empty (leave it out for no bound)"),
+        (lambda a: a.usage("daily", timezone=""), "timezone is empty (leave it out for the local zone)"),
+        (lambda a: a.calls(until=""), "until is empty"),
+        (lambda a: a.search("rare", cursor=2**63 - 6), "offset 9223372036854775802 is not in 0…9223372036854775787"),
+        (
+            lambda a: a.search("rare", cursor=2**63 - 6, by_session=True, limit=10),
+            "offset 9223372036854775802 is not in 0…9223372036854775797 (with limit 10)",
+        ),
     ],
 )
 def test_bad_values_are_usage_errors_as_on_the_command_line(archive, call, message):

@@ -6,20 +6,26 @@
   mutated homes);
 * the Claude Code fast usage path (``agentlog.usage.source.collect_calls`` with
   ``fast=True``) ≡ the index ≡ the full model, on every Claude fixture, local and
-  shared.
+  shared, and on recorded times no path believes (``test_record_times``).
 """
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
-from agentlog.adapters import all_adapters
+from agentlog.adapters import all_adapters, get_adapter
+from agentlog.load import discover_sources, load_sessions
 from agentlog.rules import TITLE_CHARS
+from agentlog.usage import calls_from_sessions
+from agentlog.usage.scan import scan_calls
 from fuzz import checks
 from fuzz.cases import home_names
 from homes import LAYOUTS, shared_layout
+from test_cli import run
+from test_record_times import ODD_TIMES, odd_times_home
 
 HOMES = home_names()
 LINKED = {
@@ -127,3 +133,30 @@ def test_long_prompts_title_their_sessions_bounded_on_both_paths(tmp_path):
     finally:
         conn.close()
     assert stored == titles
+
+
+def test_loader_scanner_and_index_agree_on_odd_claude_times(tmp_path):
+    """Go's zero time, 9999-12-31 and epoch numbers in Claude Code's ``timestamp``
+    are no time on every path (:func:`agentlog.adapters.claude_code.record_time`):
+    the index put ``1700000000`` in 2023-11-14, ``--no-index`` in ``unknown``."""
+    env = odd_times_home(tmp_path, ODD_TIMES)
+    sessions = load_sessions(["claude_code"], env, tmp_path)
+    conn = checks.synced("claude_code", tmp_path, tmp_path / "check.sqlite")
+    try:
+        assert checks.index_view(conn) == checks.memory_view(sessions)
+    finally:
+        conn.close()
+    full = list(calls_from_sessions(sessions))
+    assert sorted((c.usage.input_tokens, c.timestamp) for c in full) == [
+        *[(10 * (i + 1), None) for i in range(len(ODD_TIMES))],
+        (1000, datetime(2026, 11, 20, 9, tzinfo=UTC)),
+    ]
+    refs = [ref for _, ref in discover_sources([get_adapter("claude_code")], env, tmp_path)]
+    assert sorted(scan_calls(refs), key=repr) == sorted(full, key=repr)
+    for zone in ("UTC", "America/New_York", "Asia/Tokyo"):
+        for report, key in (("daily", "2026-11-20"), ("monthly", "2026-11")):
+            views = [run("usage", report, "-z", zone, "--json", *mode, env=env) for mode in ((), ("--no-index",))]
+            for code, out, err in views:
+                assert code == 0, err
+                rows = {row["key"]: row["input_tokens"] for row in json.loads(out)["rows"]}
+                assert rows == {key: 1000, "unknown": 150}

@@ -203,6 +203,11 @@ def test_usage_summary_equals_the_usage_command(call):
             "greater than or equal to 100",
         ),
         ("get_usage_summary", {"report": "blocks"}, "Input should be 'daily'"),
+        ("list_sessions", {"since": ""}, "since is empty (leave it out for no bound)"),
+        ("list_sessions", {"until": " "}, "until is empty (leave it out for no bound)"),
+        ("search_sessions", {"query": "weather", "since": ""}, "since is empty"),
+        ("get_usage_summary", {"timezone": ""}, "timezone is empty (leave it out for the local zone)"),
+        ("search_sessions", {"query": "weather", "cursor": 2**63 - 6}, "less than or equal to 2147483648"),
     ],
 )
 def test_bad_inputs_are_the_tools_errors(call, name, args, error):

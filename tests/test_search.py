@@ -337,8 +337,10 @@ def test_cross_site_requests_are_refused_on_every_route(index, route):
         ({"limit": 0}, "limit 0 is not in 1…1000"),
         ({"limit": -1}, "limit -1 is not in 1…1000"),  # SQLite's LIMIT -1: every hit
         ({"limit": 10**30}, f"limit {10**30} is not in 1…1000"),  # was OverflowError
-        ({"offset": -1}, "offset -1 is not in 0…9223372036854775807"),
-        ({"offset": 2**63}, f"offset {2**63} is not in 0…9223372036854775807"),
+        ({"offset": -1}, "offset -1 is not in 0…9223372036854775787 (with limit 20)"),
+        ({"offset": 2**63}, f"offset {2**63} is not in 0…9223372036854775787 (with limit 20)"),
+        ({"offset": 2**63 - 6}, "offset 9223372036854775802 is not in 0…9223372036854775787 (with limit 20)"),
+        ({"offset": 2**63 - 6, "limit": 10}, "offset 9223372036854775802 is not in 0…9223372036854775797 (with limit 10)"),
     ],
 )
 def test_the_python_api_bounds_a_page_as_the_command_line_does(paging, message, index, home, monkeypatch):

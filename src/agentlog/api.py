@@ -27,19 +27,19 @@ needs pandas, ``polars.from_arrow`` polars.
 
 from __future__ import annotations
 
+import functools
 import os
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, get_args
 from zoneinfo import ZoneInfo
 
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import db
-from agentlog.query import parse_zone
 from agentlog.service.costed import with_costs
-from agentlog.service.filters import TimeArg, search_filter, session_filter, span_of
+from agentlog.service.filters import TimeArg, search_filter, session_filter, span_of, zone_of
 from agentlog.service.home import Home
 
 if TYPE_CHECKING:
@@ -54,6 +54,27 @@ if TYPE_CHECKING:
 
 PARQUET_EXTRA = "pip install 'agentlog[parquet]'"
 """What to install for the Arrow tables."""
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _explained(method: Callable[Concatenate[Archive, P], R]) -> Callable[Concatenate[Archive, P], R]:
+    """``method`` raising a damaged or unusable index (a corrupt page, a stored value
+    that cannot be decoded, a full disk) as the one line the command line says
+    (:func:`agentlog.index.db.explain`), an :class:`~agentlog.errors.IndexProblem`."""
+
+    @functools.wraps(method)
+    def call(self: Archive, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            problem = db.explain(exc, self.path)
+            if problem is None:
+                raise
+            raise problem from exc
+
+    return call
 
 
 def _roots(roots: str | Path | Iterable[str | Path]) -> list[Path]:
@@ -88,6 +109,7 @@ class Archive:
         """Close the index."""
         self._conn.close()
 
+    @_explained
     def sessions(
         self,
         agent: str | None = None,
@@ -120,6 +142,7 @@ class Archive:
         where = session_filter(agent, project, since, until, subagents, status, text, exec_runs)
         return with_costs(self._conn, list_sessions(self._conn, where, limit, redact_secrets).sessions)
 
+    @_explained
     def status(
         self,
         agent: str | None = None,
@@ -140,6 +163,7 @@ class Archive:
         where = session_filter(agent, project, since, until, subagents=True)
         return live_status(self._conn, where, redact_secrets=redact_secrets)
 
+    @_explained
     def session(self, key: str) -> Session:
         """The session ``key`` names (a key, an id or a unique prefix of one), in
         full: every message, its cost as in :meth:`sessions`.  Raises
@@ -149,6 +173,7 @@ class Archive:
         (found,) = with_costs(self._conn, [session(self._conn, key).session])
         return found
 
+    @_explained
     def messages(
         self, key: str, offset: int = 0, limit: int | None = None, *, hidden: bool = False
     ) -> list[Message]:
@@ -162,6 +187,7 @@ class Archive:
             raise UsageError(f"offset {offset} / limit {limit} not in 0…{SQL_INT_MAX}")
         return message_slice(self._conn, key, offset, -1 if limit is None else limit, hidden).messages
 
+    @_explained
     def search(
         self,
         query: str,
@@ -199,6 +225,7 @@ class Archive:
         paging = SearchPaging(limit=limit, offset=cursor, sort=sort, by_session=by_session, raw=fts)  # type: ignore[arg-type]
         return search_index(self._conn, query, where, paging)
 
+    @_explained
     def touching(
         self,
         path: str,
@@ -221,6 +248,7 @@ class Archive:
         where = session_filter(agent, project, since, until, subagents=True)
         return sessions_touching(self._conn, path, where, limit)
 
+    @_explained
     def usage(
         self,
         report: str = "daily",
@@ -245,7 +273,7 @@ class Archive:
         ``datetime``s where the JSON has ISO text."""
         from agentlog.service.reports import usage_document
 
-        tz = parse_zone(timezone)
+        tz = zone_of(timezone)
         found = self._usage(report, agent, project, since, until, tz, cost_mode, summed=True)
         return usage_document(found, report, tz, with_cost=cost, breakdown=breakdown, rollup=rollup)
 
@@ -278,6 +306,7 @@ class Archive:
         )
         return report_usage(self._conn, query, report, tz) if summed else index_usage(self._conn, query)
 
+    @_explained
     def calls(
         self,
         agent: str | None = None,
@@ -295,6 +324,7 @@ class Archive:
         found = self._usage("daily", agent, project, since, until, None, cost_mode)
         return _tables().calls_table(found.calls)
 
+    @_explained
     def sessions_table(
         self,
         agent: str | None = None,

@@ -3,25 +3,66 @@ strings, service tiers."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
+
+EARLIEST = datetime(1000, 1, 1, tzinfo=UTC)
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+"""The span of times believed, ``EARLIEST <= t < LATEST``: a recorded time outside it
+is no time (``None``), like a placeholder.  Agents write such times as "unset"
+(Go's zero time ``0001-01-01T00:00:00Z``, ``9999-12-31T23:59:59Z``), never as
+when something happened; inside the span every time has a four-digit year (its
+ISO text sorts, ``%Y`` pads it) and stays a time in any zone and after any span
+a report adds to it (five-hour blocks, weeks, a day's end): ``datetime`` ends at
+years 1 and 9999, and moving one there across a zone raises ``OverflowError``."""
+
+
+def known_time(stamp: datetime | None) -> datetime | None:
+    """``stamp`` (aware) if it lies in ``EARLIEST … LATEST``, else ``None``: the one
+    rule every parsed or derived record time passes (:func:`parse_time`, the
+    adapters' own time formats, a time plus a recorded duration)."""
+    return stamp if stamp is not None and EARLIEST <= stamp < LATEST else None
+
+
+def later_time(stamp: datetime | None, **span: float) -> datetime | None:
+    """``stamp`` plus ``timedelta(**span)`` (a recorded duration) by :func:`known_time`:
+    ``None`` when ``stamp`` is, or the sum falls outside the span or overflows."""
+    if stamp is None:
+        return None
+    try:
+        return known_time(stamp + timedelta(**span))
+    except (OverflowError, ValueError):
+        return None
+
+
+def epoch_time(seconds: float) -> datetime | None:
+    """Epoch ``seconds`` as an aware UTC time by :func:`known_time` (``None`` when out of range)."""
+    try:
+        return known_time(datetime.fromtimestamp(seconds, UTC))
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def iso_time(value: Any) -> datetime | None:
+    """An ISO-8601 string as an aware UTC datetime (no offset: UTC) by
+    :func:`known_time`; ``None`` for anything else, a number included."""
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = datetime.fromisoformat(value)
+        return known_time(stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC))
+    except (ValueError, OverflowError):  # ``0001-01-01T00:00:00+01:00`` is before year 1 in UTC
+        return None
 
 
 def parse_time(value: Any) -> datetime | None:
-    """An ISO-8601 string, or epoch seconds/milliseconds, as an aware UTC datetime;
-    ``None`` for anything else (agents write placeholders such as ``"[trimmed]"``)."""
+    """An ISO-8601 string (:func:`iso_time`), or epoch seconds/milliseconds, as an
+    aware UTC datetime; ``None`` for anything else (agents write placeholders such
+    as ``"[trimmed]"``) and for a time outside :data:`EARLIEST` … :data:`LATEST`."""
     if isinstance(value, str):
-        try:
-            stamp = datetime.fromisoformat(value)
-        except ValueError:
-            return None
-        return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+        return iso_time(value)
     if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-        seconds = value / 1000 if value > 1e11 else value
-        try:
-            return datetime.fromtimestamp(seconds, UTC)
-        except (OverflowError, OSError, ValueError):
-            return None
+        return epoch_time(value / 1000 if value > 1e11 else value)
     return None
 
 

@@ -57,6 +57,7 @@ from typing import ClassVar, Literal
 
 from agentlog import lazy
 from agentlog.adapters._common import project_files, project_roots
+from agentlog.adapters._values import known_time
 from agentlog.adapters.base import Document, DocumentAdapter, DocumentParser, DocumentResult, SourceRef
 from agentlog.model import Message, Session, TextPart, Usage
 from agentlog.rules import session_key
@@ -165,7 +166,7 @@ def _local_to_utc(stamp: str) -> datetime | None:
     """A run header's local time in UTC; ``None`` for a date that does not exist
     (``2024-13-45 99:00:00``): the run keeps its messages, only its start is unknown."""
     try:
-        return datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").astimezone(UTC)
+        return known_time(datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S").astimezone(UTC))
     except (ValueError, OverflowError, OSError):
         return None
 
@@ -266,7 +267,7 @@ class AiderAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Aider"
-    parser_version = 2
+    parser_version = 3
     project_files = (HISTORY_FILE,)
     project_owned = (".aider*",)
     """Every ``.aider*`` name in a project: its histories and the repo map's tags

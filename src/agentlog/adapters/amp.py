@@ -233,7 +233,7 @@ class AmpAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Amp"
-    parser_version = 3
+    parser_version = 4
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
     env_vars = ("AMP_DATA_DIR",)
 

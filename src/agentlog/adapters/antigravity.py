@@ -292,7 +292,7 @@ class AntigravityAdapter(JsonlAdapter, DocumentAdapter):
 
     slug = SLUG
     display_name = "Antigravity"
-    parser_version = 4
+    parser_version = 5
     source_format = "sqlite"
     sqlite_tables = ("trajectory_meta",)
     sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {

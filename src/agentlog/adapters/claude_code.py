@@ -86,7 +86,7 @@ from agentlog.adapters._binary import inline_size
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import JsonError, parse_object
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_dict, as_int, as_str, parse_time, service_tier
+from agentlog.adapters._values import as_dict, as_int, as_str, iso_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     CompactionPart,
@@ -225,6 +225,16 @@ def file_session(path: PurePath) -> tuple[str, SessionKind, str | None]:
     if "subagents" in parts:
         parent = session_key(SLUG, parts[len(parts) - 1 - parts[::-1].index("subagents") - 1])
     return f"agent-{agent_file.group(1)}", "subagent", parent
+
+
+def record_time(value: Any) -> datetime | None:
+    """A line's ``timestamp`` as an aware UTC time: Claude Code writes an ISO-8601
+    string (``new Date().toISOString()``, ``"2025-09-07T09:52:05.123Z"``; ccusage
+    validates it as one), so anything else — an epoch number included — is no
+    time (:func:`~agentlog.adapters._values.iso_time`).  The one rule for this
+    field: the adapter and the fast usage scanner (:mod:`agentlog.usage.scan`)
+    both call it."""
+    return iso_time(value)
 
 
 def usage_of(record: dict[str, Any], usage: Any) -> Usage | None:
@@ -461,7 +471,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         return Message(
             id=mid,
             role=role,  # type: ignore[arg-type]
-            timestamp=parse_time(record.get("timestamp")),
+            timestamp=record_time(record.get("timestamp")),
             is_sidechain=record.get("isSidechain") is True,
             offset=offset,
         )
@@ -533,7 +543,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         if not isinstance(content, list):
             self.diagnostics.skip("empty_message")
             return
-        when = parse_time(record.get("timestamp"))
+        when = record_time(record.get("timestamp"))
         results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
         structured = record.get("toolUseResult")
         single = len(results) == 1
@@ -577,7 +587,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         session = self._session_for(record)
         uuid = as_str(record.get("uuid")) or f"{session.id}@{offset}"
         out = self._base(record, offset, uuid, "user")
-        out.timestamp = out.timestamp or parse_time(attachment.get("timestamp"))
+        out.timestamp = out.timestamp or record_time(attachment.get("timestamp"))
         out.parts.extend(_user_parts(content if isinstance(content, list) else []))
         if not out.text.strip() and not any(not isinstance(p, TextPart) for p in out.parts):
             self.diagnostics.skip("empty:queued_command")  # nothing typed (agentsview skips it too)
@@ -690,7 +700,7 @@ class ClaudeParser(LineParser[ClaudeState]):
         call_id = as_str(record.get("tool_use_id")) or self.state.last_call_by_name.get(raw, "")
         block = {"tool_use_id": call_id, "content": record.get("output"), "is_error": record.get("is_error")}
         self.diagnostics.use()
-        self.emit(session.id, self._tool_output(block, None, parse_time(record.get("timestamp")), offset))
+        self.emit(session.id, self._tool_output(block, None, record_time(record.get("timestamp")), offset))
 
     def _unknown(self, record: dict[str, Any], offset: int, kind: str) -> None:
         self.diagnostics.unknown(kind)
@@ -722,7 +732,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Claude Code"
-    parser_version = 4
+    parser_version = 5
     env_vars = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -27,11 +27,12 @@ one.  Format as peers that read the file document it: letta-ai/letta-code
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import msgspec
 
+from agentlog.adapters._values import epoch_time
 from agentlog.model import Diagnostics, Message, Session, TextPart
 
 SLUG = "claude_code"
@@ -113,10 +114,7 @@ def _time(stamp: Any) -> datetime | None:
     """Epoch milliseconds as an aware UTC time (``None`` when not a plausible one)."""
     if isinstance(stamp, bool) or not isinstance(stamp, int | float):
         return None
-    try:
-        return datetime.fromtimestamp(stamp / 1000, UTC)
-    except (OverflowError, OSError, ValueError):
-        return None
+    return epoch_time(stamp / 1000)
 
 
 def _pasted(value: Any) -> list[str]:

@@ -482,7 +482,7 @@ class ClineFamilyAdapter(DocumentAdapter):
     """Cline-style task folders of one VS Code extension (subclasses set the slug and id)."""
 
     source_format: ClassVar[Literal["json", "sqlite"]] = "json"
-    parser_version = 4
+    parser_version = 5
     extension_id: ClassVar[str]
     env_vars: ClassVar[tuple[str, ...]] = ("XDG_CONFIG_HOME", "APPDATA", "VSCODE_PORTABLE")
 

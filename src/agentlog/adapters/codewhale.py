@@ -106,7 +106,7 @@ class CodeWhaleAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "CodeWhale / DeepSeek-TUI"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("CODEWHALE_HOME", "DEEPSEEK_TUI_SESSIONS_DIR")
     source_format = "json"
 

@@ -187,7 +187,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator, Mapping
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from pathlib import Path, PurePath
 from typing import Any, ClassVar
 
@@ -197,7 +197,7 @@ from agentlog import lazy, probe
 from agentlog.adapters._content import block_text
 from agentlog.adapters._json import json_or_text, json_value
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time, service_tier
+from agentlog.adapters._values import as_int, as_str, later_time, parse_time, service_tier
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     CompactionPart,
@@ -449,7 +449,7 @@ def _rate_window(window: Any, when: datetime | None) -> RateWindow | None:
     resets = parse_time(window.get("resets_at", window.get("reset_at")))
     after = window.get("resets_in_seconds")
     if resets is None and when is not None and isinstance(after, int | float) and not isinstance(after, bool):
-        resets = when + timedelta(seconds=after) if after > 0 else None
+        resets = later_time(when, seconds=after) if after > 0 else None
     minutes = window.get("window_minutes")
     return RateWindow(
         used_percent=float(used),
@@ -1333,7 +1333,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 4
+    parser_version = 5
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

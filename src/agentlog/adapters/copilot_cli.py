@@ -57,7 +57,7 @@ Tokens
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Any
@@ -68,7 +68,7 @@ from agentlog import probe
 from agentlog.adapters._headers import snapshot_header
 from agentlog.adapters._json import add_replaced, json_value, replaced_apart
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_int, as_str, epoch_time, parse_time
 from agentlog.adapters.base import JsonlAdapter, LineParser, SourceRef, ToolOutput, resume_line
 from agentlog.model import (
     Diagnostics,
@@ -125,7 +125,7 @@ def tool_name(raw: str) -> str:
 def _otel_time(value: Any) -> datetime | None:
     """OTel JS hrtime ``[seconds, nanoseconds]``, or epoch seconds/ms/ISO."""
     if isinstance(value, list) and len(value) == 2 and all(isinstance(v, int | float) for v in value):
-        return datetime.fromtimestamp(value[0] + value[1] / 1e9, UTC)
+        return epoch_time(value[0] + value[1] / 1e9)
     return parse_time(value)
 
 
@@ -421,7 +421,7 @@ class CopilotCliAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "GitHub Copilot CLI"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("COPILOT_HOME", "COPILOT_OTEL_FILE_EXPORTER_PATH")
 
     def __init__(self) -> None:

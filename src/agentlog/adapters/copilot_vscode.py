@@ -59,7 +59,6 @@ Tokens
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +66,7 @@ from agentlog import probe
 from agentlog.adapters._common import file_url_path, vscode_user_dirs, workspace_folder
 from agentlog.adapters._json import JsonError, json_value, parse_json, read_document
 from agentlog.adapters._tools import normalise_tool
-from agentlog.adapters._values import as_int, as_str, parse_time
+from agentlog.adapters._values import as_int, as_str, later_time, parse_time
 from agentlog.adapters.base import (
     MALFORMED,
     Document,
@@ -329,7 +328,7 @@ class _Chat(DocumentParser):
             and isinstance(timings, dict)
             and isinstance(timings.get("firstProgress"), int | float)
         ):
-            answered = when + timedelta(milliseconds=timings["firstProgress"])
+            answered = later_time(when, milliseconds=timings["firstProgress"])
         answer = Message(
             id=as_str(request.get("responseId")) or f"{rid}#response",
             role="assistant",
@@ -392,7 +391,7 @@ class CopilotVscodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "GitHub Copilot (VS Code)"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("VSCODE_USER_DIR", "XDG_CONFIG_HOME", "APPDATA")
     source_format = "json"
 

@@ -256,7 +256,7 @@ class CrushAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Crush"
-    parser_version = 2
+    parser_version = 3
     project_files = (DATABASE,)
     project_owned = (".crush",)
     """Crush's data directory in a project (its database, ``-wal`` and ``-shm``, logs)."""

@@ -402,7 +402,7 @@ class CursorAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Cursor"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("CURSOR_USER_DIR", "XDG_CONFIG_HOME", "APPDATA")
     source_format = "sqlite"
     sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {

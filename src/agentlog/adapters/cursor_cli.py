@@ -206,7 +206,7 @@ class CursorCliAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Cursor CLI"
-    parser_version = 2
+    parser_version = 3
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [home / ".cursor" / "projects"]

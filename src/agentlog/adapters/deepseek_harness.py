@@ -310,7 +310,7 @@ class DeepSeekHarnessAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "DeepSeek Harness"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("DSH_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

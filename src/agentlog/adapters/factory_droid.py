@@ -174,7 +174,7 @@ class FactoryDroidAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Factory Droid"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("DROID_SESSIONS_DIR",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

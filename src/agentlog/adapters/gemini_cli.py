@@ -322,7 +322,7 @@ class GeminiCliAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Gemini CLI"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("GEMINI_CLI_HOME",)
     source_format = "json"
     assistant_types: ClassVar[tuple[str, ...]] = ("gemini", "model")

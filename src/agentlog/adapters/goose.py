@@ -391,7 +391,7 @@ class GooseAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Goose"
-    parser_version = 2
+    parser_version = 3
     source_format: ClassVar[Literal["json", "sqlite"]] = "sqlite"
     sqlite_tables = ("sessions", "messages", "usage_ledger")
     env_vars = ("GOOSE_PATH_ROOT",)

@@ -261,7 +261,7 @@ class GrokAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Grok CLI"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("GROK_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

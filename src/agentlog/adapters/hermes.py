@@ -291,7 +291,7 @@ class HermesAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Hermes Agent"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("HERMES_HOME",)
     source_format = "json"
     sqlite_tables = ("sessions", "messages")

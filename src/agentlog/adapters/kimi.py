@@ -392,7 +392,7 @@ class KimiAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Kimi CLI"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("KIMI_SHARE_DIR",)
     source_format = "json"
 

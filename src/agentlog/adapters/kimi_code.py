@@ -385,7 +385,7 @@ class KimiCodeAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Kimi Code"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("KIMI_CODE_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

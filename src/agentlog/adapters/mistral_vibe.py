@@ -611,7 +611,7 @@ class MistralVibeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Mistral Vibe"
-    parser_version = 4
+    parser_version = 5
     env_vars = ("VIBE_HOME",)
     source_format = "json"
 

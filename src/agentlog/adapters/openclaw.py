@@ -46,7 +46,7 @@ class OpenClawAdapter(PiAdapter):
 
     slug = SLUG
     display_name = "OpenClaw"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("OPENCLAW_STATE_DIR",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -403,7 +403,7 @@ class OpenCodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "OpenCode"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("OPENCODE_DATA_DIR", "XDG_DATA_HOME")
     source_format = "json"
     sqlite_tables = ("session", "message", "part")

@@ -351,7 +351,7 @@ class PiAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Pi"
-    parser_version = 3
+    parser_version = 4
     env_vars: ClassVar[tuple[str, ...]] = ("PI_CODING_AGENT_DIR", "PI_CODING_AGENT_SESSION_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -299,7 +299,7 @@ class QwenAdapter(JsonlAdapter, GeminiCliAdapter):
 
     slug = SLUG
     display_name = "Qwen Code"
-    parser_version = 3
+    parser_version = 4
     env_vars = ("QWEN_CODE_HOME",)
     assistant_types: ClassVar[tuple[str, ...]] = ("qwen", "gemini", "model")
 

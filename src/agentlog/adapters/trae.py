@@ -122,7 +122,7 @@ class TraeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Trae"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("TRAE_USER_DIR", "XDG_CONFIG_HOME", "APPDATA")
     source_format = "sqlite"
     sqlite_queries: ClassVar[Mapping[str, tuple[str, tuple[Any, ...]]]] = {

@@ -43,7 +43,7 @@ class TraeCliAdapter(CodexAdapter):
 
     slug = SLUG
     display_name = "TRAE CLI"
-    parser_version = 4
+    parser_version = 5
     env_vars = ("TRAEX_HOME", "TRAEX_SESSIONS_DIR")
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -225,7 +225,7 @@ class ZcodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "zcode"
-    parser_version = 2
+    parser_version = 3
     env_vars = ("ZCODE_HOME", "ZCODE_DIR")
     source_format = "sqlite"
     sqlite_tables = ("session", "message", "part", "model_usage")

@@ -26,6 +26,7 @@ import platformdirs
 from agentlog.errors import REBUILD_HINT, IndexProblem
 from agentlog.index import deferred
 from agentlog.index.schema import APPLICATION_ID, MIGRATIONS
+from agentlog.index.stored import DamagedRow
 
 BUSY_TIMEOUT_MS = 60_000
 PAGE_SIZE = 16_384
@@ -54,9 +55,20 @@ def fts_functions(conn: sqlite3.Connection) -> sqlite3.Connection:
     return conn
 
 
+_UDF_FAILED = "user-defined function raised exception"
+"""What SQLite raises (an ``OperationalError``) for any exception in a Python SQL function."""
+_udf_damage: list[DamagedRow] = []
+"""The last stored value :data:`INDEX_TEXT_SQL` could not decode: SQLite raises only
+:data:`_UDF_FAILED`, which :func:`explain` tells apart by it."""
+
+
 def _index_text(text: str, data: bytes | None) -> str:
     fts = _fts()
-    found: str = fts.index_text(fts.stored_text(text, data))
+    try:
+        found: str = fts.index_text(fts.stored_text(text, data))
+    except DamagedRow as exc:  # a part re-read or deleted (its FTS entry with it): cannot be done
+        _udf_damage[:] = [exc]
+        raise
     return found
 
 
@@ -339,8 +351,13 @@ def explain(exc: BaseException, path: Path) -> IndexProblem | None:
     as one line: damaged (corrupt pages, truncated, not a database, tables that
     are not this agentlog's: delete it to rebuild) or unusable (read-only storage,
     full disk, lock); ``None`` when the index is sound (the error is a bug).
-    Any other exception, an SQLite error of another kind included, is explained by
-    :func:`diagnose`.  Error names: https://sqlite.org/rescode.html."""
+    A stored value that cannot be decoded (:class:`~agentlog.index.stored.DamagedRow`)
+    is damage too.  Any other exception, an SQLite error of another kind included,
+    is explained by :func:`diagnose`.  Error names: https://sqlite.org/rescode.html."""
+    if isinstance(exc, DamagedRow):
+        return damaged(path, exc)
+    if isinstance(exc, sqlite3.OperationalError) and _UDF_FAILED in str(exc) and _udf_damage:
+        return damaged(path, _udf_damage[0])
     name = getattr(exc, "sqlite_errorname", None) or _name_of(str(exc))
     if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or name == "SQLITE_IOERR_SHORT_READ":
         return damaged(path, exc)

@@ -11,8 +11,8 @@ from datetime import datetime
 import msgspec
 
 from agentlog.index.queries import EVERY_SESSION, _session_filters
+from agentlog.index.stored import stored
 from agentlog.model import Part, ToolCallPart
-from agentlog.packing import unpack
 from agentlog.query import SessionFilter
 from agentlog.touched import FILE_TOOLS
 
@@ -48,6 +48,6 @@ def file_calls(
           AND m.hidden = 0 AND m.replayed = 0 AND {" AND ".join(clauses)}
         ORDER BY m.timestamp DESC, m.rowid DESC"""
     for key, cwd, message_id, stamp, data in conn.execute(sql, (*FILE_TOOLS, base.encode(), *params)):
-        part: Part = unpack(data, Part)  # type: ignore[arg-type]
+        part: Part = stored(data, Part, "part")  # type: ignore[arg-type]
         if isinstance(part, ToolCallPart):
             yield FileCall(key, cwd, message_id, datetime.fromisoformat(stamp) if stamp else None, part)

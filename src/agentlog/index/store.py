@@ -21,6 +21,7 @@ from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
 from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
+from agentlog.index.stored import stored
 from agentlog.index.usage import USAGE_COLUMNS, store_rollups, usage_from
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
@@ -34,7 +35,7 @@ from agentlog.model import (
     Usage,
     usage_counts,
 )
-from agentlog.packing import pack, unpack
+from agentlog.packing import pack
 from agentlog.rules import (
     REPLAY_CANDIDATE,
     REPLAYED_PROMPT_AGENTS,
@@ -712,7 +713,7 @@ def _recorded_header(headers: bytes | None, key: str) -> Session | None:
     when none, or unknown)."""
     if not headers:
         return None
-    for header in unpack(headers, list[Session]):
+    for header in stored(headers, list[Session], "session header"):
         if header.key == key:
             return header
     return None
@@ -880,7 +881,7 @@ def _packed(part: Part) -> bytes:
 
 def stored_part(data: bytes) -> Part:
     """The part :func:`_packed` stored as ``data``."""
-    part: Part = unpack(data, Part)  # type: ignore[arg-type]
+    part: Part = stored(data, Part, "part")  # type: ignore[arg-type]
     if _COPY_BYTES not in data:
         return part
     if isinstance(part, ToolCallPart) and part.result is not None and isinstance(part.result.output, str):

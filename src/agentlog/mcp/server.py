@@ -28,7 +28,8 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agentlog.errors import AgentlogError
+from agentlog.errors import REBUILD_HINT, AgentlogError
+from agentlog.index.stored import DamagedRow
 from agentlog.mcp.shape import (
     EVIDENCE_CHARS,
     NAME_CHARS,
@@ -39,9 +40,9 @@ from agentlog.mcp.shape import (
     snippet,
     stamp,
 )
-from agentlog.query import SessionFilter, parse_zone, resolve_agent
+from agentlog.query import SessionFilter, resolve_agent
 from agentlog.redact import redact
-from agentlog.service.filters import search_filter, session_filter, span_of
+from agentlog.service.filters import search_filter, session_filter, span_of, zone_of
 
 SYNC_EVERY_S = 60.0
 """The least time between two syncs of the index the server makes."""
@@ -105,11 +106,14 @@ class Index:
 
 
 def _call(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """``work()``, a user error (bad filter, unknown session) as the tool's error."""
+    """``work()``, a user error (bad filter, unknown session) or a damaged index (a
+    stored value that cannot be decoded: :mod:`agentlog.index.stored`) as the tool's error."""
     try:
         return work()
     except AgentlogError as exc:
         raise ToolError(str(exc)) from None
+    except DamagedRow as exc:
+        raise ToolError(f"the index is damaged ({exc}): {REBUILD_HINT}") from None
 
 
 READ_ONLY = ToolAnnotations(
@@ -354,7 +358,7 @@ def build_server(index: Index) -> MCPServer:
         from agentlog.service.usage import UsageQuery
 
         def work() -> dict[str, Any]:
-            tz = parse_zone(timezone)
+            tz = zone_of(timezone)
             query = UsageQuery(agent=resolve_agent(agent), project=project, span=span_of(since, until, tz))
             found = report_usage(index.conn(), query, report, tz)
             document = usage_document(found, report, tz)

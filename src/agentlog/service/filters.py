@@ -12,9 +12,11 @@ from typing import TYPE_CHECKING, get_args
 
 from agentlog.errors import UsageError
 from agentlog.model import SESSION_STATUSES, Role
-from agentlog.query import SessionFilter, Span, parse_span, resolve_agent
+from agentlog.query import SQL_INT_MAX, SessionFilter, Span, parse_span, parse_zone, resolve_agent
 
 if TYPE_CHECKING:
+    from zoneinfo import ZoneInfo
+
     from agentlog.service.search import SearchFilter
 
 ROLES: tuple[str, ...] = get_args(Role)
@@ -26,7 +28,9 @@ date, ``30m``/``12h``/``7d``/``2w`` back from now), a ``date`` (as that bare
 date), a ``datetime`` (naive: the chosen zone) or a ``timedelta`` back from now."""
 
 
-def _as_text(value: TimeArg, now: datetime) -> str | None:
+def _as_text(value: TimeArg, now: datetime, name: str) -> str | None:
+    if isinstance(value, str) and not value.strip():  # as the command line's ``--since ''``
+        raise UsageError(f"{name} is empty (leave it out for no bound)")
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, timedelta):
@@ -41,9 +45,28 @@ def _as_text(value: TimeArg, now: datetime) -> str | None:
 def span_of(since: TimeArg, until: TimeArg, tz: tzinfo | None = None, now: datetime | None = None) -> Span:
     """``since``/``until`` as a :class:`~agentlog.query.Span`, by the rule of
     :func:`agentlog.query.parse_span` (a date as ``until`` counts through its
-    end).  Raises :class:`UsageError` for a bad value or ``since`` after ``until``."""
+    end).  Raises :class:`UsageError` for a bad value (an empty or blank text
+    included, as the command line refuses it) or ``since`` after ``until``."""
     now = now or datetime.now(UTC)
-    return parse_span(_as_text(since, now), _as_text(until, now), tz, now)
+    return parse_span(_as_text(since, now, "since"), _as_text(until, now, "until"), tz, now)
+
+
+def zone_of(name: str | None) -> ZoneInfo | None:
+    """The time zone ``name`` names by :func:`agentlog.query.parse_zone` (``None``
+    or ``"local"``: the machine's).  Raises :class:`UsageError` for an unknown
+    name or an empty or blank one (as the command line's ``--timezone ''``)."""
+    if name is not None and not name.strip():
+        raise UsageError("timezone is empty (leave it out for the local zone)")
+    return parse_zone(name)
+
+
+def check_page(offset: int, limit: int) -> None:
+    """Refuse a page SQLite cannot count to: ``offset`` negative, or ``offset +
+    limit`` past :data:`~agentlog.query.SQL_INT_MAX` (a search reads the first
+    ``offset + limit`` hits: beyond 2**63 - 1 SQLite raises ``datatype mismatch``).
+    Raises :class:`UsageError`."""
+    if not 0 <= offset <= SQL_INT_MAX - max(limit, 0):
+        raise UsageError(f"offset {offset} is not in 0…{SQL_INT_MAX - max(limit, 0)} (with limit {limit})")
 
 
 def session_filter(

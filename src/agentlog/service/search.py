@@ -13,8 +13,9 @@ from agentlog.errors import UsageError
 from agentlog.index.search import MARK_END, MARK_START, Budget, Hit, HitPage, SearchSort
 from agentlog.index.search import search as index_search
 from agentlog.index.store import iso
-from agentlog.query import SQL_INT_MAX, Span
+from agentlog.query import Span
 from agentlog.redact import redact, redact_snippet
+from agentlog.service.filters import check_page
 
 MAX_HITS = 1000
 """The most hits one page holds (``--limit``, the Python API's ``limit``)."""
@@ -68,8 +69,7 @@ def search(
     paging = paging or SearchPaging()
     if not 1 <= paging.limit <= MAX_HITS:
         raise UsageError(f"limit {paging.limit} is not in 1…{MAX_HITS}")
-    if not 0 <= paging.offset <= SQL_INT_MAX:
-        raise UsageError(f"offset {paging.offset} is not in 0…{SQL_INT_MAX}")
+    check_page(paging.offset, paging.limit)
     page = index_search(
         conn,
         query,

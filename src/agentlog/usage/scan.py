@@ -58,8 +58,8 @@ import msgspec
 from agentlog import worker
 from agentlog.adapters import SourceRef
 from agentlog.adapters._json import JsonError, parse_json
-from agentlog.adapters._values import parse_time, service_tier
-from agentlog.adapters.claude_code import SLUG, file_session, usage_of
+from agentlog.adapters._values import service_tier
+from agentlog.adapters.claude_code import SLUG, file_session, record_time, usage_of
 from agentlog.collector import gc_paused
 from agentlog.model import Usage
 from agentlog.readers import describe_error, line_start_after, read_blocks, read_lines_at
@@ -308,7 +308,7 @@ def _add(f: _File, line: _Line, raw: _Usage | Usage | None, usage: Usage | None,
         session_key=session.key,
         agent=SLUG,
         model=message.model,
-        timestamp=parse_time(line.timestamp),
+        timestamp=record_time(line.timestamp),
         usage=usage,
     )
     session.raw[mid] = raw

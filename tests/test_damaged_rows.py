@@ -1,0 +1,130 @@
+"""A stored value the index cannot decode (``parts.data`` of one part of the demo's
+weather session overwritten by bytes that are not msgpack) is the one "damaged
+index" answer on every surface, never an internal error (exit 70, a raw
+``DecodeError``, a 500)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import agentlog
+from agentlog.errors import IndexProblem
+from agentlog.index import db
+from agentlog.web.app import create_app
+from test_cli import run
+
+WEATHER = "claude_code:de70c1a0-7e57-4b1d-9a6e-5e551011f00d"
+BAD = bytes.fromhex("81A474797065A2FFFE")
+"""A msgpack map whose key is ``"type"`` and whose value is invalid UTF-8."""
+WHY = "a stored part cannot be decoded: Invalid UTF-8 encoded string"
+
+
+@pytest.fixture
+def damaged_demo() -> Path:
+    """The demo index (this test's own: ``$AGENTLOG_INDEX``'s folder) with the weather
+    session's ``bash`` tool call (``pytest -q``) damaged."""
+    code, _, err = run("--demo", "sessions")
+    assert code == 0, err
+    path = db.default_path(os.environ, demo=True)
+    conn = sqlite3.connect(path)
+    try:
+        (rowid,) = conn.execute(
+            "SELECT p.rowid FROM parts p JOIN messages m ON m.rowid = p.message_rowid "
+            "WHERE m.session_key = ? AND p.tool = 'bash' ORDER BY p.rowid LIMIT 1",
+            (WEATHER,),
+        ).fetchone()
+        conn.execute("UPDATE parts SET data = ? WHERE rowid = ?", (BAD, rowid))
+        conn.commit()
+    finally:
+        conn.close()
+    return path
+
+
+def _line(path: Path) -> str:
+    return f"the index {path} is damaged ({WHY}): it is a cache: delete it to rebuild"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["show", "de70"],
+        ["show", "de70", "--json"],
+        ["export", "de70"],
+        ["search", "pytest"],
+        ["search", "pytest", "--sort", "newest"],
+    ],
+)
+def test_the_command_line_says_the_index_is_damaged(damaged_demo, args):
+    code, _, err = run("--demo", "--no-sync", *args)
+    assert (code, err.splitlines()[-1]) == (1, f"agentlog: {_line(damaged_demo)}")
+
+
+def test_the_api_raises_index_problem(damaged_demo):
+    with agentlog.open(demo=True, sync=False) as archive:
+        for call in (lambda: archive.session("de70"), lambda: archive.search("pytest")):
+            with pytest.raises(IndexProblem) as raised:
+                call()
+            assert str(raised.value) == _line(damaged_demo)
+        assert [s.id[:8] for s in archive.sessions(agent="claude")] [:2] == ["de70c1a0", "5c0375b4"]  # the rest reads on
+
+
+def test_mcp_says_it_as_the_tools_error(damaged_demo):
+    pytest.importorskip("mcp")
+    from mcp.client import Client
+
+    from agentlog.mcp.server import Index, build_server
+
+    index = Index(lambda: db.connect(damaged_demo), None)
+    server = build_server(index)
+
+    async def go(name: str, args: dict[str, Any]) -> tuple[bool, str]:
+        async with Client(server) as client:
+            result = await client.call_tool(name, args)
+            return result.is_error, result.content[0].text  # type: ignore[union-attr]
+
+    try:
+        assert anyio.run(go, "get_messages", {"session_id": WEATHER}) == (
+            True,
+            f"Error executing tool get_messages: the index is damaged ({WHY}): it is a cache: delete it to rebuild",
+        )
+        assert anyio.run(go, "list_sessions", {"agent": "claude"})[0] is False  # what is sound reads on
+    finally:
+        index.close()
+
+
+def test_the_viewer_answers_503_with_the_line(damaged_demo):
+    client = create_app(damaged_demo).test_client()
+    for route in (f"/session?key={WEATHER}", "/search?q=pytest"):
+        response = client.get(route, headers={"Sec-Fetch-Site": "same-origin"})
+        assert (response.status_code, response.get_data(as_text=True)) == (503, _line(damaged_demo)), route
+
+
+def test_a_sync_that_must_delete_the_damaged_row_says_so(tmp_path):
+    """Re-reading a source deletes its parts and their full-text entries, which
+    SQLite asks :data:`agentlog.index.db.INDEX_TEXT_SQL` for: it cannot decode the
+    damaged one (SQLite says only "user-defined function raised exception")."""
+    from agentlog.demo import demo_home
+
+    shutil.copytree(demo_home(), tmp_path / "home")
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    code, _, err = run("index", env=env)
+    assert code == 0, err
+    conn = sqlite3.connect(tmp_path / "index.sqlite")
+    try:
+        conn.execute(
+            "UPDATE parts SET data = ? WHERE rowid = (SELECT p.rowid FROM parts p JOIN messages m "
+            "ON m.rowid = p.message_rowid WHERE m.session_key = ? AND p.tool = 'bash' LIMIT 1)",
+            (BAD, WEATHER),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    code, _, err = run("index", "--full", env=env)
+    assert (code, err.splitlines()[-1]) == (1, f"agentlog: {_line(tmp_path / 'index.sqlite')}")
