@@ -16,7 +16,6 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
-from agentlog.index.timeline import time_sorted
+from agentlog.index.timeline import hit_keys, time_sorted
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
@@ -461,10 +460,7 @@ class _IndexBlocks:
         if need is not None and len(scored) > need:  # the page, and any hit its last score ties with
             last = sorted(score for _, score in scored)[need - 1]
             scored = [row for row in scored if row[1] <= last]
-        looked_up = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
-            JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
-        rowids = json.dumps([rowid for rowid, _ in scored])  # one parameter: more than SQLite binds
-        keys = {row[0]: row[1:] for row in budget.run(self.conn, looked_up, (rowids,))}
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, budget.run, (rowid for rowid, _ in scored))}
         return Block(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), size, oldest)
 
     def sessions(self, before: int | None) -> list[tuple[int, str]]:

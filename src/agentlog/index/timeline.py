@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 TIME_SCAN_FROM = 5_000
@@ -47,6 +47,48 @@ batches and the ranges asked of FTS5; a guess: never changes a result)."""
 _SAMPLE = f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {SAMPLE})"
 
 Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
+
+KEYED = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
+    JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+"""The keys that order the listed hits (one JSON list of part rowids):
+``(part rowid, timestamp, session, message id, part idx)``."""
+
+
+def hit_keys(conn: sqlite3.Connection, run: Run, rowids: Iterable[int]) -> list[tuple[Any, ...]]:
+    """:data:`KEYED` of ``rowids`` (in no order), run by ``run``; one parameter
+    however many they are (a deep page lists more than SQLite binds)."""
+    return run(conn, KEYED, (json.dumps(list(rowids)),))
+
+
+def _scores(conn: sqlite3.Connection, run: Run, match: str, rowids: list[int]) -> list[tuple[int, float]]:
+    """The bm25 scores of those of ``rowids`` that ``match``, asked as their one range
+    (FTS5's bm25 counts every row holding each phrase once a statement)."""
+    sql = """SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?
+        AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
+    return run(conn, sql, (match, min(rowids), max(rowids), json.dumps(rowids)))
+
+
+def _filtered(where: list[str], joins_sessions: bool) -> tuple[str, str]:
+    """The join and the conditions that put ``where`` (SQL over ``m`` messages,
+    ``p`` parts and, with ``joins_sessions``, ``s`` sessions) on a query of parts."""
+    joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+    return joined, "".join(" AND " + clause for clause in where)
+
+
+def _looked_up(
+    conn: sqlite3.Connection,
+    run: Run,
+    columns: str,
+    rowids: list[int],
+    where: list[str],
+    params: list[object],
+    joins_sessions: bool,
+) -> list[tuple[Any, ...]]:
+    """``p.rowid`` and ``columns`` of those of ``rowids`` that pass ``where`` (:func:`_filtered`)."""
+    joined, conditions = _filtered(where, joins_sessions)
+    sql = f"""SELECT p.rowid, {columns} FROM parts p JOIN messages m ON m.rowid = p.message_rowid {joined}
+        WHERE p.rowid IN (SELECT value FROM json_each(?)) {conditions}"""
+    return run(conn, sql, (json.dumps(rowids), *params))
 
 
 def time_sorted(
@@ -121,12 +163,11 @@ class _Walk:
         per_message = max(1.0, last_part / last_message)
         self.batch = min(WALK_LIMIT, max(FIRST_BATCH, int(wanted / self.density / per_message)))
         beyond, direction = ("<", "DESC") if self.newest else (">", "ASC")
-        sessions = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+        sessions, conditions = _filtered(where, joins_sessions)
         # without filters both indexes cover the walk: no message or part row is read
         self.walk = f"""SELECT p.rowid, m.timestamp FROM messages m INDEXED BY messages_timestamp
             JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {sessions}
-            WHERE m.timestamp {">=" if self.newest else "<="} ? AND m.timestamp {beyond} ?
-            {"".join(" AND " + clause for clause in where)}"""
+            WHERE m.timestamp {">=" if self.newest else "<="} ? AND m.timestamp {beyond} ?{conditions}"""
         self.reach = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
             WHERE timestamp {beyond} ? ORDER BY timestamp {direction} LIMIT 1 OFFSET ?"""
         self.last = f"""SELECT timestamp FROM messages INDEXED BY messages_timestamp
@@ -190,13 +231,7 @@ def sorted_whole(
     for the hits of the times the page reaches (each score reads the part's size in
     FTS5's ``docsize`` table: a few µs a hit, most of a prefix query's time when
     every hit was scored).  Also returns how many hits pass the filters."""
-    joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
-    hits = run(
-        conn,
-        f"""SELECT p.rowid, m.timestamp FROM parts p JOIN messages m ON m.rowid = p.message_rowid {joined}
-        WHERE p.rowid IN (SELECT value FROM json_each(?)) {"".join(" AND " + clause for clause in where)}""",
-        (json.dumps(rowids), *params),
-    )
+    hits = _looked_up(conn, run, "m.timestamp", rowids, where, params, joins_sessions)
     timed = [hit for hit in hits if hit[1] is not None]
     untimed = [hit for hit in hits if hit[1] is None]  # last, tied
     ordered = _ordered(conn, run, match, timed, {}, wanted, sort == "newest") if timed else []
@@ -255,13 +290,7 @@ def sessions_whole(
     """:func:`sessions_by_time`'s page from ``rowids``, every part ``match`` finds (few):
     their sessions and times looked up (with the filters), and only the hits of the
     sessions the page reaches scored.  Returns every session holding hits as the count."""
-    joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
-    hits = run(
-        conn,
-        f"""SELECT p.rowid, m.session_key, m.timestamp FROM parts p JOIN messages m ON m.rowid = p.message_rowid
-        {joined} WHERE p.rowid IN (SELECT value FROM json_each(?)) {"".join(" AND " + clause for clause in where)}""",
-        (json.dumps(rowids), *params),
-    )
+    hits = _looked_up(conn, run, "m.session_key, m.timestamp", rowids, where, params, joins_sessions)
     newest = sort == "newest"
     edges: dict[str, str | None] = {}  # session: the time of its newest (oldest) hit; None: none timed
     for _, session, time in hits:
@@ -329,29 +358,24 @@ def _best_hits(
         size = "SELECT sum(message_count) FROM sessions WHERE key IN (SELECT value FROM json_each(?))"
         if (run(conn, size, (json.dumps(sessions),))[0][0] or 0) > WALK_LIMIT:  # visible messages: < parts
             return None
-        joined = "JOIN sessions s ON s.key = m.session_key" if joins_sessions else ""
+        joined, conditions = _filtered(where, joins_sessions)
         parts = run(
             conn,
             f"""SELECT p.rowid, m.session_key FROM messages m INDEXED BY messages_time
             JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid {joined}
-            WHERE m.session_key IN (SELECT value FROM json_each(?)) {"".join(" AND " + c for c in where)}
+            WHERE m.session_key IN (SELECT value FROM json_each(?)){conditions}
             LIMIT {WALK_LIMIT + 1}""",
             (json.dumps(sessions), *params),
         )
         if len(parts) > WALK_LIMIT:
             return None
         owner = dict(parts)
-    rowids = sorted(owner)
-    sql = """SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?
-        AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
     scores: dict[str, list[tuple[float, int]]] = {}
-    for rowid, score in run(conn, sql, (match, rowids[0], rowids[-1], json.dumps(rowids))):
+    for rowid, score in _scores(conn, run, match, sorted(owner)):
         scores.setdefault(owner[rowid], []).append((score, rowid))
     lowest = {session: min(found)[0] for session, found in scores.items()}
     tops = [rowid for session, found in scores.items() for score, rowid in found if score == lowest[session]]
-    keys = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
-        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
-    ranked = sorted(run(conn, keys, (json.dumps(tops),)), key=lambda row: row[2:])  # session, message, part
+    ranked = sorted(hit_keys(conn, run, tops), key=lambda row: row[2:])  # session, message, part
     ranked.sort(key=lambda row: (row[1] is not None, row[1] or ""), reverse=True)  # newest first, no time last
     best: dict[str, tuple[Any, ...]] = {}
     for rowid, _, session, message, idx in ranked:
@@ -420,13 +444,8 @@ def _ordered(
     rowids = [rowid for rowid, time in hits if time in times]
     unscored = [rowid for rowid in rowids if rowid not in scores]
     if unscored:
-        sql = """SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?
-            AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
-        scores.update(run(conn, sql, (match, min(unscored), max(unscored), json.dumps(unscored))))
-    listed = json.dumps(rowids)
-    keyed = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
-        JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
-    scored = run(conn, keyed, (listed,))
+        scores.update(_scores(conn, run, match, unscored))
+    scored = hit_keys(conn, run, rowids)
     scored.sort(key=lambda hit: hit[2:])  # session, message, part
     scored.sort(key=lambda hit: scores[hit[0]])
     scored.sort(key=lambda hit: hit[1] or "", reverse=newest)
