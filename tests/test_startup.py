@@ -245,6 +245,6 @@ def test_the_guard_by_identity_names_what_the_guard_by_real_path_names(tmp_path)
     named = []
     for target in targets:
         real = os.path.realpath(target)
-        named.append(where._holder(real))
+        named.append(where._holder(real, where._folders()))
         assert named[-1] == where._holder_by_path(real, where._folders()), target
     assert [n is not None for n in named] == [True] * 8 + [False] * 3

@@ -13,6 +13,7 @@ changed: sync everything).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -166,8 +167,6 @@ def _decodable(path: Path) -> bool:
 
 def _decodable_tree(root: Path) -> bool:
     """Whether every name under ``root`` (unreadable folders skipped) came from UTF-8 bytes."""
-    import os
-
     for _, folders, files in os.walk(root):
         for name in (*folders, *files):
             try:

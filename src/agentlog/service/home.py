@@ -63,9 +63,9 @@ class Home(msgspec.Struct, frozen=True):
             folders.update(self._agent_folder(r) for r in roots if r not in scanned)
         return folders
 
-    def _holder(self, real: str) -> str | None:
-        """The first (sorted) of :meth:`log_folders` that is or holds the real
-        path ``real``, or ``None``.  When ``real``'s folder exists, a folder is
+    def _holder(self, real: str, folders: set[Path]) -> str | None:
+        """The first (sorted) of ``folders`` (:meth:`_folders`) that is or holds the
+        real path ``real``, as a real path, or ``None``.  When ``real``'s folder exists, a folder is
         compared by identity (``os.stat``: device and inode) with ``real`` and
         each of its ancestors: one ``stat`` a folder, where ``os.path.realpath``
         of every folder took one ``lstat`` per path component (~770 for 90
@@ -79,7 +79,7 @@ class Home(msgspec.Struct, frozen=True):
                 st = os.stat(up)
             except OSError:
                 if up != real:  # an ancestor is missing: compare every folder's real path
-                    return self._holder_by_path(real, self._folders())
+                    return self._holder_by_path(real, folders)
             else:
                 ancestors[(st.st_dev, st.st_ino)] = None
             if os.path.dirname(up) == up:
@@ -87,7 +87,7 @@ class Home(msgspec.Struct, frozen=True):
             up = os.path.dirname(up)
         held: list[str] = []
         unsure: list[Path] = []
-        for folder in self._folders():
+        for folder in folders:
             if ".." in folder.parts:
                 unsure.append(folder)
                 continue
@@ -137,10 +137,11 @@ class Home(msgspec.Struct, frozen=True):
         - a log file ``known`` recognises (e.g. a source in the index);
         - ``index``, agentlog's index in use (an export over it).
 
-        Call the function for each file written.
+        The log folders are listed once: call the function for each file written.
         Read-only, always: agentlog never writes in an agent's folder."""
         from agentlog.adapters import registered
 
+        folders = self._folders()
         adapters = registered()
         names = {name for a in adapters for name in getattr(a, "project_files", ())}
         owned = {pattern for a in adapters for pattern in getattr(a, "project_owned", ())}
@@ -148,7 +149,7 @@ class Home(msgspec.Struct, frozen=True):
         def why(path: str | Path) -> str | None:
             real = os.path.realpath(path)
             base = sqlite_main(real)
-            folder = self._holder(real)
+            folder = self._holder(real, folders)
             if folder is not None:
                 return f"{path} is inside an agent's folder ({folder})"
             parts = Path(real).parts
