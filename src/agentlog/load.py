@@ -88,7 +88,9 @@ def jsonl_batches(
 ) -> Iterator[Batch]:
     """Parse a JSONL source from byte ``start`` in batches of up to ``lines`` lines
     (the first ones smaller, from 2,000 lines doubling, so a consumer in another
-    process starts early and never waits long for the next one)."""
+    process starts early and never waits long for the next one).  Each batch but
+    the last ends where :func:`open_tail` says: the fragments of its open messages
+    (at most :data:`CARRY_MAX`) start the next one."""
     try:
         parser = adapter.new_parser(ref, sidecars)
         if state is not None:
