@@ -51,6 +51,12 @@ class Source(Protocol):
         what a walk needs of a block where no session is new (no scores)."""
         ...
 
+    def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
+        """``(session, hits, lowest rowid)`` of the whole blocks just below hit
+        ``before`` whose hits are all of its session (a multiple of the window), read
+        without their hits; ``None`` when the next block is not (or not known to be)."""
+        ...
+
 
 class Group(NamedTuple):
     """A session on a grouped page: its ``best`` hit and its ``hits`` in the blocks walked."""
@@ -117,7 +123,8 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
     walked (a page further on may walk more and count more).  Of each block only its
     hits' sessions are read (:meth:`Source.sessions`), and only the hits from its new
     sessions' first to their last are ranked (a hit's score does not depend on the
-    others ranked with it)."""
+    others ranked with it); the whole blocks after it that hold only its last hit's
+    session are counted, not read (:meth:`Source.whole_blocks`)."""
     found: dict[str, int] = {}  # session: its hits walked
     firsts: list[Key] = []  # each session's best hit, in order
     before: int | None = None
@@ -144,4 +151,9 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
         if ended or len(firsts) >= wanted:
             break
         before = walked[-1][0]
+        whole = source.whole_blocks(before)  # blocks that cannot hold a new session
+        if whole is not None:
+            key, hits, before = whole
+            found[key] += hits
+            matches += hits
     return Grouped([Group(best, found[best[3]]) for best in firsts], ended, matches)

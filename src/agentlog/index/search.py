@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
+from agentlog.index import runs
 from agentlog.index.blocks import Block, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
@@ -407,6 +408,10 @@ class _JoinedBlocks:
         self.walked = self.budget.run(self.conn, self._sql(0, before), (self.match, *self.params))
         return [(row[0], row[2]) for row in self.walked]
 
+    def whole_blocks(self, before: int) -> None:
+        """No block is skipped with filters (each is read whole)."""
+        return None
+
     def _sql(self, skip: int, before: int | None) -> str:
         """The block's hits that pass the filters, keyed (no score), newest first."""
         keys = "parts_fts.rowid, m.timestamp, m.session_key, m.id, p.idx"
@@ -464,11 +469,28 @@ class _IndexBlocks:
         return Block(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), size, oldest)
 
     def sessions(self, before: int | None) -> list[tuple[int, str]]:
+        """The block's hits and their sessions, from the runs of part rowids
+        (:func:`agentlog.index.runs.sessions_of`)."""
         bound = "" if before is None else f" AND rowid < {int(before)}"
-        sql = f"""SELECT f.rowid, m.session_key FROM (
-                SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}) f
-            JOIN parts p ON p.rowid = f.rowid JOIN messages m ON m.rowid = p.message_rowid ORDER BY f.rowid DESC"""
-        return [(rowid, key) for rowid, key in self.budget.run(self.conn, sql, (self.match,))]
+        sql = f"SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}"
+        rowids = [rowid for (rowid,) in self.budget.run(self.conn, sql, (self.match,))]
+        return list(zip(rowids, runs.sessions_of(self.conn, self.budget.run, rowids), strict=True))
+
+    def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
+        """The whole blocks below hit ``before`` whose hits all lie in its run of part
+        rowids (:func:`agentlog.index.runs.run_of`): its session, their hits and the
+        lowest of them; ``None`` when the next block is not all in it.  Counted by
+        FTS5 between the run's first rowid and ``before``, no hit read."""
+        run = runs.run_of(self.conn, self.budget.run, before)
+        if run is None or run.first >= before:
+            return None
+        inside = f"parts_fts MATCH ? AND rowid >= {int(run.first)} AND rowid < {int(before)}"
+        (count,) = self.budget.run(self.conn, f"SELECT count(*) FROM parts_fts WHERE {inside}", (self.match,))[0]
+        hits = count - count % self.window
+        if not hits:
+            return None
+        sql = f"SELECT rowid FROM parts_fts WHERE {inside} ORDER BY rowid DESC LIMIT 1 OFFSET {hits - 1}"
+        return run.session, hits, self.budget.run(self.conn, sql, (self.match,))[0][0]
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:
