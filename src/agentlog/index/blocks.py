@@ -46,9 +46,15 @@ class Source(Protocol):
         ``None``), keyed for at least its ``need`` best (all when ``None``)."""
         ...
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
-        """``(part rowid, session)`` of the block of hits below ``before``, newest first:
-        what a walk needs of a block where no session is new (no scores)."""
+    def sessions(self, before: int | None) -> Walked:
+        """The block of hits below ``before`` as a walk reads it (no scores)."""
+        ...
+
+    def firsts(self, skip: int, before: int | None, count: int, fresh: dict[int, str]) -> list[First]:
+        """Of the ``count`` hits after the newest ``skip`` below ``before``, the best hit
+        of each session of ``fresh`` (``{part rowid: session}`` of its hits there) and,
+        when ``fresh`` holds more than one session, its newest time among them
+        (:func:`firsts_of`; ``None`` otherwise: it orders nothing)."""
         ...
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
@@ -56,6 +62,35 @@ class Source(Protocol):
         ``before`` whose hits are all of its session (a multiple of the window), read
         without their hits; ``None`` when the next block is not (or not known to be)."""
         ...
+
+
+class Walked(NamedTuple):
+    """A block's hits as a walk reads them: their part ``rowids``, newest first, and
+    ``spans``, ``(session, start, end)`` for each stretch ``rowids[start:end]`` of one
+    session's hits, in order (:func:`agentlog.index.runs.spans_of`)."""
+
+    rowids: list[int]
+    spans: list[tuple[str, int, int]]
+
+
+class First(NamedTuple):
+    """A session's ``best`` hit in a block and its ``newest`` time there (``None``: no
+    time, or not asked for)."""
+
+    best: Key
+    newest: Any
+
+
+def firsts_of(hits: list[Key], fresh: dict[int, str]) -> list[First]:
+    """Of ``hits`` (keyed, in :func:`rank_order`), the first (best) hit of each
+    session whose hits ``fresh`` lists, and its newest time among ``hits``."""
+    new: dict[str, list[Any]] = {}  # session: [best hit, newest time]
+    for hit in hits:
+        if hit[0] in fresh:
+            group = new.setdefault(hit[3], [hit, None])
+            if hit[2] is not None and (group[1] is None or hit[2] > group[1]):
+                group[1] = hit[2]
+    return [First(best, newest) for best, newest in new.values()]
 
 
 class Group(NamedTuple):
@@ -131,26 +166,21 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
     matches = 0
     while True:
         walked = source.sessions(before)
-        fresh = {key for _, key in walked if key not in found}
-        for _, key in walked:
-            found[key] = found.get(key, 0) + 1
-        matches += len(walked)
+        fresh = {key for key, _, _ in walked.spans if key not in found}
+        for key, start, end in walked.spans:
+            found[key] = found.get(key, 0) + end - start
+        matches += len(walked.rowids)
         if fresh:  # rank the part of the block that holds its new sessions' hits
-            at = [i for i, (_, key) in enumerate(walked) if key in fresh]
-            new: dict[str, list[Any]] = {}  # session: [best hit, newest time in this block]
-            for hit in source(at[0], before, None, at[-1] - at[0] + 1).hits:
-                if hit[3] in fresh:
-                    group = new.setdefault(hit[3], [hit, None])
-                    if hit[2] is not None and (group[1] is None or hit[2] > group[1]):
-                        group[1] = hit[2]
-            groups = sorted(new.values(), key=lambda g: g[0][3:])  # session, message, part
-            groups.sort(key=lambda g: (g[1] is not None, g[1] or ""), reverse=True)  # newest DESC, none last
-            groups.sort(key=lambda g: g[0][1])  # the best hit's score
-            firsts.extend(g[0] for g in groups)
-        ended = len(walked) < window
+            at = [(key, start, end) for key, start, end in walked.spans if key in fresh]
+            mine = {walked.rowids[i]: key for key, start, end in at for i in range(start, end)}
+            groups = sorted(source.firsts(at[0][1], before, at[-1][2] - at[0][1], mine), key=lambda g: g.best[3:])
+            groups.sort(key=lambda g: (g.newest is not None, g.newest or ""), reverse=True)  # newest DESC, none last
+            groups.sort(key=lambda g: g.best[1])  # the best hit's score
+            firsts.extend(g.best for g in groups)
+        ended = len(walked.rowids) < window
         if ended or len(firsts) >= wanted:
             break
-        before = walked[-1][0]
+        before = walked.rowids[-1]
         whole = source.whole_blocks(before)  # blocks that cannot hold a new session
         if whole is not None:
             key, hits, before = whole

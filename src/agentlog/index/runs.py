@@ -5,7 +5,7 @@ rowids from the largest part rowid + 1 (:meth:`agentlog.index.store.Store._write
 so a session's parts are a few runs of rowids: 3,095 runs for 2.36 M parts on a
 1 M-message index (one a session), a few hundred KB.  A search grouped by session
 reads the session of a thousand hits from the runs that cover them
-(:func:`sessions_of`) instead of looking up each hit's part and message
+(:func:`spans_of`) instead of looking up each hit's part and message
 (1.5 µs a hit), and knows that every hit between two rowids of one run is that
 session's (:func:`run_of`).
 
@@ -19,7 +19,9 @@ part had).
 
 from __future__ import annotations
 
+import bisect
 import json
+import operator
 import sqlite3
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -71,29 +73,47 @@ _LOOKED_UP = """SELECT p.rowid, m.session_key FROM parts p JOIN messages m ON m.
     WHERE p.rowid IN (SELECT value FROM json_each(?))"""
 
 
-def sessions_of(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> list[str]:
-    """The session of each part of ``rowids`` (newest, i.e. highest, first), in that
-    order, from the runs that cover them; a part no run covers (a ``part_runs`` row
-    deleted by hand) is looked up through its message.  Raises ``KeyError`` for a
-    rowid that is no part."""
+Span = tuple[str, int, int]
+"""``(session, start, end)``: the hits ``rowids[start:end]`` of a list are that session's."""
+
+
+def spans_of(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> list[Span]:
+    """The sessions of the parts ``rowids`` (highest first), as spans of consecutive
+    hits of one session in that order (every index of ``rowids`` in one span), from
+    the runs that cover them; a part no run covers (a ``part_runs`` row deleted by
+    hand) is looked up through its message.  Raises ``KeyError`` for a rowid that
+    is no part.  The one place that says which session a hit is of without its message."""
     if not rowids:
         return []
-    runs = [PartRun(*row) for row in run(conn, _COVERING, (rowids[0], rowids[-1], rowids[-1]))]
-    out: list[str] = []
-    missing: list[int] = []
-    at = len(runs) - 1
-    for rowid in rowids:
-        while at >= 0 and runs[at].first > rowid:
-            at -= 1
-        if at >= 0 and rowid <= runs[at].last:
-            out.append(runs[at].session)
-        else:
-            out.append("")
-            missing.append(rowid)
-    if missing:
-        found: dict[int, str] = dict(run(conn, _LOOKED_UP, (json.dumps(missing),)))
-        out = [key or found[rowid] for rowid, key in zip(rowids, out, strict=True)]
-    return out
+    covering = [PartRun(*row) for row in run(conn, _COVERING, (rowids[0], rowids[-1], rowids[-1]))]
+    pieces: list[tuple[str | None, int, int]] = []
+    at = 0
+    for part_run in reversed(covering):  # highest first, as rowids
+        start = bisect.bisect_left(rowids, -part_run.last, lo=at, key=operator.neg)
+        end = bisect.bisect_right(rowids, -part_run.first, lo=start, key=operator.neg)
+        if start > at:
+            pieces.append((None, at, start))
+        if end > start:
+            pieces.append((part_run.session, start, end))
+        at = end
+    if at < len(rowids):
+        pieces.append((None, at, len(rowids)))
+    spans: list[Span] = []
+    looked_up = _looked_up(conn, run, [rowids[i] for key, start, end in pieces if key is None for i in range(start, end)])
+    for key, start, end in pieces:
+        for i in range(start, end) if key is None else (start,):
+            session = looked_up[rowids[i]] if key is None else key
+            last = i + 1 if key is None else end
+            if spans and spans[-1][0] == session and spans[-1][2] == i:
+                spans[-1] = (session, spans[-1][1], last)
+            else:
+                spans.append((session, i, last))
+    return spans
+
+
+def _looked_up(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> dict[int, str]:
+    """``{part rowid: session}`` of ``rowids``, through their messages."""
+    return dict(run(conn, _LOOKED_UP, (json.dumps(rowids),))) if rowids else {}
 
 
 def run_of(conn: sqlite3.Connection, run: Run, rowid: int) -> PartRun | None:

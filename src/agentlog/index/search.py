@@ -26,7 +26,7 @@ import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import runs
-from agentlog.index.blocks import Block, flat, grouped, rank_order
+from agentlog.index.blocks import Block, First, Walked, firsts_of, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
 from agentlog.index.snippets import snippet
@@ -404,9 +404,18 @@ class _JoinedBlocks:
         scores = dict(self.scorer.scores(0, newest + 1, newest - oldest + 1, oldest))
         return Block(rank_order([(row[0], scores[row[0]], *row[1:]) for row in part]), len(part), oldest)
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+    def sessions(self, before: int | None) -> Walked:
         self.walked = self.budget.run(self.conn, self._sql(0, before), (self.match, *self.params))
-        return [(row[0], row[2]) for row in self.walked]
+        spans: list[tuple[str, int, int]] = []
+        for i, row in enumerate(self.walked):
+            if spans and spans[-1][0] == row[2]:
+                spans[-1] = (row[2], spans[-1][1], i + 1)
+            else:
+                spans.append((row[2], i, i + 1))
+        return Walked([row[0] for row in self.walked], spans)
+
+    def firsts(self, skip: int, before: int | None, count: int, fresh: dict[int, str]) -> list[First]:
+        return firsts_of(self(skip, before, None, count).hits, fresh)
 
     def whole_blocks(self, before: int) -> None:
         """No block is skipped with filters (each is read whole)."""
@@ -468,13 +477,29 @@ class _IndexBlocks:
         keys = {row[0]: row[1:] for row in hit_keys(self.conn, budget.run, (rowid for rowid, _ in scored))}
         return Block(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), size, oldest)
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+    def sessions(self, before: int | None) -> Walked:
         """The block's hits and their sessions, from the runs of part rowids
-        (:func:`agentlog.index.runs.sessions_of`)."""
+        (:func:`agentlog.index.runs.spans_of`)."""
         bound = "" if before is None else f" AND rowid < {int(before)}"
         sql = f"SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}"
         rowids = [rowid for (rowid,) in self.budget.run(self.conn, sql, (self.match,))]
-        return list(zip(rowids, runs.sessions_of(self.conn, self.budget.run, rowids), strict=True))
+        return Walked(rowids, runs.spans_of(self.conn, self.budget.run, rowids))
+
+    def firsts(self, skip: int, before: int | None, count: int, fresh: dict[int, str]) -> list[First]:
+        """Scored from ``parts_fts``; with one session new, only its best-scored hits
+        are keyed (the one first in :func:`rank_order` among them is its best), else
+        all its hits (their newest time orders the new sessions)."""
+        newest, oldest = max(fresh), min(fresh)  # the first and last hits of that part of the block
+        scored = [row for row in self.scores(0, newest + 1, count, oldest) if row[0] in fresh]
+        if len(set(fresh.values())) == 1 and scored:
+            best = min(score for _, score in scored)
+            scored = [row for row in scored if row[1] == best]
+            newest = False
+        else:
+            newest = True
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (rowid for rowid, _ in scored))}
+        found = firsts_of(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), fresh)
+        return found if newest else [First(first.best, None) for first in found]
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
         """The whole blocks below hit ``before`` whose hits all lie in its run of part
@@ -486,11 +511,11 @@ class _IndexBlocks:
             return None
         inside = f"parts_fts MATCH ? AND rowid >= {int(run.first)} AND rowid < {int(before)}"
         (count,) = self.budget.run(self.conn, f"SELECT count(*) FROM parts_fts WHERE {inside}", (self.match,))[0]
-        hits = count - count % self.window
-        if not hits:
+        if count < self.window:
             return None
-        sql = f"SELECT rowid FROM parts_fts WHERE {inside} ORDER BY rowid DESC LIMIT 1 OFFSET {hits - 1}"
-        return run.session, hits, self.budget.run(self.conn, sql, (self.match,))[0][0]
+        # the lowest hit of those blocks: above the run's count % window oldest hits
+        sql = f"SELECT rowid FROM parts_fts WHERE {inside} ORDER BY rowid ASC LIMIT 1 OFFSET {count % self.window}"
+        return run.session, count - count % self.window, self.budget.run(self.conn, sql, (self.match,))[0][0]
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:
