@@ -73,6 +73,15 @@ def _check(conn: sqlite3.Connection) -> int:
     assert got == [key for _, key in truth]
     for rowid, key in truth[:: max(1, len(truth) // 50)]:  # and one hit at a time
         assert runs.spans_of(conn, _run, [rowid]) == [(key, 0, 1)]
+    session_of = dict(truth)
+    starts = [first for (first,) in conn.execute("SELECT first_rowid FROM part_runs ORDER BY 1 DESC")]
+    sparse = [rowid for rowid in starts[::2] if rowid in session_of]  # fewer hits than runs: looked up each
+    assert len(sparse) >= 2 and len(starts) > len(sparse)
+    got = []
+    for key, start, end in runs.spans_of(conn, _run, sparse):
+        assert start == len(got) and end > start
+        got += [key] * (end - start)
+    assert got == [session_of[rowid] for rowid in sparse]
     return len(truth)
 
 
@@ -143,6 +152,12 @@ def test_a_part_no_run_covers_is_looked_up(home, tmp_path):
     _sync(conn, home)
     conn.execute("DELETE FROM part_runs WHERE session_key IN ('claude_code:s1', 'claude_code:s4')")
     assert _check(conn) == 66
+    truth = conn.execute(
+        "SELECT p.rowid, m.session_key FROM parts p JOIN messages m ON m.rowid = p.message_rowid ORDER BY p.rowid DESC"
+    ).fetchall()
+    held = [None if key in ("claude_code:s1", "claude_code:s4") else key for _, key in truth]
+    assert held.count(None) == 18 + 12
+    assert runs._each(conn, _run, [rowid for rowid, _ in truth]) == [(key, i, i + 1) for i, key in enumerate(held)]
     assert runs.run_of(conn, _run, 1) == runs.PartRun(1, 6, "claude_code:s0")
     with pytest.raises(KeyError):
         runs.spans_of(conn, _run, [10_000])

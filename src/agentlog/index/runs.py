@@ -66,8 +66,13 @@ def add(conn: sqlite3.Connection, first: int, last: int, session: str) -> None:
 _COVERING = """SELECT first_rowid, last_rowid, session_key FROM part_runs
     WHERE first_rowid <= ? AND first_rowid >= COALESCE(
         (SELECT first_rowid FROM part_runs WHERE first_rowid <= ? ORDER BY first_rowid DESC LIMIT 1), ?)
-    ORDER BY first_rowid"""
-"""The runs that may hold rowids from the second parameter (least) to the first."""
+    ORDER BY first_rowid LIMIT ?"""
+"""The runs that may hold rowids from the second parameter (least) to the first (at
+most the last parameter of them)."""
+
+_EACH = """SELECT h.value, r.last_rowid, r.session_key FROM json_each(?) h JOIN part_runs r
+    ON r.first_rowid = (SELECT first_rowid FROM part_runs WHERE first_rowid <= h.value ORDER BY first_rowid DESC LIMIT 1)"""
+"""Each rowid of a JSON list with the run that may hold it (none: left out)."""
 
 _LOOKED_UP = """SELECT p.rowid, m.session_key FROM parts p JOIN messages m ON m.rowid = p.message_rowid
     WHERE p.rowid IN (SELECT value FROM json_each(?))"""
@@ -80,26 +85,17 @@ Span = tuple[str, int, int]
 def spans_of(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> list[Span]:
     """The sessions of the parts ``rowids`` (highest first), as spans of consecutive
     hits of one session in that order (every index of ``rowids`` in one span), from
-    the runs that cover them; a part no run covers (a ``part_runs`` row deleted by
-    hand) is looked up through its message.  Raises ``KeyError`` for a rowid that
+    the runs that cover them: read once and matched to the hits when there are fewer
+    runs than hits (hits close together: a long session's), else looked up hit by hit
+    (hits far apart: a rare word's); a part no run covers (a ``part_runs`` row deleted
+    by hand) is looked up through its message.  Raises ``KeyError`` for a rowid that
     is no part.  The one place that says which session a hit is of without its message."""
     if not rowids:
         return []
-    covering = [PartRun(*row) for row in run(conn, _COVERING, (rowids[0], rowids[-1], rowids[-1]))]
-    pieces: list[tuple[str | None, int, int]] = []
-    at = 0
-    for part_run in reversed(covering):  # highest first, as rowids
-        start = bisect.bisect_left(rowids, -part_run.last, lo=at, key=operator.neg)
-        end = bisect.bisect_right(rowids, -part_run.first, lo=start, key=operator.neg)
-        if start > at:
-            pieces.append((None, at, start))
-        if end > start:
-            pieces.append((part_run.session, start, end))
-        at = end
-    if at < len(rowids):
-        pieces.append((None, at, len(rowids)))
-    spans: list[Span] = []
+    covering = run(conn, _COVERING, (rowids[0], rowids[-1], rowids[-1], len(rowids) + 1))
+    pieces = _each(conn, run, rowids) if len(covering) > len(rowids) else _matched(rowids, covering)
     looked_up = _looked_up(conn, run, [rowids[i] for key, start, end in pieces if key is None for i in range(start, end)])
+    spans: list[Span] = []
     for key, start, end in pieces:
         for i in range(start, end) if key is None else (start,):
             session = looked_up[rowids[i]] if key is None else key
@@ -109,6 +105,34 @@ def spans_of(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> list[Span
             else:
                 spans.append((session, i, last))
     return spans
+
+
+Piece = tuple[str | None, int, int]
+"""A :data:`Span` whose session is ``None`` when no run holds its hits."""
+
+
+def _matched(rowids: list[int], covering: list[tuple[Any, ...]]) -> list[Piece]:
+    """The pieces of ``rowids`` (highest first) that the runs ``covering`` them (rows
+    of :data:`_COVERING`) hold, found by bisection for each run."""
+    pieces: list[Piece] = []
+    at = 0
+    for first, last, session in reversed(covering):  # highest first, as rowids
+        start = bisect.bisect_left(rowids, -last, lo=at, key=operator.neg)
+        end = bisect.bisect_right(rowids, -first, lo=start, key=operator.neg)
+        if start > at:
+            pieces.append((None, at, start))
+        if end > start:
+            pieces.append((session, start, end))
+        at = end
+    if at < len(rowids):
+        pieces.append((None, at, len(rowids)))
+    return pieces
+
+
+def _each(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> list[Piece]:
+    """The pieces of ``rowids``, one a hit, each hit's run looked up in SQL (:data:`_EACH`)."""
+    held = {rowid: session for rowid, last, session in run(conn, _EACH, (json.dumps(rowids),)) if rowid <= last}
+    return [(held.get(rowid), i, i + 1) for i, rowid in enumerate(rowids)]
 
 
 def _looked_up(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> dict[int, str]:

@@ -489,17 +489,15 @@ class _IndexBlocks:
         """Scored from ``parts_fts``; with one session new, only its best-scored hits
         are keyed (the one first in :func:`rank_order` among them is its best), else
         all its hits (their newest time orders the new sessions)."""
-        newest, oldest = max(fresh), min(fresh)  # the first and last hits of that part of the block
-        scored = [row for row in self.scores(0, newest + 1, count, oldest) if row[0] in fresh]
-        if len(set(fresh.values())) == 1 and scored:
+        highest, lowest = max(fresh), min(fresh)  # the first and last hits of that part of the block
+        scored = [row for row in self.scores(0, highest + 1, count, lowest) if row[0] in fresh]
+        one = len(set(fresh.values())) == 1
+        if one and scored:
             best = min(score for _, score in scored)
             scored = [row for row in scored if row[1] == best]
-            newest = False
-        else:
-            newest = True
         keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (rowid for rowid, _ in scored))}
         found = firsts_of(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), fresh)
-        return found if newest else [First(first.best, None) for first in found]
+        return [First(first.best, None) for first in found] if one else found
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
         """The whole blocks below hit ``before`` whose hits all lie in its run of part
