@@ -173,7 +173,7 @@ class _Spy:
 
 def _looked_up_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The walk as it was before the runs: each block's sessions looked up hit by hit,
-    every block read, every hit of a new session keyed."""
+    every block read, each block's new sessions ranked apart, every hit of theirs keyed."""
 
     def sessions(self: Any, before: int | None) -> Walked:
         bound = "" if before is None else f" AND rowid < {int(before)}"
@@ -186,8 +186,16 @@ def _looked_up_walk(monkeypatch: pytest.MonkeyPatch) -> None:
         )
         return Walked([r[0] for r in rows], [(key, i, i + 1) for i, (_, key) in enumerate(rows)])
 
-    def firsts(self: Any, skip: int, before: int | None, count: int, fresh: dict[int, str]) -> list[First]:
-        return firsts_of(self(skip, before, None, count).hits, fresh)
+    def firsts(self: Any, parts: list[dict[int, str]]) -> list[list[First]]:
+        out = []
+        for fresh in parts:  # each block's part ranked on its own, every hit keyed
+            lowest, highest = min(fresh), max(fresh)
+            (count,) = self.conn.execute(
+                "SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ? AND rowid BETWEEN ? AND ?",
+                (self.match, lowest, highest),
+            ).fetchone()
+            out.append(firsts_of(self(0, highest + 1, None, count).hits, fresh))
+        return out
 
     monkeypatch.setattr(search_module._IndexBlocks, "sessions", sessions)
     monkeypatch.setattr(search_module._IndexBlocks, "whole_blocks", lambda self, before: None)

@@ -50,11 +50,12 @@ class Source(Protocol):
         """The block of hits below ``before`` as a walk reads it (no scores)."""
         ...
 
-    def firsts(self, skip: int, before: int | None, count: int, fresh: dict[int, str]) -> list[First]:
-        """Of the ``count`` hits after the newest ``skip`` below ``before``, the best hit
-        of each session of ``fresh`` (``{part rowid: session}`` of its hits there) and,
-        when ``fresh`` holds more than one session, its newest time among them
-        (:func:`firsts_of`; ``None`` otherwise: it orders nothing)."""
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        """For each of ``parts`` (``{part rowid: session}`` of the hits of the sessions
+        new to one block, from the first of them to the last, in that block), the best
+        hit of each of those sessions and, when it lists more than one session, its
+        newest time among them (:func:`firsts_of`; ``None`` otherwise: it orders
+        nothing); all scored at once."""
         ...
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
@@ -158,27 +159,24 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
     walked (a page further on may walk more and count more).  Of each block only its
     hits' sessions are read (:meth:`Source.sessions`), and only the hits from its new
     sessions' first to their last are ranked (a hit's score does not depend on the
-    others ranked with it); the whole blocks after it that hold only its last hit's
-    session are counted, not read (:meth:`Source.whole_blocks`)."""
+    others ranked with it), all blocks' at once once the walk ends (:meth:`Source.firsts`);
+    the whole blocks after a block that hold only its last hit's session are counted,
+    not read (:meth:`Source.whole_blocks`)."""
     found: dict[str, int] = {}  # session: its hits walked
-    firsts: list[Key] = []  # each session's best hit, in order
+    parts: list[dict[int, str]] = []  # each block's hits of its new sessions, to rank
     before: int | None = None
-    matches = 0
+    matches = news = 0
     while True:
         walked = source.sessions(before)
         fresh = {key for key, _, _ in walked.spans if key not in found}
         for key, start, end in walked.spans:
             found[key] = found.get(key, 0) + end - start
         matches += len(walked.rowids)
-        if fresh:  # rank the part of the block that holds its new sessions' hits
-            at = [(key, start, end) for key, start, end in walked.spans if key in fresh]
-            mine = {walked.rowids[i]: key for key, start, end in at for i in range(start, end)}
-            groups = sorted(source.firsts(at[0][1], before, at[-1][2] - at[0][1], mine), key=lambda g: g.best[3:])
-            groups.sort(key=lambda g: (g.newest is not None, g.newest or ""), reverse=True)  # newest DESC, none last
-            groups.sort(key=lambda g: g.best[1])  # the best hit's score
-            firsts.extend(g.best for g in groups)
+        if fresh:
+            parts.append({walked.rowids[i]: key for key, start, end in walked.spans if key in fresh for i in range(start, end)})
+            news += len(fresh)
         ended = len(walked.rowids) < window
-        if ended or len(firsts) >= wanted:
+        if ended or news >= wanted:
             break
         before = walked.rowids[-1]
         whole = source.whole_blocks(before)  # blocks that cannot hold a new session
@@ -186,4 +184,10 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
             key, hits, before = whole
             found[key] += hits
             matches += hits
+    firsts: list[Key] = []  # each session's best hit, in order
+    for new in source.firsts(parts):
+        groups = sorted(new, key=lambda g: g.best[3:])  # session, message, part
+        groups.sort(key=lambda g: (g.newest is not None, g.newest or ""), reverse=True)  # newest DESC, none last
+        groups.sort(key=lambda g: g.best[1])  # the best hit's score
+        firsts.extend(g.best for g in groups)
     return Grouped([Group(best, found[best[3]]) for best in firsts], ended, matches)

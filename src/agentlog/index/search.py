@@ -28,7 +28,7 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import runs
 from agentlog.index.blocks import Block, First, Walked, firsts_of, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
-from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
+from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, ranges_scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.index.timeline import hit_keys, time_sorted
@@ -388,6 +388,8 @@ class _JoinedBlocks:
         self.scorer = scorer
         self.found = f"{_joins(where)} WHERE {' AND '.join(['parts_fts MATCH ?', *where])}"
         self.walked: list[tuple[Any, ...]] = []
+        self.walks: dict[int, tuple[Any, ...]] = {}
+        """The keyed rows of every block a walk read (:meth:`sessions`), by part rowid."""
 
     @property
     def estimated(self) -> bool:
@@ -406,6 +408,7 @@ class _JoinedBlocks:
 
     def sessions(self, before: int | None) -> Walked:
         self.walked = self.budget.run(self.conn, self._sql(0, before), (self.match, *self.params))
+        self.walks.update((row[0], row) for row in self.walked)
         spans: list[tuple[str, int, int]] = []
         for i, row in enumerate(self.walked):
             if spans and spans[-1][0] == row[2]:
@@ -414,8 +417,13 @@ class _JoinedBlocks:
                 spans.append((row[2], i, i + 1))
         return Walked([row[0] for row in self.walked], spans)
 
-    def firsts(self, skip: int, before: int | None, count: int, fresh: dict[int, str]) -> list[First]:
-        return firsts_of(self(skip, before, None, count).hits, fresh)
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        if not parts:
+            return []
+        scores = dict(self.scorer.ranges_scores(parts))
+        return [
+            firsts_of(rank_order([(r, scores[r], *self.walks[r][1:]) for r in fresh]), fresh) for fresh in parts
+        ]
 
     def whole_blocks(self, before: int) -> None:
         """No block is skipped with filters (each is read whole)."""
@@ -485,19 +493,38 @@ class _IndexBlocks:
         rowids = [rowid for (rowid,) in self.budget.run(self.conn, sql, (self.match,))]
         return Walked(rowids, runs.spans_of(self.conn, self.budget.run, rowids))
 
-    def firsts(self, skip: int, before: int | None, count: int, fresh: dict[int, str]) -> list[First]:
-        """Scored from ``parts_fts``; with one session new, only its best-scored hits
-        are keyed (the one first in :func:`rank_order` among them is its best), else
-        all its hits (their newest time orders the new sessions)."""
-        highest, lowest = max(fresh), min(fresh)  # the first and last hits of that part of the block
-        scored = [row for row in self.scores(0, highest + 1, count, lowest) if row[0] in fresh]
-        one = len(set(fresh.values())) == 1
-        if one and scored:
-            best = min(score for _, score in scored)
-            scored = [row for row in scored if row[1] == best]
-        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (rowid for rowid, _ in scored))}
-        found = firsts_of(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), fresh)
-        return [First(first.best, None) for first in found] if one else found
+    def ranges_scores(self, parts: list[dict[int, str]]) -> Scores:
+        """The scores of the hits from the first to the last rowid of each of ``parts``
+        (:func:`agentlog.index.rank.ranges_scores`, in one statement)."""
+        ranges = [(min(part), max(part), len(part)) for part in parts]
+        budget = self.budget
+        self.prior = ranges_scores(
+            self.conn, self.match, self.query, self.scope, ranges, budget.run, budget.check, self.prior
+        )
+        self.estimated = self.estimated or self.prior.estimated
+        return self.prior.scores
+
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        """Scored from ``parts_fts`` at once; where one session is new, only its
+        best-scored hits are keyed (the one first in :func:`rank_order` among them is
+        its best), else all its hits (their newest time orders the new sessions)."""
+        if not parts:
+            return []
+        scores = dict(self.ranges_scores(parts))
+        chosen: list[tuple[int, float]] = []
+        for fresh in parts:
+            scored = [(rowid, scores[rowid]) for rowid in fresh]
+            if len(set(fresh.values())) == 1:
+                best = min(score for _, score in scored)
+                scored = [row for row in scored if row[1] == best]
+            chosen += scored
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (rowid for rowid, _ in chosen))}
+        keyed = rank_order([(rowid, score, *keys[rowid]) for rowid, score in chosen])
+        out: list[list[First]] = []
+        for fresh in parts:
+            found = firsts_of([hit for hit in keyed if hit[0] in fresh], fresh)
+            out.append([First(first.best, None) for first in found] if len(set(fresh.values())) == 1 else found)
+        return out
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
         """The whole blocks below hit ``before`` whose hits all lie in its run of part
