@@ -266,3 +266,27 @@ def test_the_grouped_walk_equals_the_walk_that_looks_every_hit_up(home, tmp_path
         "SELECT DISTINCT m.session_key FROM parts_fts JOIN parts p ON p.rowid = parts_fts.rowid "
         "JOIN messages m ON m.rowid = p.message_rowid WHERE parts_fts MATCH 'alpha'")}  # fmt: skip
     assert len(holding) == 6 and sorted(r[0] for r in got[("alpha", 1, "{}")] if len(r) == 6) == sorted(holding)
+
+
+@pytest.mark.parametrize("filters", [{}, {"role": "user"}])
+def test_sessions_new_to_one_block_tied_on_score_go_newest_first(tmp_path, filters):
+    """Two sessions whose best hits score the same: the one whose hits in the block
+    are newer comes first (its weaker hit is its newest), not the one whose best hit
+    is newer, nor the first session key."""
+    project = tmp_path / "home/.claude/projects/-r"
+    project.mkdir(parents=True)
+    for name, times in (("zb", ("10:00", "12:00")), ("za", ("11:00", "10:30"))):
+        rows = [
+            {"sessionId": name, "uuid": f"{name}-{n}", "parentUuid": None, "cwd": "/work/r", "type": "user",
+             "timestamp": f"2026-05-01T{stamp}:00Z", "message": {"role": "user", "content": text}}
+            for n, (stamp, text) in enumerate(zip(times, ("zeta zeta", "zeta filler filler filler"), strict=True))
+        ]
+        (project / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    conn = db.connect(tmp_path / "index.sqlite")
+    _sync(conn, tmp_path / "home")
+    page = search(conn, "zeta", by_session=True, **filters)
+    assert [(h.session_key, h.message_id, h.session_hits) for h in page.hits] == [
+        ("claude_code:zb", "zb-0", 2),
+        ("claude_code:za", "za-0", 2),
+    ]
+    assert page.hits[0].rank == page.hits[1].rank

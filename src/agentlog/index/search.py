@@ -16,6 +16,8 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 import time
 from collections.abc import Callable
@@ -505,25 +507,26 @@ class _IndexBlocks:
         return self.prior.scores
 
     def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
-        """Scored from ``parts_fts`` at once; where one session is new, only its
-        best-scored hits are keyed (the one first in :func:`rank_order` among them is
-        its best), else all its hits (their newest time orders the new sessions)."""
+        """Scored from ``parts_fts`` at once; only each session's best-scored hits are
+        keyed (the one first in :func:`rank_order` among them is its best), and where
+        more than one session is new its newest time is summed up in SQL (:data:`_NEWEST`)."""
         if not parts:
             return []
         scores = dict(self.ranges_scores(parts))
-        chosen: list[tuple[int, float]] = []
+        chosen: list[list[int]] = []  # each part's best-scored hits, of every session
         for fresh in parts:
-            scored = [(rowid, scores[rowid]) for rowid in fresh]
-            if len(set(fresh.values())) == 1:
-                best = min(score for _, score in scored)
-                scored = [row for row in scored if row[1] == best]
-            chosen += scored
-        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (rowid for rowid, _ in chosen))}
-        keyed = rank_order([(rowid, score, *keys[rowid]) for rowid, score in chosen])
+            best: dict[str, float] = {}
+            for rowid, key in fresh.items():
+                if scores[rowid] < best.get(key, math.inf):
+                    best[key] = scores[rowid]
+            chosen.append([rowid for rowid, key in fresh.items() if scores[rowid] == best[key]])
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (r for part in chosen for r in part))}
+        several = [(n, rowid) for n, fresh in enumerate(parts) if len(set(fresh.values())) > 1 for rowid in fresh]
+        newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
         out: list[list[First]] = []
-        for fresh in parts:
-            found = firsts_of([hit for hit in keyed if hit[0] in fresh], fresh)
-            out.append([First(first.best, None) for first in found] if len(set(fresh.values())) == 1 else found)
+        for n, rowids in enumerate(chosen):
+            hits = rank_order([(rowid, scores[rowid], *keys[rowid]) for rowid in rowids])
+            out.append([First(first.best, newest.get((n, first.best[3]))) for first in firsts_of(hits, parts[n])])
         return out
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
@@ -541,6 +544,12 @@ class _IndexBlocks:
         # the lowest hit of those blocks: above the run's count % window oldest hits
         sql = f"SELECT rowid FROM parts_fts WHERE {inside} ORDER BY rowid ASC LIMIT 1 OFFSET {count % self.window}"
         return run.session, count - count % self.window, self.budget.run(self.conn, sql, (self.match,))[0][0]
+
+
+_NEWEST = """SELECT j.value ->> 0, m.session_key, max(m.timestamp) FROM json_each(?) j
+    JOIN parts p ON p.rowid = j.value ->> 1 JOIN messages m ON m.rowid = p.message_rowid GROUP BY 1, 2"""
+"""Of a JSON list of ``[n, part rowid]``, the newest time of each ``n``'s hits of each
+session (``NULL``: none has a time)."""
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:
