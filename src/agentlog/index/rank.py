@@ -176,15 +176,7 @@ def window_scores(
     reused (one search ranking several blocks counts once).  ``run`` runs a
     statement on ``conn`` within the search's budget (raising its error when
     stopped), ``stop`` is that budget's progress check."""
-    found = phrases(query) if query else []
-    counted = prior.counted if prior is not None else None
-    counts, estimated = (prior.counts, prior.estimated) if prior is not None else (None, False)
-    if prior is None and found and _kept(conn) is not None:
-        start = time.perf_counter()
-        counted_all, estimated, first = _counts(conn, run, [scope + p for p in found])
-        counted = first if len(found) == 1 else None
-        if estimated or time.perf_counter() - start > SCORE_S * min(window, max(counted_all)):
-            counts = counted_all
+    counted, counts, estimated = _chosen(conn, query, scope, window, run, prior)
     if counts is not None:
         scored = _apsw_scores(conn, match, counts, window, run, stop, skip, before, least)
         if scored is not None:
@@ -195,6 +187,50 @@ def window_scores(
         f"ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
     return Scored(run(conn, sql, (match,)), False, counted)
+
+
+def ranges_scores(
+    conn: sqlite3.Connection,
+    match: str,
+    query: str,
+    scope: str,
+    ranges: list[tuple[int, int, int]],
+    run: Run,
+    stop: Callable[[], int],
+    prior: Scored | None = None,
+) -> Scored:
+    """The hits of ``match`` in each of ``ranges`` (``(lowest rowid, highest rowid,
+    hits)``, inclusive, apart) and their scores as :func:`window_scores` gives them
+    (the same counts, the same choice of scorer), in one statement: one ``apsw``
+    transaction and check for all of them, not one a range."""
+    counted, counts, estimated = _chosen(conn, query, scope, sum(n for *_, n in ranges), run, prior)
+    arms = [f"parts_fts MATCH ? AND rowid >= {int(lo)} AND rowid <= {int(hi)}" for lo, hi, _ in ranges]
+    if counts is not None:
+        score = f"{FUNCTION}(parts_fts, {', '.join('?' * len(counts))})"
+        sql = " UNION ALL ".join(f"SELECT rowid, {score} FROM parts_fts WHERE {arm}" for arm in arms)
+        scored = _apsw_rows(conn, sql, tuple(v for _ in arms for v in (*counts, match)), run, stop)
+        if scored is not None:
+            return Scored(scored, estimated, counted, counts)
+    sql = " UNION ALL ".join(f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE {arm}" for arm in arms)
+    return Scored(run(conn, sql, tuple(match for _ in arms)), False, counted)
+
+
+def _chosen(
+    conn: sqlite3.Connection, query: str, scope: str, hits: int, run: Run, prior: Scored | None
+) -> tuple[tuple[int, bool] | None, list[int] | None, bool]:
+    """What :func:`window_scores` scores ``hits`` hits with: :attr:`Scored.counted`, the
+    phrases' counts for :func:`_apsw_scores` (``None``: the built-in ``bm25()``) and
+    whether one is estimated; ``prior``'s when given."""
+    found = phrases(query) if query else []
+    counted = prior.counted if prior is not None else None
+    counts, estimated = (prior.counts, prior.estimated) if prior is not None else (None, False)
+    if prior is None and found and _kept(conn) is not None:
+        start = time.perf_counter()
+        counted_all, estimated, first = _counts(conn, run, [scope + p for p in found])
+        counted = first if len(found) == 1 else None
+        if estimated or time.perf_counter() - start > SCORE_S * min(hits, max(counted_all)):
+            counts = counted_all
+    return counted, counts, estimated
 
 
 def _bounds(before: int | None, least: int | None) -> str:
@@ -237,22 +273,30 @@ def _apsw_scores(
 ) -> Scores | None:
     """The newest ``window`` hits of ``match`` (after ``skip`` below rowid ``before``,
     from rowid ``least``, as :func:`window_scores`) and their :func:`bm25` for these
-    phrases' row ``counts``, through the index's ``apsw`` connection; ``None`` when
-    there is none, another thread's search holds it, it was stopped, or it did not
-    see the caller's view of the index."""
-    kept = _kept(conn)
-    if kept is None or not kept.lock.acquire(blocking=False):
-        return None
-    db = kept.db
+    phrases' row ``counts``, through :func:`_apsw_rows`."""
     params = ", ".join("?" * len(counts))
     sql = (
         f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ? "
         f"{_bounds(before, least)} ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
+    return _apsw_rows(conn, sql, (*counts, match), run, stop)
+
+
+def _apsw_rows(
+    conn: sqlite3.Connection, sql: str, params: tuple[object, ...], run: Run, stop: Callable[[], int]
+) -> Scores | None:
+    """The rows of ``sql`` (``rowid`` and :data:`FUNCTION`'s score, given each phrase's
+    row count) through the index's ``apsw`` connection; ``None`` when there is none,
+    another thread's search holds it, it was stopped, or it did not see the caller's
+    view of the index."""
+    kept = _kept(conn)
+    if kept is None or not kept.lock.acquire(blocking=False):
+        return None
+    db = kept.db
     try:
         db.set_progress_handler(lambda: bool(stop()), 2_000)
         db.execute("BEGIN")  # one snapshot for the scores and the records checked
-        scores: Scores = list(db.execute(sql, (*counts, match)))
+        scores: Scores = list(db.execute(sql, params))
         seen = list(db.execute(_CHECK))
     except kept.errors:
         return None

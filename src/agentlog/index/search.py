@@ -16,6 +16,8 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 import time
 from collections.abc import Callable
@@ -25,9 +27,10 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
-from agentlog.index.blocks import Block, flat, grouped, rank_order
+from agentlog.index import runs
+from agentlog.index.blocks import Block, First, Walked, firsts_of, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
-from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
+from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, ranges_scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.index.timeline import hit_keys, time_sorted
@@ -387,6 +390,8 @@ class _JoinedBlocks:
         self.scorer = scorer
         self.found = f"{_joins(where)} WHERE {' AND '.join(['parts_fts MATCH ?', *where])}"
         self.walked: list[tuple[Any, ...]] = []
+        self.walks: dict[int, tuple[Any, ...]] = {}
+        """The keyed rows of every block a walk read (:meth:`sessions`), by part rowid."""
 
     @property
     def estimated(self) -> bool:
@@ -403,9 +408,28 @@ class _JoinedBlocks:
         scores = dict(self.scorer.scores(0, newest + 1, newest - oldest + 1, oldest))
         return Block(rank_order([(row[0], scores[row[0]], *row[1:]) for row in part]), len(part), oldest)
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+    def sessions(self, before: int | None) -> Walked:
         self.walked = self.budget.run(self.conn, self._sql(0, before), (self.match, *self.params))
-        return [(row[0], row[2]) for row in self.walked]
+        self.walks.update((row[0], row) for row in self.walked)
+        spans: list[tuple[str, int, int]] = []
+        for i, row in enumerate(self.walked):
+            if spans and spans[-1][0] == row[2]:
+                spans[-1] = (row[2], spans[-1][1], i + 1)
+            else:
+                spans.append((row[2], i, i + 1))
+        return Walked([row[0] for row in self.walked], spans)
+
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        if not parts:
+            return []
+        scores = dict(self.scorer.ranges_scores(parts))
+        return [
+            firsts_of(rank_order([(r, scores[r], *self.walks[r][1:]) for r in fresh]), fresh) for fresh in parts
+        ]
+
+    def whole_blocks(self, before: int) -> None:
+        """No block is skipped with filters (each is read whole)."""
+        return None
 
     def _sql(self, skip: int, before: int | None) -> str:
         """The block's hits that pass the filters, keyed (no score), newest first."""
@@ -463,12 +487,69 @@ class _IndexBlocks:
         keys = {row[0]: row[1:] for row in hit_keys(self.conn, budget.run, (rowid for rowid, _ in scored))}
         return Block(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), size, oldest)
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+    def sessions(self, before: int | None) -> Walked:
+        """The block's hits and their sessions, from the runs of part rowids
+        (:func:`agentlog.index.runs.spans_of`)."""
         bound = "" if before is None else f" AND rowid < {int(before)}"
-        sql = f"""SELECT f.rowid, m.session_key FROM (
-                SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}) f
-            JOIN parts p ON p.rowid = f.rowid JOIN messages m ON m.rowid = p.message_rowid ORDER BY f.rowid DESC"""
-        return [(rowid, key) for rowid, key in self.budget.run(self.conn, sql, (self.match,))]
+        sql = f"SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}"
+        rowids = [rowid for (rowid,) in self.budget.run(self.conn, sql, (self.match,))]
+        return Walked(rowids, runs.spans_of(self.conn, self.budget.run, rowids))
+
+    def ranges_scores(self, parts: list[dict[int, str]]) -> Scores:
+        """The scores of the hits from the first to the last rowid of each of ``parts``
+        (:func:`agentlog.index.rank.ranges_scores`, in one statement)."""
+        ranges = [(min(part), max(part), len(part)) for part in parts]
+        budget = self.budget
+        self.prior = ranges_scores(
+            self.conn, self.match, self.query, self.scope, ranges, budget.run, budget.check, self.prior
+        )
+        self.estimated = self.estimated or self.prior.estimated
+        return self.prior.scores
+
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        """Scored from ``parts_fts`` at once; only each session's best-scored hits are
+        keyed (the one first in :func:`rank_order` among them is its best), and where
+        more than one session is new its newest time is summed up in SQL (:data:`_NEWEST`)."""
+        if not parts:
+            return []
+        scores = dict(self.ranges_scores(parts))
+        chosen: list[list[int]] = []  # each part's best-scored hits, of every session
+        for fresh in parts:
+            best: dict[str, float] = {}
+            for rowid, key in fresh.items():
+                if scores[rowid] < best.get(key, math.inf):
+                    best[key] = scores[rowid]
+            chosen.append([rowid for rowid, key in fresh.items() if scores[rowid] == best[key]])
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (r for part in chosen for r in part))}
+        several = [(n, rowid) for n, fresh in enumerate(parts) if len(set(fresh.values())) > 1 for rowid in fresh]
+        newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
+        out: list[list[First]] = []
+        for n, rowids in enumerate(chosen):
+            hits = rank_order([(rowid, scores[rowid], *keys[rowid]) for rowid in rowids])
+            out.append([First(first.best, newest.get((n, first.best[3]))) for first in firsts_of(hits, parts[n])])
+        return out
+
+    def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
+        """The whole blocks below hit ``before`` whose hits all lie in its run of part
+        rowids (:func:`agentlog.index.runs.run_of`): its session, their hits and the
+        lowest of them; ``None`` when the next block is not all in it.  Counted by
+        FTS5 between the run's first rowid and ``before``, no hit read."""
+        run = runs.run_of(self.conn, self.budget.run, before)
+        if run is None or run.first >= before:
+            return None
+        inside = f"parts_fts MATCH ? AND rowid >= {int(run.first)} AND rowid < {int(before)}"
+        (count,) = self.budget.run(self.conn, f"SELECT count(*) FROM parts_fts WHERE {inside}", (self.match,))[0]
+        if count < self.window:
+            return None
+        # the lowest hit of those blocks: above the run's count % window oldest hits
+        sql = f"SELECT rowid FROM parts_fts WHERE {inside} ORDER BY rowid ASC LIMIT 1 OFFSET {count % self.window}"
+        return run.session, count - count % self.window, self.budget.run(self.conn, sql, (self.match,))[0][0]
+
+
+_NEWEST = """SELECT j.value ->> 0, m.session_key, max(m.timestamp) FROM json_each(?) j
+    JOIN parts p ON p.rowid = j.value ->> 1 JOIN messages m ON m.rowid = p.message_rowid GROUP BY 1, 2"""
+"""Of a JSON list of ``[n, part rowid]``, the newest time of each ``n``'s hits of each
+session (``NULL``: none has a time)."""
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:
