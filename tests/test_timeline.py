@@ -14,6 +14,7 @@ import pytest
 from agentlog.adapters import all_adapters
 from agentlog.index import db, timeline
 from agentlog.index import search as search_module
+from agentlog.index.rank import ListedScores
 from agentlog.index.schema import MIGRATIONS
 from agentlog.index.search import search
 from agentlog.index.sync import sync
@@ -97,8 +98,11 @@ FILTERS: list[dict[str, object]] = [
 
 def _joined(monkeypatch, conn, query: str, **kwargs):
     """The page of the joined query, which sorts every hit (the reference)."""
+    def joined(conn, translation, match, where, params, reasoning, limit, offset, sort, by_session, budget):
+        return search_module._joined_time(conn, translation, match, where, params, limit, offset, sort, by_session, budget)
+
     with monkeypatch.context() as patched:
-        patched.setattr(search_module, "time_sorted", lambda *args: None)
+        patched.setattr(search_module, "_time_page", joined)
         return search(conn, query, **kwargs)
 
 
@@ -171,8 +175,8 @@ def test_sessions_walked_by_time_are_the_grouped_sort(timed, monkeypatch, sort, 
                     assert walked.total == whole.total
                 else:  # the sessions walked: a lower bound
                     assert offset + len(walked.hits) <= walked.total <= whole.total
-    assert sum(w is not None for w in walks) > len(walks) / 3
-    assert any(w is None for w in walks)
+    assert sum(w[0] is not None for w in walks) > len(walks) / 3
+    assert any(w[0] is None for w in walks)
 
 
 def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch):
@@ -196,11 +200,13 @@ def test_a_walk_past_its_limit_gives_up_to_the_all_hits_sort(timed, monkeypatch)
     conn = db.connect(timed, readonly=True)
     monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
     monkeypatch.setattr(timeline, "WALK_LIMIT", 2)
-    run = search_module.Budget().run
+    budget = search_module.Budget()
+    run = budget.run
     match = "{text} : (rocket)"
-    assert timeline.by_time(conn, run, match, [], [], False, 40, "newest") is None
+    scores = ListedScores(conn, match, '"rocket"', "{text} : ", run, budget.check)
+    assert timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest") is None
     monkeypatch.setattr(timeline, "WALK_LIMIT", 10**6)
-    walked = timeline.by_time(conn, run, match, [], [], False, 40, "newest")
+    walked = timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest")
     assert walked is not None and len(walked) == 40
     page = search(conn, "rocket", limit=40, sort="newest")
     assert [rowid for rowid, _ in walked] == [

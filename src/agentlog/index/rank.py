@@ -39,6 +39,7 @@ anew gets a new connection (:func:`_kept`).
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -240,19 +241,28 @@ def _apsw_scores(
     phrases' row ``counts``, through the index's ``apsw`` connection; ``None`` when
     there is none, another thread's search holds it, it was stopped, or it did not
     see the caller's view of the index."""
-    kept = _kept(conn)
-    if kept is None or not kept.lock.acquire(blocking=False):
-        return None
-    db = kept.db
     params = ", ".join("?" * len(counts))
     sql = (
         f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ? "
         f"{_bounds(before, least)} ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
+    return _through_apsw(conn, sql, (*counts, match), run, stop)
+
+
+def _through_apsw(
+    conn: sqlite3.Connection, sql: str, params: tuple[object, ...], run: Run, stop: Callable[[], int]
+) -> Scores | None:
+    """``sql``'s ``(rowid, score)`` rows run on ``conn``'s index's ``apsw`` connection;
+    ``None`` when there is none, another thread's search holds it, it was stopped, or
+    it did not see the caller's view of the index."""
+    kept = _kept(conn)
+    if kept is None or not kept.lock.acquire(blocking=False):
+        return None
+    db = kept.db
     try:
         db.set_progress_handler(lambda: bool(stop()), 2_000)
         db.execute("BEGIN")  # one snapshot for the scores and the records checked
-        scores: Scores = list(db.execute(sql, (*counts, match)))
+        scores: Scores = list(db.execute(sql, params))
         seen = list(db.execute(_CHECK))
     except kept.errors:
         return None
@@ -346,3 +356,72 @@ def _open(apsw: Any, path: Path) -> _Kept | None:
     except apsw.Error:
         return None
     return _Kept(db, (apsw.Error, ValueError))
+
+
+_LISTED = "FROM parts_fts WHERE parts_fts MATCH ? AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"
+"""The hits among a JSON list of part rowids, asked as their one range (FTS5 seeks its
+lists to it; ``rowid + 0``: the list is no constraint FTS5 sees)."""
+
+
+class ListedScores:
+    """bm25 scores of listed hits of one search, in any order (e.g. the hits a time sort
+    finds sharing a time, :mod:`agentlog.index.timeline`): each phrase's rows counted
+    once for the search, up to :data:`COUNT_CAP` and estimated past it, as
+    :func:`window_scores` does, and the hits scored through ``apsw`` with those counts
+    (the built-in ``bm25()`` counts every row holding each phrase again in each
+    statement: 20–280 ms for a common word, to score a few hundred hits).  Without
+    ``apsw``, for raw FTS5 syntax (``query`` ``""``), or when ``apsw`` cannot score,
+    the built-in ``bm25()`` scores; where every count is exact the two give the same
+    doubles.  ``estimated``: a score used an estimated count.
+
+    ``first``: the caller's own count of ``match``'s rows when ``query`` is one phrase
+    (``match`` is ``scope`` + ``(query)``: they find the same rows), so it is not
+    counted again: ``(rows, last)``, its rows up to ``COUNT_CAP + 1`` in FTS5's order
+    (rowids ascending) and the highest rowid of those."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        match: str,
+        query: str,
+        scope: str,
+        run: Run,
+        stop: Callable[[], int],
+        first: tuple[int, int] | None = None,
+    ) -> None:
+        self.conn, self.match, self.query, self.scope, self.run, self.stop = conn, match, query, scope, run, stop
+        self.first = first
+        self.counts: list[int] | None = None
+        self.decided = self.estimate = self.estimated = False
+
+    def _decide(self) -> None:
+        """Count the phrases (once), when ``apsw`` is there to score with the counts."""
+        self.decided = True
+        found = phrases(self.query) if self.query else []
+        if not found or _kept(self.conn) is None:
+            return
+        if len(found) == 1 and self.first is not None:
+            rows, capped = self.first
+            if rows <= COUNT_CAP:
+                self.counts = [rows]
+                return
+            first, last = self.run(self.conn, _BOUNDS, ())[0]
+            self.counts, self.estimate = [estimated_rows(first, last, capped)], True
+            return
+        self.counts, self.estimate, _ = _counts(self.conn, self.run, [self.scope + p for p in found])
+
+    def __call__(self, rowids: list[int]) -> dict[int, float]:
+        """``{rowid: score}`` of those of ``rowids`` that match (lower is better)."""
+        if not rowids:
+            return {}
+        if not self.decided:
+            self._decide()
+        listed = (min(rowids), max(rowids), json.dumps(rowids))
+        if self.counts is not None:
+            params = ", ".join("?" * len(self.counts))
+            sql = f"SELECT rowid, {FUNCTION}(parts_fts, {params}) {_LISTED}"
+            scored = _through_apsw(self.conn, sql, (*self.counts, self.match, *listed), self.run, self.stop)
+            if scored is not None:
+                self.estimated = self.estimated or self.estimate
+                return dict(scored)
+        return dict(self.run(self.conn, f"SELECT rowid, bm25(parts_fts) {_LISTED}", (self.match, *listed)))
