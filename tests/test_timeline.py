@@ -204,9 +204,9 @@ def test_a_walk_past_its_limit_gives_up_to_the_all_hits_sort(timed, monkeypatch)
     run = budget.run
     match = "{text} : (rocket)"
     scores = ListedScores(conn, match, '"rocket"', "{text} : ", run, budget.check)
-    assert timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest") is None
+    assert timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest", 0.5) is None
     monkeypatch.setattr(timeline, "WALK_LIMIT", 10**6)
-    walked = timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest")
+    walked = timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest", 0.5)
     assert walked is not None and len(walked) == 40
     page = search(conn, "rocket", limit=40, sort="newest")
     assert [rowid for rowid, _ in walked] == [

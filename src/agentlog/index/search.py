@@ -333,7 +333,9 @@ def _time_page(
     (its total counted by :func:`_capped_count` when many match)."""
     filters, joins = " AND ".join(["parts_fts MATCH ?", *where]), _joins(where)
 
-    def count() -> tuple[int, bool]:
+    def count(rows: int, counted_to: int) -> tuple[int, bool]:  # the MATCH's rows, counted up to counted_to
+        if not where and counted_to > TOTAL_CAP:
+            return (TOTAL_CAP, False) if rows > TOTAL_CAP else (rows, True)
         return _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
 
     query, scope = "" if translation.raw else translation.match, _scoped("", reasoning).removesuffix("()")

@@ -53,11 +53,6 @@ RANGE_COST_HITS = 300
 """A range query's fixed cost (~60 µs) in hits iterated (~0.2 µs each): two runs of
 a batch's part rowids closer than ``RANGE_COST_HITS / density`` are asked as one range."""
 
-SAMPLE = 2_000
-"""Hits of the highest rowids counted to guess how dense the hits are (sizing the
-batches and the ranges asked of FTS5; a guess: never changes a result)."""
-_SAMPLE = f"SELECT count(*), min(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? ORDER BY rowid DESC LIMIT {SAMPLE})"
-
 Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
 
 KEYED = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
@@ -119,21 +114,22 @@ def time_sorted(
     wanted: int,
     sort: Literal["newest", "oldest"],
     by_session: bool,
-    count: Callable[[], tuple[int, bool]],
+    count: Callable[[int, int], tuple[int, bool]],
 ) -> Timed:
     """The first ``wanted`` hits of ``match`` (an FTS5 expression: ``scope`` +
     ``(query)``, ``query`` ``""`` for raw FTS5 syntax) passing ``where`` (SQL over
     ``m`` messages, ``p`` parts and, with ``joins_sessions``, ``s`` sessions;
     ``params`` its values) in ``sort`` order, ``by_session`` one per session
     (:func:`first_hits`).  ``total``: every hit (or session) when fewer than
-    :data:`TIME_SCAN_FROM` match or the walk gave up; else ``count()`` (the
-    search's capped count, ``exact`` or a lower bound), grouped the sessions walked
-    (a lower bound).  ``run``: runs one statement within the search's time limit
-    (:meth:`agentlog.index.search.Budget.run`), ``stop`` its progress check;
-    ``count``: :func:`agentlog.index.search._capped_count`'s."""
+    :data:`TIME_SCAN_FROM` match or the walk gave up; else ``count(rows, head)``
+    (the search's capped count, ``exact`` or a lower bound, given the ``rows`` the
+    ``MATCH`` alone finds counted up to ``head``), grouped the sessions walked (a
+    lower bound).  ``run``: runs one statement within the search's time limit
+    (:meth:`agentlog.index.search.Budget.run`), ``stop`` its progress check."""
     head = max(TIME_SCAN_FROM, COUNT_CAP + 1)
-    found = f"SELECT count(*), max(rowid), group_concat(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {head})"
-    rows, last, listed = run(conn, found, (match,))[0]
+    found = f"""SELECT count(*), min(rowid), max(rowid), group_concat(rowid)
+        FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {head})"""
+    rows, first, last, listed = run(conn, found, (match,))[0]
     scores = ListedScores(conn, match, query, scope, run, stop, (rows, last) if rows <= COUNT_CAP + 1 else None)
     if rows < TIME_SCAN_FROM:  # few: every hit's time, scores for the page's times only
         rowids = json.loads(f"[{listed or ''}]")
@@ -142,14 +138,15 @@ def time_sorted(
             return Timed(grouped, sessions, True, scores.estimated)
         few, total = sorted_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
         return Timed([(rowid, score, 1, 0) for rowid, score in few], total, True, scores.estimated)
-    total, exact = count()
+    total, exact = count(rows, head)
+    density = min(1.0, rows / (last - first + 1))  # of the oldest rowids' hits: sizes the walk's batches
     walked: list[tuple[int, float, int, int]] | None
     if by_session:
-        walked, sessions = sessions_by_time(conn, run, scores, match, where, params, joins_sessions, wanted, sort)
+        walked, sessions = sessions_by_time(conn, run, scores, match, where, params, joins_sessions, wanted, sort, density)
         if walked is not None:
             return Timed(walked, sessions, False, scores.estimated)
     else:
-        flat = by_time(conn, run, scores, match, where, params, joins_sessions, wanted, sort)
+        flat = by_time(conn, run, scores, match, where, params, joins_sessions, wanted, sort, density)
         if flat is not None:
             return Timed([(rowid, score, 1, 0) for rowid, score in flat], total, exact, scores.estimated)
     every = [rowid for (rowid,) in run(conn, "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?", (match,))]
@@ -163,7 +160,9 @@ def time_sorted(
 class _Walk:
     """Messages walked from one end of time (``sort``), a batch of whole seconds at a
     time: :meth:`batches` yields each batch's hits ``(part rowid, timestamp)``, and
-    stops when the timed messages run out or past :data:`WALK_LIMIT` parts."""
+    stops when the timed messages run out or past :data:`WALK_LIMIT` parts.
+    ``density``: the share of parts that match, a guess (sizing the batches and the
+    ranges asked of FTS5: never changes a result)."""
 
     def __init__(
         self,
@@ -175,13 +174,13 @@ class _Walk:
         joins_sessions: bool,
         wanted: int,
         sort: Literal["newest", "oldest"],
+        density: float,
     ) -> None:
         self.conn, self.run, self.match, self.params = conn, run, match, params
         self.newest = sort == "newest"
         last_part = conn.execute("SELECT max(rowid) FROM parts").fetchone()[0] or 1
         last_message = conn.execute("SELECT max(rowid) FROM messages").fetchone()[0] or 1
-        sample = run(conn, _SAMPLE, (match,))[0]  # the newest rowids' hits: how dense they are
-        self.density = min(1.0, max(sample[0], 1) / max(1, last_part - (sample[1] or last_part) + 1))
+        self.density = density
         per_message = max(1.0, last_part / last_message)
         self.batch = min(WALK_LIMIT, max(FIRST_BATCH, int(wanted / self.density / per_message)))
         beyond, direction = ("<", "DESC") if self.newest else (">", "ASC")
@@ -223,13 +222,14 @@ def by_time(
     joins_sessions: bool,
     wanted: int,
     sort: Literal["newest", "oldest"],
+    density: float,
 ) -> list[tuple[int, float]] | None:
     """The first ``wanted`` hits of ``match`` (an FTS5 expression) passing ``where``
     (SQL over ``m`` messages, ``p`` parts and, with ``joins_sessions``, ``s`` sessions;
     ``params`` its values) in ``sort`` order, as ``(part rowid, bm25 score)`` (by
-    ``scores``); ``None`` when the walk gives up (see the module).  ``run``: runs one
+    ``scores``; ``density``: :class:`_Walk`'s); ``None`` when the walk gives up (see the module).  ``run``: runs one
     statement within the search's time limit (:meth:`agentlog.index.search.Budget.run`)."""
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort)
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density)
     hits: list[tuple[int, str]] = []  # (part rowid, timestamp)
     for found in walk.batches():
         hits += found
@@ -273,6 +273,7 @@ def sessions_by_time(
     joins_sessions: bool,
     wanted: int,
     sort: Literal["newest", "oldest"],
+    density: float,
 ) -> tuple[list[tuple[int, float, int, int]] | None, int]:
     """The first ``wanted`` sessions holding hits (as :func:`by_time`'s), in
     :func:`first_hits`' order, walked by time until ``wanted`` are found: ``(rows,
@@ -280,7 +281,7 @@ def sessions_by_time(
     ``sessions`` how many sessions the walk found (a lower bound: it stopped there).
     Every hit of the seconds walked is keyed (:data:`KEYED`), so the sessions' hits
     of the seconds the page reaches are all known."""
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort)
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density)
     keyed: list[tuple[Any, ...]] = []
     sessions: set[str] = set()
     for found in walk.batches():
