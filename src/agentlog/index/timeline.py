@@ -35,6 +35,7 @@ tied) or past :data:`WALK_LIMIT` parts: then every hit's time is looked up.
 
 from __future__ import annotations
 
+import bisect
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -369,16 +370,27 @@ def _matching(
     conn: sqlite3.Connection, run: Run, match: str, parts: list[tuple[int, str]], density: float
 ) -> list[tuple[int, str]]:
     """The ``parts`` (``(rowid, timestamp)``) that ``match``, asked of FTS5 by ranges
-    of their rowids (the batch's rowids a filter FTS5 does not see: ``rowid + 0``)."""
+    of their rowids: a range of parts all of the batch as is, one with others between
+    with its rowids listed too (a filter FTS5 does not see: ``rowid + 0``; building
+    that list costs each statement, so each range lists only its own)."""
     if not parts:
         return []
     times = dict(parts)
     rowids = sorted(times)
-    listed = json.dumps(rowids)
-    ranges = _ranges(rowids, max(64, int(RANGE_COST_HITS / density)))
-    sql = """SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? AND rowid BETWEEN ? AND ?
-        AND (rowid + 0) IN (SELECT value FROM json_each(?))"""
-    return [(rowid, times[rowid]) for low, high in ranges for (rowid,) in run(conn, sql, (match, low, high, listed))]
+    whole = "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? AND rowid BETWEEN ? AND ?"
+    listed = f"{whole} AND (rowid + 0) IN (SELECT value FROM json_each(?))"
+    found: list[tuple[int, str]] = []
+    at = 0
+    for low, high in _ranges(rowids, max(64, int(RANGE_COST_HITS / density))):
+        end = bisect.bisect_right(rowids, high, at)
+        own = rowids[at:end]
+        at = end
+        if len(own) == high - low + 1:
+            rows = run(conn, whole, (match, low, high))
+        else:
+            rows = run(conn, listed, (match, low, high, json.dumps(own)))
+        found += [(rowid, times[rowid]) for (rowid,) in rows]
+    return found
 
 
 def _ordered(
