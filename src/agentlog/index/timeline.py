@@ -35,13 +35,12 @@ tied) or past :data:`WALK_LIMIT` parts: then every hit's time is looked up.
 
 from __future__ import annotations
 
-import bisect
 import json
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
-from agentlog.index.rank import COUNT_CAP, ListedScores
+from agentlog.index.rank import COUNT_CAP, ListedScores, ranges_asked
 
 TIME_SCAN_FROM = 5_000
 """Parts matching (before filters) from which a time sort walks messages instead of
@@ -131,7 +130,9 @@ def time_sorted(
     found = f"""SELECT count(*), min(rowid), max(rowid), group_concat(rowid)
         FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {head})"""
     rows, first, last, listed = run(conn, found, (match,))[0]
-    scores = ListedScores(conn, match, query, scope, run, stop, (rows, last) if rows <= COUNT_CAP + 1 else None)
+    density = min(1.0, rows / (last - first + 1)) if rows else 1.0  # of the oldest rowids' hits: a guess
+    counted = (rows, last) if rows <= COUNT_CAP + 1 else None
+    scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density))
     if rows < TIME_SCAN_FROM:  # few: every hit's time, scores for the page's times only
         rowids = json.loads(f"[{listed or ''}]")
         if by_session:
@@ -140,7 +141,6 @@ def time_sorted(
         few, total = sorted_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
         return Timed([(rowid, score, 1, 0) for rowid, score in few], total, True, scores.estimated)
     total, exact = count(rows, head)
-    density = min(1.0, rows / (last - first + 1))  # of the oldest rowids' hits: sizes the walk's batches
     walked: list[tuple[int, float, int, int]] | None
     if by_session:
         walked, sessions = sessions_by_time(conn, run, scores, match, where, params, joins_sessions, wanted, sort, density)
@@ -354,43 +354,23 @@ def first_hits(
     return [(hit[0], scored[hit[0]], counts[session], 0) for session, hit in page.items()]
 
 
-def _ranges(rowids: list[int], gap: int) -> list[tuple[int, int]]:
-    """Sorted ``rowids`` as ``(first, last)`` runs, split where two are more than ``gap`` apart."""
-    runs: list[tuple[int, int]] = []
-    first = last = rowids[0]
-    for rowid in rowids[1:]:
-        if rowid - last > gap:
-            runs.append((first, last))
-            first = rowid
-        last = rowid
-    return [*runs, (first, last)]
-
-
 def _matching(
     conn: sqlite3.Connection, run: Run, match: str, parts: list[tuple[int, str]], density: float
 ) -> list[tuple[int, str]]:
     """The ``parts`` (``(rowid, timestamp)``) that ``match``, asked of FTS5 by ranges
-    of their rowids: a range of parts all of the batch as is, one with others between
-    with its rowids listed too (a filter FTS5 does not see: ``rowid + 0``; building
-    that list costs each statement, so each range lists only its own)."""
+    of their rowids (:func:`agentlog.index.rank.ranges_asked`)."""
     if not parts:
         return []
     times = dict(parts)
-    rowids = sorted(times)
-    whole = "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? AND rowid BETWEEN ? AND ?"
-    listed = f"{whole} AND (rowid + 0) IN (SELECT value FROM json_each(?))"
-    found: list[tuple[int, str]] = []
-    at = 0
-    for low, high in _ranges(rowids, max(64, int(RANGE_COST_HITS / density))):
-        end = bisect.bisect_right(rowids, high, at)
-        own = rowids[at:end]
-        at = end
-        if len(own) == high - low + 1:
-            rows = run(conn, whole, (match, low, high))
-        else:
-            rows = run(conn, listed, (match, low, high, json.dumps(own)))
-        found += [(rowid, times[rowid]) for (rowid,) in rows]
-    return found
+    asked = ranges_asked(sorted(times), _gap(density))
+    sql = "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?"
+    return [(rowid, times[rowid]) for condition, bound in asked for (rowid,) in run(conn, sql + condition, (match, *bound))]
+
+
+def _gap(density: float) -> int:
+    """Rowids apart from which two runs of parts are asked of FTS5 as two ranges, for
+    hits of ``density``: a range's fixed cost is :data:`RANGE_COST_HITS` hits iterated."""
+    return max(64, int(RANGE_COST_HITS / density))
 
 
 def _ordered(
