@@ -180,8 +180,9 @@ def search(
 
     ``sort``: ``rank`` (best bm25 first; ties newest first), ``newest`` or
     ``oldest``; then by session, message and part, so every index of the same
-    logs gives the same order.  ``by_session``: one hit per session (its best),
-    with ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
+    logs gives the same order.  ``by_session``: one hit per session (its best;
+    sorted by time, its first in that order, :mod:`agentlog.index.timeline`), with
+    ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
     ``offset``.  Raises :class:`~agentlog.errors.UsageError` for an empty,
     over-long or over-wordy query or a bad ``sort``, :class:`SearchStopped` past
     the ``budget`` (default :data:`TIME_LIMIT_S`)."""
