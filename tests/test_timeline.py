@@ -97,6 +97,17 @@ FILTERS: list[dict[str, object]] = [
 ]
 
 
+PATHS = ("few", "known", "fts")
+
+
+def _path(monkeypatch, path: str) -> None:
+    """Send time sorts down one path: ``few`` (every hit's time looked up), ``known``
+    (a walk keeping the hits counted), ``fts`` (a walk asking FTS5 by ranges)."""
+    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9 if path == "few" else 1)
+    monkeypatch.setattr(timeline, "KNOWN_WALK_FROM", 1 if path == "known" else 10**9)
+    monkeypatch.setattr(timeline, "HEAD", 3 if path == "fts" else rank.COUNT_CAP + 1)  # fts: more than counted
+
+
 def _joined(monkeypatch, conn, query: str, **kwargs):
     """The page of the joined query, which sorts every hit (the reference)."""
     def joined(conn, translation, match, where, params, reasoning, limit, offset, sort, by_session, budget):
@@ -126,14 +137,11 @@ def test_the_time_walk_is_the_all_hits_sort(timed, monkeypatch, sort, first_batc
             for offset, limit in ((0, 1), (0, 4), (3, 5), (10, 20), (60, 10), (200, 10)):
                 kwargs = {"limit": limit, "offset": offset, "sort": sort, **filters}
                 whole = _joined(monkeypatch, conn, query, **kwargs)
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9)  # few: every hit sorted
-                few = search(conn, query, **kwargs)  # type: ignore[arg-type]
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)  # many: the walk
-                walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
-                assert _shown(walked) == _shown(whole), (query, filters, offset, limit)
-                assert _shown(few) == _shown(whole), (query, filters, offset, limit)
-                assert (walked.total, walked.total_exact, walked.note) == (whole.total, True, whole.note)
-                assert (few.total, few.total_exact, few.note) == (whole.total, True, whole.note)
+                for path in PATHS:
+                    _path(monkeypatch, path)
+                    walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
+                    assert _shown(walked) == _shown(whole), (query, filters, offset, limit, path)
+                    assert (walked.total, walked.total_exact, walked.note) == (whole.total, True, whole.note)
                 if not filters:
                     assert [(h.session_key, h.message_id, h.part_type) for h in walked.hits] == _oracle(
                         conn, query, sort, offset, limit
@@ -165,24 +173,26 @@ def test_sessions_walked_by_time_are_the_grouped_sort(timed, monkeypatch, sort, 
             for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 5), (5, 5)):
                 kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": True, **filters}
                 whole = _joined(monkeypatch, conn, query, **kwargs)
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9)  # few: every hit's session and time
+                _path(monkeypatch, "few")  # every hit's session and time
                 few = search(conn, query, **kwargs)  # type: ignore[arg-type]
                 assert _grouped(few) == _grouped(whole), (query, filters, offset, limit)
                 assert (few.total, few.total_exact) == (whole.total, True)
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)  # the walk
-                walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
-                assert _grouped(walked) == _grouped(whole), (query, filters, offset, limit)
-                if walked.total_exact:  # sorted whole: the walk gave up
-                    assert walked.total == whole.total
-                else:  # the sessions walked: a lower bound
-                    assert offset + len(walked.hits) <= walked.total <= whole.total
+                for path in ("known", "fts"):  # the walks
+                    _path(monkeypatch, path)
+                    walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
+                    assert _grouped(walked) == _grouped(whole), (query, filters, offset, limit, path)
+                    if walked.total_exact:  # sorted whole: the walk gave up
+                        assert walked.total == whole.total
+                    else:  # the sessions walked: a lower bound
+                        assert offset + len(walked.hits) <= walked.total <= whole.total
     assert sum(w[0] is not None for w in walks) > len(walks) / 3
     assert any(w[0] is None for w in walks)
 
 
-def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch):
+@pytest.mark.parametrize("path", ["known", "fts"])
+def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch, path):
     conn = db.connect(timed, readonly=True)
-    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)
+    _path(monkeypatch, path)
     monkeypatch.setattr(search_module, "TOTAL_CAP", 30)
     page = search(conn, "rocket", limit=5, offset=5, sort="newest")
     whole_hits = conn.execute(
@@ -205,9 +215,13 @@ def test_a_walk_past_its_limit_gives_up_to_the_all_hits_sort(timed, monkeypatch)
     run = budget.run
     match = "{text} : (rocket)"
     scores = ListedScores(conn, match, '"rocket"', "{text} : ", run, budget.check)
-    assert timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest", 0.5) is None
+
+    def walk():
+        return timeline._Walk(conn, run, match, [], [], False, 40, "newest", 0.5)
+
+    assert timeline.by_time(conn, run, scores, walk(), 40) is None
     monkeypatch.setattr(timeline, "WALK_LIMIT", 10**6)
-    walked = timeline.by_time(conn, run, scores, match, [], [], False, 40, "newest", 0.5)
+    walked = timeline.by_time(conn, run, scores, walk(), 40)
     assert walked is not None and len(walked) == 40
     page = search(conn, "rocket", limit=40, sort="newest")
     assert [rowid for rowid, _ in walked] == [
@@ -228,10 +242,10 @@ def test_the_demo_walked_by_time_is_the_all_hits_sort(tmp_path, monkeypatch):
                 for by_session in (False, True):
                     kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": by_session}
                     whole = _joined(monkeypatch, conn, word, **kwargs)
-                    for scan_from in (1, 10**9):  # walked, and every hit sorted
-                        monkeypatch.setattr(timeline, "TIME_SCAN_FROM", scan_from)
+                    for path in PATHS:
+                        _path(monkeypatch, path)
                         page = search(conn, word, **kwargs)  # type: ignore[arg-type]
-                        assert _grouped(page) == _grouped(whole), (word, sort, offset, by_session, scan_from)
+                        assert _grouped(page) == _grouped(whole), (word, sort, offset, by_session, path)
                         assert page.total == whole.total or not page.total_exact
 
 
@@ -311,10 +325,10 @@ def test_sessions_by_time_are_each_session_at_its_first_hit(timed, monkeypatch, 
                 kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": True, **filters}
                 joined = _joined(monkeypatch, conn, query, **kwargs)
                 assert (_keys(joined), joined.total) == (expected, sessions), (query, name, offset, limit)
-                for scan_from in (10**9, 1):  # every hit keyed, and the walk
-                    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", scan_from)
+                for path in PATHS:
+                    _path(monkeypatch, path)
                     page = search(conn, query, **kwargs)  # type: ignore[arg-type]
-                    assert _keys(page) == expected, (query, name, offset, limit, scan_from)
+                    assert _keys(page) == expected, (query, name, offset, limit, path)
                     if page.total_exact:
                         assert page.total == sessions
                     else:
@@ -341,8 +355,8 @@ def test_paging_through_offsets_lists_each_hit_and_session_once(timed, monkeypat
         for hit in hits:
             firsts.setdefault(hit[0], hit)
         expected = [hit[:3] for hit in (firsts.values() if by_session else hits)]
-        for scan_from, first_batch in ((10**9, 256), (1, 1), (1, 1000)):
-            monkeypatch.setattr(timeline, "TIME_SCAN_FROM", scan_from)
+        for path, first_batch in (("few", 256), ("known", 1), ("fts", 1), ("fts", 1000)):
+            _path(monkeypatch, path)
             monkeypatch.setattr(timeline, "FIRST_BATCH", first_batch)
             listed: list[tuple[object, ...]] = []
             offset: int | None = 0
@@ -350,15 +364,16 @@ def test_paging_through_offsets_lists_each_hit_and_session_once(timed, monkeypat
                 page = search(conn, query, limit=7, offset=offset, sort=sort, by_session=by_session)  # type: ignore[arg-type]
                 listed += [(h.session_key, h.message_id, h.part_type) for h in page.hits]
                 offset = page.next_offset
-            assert listed == expected, (query, scan_from, first_batch)
+            assert listed == expected, (query, path, first_batch)
             assert len(set(listed)) == len(listed)
 
 
-def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch):
+@pytest.mark.parametrize("path", ["known", "fts"])
+def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, path):
     """Each session at its first hit: the walk reads only the seconds it reaches, never
     a session's parts (what gave up on long sessions: ``messages_time``)."""
     conn = db.connect(timed, readonly=True)
-    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)
+    _path(monkeypatch, path)
     monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
     statements: list[str] = []
     real = search_module.Budget.run
@@ -378,7 +393,7 @@ def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch):
 def test_a_time_sort_counts_the_phrase_once_and_scores_past_the_cap_estimated(timed, monkeypatch):
     conn = db.connect(timed, readonly=True)
     monkeypatch.setattr(rank, "BUILTIN_ROWS", 0)
-    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)
+    _path(monkeypatch, "known")
     statements: list[str] = []
     real = search_module.Budget.run
 
@@ -395,6 +410,7 @@ def test_a_time_sort_counts_the_phrase_once_and_scores_past_the_cap_estimated(ti
     assert [(h.session_key, h.message_id, h.part_type, h.rank) for h in exact.hits] == [hit[:4] for hit in whole]
     monkeypatch.setattr(rank, "COUNT_CAP", 3)  # the rows of "now" estimated
     monkeypatch.setattr(timeline, "COUNT_CAP", 3)
+    monkeypatch.setattr(timeline, "HEAD", 4)
     estimated = search(conn, "now", limit=5, sort="newest")
     assert estimated.note == rank.ESTIMATED_NOTE
     assert [(h.session_key, h.message_id, h.part_type) for h in estimated.hits] == [hit[:3] for hit in whole]

@@ -45,6 +45,14 @@ from agentlog.index.rank import COUNT_CAP, ListedScores, ranges_asked
 TIME_SCAN_FROM = 5_000
 """Parts matching (before filters) from which a time sort walks messages instead of
 looking up every hit's time (~3 µs a hit; a walk's first batch costs a few ms)."""
+HEAD = COUNT_CAP + 1
+"""Hits the first statement of a time sort counts at most (or :data:`TIME_SCAN_FROM`,
+when more): its count is bm25's for a one-phrase query (:data:`agentlog.index.rank.COUNT_CAP`)
+and, without filters, the total."""
+KNOWN_WALK_FROM = 1_500
+"""Parts matching, every one counted (at most ``COUNT_CAP``, no filter), from which a
+time sort walks messages and keeps those of the hits counted (no FTS5 statement: a
+walked part costs ~0.2 µs, a hit's time looked up ~3 µs)."""
 WALK_LIMIT = 200_000
 """Parts walked at most before a walk gives up (a rare filter, a page deep in the list)."""
 FIRST_BATCH = 256
@@ -126,28 +134,32 @@ def time_sorted(
     ``MATCH`` alone finds counted up to ``head``), grouped the sessions walked (a
     lower bound).  ``run``: runs one statement within the search's time limit
     (:meth:`agentlog.index.search.Budget.run`), ``stop`` its progress check."""
-    head = max(TIME_SCAN_FROM, COUNT_CAP + 1)
+    head = max(TIME_SCAN_FROM, HEAD)
     found = f"""SELECT count(*), min(rowid), max(rowid), group_concat(rowid)
         FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {head})"""
     rows, first, last, listed = run(conn, found, (match,))[0]
     density = min(1.0, rows / (last - first + 1)) if rows else 1.0  # of the oldest rowids' hits: a guess
-    counted = (rows, last) if rows <= COUNT_CAP + 1 else None
+    whole = rows < head or rows == head == COUNT_CAP + 1  # the count bm25 needs, up to the cap
+    counted = (rows, last) if whole and rows <= COUNT_CAP + 1 else None
     scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density))
-    if rows < TIME_SCAN_FROM:  # few: every hit's time, scores for the page's times only
-        rowids = json.loads(f"[{listed or ''}]")
+    rowids = json.loads(f"[{listed or ''}]") if rows < head else None  # every hit, when counted whole
+    if rowids is not None and rows < (TIME_SCAN_FROM if where else KNOWN_WALK_FROM):
+        # few: every hit's time, scores for the page's times only
         if by_session:
             grouped, sessions = sessions_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
             return Timed(grouped, sessions, True, scores.estimated)
         few, total = sorted_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
         return Timed([(rowid, score, 1, 0) for rowid, score in few], total, True, scores.estimated)
     total, exact = count(rows, head)
+    known = set(rowids) if rowids is not None and not where else None  # the walk's hits without FTS5
     walked: list[tuple[int, float, int, int]] | None
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known)
     if by_session:
-        walked, sessions = sessions_by_time(conn, run, scores, match, where, params, joins_sessions, wanted, sort, density)
+        walked, sessions = sessions_by_time(conn, run, scores, walk, wanted)
         if walked is not None:
             return Timed(walked, sessions, False, scores.estimated)
     else:
-        flat = by_time(conn, run, scores, match, where, params, joins_sessions, wanted, sort, density)
+        flat = by_time(conn, run, scores, walk, wanted)
         if flat is not None:
             return Timed([(rowid, score, 1, 0) for rowid, score in flat], total, exact, scores.estimated)
     every = [rowid for (rowid,) in run(conn, "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?", (match,))]
@@ -163,7 +175,8 @@ class _Walk:
     time: :meth:`batches` yields each batch's hits ``(part rowid, timestamp)``, and
     stops when the timed messages run out or past :data:`WALK_LIMIT` parts.
     ``density``: the share of parts that match, a guess (sizing the batches and the
-    ranges asked of FTS5: never changes a result)."""
+    ranges asked of FTS5: never changes a result); ``known``: every hit, when known
+    (then kept without asking FTS5)."""
 
     def __init__(
         self,
@@ -176,8 +189,9 @@ class _Walk:
         wanted: int,
         sort: Literal["newest", "oldest"],
         density: float,
+        known: set[int] | None = None,
     ) -> None:
-        self.conn, self.run, self.match, self.params = conn, run, match, params
+        self.conn, self.run, self.match, self.params, self.known = conn, run, match, params, known
         self.newest = sort == "newest"
         last_part = conn.execute("SELECT max(rowid) FROM parts").fetchone()[0] or 1
         last_message = conn.execute("SELECT max(rowid) FROM messages").fetchone()[0] or 1
@@ -207,30 +221,22 @@ class _Walk:
             reach = last[0][0]
             parts = self.run(self.conn, self.walk, (reach, edge, *self.params))  # every message of each time reached
             walked += len(parts)
-            yield _matching(self.conn, self.run, self.match, parts, self.density)
+            if self.known is None:
+                yield _matching(self.conn, self.run, self.match, parts, self.density)
+            else:
+                yield [part for part in parts if part[0] in self.known]
             if not reached:
                 return
             edge, batch = reach, batch * 2
 
 
 def by_time(
-    conn: sqlite3.Connection,
-    run: Run,
-    scores: ListedScores,
-    match: str,
-    where: list[str],
-    params: list[object],
-    joins_sessions: bool,
-    wanted: int,
-    sort: Literal["newest", "oldest"],
-    density: float,
+    conn: sqlite3.Connection, run: Run, scores: ListedScores, walk: _Walk, wanted: int
 ) -> list[tuple[int, float]] | None:
-    """The first ``wanted`` hits of ``match`` (an FTS5 expression) passing ``where``
-    (SQL over ``m`` messages, ``p`` parts and, with ``joins_sessions``, ``s`` sessions;
-    ``params`` its values) in ``sort`` order, as ``(part rowid, bm25 score)`` (by
-    ``scores``; ``density``: :class:`_Walk`'s); ``None`` when the walk gives up (see the module).  ``run``: runs one
-    statement within the search's time limit (:meth:`agentlog.index.search.Budget.run`)."""
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density)
+    """The first ``wanted`` hits ``walk`` finds (its search's, passing its filters, in its
+    order) as ``(part rowid, bm25 score)`` (by ``scores``); ``None`` when the walk gives
+    up (see the module).  ``run``: runs one statement within the search's time limit
+    (:meth:`agentlog.index.search.Budget.run`)."""
     hits: list[tuple[int, str]] = []  # (part rowid, timestamp)
     for found in walk.batches():
         hits += found
@@ -265,24 +271,14 @@ def sorted_whole(
 
 
 def sessions_by_time(
-    conn: sqlite3.Connection,
-    run: Run,
-    scores: ListedScores,
-    match: str,
-    where: list[str],
-    params: list[object],
-    joins_sessions: bool,
-    wanted: int,
-    sort: Literal["newest", "oldest"],
-    density: float,
+    conn: sqlite3.Connection, run: Run, scores: ListedScores, walk: _Walk, wanted: int
 ) -> tuple[list[tuple[int, float, int, int]] | None, int]:
-    """The first ``wanted`` sessions holding hits (as :func:`by_time`'s), in
-    :func:`first_hits`' order, walked by time until ``wanted`` are found: ``(rows,
-    sessions)``, ``rows`` as :attr:`Timed.rows` (``None`` when the walk gives up),
-    ``sessions`` how many sessions the walk found (a lower bound: it stopped there).
-    Every hit of the seconds walked is keyed (:data:`KEYED`), so the sessions' hits
-    of the seconds the page reaches are all known."""
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density)
+    """The first ``wanted`` sessions holding hits ``walk`` finds, in :func:`first_hits`'
+    order, walked until ``wanted`` are found: ``(rows, sessions)``, ``rows`` as
+    :attr:`Timed.rows` (``None`` when the walk gives up), ``sessions`` how many
+    sessions the walk found (a lower bound: it stopped there).  Every hit of the
+    seconds walked is keyed (:data:`KEYED`), so the sessions' hits of the seconds the
+    page reaches are all known."""
     keyed: list[tuple[Any, ...]] = []
     sessions: set[str] = set()
     for found in walk.batches():
