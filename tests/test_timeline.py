@@ -104,7 +104,6 @@ def _path(monkeypatch, path: str) -> None:
     """Send time sorts down one path: ``few`` (every hit's time looked up), ``known``
     (a walk keeping the hits counted), ``fts`` (a walk asking FTS5 by ranges)."""
     monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9 if path == "few" else 1)
-    monkeypatch.setattr(timeline, "KNOWN_WALK_FROM", 1 if path == "known" else 10**9)
     monkeypatch.setattr(timeline, "HEAD", 3 if path == "fts" else rank.COUNT_CAP + 1)  # fts: more than counted
 
 

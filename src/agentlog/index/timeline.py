@@ -12,8 +12,10 @@ counts the hits up to :data:`TIME_SCAN_FROM` or :data:`agentlog.index.rank.COUNT
   batch of whole seconds at a time (every message of each ``timestamp`` it reaches,
   so a tie is never cut), and asks FTS5 which of the batch's parts match, by rowid
   ranges (FTS5 seeks its lists to a range); it stops once the page (``offset +
-  limit`` hits, or sessions) is full;
-* when few do, looks up every hit's time;
+  limit`` hits, or sessions) is full (when every hit was counted, without filters,
+  the batch's parts are kept by that list instead: no FTS5 statement);
+* when few do, looks up every hit's time (a message walked costs about half a hit
+  looked up: one seek in ``parts_message`` each);
 
 then scores only the hits sharing a ``timestamp`` with the page's, with each
 phrase's rows counted once, up to ``COUNT_CAP`` (:class:`agentlog.index.rank.ListedScores`:
@@ -49,10 +51,6 @@ HEAD = COUNT_CAP + 1
 """Hits the first statement of a time sort counts at most (or :data:`TIME_SCAN_FROM`,
 when more): its count is bm25's for a one-phrase query (:data:`agentlog.index.rank.COUNT_CAP`)
 and, without filters, the total."""
-KNOWN_WALK_FROM = 1_500
-"""Parts matching, every one counted (at most ``COUNT_CAP``, no filter), from which a
-time sort walks messages and keeps those of the hits counted (no FTS5 statement: a
-walked part costs ~0.2 µs, a hit's time looked up ~3 µs)."""
 WALK_LIMIT = 200_000
 """Parts walked at most before a walk gives up (a rare filter, a page deep in the list)."""
 FIRST_BATCH = 256
@@ -143,7 +141,7 @@ def time_sorted(
     counted = (rows, last) if whole and rows <= COUNT_CAP + 1 else None
     scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density))
     rowids = json.loads(f"[{listed or ''}]") if rows < head else None  # every hit, when counted whole
-    if rowids is not None and rows < (TIME_SCAN_FROM if where else KNOWN_WALK_FROM):
+    if rowids is not None and rows < TIME_SCAN_FROM:
         # few: every hit's time, scores for the page's times only
         if by_session:
             grouped, sessions = sessions_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
@@ -151,7 +149,7 @@ def time_sorted(
         few, total = sorted_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
         return Timed([(rowid, score, 1, 0) for rowid, score in few], total, True, scores.estimated)
     total, exact = count(rows, head)
-    known = set(rowids) if rowids is not None and not where else None  # the walk's hits without FTS5
+    known = set(rowids) if rowids is not None and not where else None  # counted whole: the walk asks FTS5 nothing
     walked: list[tuple[int, float, int, int]] | None
     walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known)
     if by_session:
