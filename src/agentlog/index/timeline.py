@@ -381,10 +381,23 @@ def _ordered(
     read for the hits of the times the page reaches only."""
     hits.sort(key=lambda hit: hit[1] or "", reverse=newest)  # (no time: hits all without)
     times = {hit[1] for hit in hits[:wanted]}
-    rowids = [rowid for rowid, time in hits if time in times]
-    scored = scores(rowids)
-    keyed = hit_keys(conn, run, rowids)
+    tied = [hit for hit in hits if hit[1] in times]
+    scored = scores([rowid for rowid, _ in tied])
+    tied.sort(key=lambda hit: scored[hit[0]])
+    tied.sort(key=lambda hit: hit[1] or "", reverse=newest)
+    if len(tied) > wanted:  # keyed: the page's, and those tied with its last in time and score
+        last = tied[wanted - 1]
+        tied = [hit for hit in tied if _before(hit, last, scored, newest)]
+    keyed = hit_keys(conn, run, (rowid for rowid, _ in tied))
     keyed.sort(key=lambda hit: hit[2:])  # session, message, part
     keyed.sort(key=lambda hit: scored[hit[0]])
     keyed.sort(key=lambda hit: hit[1] or "", reverse=newest)
     return [(hit[0], scored[hit[0]]) for hit in keyed[:wanted]]
+
+
+def _before(hit: tuple[int, str], last: tuple[int, str], scored: dict[int, float], newest: bool) -> bool:
+    """Whether ``hit`` (``(rowid, timestamp)``) comes before ``last`` or ties with it in
+    time and score (then session, message and part order them)."""
+    if hit[1] != last[1]:
+        return hit[1] > last[1] if newest else hit[1] < last[1]
+    return scored[hit[0]] <= scored[last[0]]
