@@ -239,23 +239,22 @@ def _apsw_scores(
 ) -> Scores | None:
     """The newest ``window`` hits of ``match`` (after ``skip`` below rowid ``before``,
     from rowid ``least``, as :func:`window_scores`) and their :func:`bm25` for these
-    phrases' row ``counts``, through the index's ``apsw`` connection; ``None`` when
-    there is none, another thread's search holds it, it was stopped, or it did not
-    see the caller's view of the index."""
+    phrases' row ``counts``, through :func:`_apsw_rows`."""
     params = ", ".join("?" * len(counts))
     sql = (
         f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ? "
         f"{_bounds(before, least)} ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
-    return _through_apsw(conn, sql, (*counts, match), run, stop)
+    return _apsw_rows(conn, sql, (*counts, match), run, stop)
 
 
-def _through_apsw(
+def _apsw_rows(
     conn: sqlite3.Connection, sql: str, params: tuple[object, ...], run: Run, stop: Callable[[], int]
 ) -> Scores | None:
-    """``sql``'s ``(rowid, score)`` rows run on ``conn``'s index's ``apsw`` connection;
-    ``None`` when there is none, another thread's search holds it, it was stopped, or
-    it did not see the caller's view of the index."""
+    """The rows of ``sql`` (``rowid`` and :data:`FUNCTION`'s score, given each phrase's
+    row count) through the index's ``apsw`` connection; ``None`` when there is none,
+    another thread's search holds it, it was stopped, or it did not see the caller's
+    view of the index."""
     kept = _kept(conn)
     if kept is None or not kept.lock.acquire(blocking=False):
         return None
@@ -464,7 +463,7 @@ class ListedScores:
                 part = asked[at : at + COMPOUND]
                 sql = " UNION ALL ".join(one + condition for condition, _ in part)
                 values = tuple(v for _, bound in part for v in (*self.counts, self.match, *bound))
-                rows = _through_apsw(self.conn, sql, values, self.run, self.stop)
+                rows = _apsw_rows(self.conn, sql, values, self.run, self.stop)
                 if rows is None:
                     break
                 scored.update(rows)
