@@ -137,8 +137,8 @@ def time_sorted(
         FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {head})"""
     rows, first, last, listed = run(conn, found, (match,))[0]
     density = min(1.0, rows / (last - first + 1)) if rows else 1.0  # of the oldest rowids' hits: a guess
-    whole = rows < head or rows == head == COUNT_CAP + 1  # the count bm25 needs, up to the cap
-    counted = (rows, last) if whole and rows <= COUNT_CAP + 1 else None
+    cap_counted = rows < head or rows == head == COUNT_CAP + 1  # the count bm25 needs, up to the cap
+    counted = (rows, last) if cap_counted and rows <= COUNT_CAP + 1 else None
     scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density))
     rowids = json.loads(f"[{listed or ''}]") if rows < head else None  # every hit, when counted whole
     if rowids is not None and rows < TIME_SCAN_FROM:
