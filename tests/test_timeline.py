@@ -391,6 +391,7 @@ def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, pa
 
 def test_a_time_sort_counts_the_phrase_once_and_scores_past_the_cap_estimated(timed, monkeypatch):
     conn = db.connect(timed, readonly=True)
+    monkeypatch.setattr(rank, "_KEPT", {})  # room for this index's apsw connection (KEPT a process)
     monkeypatch.setattr(rank, "BUILTIN_ROWS", 0)
     _path(monkeypatch, "known")
     statements: list[str] = []
