@@ -55,11 +55,7 @@ _ORDER = {
     "oldest": "ts IS NULL, ts ASC, score",
 }
 _TIE = "session_key, message_id, idx"
-_GROUP_ORDER = {
-    "rank": "score, newest DESC",
-    "newest": "newest IS NULL, newest DESC, score",
-    "oldest": "oldest IS NULL, oldest ASC, score",
-}
+_GROUP_ORDER = {"rank": "score, newest DESC"}
 
 
 class SearchStopped(AgentlogError):
@@ -187,8 +183,9 @@ def search(
 
     ``sort``: ``rank`` (best bm25 first; ties newest first), ``newest`` or
     ``oldest``; then by session, message and part, so every index of the same
-    logs gives the same order.  ``by_session``: one hit per session (its best),
-    with ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
+    logs gives the same order.  ``by_session``: one hit per session (its best;
+    sorted by time, its first in that order, :mod:`agentlog.index.timeline`), with
+    ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
     ``offset``.  Raises :class:`~agentlog.errors.UsageError` for an empty,
     over-long or over-wordy query or a bad ``sort``, :class:`SearchStopped` past
     the ``budget`` (default :data:`TIME_LIMIT_S`)."""
@@ -260,30 +257,67 @@ def _search(
     match = _scoped(translation.match, reasoning)
     if sort == "rank":
         return _ranked(conn, translation, match, where, params, reasoning, limit, offset, by_session, budget)
+    if limit > 0:  # newest or oldest: by time, not by sorting every hit (index.timeline)
+        return _time_page(conn, translation, match, where, params, reasoning, limit, offset, sort, by_session, budget)
+    return _joined_time(conn, translation, match, where, params, limit, offset, sort, by_session, budget)
+
+
+def _joined_time(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    match: str,
+    where: list[str],
+    params: list[object],
+    limit: int,
+    offset: int,
+    sort: Literal["newest", "oldest"],
+    by_session: bool,
+    budget: Budget,
+) -> HitPage:
+    """A page sorted ``newest`` or ``oldest`` first by the joined query, which scores,
+    keys and sorts every hit (the reference :func:`_time_page` equals; run for a page
+    of no hits, whose total it counts exactly)."""
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
-    joins = _joins(where)
-    if limit > 0:  # newest or oldest: by time, not by sorting every hit (index.timeline)
-        timed = _time_page(conn, translation, match, where, params, filters, joins, limit, offset, sort, by_session, budget)
-        if timed is not None:
-            return timed
-    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {joins} WHERE {filters}"
+    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_joins(where)} WHERE {filters}"
     if by_session:
-        sql = f"""
-            SELECT part_rowid, score, hits, 0 FROM (
-                SELECT part_rowid, score, ts, session_key, message_id, idx,
-                       row_number() OVER whole AS r, count(*) OVER whole AS hits,
-                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
-                FROM ({found})
-                WINDOW whole AS (
-                    PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
-                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
-            WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
-    else:
-        sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
+        ranked, total = _joined_sessions(conn, budget, found, (match, *params), sort, limit, offset)
+        return _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
+    sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     counted = _count(conn)
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
     return _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
+
+
+def _joined_sessions(
+    conn: sqlite3.Connection,
+    budget: Budget,
+    found: str,
+    params: tuple[object, ...],
+    sort: Literal["newest", "oldest"],
+    limit: int,
+    offset: int,
+) -> tuple[list[tuple[Any, ...]], int]:
+    """A page of sessions sorted ``newest`` or ``oldest`` first by sorting every hit
+    (``found``: the search's hits keyed as :data:`_ORDER` names them), the rule of
+    :func:`agentlog.index.timeline.first_hits`: each session at its first hit in the
+    time order, counting its hits of the seconds the page reaches.  Returns the rows
+    (``part rowid, score, session hits, 0``) and how many sessions hold hits."""
+    order = f"{_ORDER[sort]}, {_TIE}"
+    reached = ">=" if sort == "newest" else "<="
+    sql = f"""
+        WITH hits AS MATERIALIZED ({found}),
+        firsts AS (SELECT * FROM (
+            SELECT *, row_number() OVER (PARTITION BY session_key ORDER BY {order}) AS r FROM hits) WHERE r = 1),
+        page AS (SELECT *, row_number() OVER (ORDER BY {order}) AS n FROM firsts ORDER BY {order} LIMIT ? OFFSET ?),
+        edge AS (SELECT ts FROM (SELECT ts, max(n) FROM page))
+        SELECT part_rowid, score, (
+            SELECT count(*) FROM hits h WHERE h.session_key = page.session_key
+            AND ((SELECT ts FROM edge) IS NULL OR h.ts {reached} (SELECT ts FROM edge))), 0
+        FROM page ORDER BY n"""
+    ranked = budget.run(conn, sql, (*params, limit, offset))
+    sessions = budget.run(conn, f"SELECT count(DISTINCT session_key) FROM ({found})", params)[0][0]
+    return ranked, sessions
 
 
 def _time_page(
@@ -292,27 +326,30 @@ def _time_page(
     match: str,
     where: list[str],
     params: list[object],
-    filters: str,
-    joins: str,
+    reasoning: bool,
     limit: int,
     offset: int,
     sort: Literal["newest", "oldest"],
     by_session: bool,
     budget: Budget,
-) -> HitPage | None:
+) -> HitPage:
     """A page sorted ``newest`` or ``oldest`` first by :func:`agentlog.index.timeline.time_sorted`
-    (its total counted by :func:`_capped_count` when many match); ``None`` to sort all
-    hits by the joined query instead."""
+    (its total counted by :func:`_capped_count` when many match)."""
+    filters, joins = " AND ".join(["parts_fts MATCH ?", *where]), _joins(where)
 
-    def count() -> tuple[int, bool]:
+    def count(rows: int, counted_to: int) -> tuple[int, bool]:  # the MATCH's rows, counted up to counted_to
+        if not where and counted_to > TOTAL_CAP:
+            return (TOTAL_CAP, False) if rows > TOTAL_CAP else (rows, True)
         return _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
 
-    timed = time_sorted(conn, budget.run, match, where, params, joins == _FROM, offset + limit, sort, by_session, count)
-    if timed is None:
-        return None
-    ranked, total, exact = timed
-    page = _page(_hits(conn, budget, translation.terms, ranked[offset:]), total, offset, limit, translation)
-    page.total_exact = exact
+    query, scope = "" if translation.raw else translation.match, _scoped("", reasoning).removesuffix("()")
+    timed = time_sorted(
+        conn, budget.run, budget.check, match, query, scope, where, params, joins == _FROM, offset + limit, sort, by_session, count
+    )
+    page = _page(_hits(conn, budget, translation.terms, timed.rows[offset:]), timed.total, offset, limit, translation)
+    page.total_exact = timed.exact
+    if timed.estimated:
+        page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
     return page
 
 
