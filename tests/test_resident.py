@@ -197,6 +197,46 @@ def test_a_closed_pipe_ends_it_as_in_process(resident: Resident) -> None:
     assert resident.served() == before + 1
 
 
+def _unflushed(resident: Resident, served: bool) -> tuple[int, bytes]:
+    """``statusline`` (its line left in stdout's buffer until the exit) into a
+    pipe closed before it ends: the flush at exit fails."""
+    env = resident.env if served else {**resident.env, paths.OFF_ENV: "1"}
+    proc = subprocess.Popen(
+        [*AGENTLOG, "statusline", "--format", "{model}"],
+        env={**env, "PYTHONUNBUFFERED": ""},
+        cwd=resident.cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
+    proc.stdout.close()
+    proc.stdin.write(b"{}")
+    proc.stdin.close()
+    err = proc.stderr.read()
+    return proc.wait(timeout=60), err
+
+
+def test_a_failed_flush_at_exit_is_reported_as_in_process(resident: Resident) -> None:
+    served = _unflushed(resident, served=True)
+    assert served == _unflushed(resident, served=False)
+    assert served[0] == 120 and served[1].startswith(b"Exception ignored in: <_io.TextIOWrapper name='<stdout>'")
+
+
+def test_the_index_is_left_as_in_process(resident: Resident) -> None:
+    index = Path(resident.env["AGENTLOG_INDEX"])
+
+    def files() -> list[str]:
+        return sorted(p.name for p in index.parent.iterdir() if p.name.startswith(index.name))
+
+    resident.run("usage", "daily", "--json", served=False)
+    alone = files()
+    before = resident.served()
+    resident.run("usage", "daily", "--json")
+    assert resident.served() == before + 1
+    assert files() == alone  # the WAL checkpointed and removed when the connection closed
+
+
 def _interrupted(resident: Resident, served: bool) -> tuple[int, bytes, bytes]:
     env = resident.env if served else {**resident.env, paths.OFF_ENV: "1"}
     proc = subprocess.Popen(

@@ -22,7 +22,9 @@ from agentlog.resident import paths
 def residents(env: dict[str, str]) -> list[dict[str, Any]]:
     """Each live resident's state: ``pid``, ``executable``, ``version``,
     ``started`` (Unix seconds), ``served`` (commands), ``running`` (commands now),
-    ``socket``, ``idle_seconds``, ``stopping``; by socket name."""
+    ``socket``, ``idle_seconds``, ``stopping``, ``cpu`` (its own CPU seconds),
+    ``children_cpu`` (CPU seconds of the commands it served and reaped); by
+    socket name."""
     return [found for sock in _sockets(env) if (found := _ask(sock, "status")) is not None]
 
 
