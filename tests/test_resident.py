@@ -220,7 +220,9 @@ def _unflushed(resident: Resident, served: bool) -> tuple[int, bytes]:
 def test_a_failed_flush_at_exit_is_reported_as_in_process(resident: Resident) -> None:
     served = _unflushed(resident, served=True)
     assert served == _unflushed(resident, served=False)
-    assert served[0] == 120 and served[1].startswith(b"Exception ignored in: <_io.TextIOWrapper name='<stdout>'")
+    assert served[0] == 120 and served[1].startswith(
+        b"Exception ignored in: <_io.TextIOWrapper name='<stdout>'"
+    )
 
 
 def test_the_index_is_left_as_in_process(resident: Resident) -> None:
@@ -269,6 +271,30 @@ def test_sigint_is_forwarded(resident: Resident) -> None:
     assert served == _interrupted(resident, served=False)
     assert served[0] == -signal.SIGINT  # died of the signal, as Python does on an uncaught KeyboardInterrupt
     assert _wait(lambda: resident.children() == [])
+
+
+def _state(pid: int) -> str:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+
+def test_ctrl_z_stops_and_continues_the_command(resident: Resident) -> None:
+    proc = subprocess.Popen(
+        [*AGENTLOG, "statusline", "--format", "{model}"],
+        env=resident.env,
+        cwd=resident.cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    assert _wait(lambda: _reading(next(iter(resident.children()), 0)))
+    (child,) = resident.children()
+    proc.send_signal(signal.SIGTSTP)
+    assert _wait(lambda: _state(child) == "T" and _state(proc.pid) == "T")
+    proc.send_signal(signal.SIGCONT)
+    assert _wait(lambda: _state(child) != "T" and _state(proc.pid) != "T")
+    out, err = proc.communicate(json.dumps({"model": {"display_name": "Opus"}}).encode(), timeout=60)
+    assert (proc.returncode, out, err) == (0, b"Opus\n", b"")
 
 
 def test_a_killed_resident_takes_its_command_with_it(resident: Resident) -> None:

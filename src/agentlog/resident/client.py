@@ -15,7 +15,9 @@ The exchange (one Unix stream connection):
 2. the resident answers ``R`` and a reason (refused: run in-process), or the
    child it forked answers ``A`` (accepted: the command has started);
 3. every SIGINT, SIGTERM or SIGHUP the client receives is sent on as one byte
-   (the signal's number), which the resident delivers to the child;
+   (the signal's number), which the resident delivers to the child; Ctrl-Z
+   (SIGTSTP) stops the child (SIGSTOP) and then the client, and continues the
+   child when the client is continued;
 4. the resident sends ``X`` and the child's 4-byte wait status when it ends; the
    client exits with that code, or by that signal.
 
@@ -39,14 +41,15 @@ if TYPE_CHECKING:
 else:
     import _signal  # not `signal`: it imports enum
 
-IN_PROCESS_COMMANDS = frozenset({"serve", "watch", "mcp", "tail", "status", "daemon"})
+IN_PROCESS_COMMANDS = frozenset({"serve", "watch", "mcp", "tail", "daemon"})
 """Commands that always run in-process: the viewer, the live board, the MCP
-server and the follow modes run for minutes or hours (a resident gains them
+server and ``tail`` (a follow mode) run for minutes or hours (a resident gains them
 nothing, and they would hold a child of it that long); ``daemon`` manages the
 residents themselves.  Any argument equal to one of these names keeps the
 command in-process (a false match only costs the start-up)."""
 
 FORWARDED = (2, 15, 1)  # SIGINT, SIGTERM, SIGHUP (numbers: `signal` would import enum)
+_SIGSTOP, _SIGTSTP, _SIGCONT = 19, 20, 18
 
 
 def try_resident() -> str:
@@ -203,9 +206,18 @@ def _run(sock: _socket.socket, ident: tuple[object, ...]) -> str:
         except OSError:  # the resident is gone: the end of the connection says so
             return
 
+    def suspend(signum: int, frame: object) -> None:
+        """Ctrl-Z: the child stopped, then this process; both continued together."""
+        forward(_SIGSTOP, frame)
+        os.kill(os.getpid(), _SIGSTOP)
+        forward(_SIGCONT, frame)  # here once the shell continues this process
+
+    previous[_SIGTSTP] = _signal.getsignal(_SIGTSTP)
     for sig in FORWARDED:
         if previous[sig] != _signal.SIG_IGN:  # nohup's SIGHUP stays ignored, here and in the child
             _signal.signal(sig, forward)
+    if previous[_SIGTSTP] == _signal.SIG_DFL:
+        _signal.signal(_SIGTSTP, suspend)
     received = b""
     accepted = False
     while True:

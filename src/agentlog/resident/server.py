@@ -125,6 +125,10 @@ class Resident:
         in a child the resident forked (which then runs the command)."""
         self.pid = os.getpid()
         self.started = time.time()
+        try:
+            os.close(os.pidfd_open(self.pid))  # Linux 5.3: how each child is watched
+        except OSError:
+            return None
         if not self._take_lock():
             return None
         listener = self._listen()
@@ -326,7 +330,7 @@ class Resident:
             child.conn = None
             return
         for sig in data:
-            if sig in _FORWARDED:
+            if sig in _FORWARDED or sig in (signal.SIGSTOP, signal.SIGCONT):
                 with contextlib.suppress(OSError):
                     signal.pidfd_send_signal(child.pidfd, sig)
 
