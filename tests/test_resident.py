@@ -197,18 +197,30 @@ def test_a_closed_pipe_ends_it_as_in_process(resident: Resident) -> None:
     assert resident.served() == before + 1
 
 
-def _unflushed(resident: Resident, served: bool) -> tuple[int, bytes]:
-    """``statusline`` (its line left in stdout's buffer until the exit) into a
-    pipe closed before it ends: the flush at exit fails."""
-    env = resident.env if served else {**resident.env, paths.OFF_ENV: "1"}
-    proc = subprocess.Popen(
-        [*AGENTLOG, "statusline", "--format", "{model}"],
-        env={**env, "PYTHONUNBUFFERED": ""},
+def _statusline(resident: Resident, *args: str, served: bool = True, **env: str) -> subprocess.Popen[bytes]:
+    """``agentlog statusline ARGS`` started with every stream a pipe (it waits for its stdin)."""
+    base = resident.env if served else {**resident.env, paths.OFF_ENV: "1"}
+    return subprocess.Popen(
+        [*AGENTLOG, "statusline", *args],
+        env={**base, **env},
         cwd=resident.cwd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def _served_child(resident: Resident) -> int:
+    """The one command the resident runs, once it waits in ``read``."""
+    assert _wait(lambda: _reading(next(iter(resident.children()), 0)))
+    (child,) = resident.children()
+    return child
+
+
+def _unflushed(resident: Resident, served: bool) -> tuple[int, bytes]:
+    """``statusline`` (its line left in stdout's buffer until the exit) into a
+    pipe closed before it ends: the flush at exit fails."""
+    proc = _statusline(resident, "--format", "{model}", served=served, PYTHONUNBUFFERED="")
     assert proc.stdout is not None and proc.stderr is not None and proc.stdin is not None
     proc.stdout.close()
     proc.stdin.write(b"{}")
@@ -240,17 +252,11 @@ def test_the_index_is_left_as_in_process(resident: Resident) -> None:
 
 
 def _interrupted(resident: Resident, served: bool) -> tuple[int, bytes, bytes]:
-    env = resident.env if served else {**resident.env, paths.OFF_ENV: "1"}
-    proc = subprocess.Popen(
-        [*AGENTLOG, "statusline"],
-        env=env,
-        cwd=resident.cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    reader = (lambda: next(iter(resident.children()), 0)) if served else (lambda: proc.pid)
-    assert _wait(lambda: _reading(reader()))
+    proc = _statusline(resident, served=served)
+    if served:
+        _served_child(resident)
+    else:
+        assert _wait(lambda: _reading(proc.pid))
     proc.send_signal(signal.SIGINT)
     return _ended(proc)
 
@@ -278,17 +284,8 @@ def _state(pid: int) -> str:
 
 
 def test_ctrl_z_stops_and_continues_the_command(resident: Resident) -> None:
-    proc = subprocess.Popen(
-        [*AGENTLOG, "statusline", "--format", "{model}"],
-        env=resident.env,
-        cwd=resident.cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert proc.stdin is not None
-    assert _wait(lambda: _reading(next(iter(resident.children()), 0)))
-    (child,) = resident.children()
+    proc = _statusline(resident, "--format", "{model}")
+    child = _served_child(resident)
     proc.send_signal(signal.SIGTSTP)
     assert _wait(lambda: _state(child) == "T" and _state(proc.pid) == "T")
     proc.send_signal(signal.SIGCONT)
@@ -298,16 +295,8 @@ def test_ctrl_z_stops_and_continues_the_command(resident: Resident) -> None:
 
 
 def test_a_killed_resident_takes_its_command_with_it(resident: Resident) -> None:
-    proc = subprocess.Popen(
-        [*AGENTLOG, "statusline"],
-        env=resident.env,
-        cwd=resident.cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    assert _wait(lambda: _reading(next(iter(resident.children()), 0)))
-    (child,) = resident.children()
+    proc = _statusline(resident)
+    child = _served_child(resident)
     os.kill(resident.pid, signal.SIGKILL)
     code, out, err = _ended(proc)
     assert code == -signal.SIGKILL
@@ -321,17 +310,10 @@ def test_a_killed_resident_takes_its_command_with_it(resident: Resident) -> None
 
 
 def test_a_killed_client_stops_its_command(resident: Resident) -> None:
-    proc = subprocess.Popen(
-        [*AGENTLOG, "statusline"],
-        env=resident.env,
-        cwd=resident.cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-    )
-    assert _wait(lambda: _reading(next(iter(resident.children()), 0)))
-    (child,) = resident.children()
+    proc = _statusline(resident)
+    child = _served_child(resident)
     proc.kill()
-    proc.wait(timeout=10)
+    proc.communicate(timeout=10)
     assert _wait(lambda: not _alive(child))
     assert resident.status()["running"] == 0
 

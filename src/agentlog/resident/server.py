@@ -285,11 +285,22 @@ class Resident:
             conn.sendall(_REFUSED + f"fork: {exc}".encode())
             return None
         if pid == 0:
-            self._become(conn, request, fds, blocked)
+            try:
+                self._become(conn, request, fds)
+            except BaseException:  # nothing has run: the client, told nothing, runs the command itself
+                os._exit(1)
+            conn.sendall(_ACCEPTED)  # the command starts now
+            conn.close()
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
             return request
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         self.served += 1
-        pidfd = os.pidfd_open(pid)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:  # out of descriptors: the child is not let run unwatched
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            raise
         child = _Child(pid, pidfd, conn)
         self.children[pidfd] = child
         assert self.selector is not None
@@ -336,7 +347,7 @@ class Resident:
 
     # -- the child's side ----------------------------------------------------
 
-    def _become(self, conn: socket.socket, request: dict[str, Any], fds: list[int], mask: set[int]) -> None:
+    def _become(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None:
         """Turn this fresh child into the client's process (see the module)."""
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != self.pid:
@@ -369,9 +380,6 @@ class Resident:
         _signals(set(request["ignored"]))
         importlib.invalidate_caches()  # files added since the resident's imports are found
         conn.setblocking(True)
-        conn.sendall(_ACCEPTED)
-        conn.close()
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
 
 _FORWARDED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
