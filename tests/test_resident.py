@@ -451,6 +451,34 @@ def test_idle_exit(tmp_path: Path) -> None:
             os.kill(r.pid, signal.SIGKILL)
 
 
+def test_the_resident_holds_none_of_its_starters_pipes(tmp_path: Path) -> None:
+    env = {**_env(tmp_path), paths.START_ENV: "1"}
+    read, write = os.pipe()
+    os.set_inheritable(write, True)
+    try:
+        subprocess.run(
+            [*AGENTLOG, "sessions", "--json"],
+            env=env,
+            cwd=tmp_path,
+            pass_fds=(write,),
+            capture_output=True,
+            timeout=60,
+        )
+        os.close(write)
+        base = Path(env["XDG_RUNTIME_DIR"]) / "agentlog"
+        assert _wait(lambda: any(p.read_text() for p in base.glob("r-*.lock")))
+        (lock,) = base.glob("r-*.lock")
+        pid = int(lock.read_text())
+        try:
+            assert _alive(pid)
+            os.set_blocking(read, False)
+            assert os.read(read, 1) == b""  # at its end (not BlockingIOError): no process holds the write side
+        finally:
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(read)
+
+
 def test_no_resident_is_started_off_a_terminal(tmp_path: Path) -> None:
     env = _env(tmp_path)
     out = subprocess.run(

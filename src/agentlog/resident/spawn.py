@@ -35,6 +35,21 @@ def _isatty(fd: int) -> bool:
         return False
 
 
+def _inherited() -> list[int]:
+    """The descriptors above 2 an ``exec`` would pass on (this process's own are
+    close-on-exec, as Python opens them; these came from its caller: a pipe a
+    CI runner or ``make`` waits on must not be held by the resident)."""
+    found = []
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd > 2 and os.get_inheritable(fd):
+                found.append(fd)
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return found
+
+
 def start_at_exit() -> None:
     """Start a resident when this process exits (see the module)."""
     import atexit
@@ -52,11 +67,12 @@ def start() -> int | None:
         except Exception:  # a closed or broken stream: not this function's to report
             pass
     null = os.devnull
-    actions = [
+    actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
         (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),
         (os.POSIX_SPAWN_OPEN, 1, null, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, null, os.O_WRONLY, 0),
     ]
+    actions += [(os.POSIX_SPAWN_CLOSE, fd) for fd in _inherited()]
     try:
         return os.posix_spawn(
             sys.executable,
