@@ -472,7 +472,9 @@ def test_the_resident_holds_none_of_its_starters_pipes(tmp_path: Path) -> None:
         try:
             assert _alive(pid)
             os.set_blocking(read, False)
-            assert os.read(read, 1) == b""  # at its end (not BlockingIOError): no process holds the write side
+            assert (
+                os.read(read, 1) == b""
+            )  # at its end (not BlockingIOError): no process holds the write side
         finally:
             os.kill(pid, signal.SIGKILL)
     finally:
@@ -487,6 +489,22 @@ def test_no_resident_is_started_off_a_terminal(tmp_path: Path) -> None:
     assert out.returncode == 0
     time.sleep(0.5)
     assert not (Path(env["XDG_RUNTIME_DIR"]) / "agentlog").exists()
+
+
+def test_daemon_status_and_stop(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    r = _start(env, tmp_path)
+    try:
+        shown = r.run("daemon", "status").stdout.decode()
+        assert shown.startswith(f"pid {r.pid}: agentlog ")
+        assert ", 0 served, 0 running, socket " in shown
+        assert r.run("daemon", "stop").stdout == b"stopped 1 resident\n"
+        assert _wait(lambda: not _alive(r.pid))
+        assert r.run("daemon", "status").stdout == b"no resident\n"
+        assert r.run("daemon", "stop").stdout == b"stopped 0 residents\n"
+    finally:
+        if _alive(r.pid):
+            os.kill(r.pid, signal.SIGKILL)
 
 
 def test_safe_folder(tmp_path: Path) -> None:

@@ -3,8 +3,8 @@
 It is started after the command's output is complete (``atexit``, as
 :func:`agentlog.service.first_run.start_build_at_exit` starts its build), in a
 session of its own (``setsid``: no terminal, not reached by the terminal's
-Ctrl-C), its standard streams on ``/dev/null`` — it never holds the caller's
-pipes, so a caller waiting for a pipe's end (a CI job, ``$(agentlog …)``) does
+Ctrl-C), its standard streams on ``/dev/null`` and none of the caller's other
+descriptors — it never holds the caller's pipes, so a caller waiting for a pipe's end (a CI job, ``$(agentlog …)``) does
 not wait for it — and with the caller's ``sys.path`` and environment, so it
 computes the caller's :func:`agentlog.resident.paths.identity`.  Only a command
 run at a terminal starts one, or any with ``AGENTLOG_DAEMON=1``.
