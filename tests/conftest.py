@@ -18,6 +18,8 @@ from agentlog.adapters import SourceRef, get_adapter
 from agentlog.load import build_sessions, parse_source
 from agentlog.model import Session
 
+os.environ["AGENTLOG_NO_DAEMON"] = "1"  # no test's `agentlog` process uses or starts a resident (tests/test_resident.py does, on purpose)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 SHARED = Path(os.environ.get("AGENTLOG_SHARED_FIXTURES", Path(__file__).parents[2] / "shared" / "fixtures"))
 

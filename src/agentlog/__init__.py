@@ -12,11 +12,12 @@ The Python API for notebooks and scripts (:mod:`agentlog.api`)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the names of annotations only: `import agentlog` imports nothing (the entry point's start)
+    from collections.abc import Iterable
+    from pathlib import Path
+    from typing import Any
 
-if TYPE_CHECKING:
     from agentlog.api import Archive, open
     from agentlog.index.search import HitPage
     from agentlog.model import Message, Session, Usage

@@ -67,6 +67,7 @@ class App(msgspec.Struct, dict=True):
 
 COMMANDS: dict[str, str] = {
     "agents": "commands",
+    "daemon": "daemon",
     "detect": "commands",
     "doctor": "commands",
     "export": "export",
