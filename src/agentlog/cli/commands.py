@@ -265,10 +265,7 @@ def doctor(app: App, agent: str | None, as_json: bool) -> None:
     problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
     if problem is not None:
         raise problem
-    # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
-    result = doctor_service.doctor(
-        conn, agent, synced.roots.errors, synced.roots.problems, home=app.where
-    )
+    result = doctor_service.doctor(conn, agent, synced.roots, home=app.where)
     if as_json:
         print_json(result.as_json())
         return
@@ -320,8 +317,31 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
         console.print(f"[dim]duplicate copy ignored: {path} (same session as {original})[/dim]")
     for warning in result.retention:
         console.print(f"[yellow]warning:[/yellow] {clean(warning.message, one_line=True)}")
-    if not result.agents and not result.unreadable and not result.path_problems:
-        console.print("No agent logs found.")
+    if not result.synced:
+        print_never_synced(app, result)
+    elif not result.agents and not result.unreadable and not result.path_problems:
+        console.print("No agent logs found (`agentlog agents --all` lists where agentlog looks).", soft_wrap=True)
+
+
+def print_never_synced(app: App, result: doctor_service.DoctorReport) -> None:
+    """``doctor`` on an index that holds no source and was not synced now: that
+    it is empty, how to sync it, and the places a sync would read."""
+    console = app.console
+    index = clean(tilde(str(app.index_path), str(app.home)), one_line=True)
+    console.print(
+        f"The index {index} is empty: it was never synced (or only where no agent's logs were). "
+        "Run `agentlog index` (or this command without --no-sync) to read the logs.",
+        soft_wrap=True,
+    )
+    if not result.roots:
+        console.print(
+            "No agent's folder exists here (`agentlog agents --all` lists where agentlog looks).", soft_wrap=True
+        )
+        return
+    console.print("A sync reads:")
+    for row in result.roots:
+        places = ", ".join(clean(tilde(root, str(app.home)), one_line=True) for root in row.roots)
+        console.print(f"  {row.agent}: {places} ({plural(row.sources, 'file')})", soft_wrap=True)
 
 
 def print_problems(app: App, problems: Iterable[PathProblem], indent: str = "", named: bool = False) -> None:
