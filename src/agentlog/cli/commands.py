@@ -23,6 +23,7 @@ from agentlog.cli.render import (
 from agentlog.cli.synced import open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
+from agentlog.index.damage import RowCheck
 from agentlog.load import LoadReport, discover_sources, most_specific, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
@@ -256,20 +257,63 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
 
 @main.command()
 @agent_option
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Read back every stored row of the index, not only the newest (~1 s per 50 MB of index).",
+)
 @json_option
 @pass_app
-def doctor(app: App, agent: str | None, as_json: bool) -> None:
-    """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
+def doctor(app: App, agent: str | None, deep: bool, as_json: bool) -> None:
+    """Parse anomalies per agent: records skipped by reason, unknown types, errors;
+    stored rows of the index that do not decode (every row with --deep)."""
     agent = resolve_agent(agent)
     conn, synced = open_index(app)
     problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
     if problem is not None:
         raise problem
-    result = doctor_service.doctor(conn, agent, synced.roots, home=app.where)
+    result = doctor_service.doctor(conn, agent, synced.roots, home=app.where, deep=deep)
     if as_json:
         print_json(result.as_json())
+    else:
+        print_doctor(app, result)
+        print_rows(app, result.rows)
+    if result.rows and result.rows.damaged_count:
+        rows = result.rows
+        what = f"{plural(rows.damaged_count, 'stored row')} cannot be decoded"
+        raise db.damaged(app.index_path, what if rows.every_row else f"{what} in the newest rows read")
+
+
+DAMAGED_SHOWN = 10
+"""Damaged rows named on the terminal (``--json`` names up to 100)."""
+
+
+def print_rows(app: App, rows: RowCheck | None) -> None:
+    """What reading back the stored rows found: one line when none is damaged
+    (none for an empty index), else each damaged row (its session and source)."""
+    if rows is None or not (rows.parts or rows.headers):
         return
-    print_doctor(app, result)
+    if not rows.damaged_count:
+        read = (
+            f"every stored row decodes ({rows.parts:,} parts, {plural(rows.headers, 'session header')})"
+            if rows.every_row
+            else f"the newest {rows.parts:,} parts and {plural(rows.headers, 'session header')} decode "
+            "(doctor --deep reads every row)"
+        )
+        app.console.print(f"[dim]index: {read}; PRAGMA quick_check: ok[/dim]", soft_wrap=True)
+        return
+    for row in rows.damaged[:DAMAGED_SHOWN]:
+        where = tilde(row.path, str(app.home)) if row.path else "a source gone"
+        whose = f" of session {row.session}" if row.session else ""
+        app.console.print(
+            f"[red]damaged[/red] {row.what} {row.rowid}{clean(whose, one_line=True)} "
+            f"({clean(where, one_line=True)}): {clean(row.error, one_line=True)}",
+            soft_wrap=True,
+        )
+    if rows.damaged_count > DAMAGED_SHOWN:
+        app.console.print(f"  and {plural(rows.damaged_count - DAMAGED_SHOWN, 'more')} (doctor --json lists 100)")
+    if not rows.every_row:
+        app.console.print("  (only the newest rows were read: doctor --deep reads every one)")
 
 
 SKIPPED_FILES = 5

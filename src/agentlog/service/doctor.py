@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from agentlog.index import queries
+from agentlog.index.damage import SAMPLE_PARTS, RowCheck, check_rows
 from agentlog.load import LoadReport
 from agentlog.model import Diagnostics
 from agentlog.probe import PathProblem
@@ -82,6 +83,8 @@ class DoctorReport(msgspec.Struct, kw_only=True):
     synced where no agent's logs were), whatever the logs hold now."""
     roots: list[RootsRead] = msgspec.field(default_factory=list)
     """The places a sync reads, those that exist (of ``agent`` when one is given)."""
+    rows: RowCheck | None = None
+    """The stored rows read back (:func:`agentlog.index.damage.check_rows`), of every agent."""
 
     def as_json(self) -> dict[str, Any]:
         """The ``doctor --json`` shape."""
@@ -93,6 +96,7 @@ class DoctorReport(msgspec.Struct, kw_only=True):
             "retention": self.retention,
             "synced": self.synced,
             "roots": self.roots,
+            "rows": self.rows,
         }
 
 
@@ -101,6 +105,7 @@ def doctor(
     agent: str | None = None,
     found: LoadReport | None = None,
     home: Home | None = None,
+    deep: bool = False,
 ) -> DoctorReport:
     """The diagnostics of ``agent`` (every agent when ``None``) in the index.
     ``found`` is what the sync's discovery met (:attr:`agentlog.index.sync.SyncReport.roots`):
@@ -109,7 +114,9 @@ def doctor(
     and the places it read; when it is ``None`` or lists no place (``--no-sync``,
     a background build), discovery runs here on ``home`` (it reads the file
     system, writes nothing).  With ``home``, the agents' settings there that
-    delete logs too (:func:`agentlog.retention.claude_cleanup_warnings`)."""
+    delete logs too (:func:`agentlog.retention.claude_cleanup_warnings`).
+    The stored rows are read back: the newest parts and every session header,
+    with ``deep`` every part (:func:`agentlog.index.damage.check_rows`)."""
     synced_now = found is not None and bool(found.roots)
     if not synced_now and home is not None:
         found = discovered(home)
@@ -137,6 +144,7 @@ def doctor(
         else [],
         synced=synced_now or not never_synced(conn),
         roots=roots_read(found, agent, scanned(home) if home else ()),
+        rows=check_rows(conn, None if deep else SAMPLE_PARTS),
     )
 
 
