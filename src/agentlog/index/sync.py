@@ -732,7 +732,7 @@ def _store(
                         whole = False
                         mine.extend(signatures(later, head.id))
                     held_path: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
-                    taken = _judge(conn, store, owner, held_path, ref.path, store.signatures(head.key), mine)
+                    taken = _judge(conn, store, owner, held_path, ref.path, _held(store, head.key), mine)
                     if taken is None:
                         return held_path
                     renamed = not taken
@@ -754,6 +754,18 @@ def _store(
     finally:
         store.settle()  # before the caller commits or rolls back
     return None
+
+
+def _held(store: Store, key: str) -> list[Signature]:
+    """The signatures of session ``key``'s stored messages that a parse yields
+    (:func:`agentlog.load.signatures`, what a new source is compared by): the
+    orphan ``tool`` messages the assembly made for results whose call it never
+    saw (:func:`agentlog.assemble.is_orphan`) are left out.  Kept in, they are
+    messages a copy of the same file "lacks" (a Codex rollout moved to
+    ``archived_sessions/`` was never taken over from its archived source)."""
+    from agentlog.assemble import is_orphan
+
+    return [signature for signature in store.signatures(key) if not is_orphan(signature[0])]
 
 
 def _judge(
