@@ -356,3 +356,25 @@ def test_the_registry_cache_knows_what_agents_own_in_projects(tmp_path):
     wal = home / "projA" / ".crush" / "crush.db-wal"
     assert said[1] == {"why": f"{wal} is inside an agent's folder ({wal.parent})", "modules": []}
     assert said[0]["why"] == said[1]["why"]
+
+
+def test_an_export_onto_a_hardlink_of_an_agents_file_in_a_project_is_refused(tmp_path):
+    """Aider's history lies in a project, in no log folder: a hard link to it
+    under another name is known by the inode the index keeps of each source."""
+    home, _, env = _home(tmp_path)
+    history = home / "projB" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    shutil.copy(FIXTURES / "aider" / "written-new-format.aider.chat.history.md", history)
+    code, out, err = run("sessions", "--agent", "aider", "--json", env=env)
+    assert code == 0 and len(json.loads(out)) >= 1, err
+    before = history.read_bytes()
+    out_path = tmp_path / "x" / "notes.md"
+    out_path.parent.mkdir()
+    os.link(history, out_path)
+    code, stdout, err = run("export", SESSION[:8], "-o", str(out_path), env=env)
+    assert (code, stdout, err) == (
+        2,
+        "",
+        f"agentlog: {out_path} is an agent's log file: agentlog never writes there; give another -o\n",
+    )
+    assert history.read_bytes() == before and os.path.samefile(history, out_path)

@@ -162,11 +162,11 @@ class Home(msgspec.Struct, frozen=True):
                     if at < len(parts) - 1:
                         return f"{path} is inside an agent's folder ({Path(*parts[: at + 1])})"
                     return f"{path} is an agent's log file"
-            if known(real) or known(base) or any(base.endswith(os.sep + name) for name in names):
-                return f"{path} is an agent's log file"
             link = linked_in(real, folders)
             if link is not None:
                 return f"{path} is a hard link to {link}, a file in an agent's folder"
+            if known(real) or known(base) or any(base.endswith(os.sep + name) for name in names):
+                return f"{path} is an agent's log file"
             return in_use_refusal(path, index)
 
         return why
