@@ -260,7 +260,7 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
 @click.option(
     "--deep",
     is_flag=True,
-    help="Read back every stored row of the index, not only the newest (~1 s per 50 MB of index).",
+    help="Read back every stored row of the index, not only the newest (about 1 s per 50–100 MB of index).",
 )
 @json_option
 @pass_app
