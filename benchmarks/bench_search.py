@@ -98,7 +98,9 @@ def latency(cache: Path, messages: int, rounds: int, home: Path | None, index: P
         "phrases": [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(10)],
         "prefixes": [rng.choice(WORDS[100:])[:4] + "*" for _ in range(10)],
     }
-    for sort, grouped in (("rank", False), ("rank", True), ("newest", False), ("oldest", False), ("newest", True)):
+    for sort, grouped in (
+        ("rank", False), ("rank", True), ("newest", False), ("oldest", False), ("newest", True), ("oldest", True)
+    ):
         paging = SearchPaging(limit=20, by_session=grouped, sort=sort)  # type: ignore[arg-type]
         for name, queries in kinds.items():
             times, stopped = [], 0

@@ -53,7 +53,7 @@ def test_a_first_usage_reads_the_logs_and_builds_the_index_behind(tmp_path):
     first = _agentlog(home, index, "usage", "daily", "--json", background="1")
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout) == json.loads(direct.stdout)
-    assert "being built in the background" in first.stderr
+    assert first.stderr == "first run: read from the logs; the index is being built in the background\n"
     deadline = time.monotonic() + 60
     while first_run.build_running(index) and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -142,3 +142,18 @@ def test_the_background_build_starts_once_the_command_has_answered(tmp_path, mon
         time.sleep(0.1)
     assert not first_run.marker(index).exists()
     assert _sources(index) == len(list(home.rglob("*.jsonl")))
+
+
+def test_the_first_run_note_is_dim_on_a_terminal_and_plain_with_no_color(monkeypatch, capsys):
+    """Printed without rich (:func:`agentlog.cli.synced.first_run_note`), styled as
+    the console would: dim on a terminal, plain with ``NO_COLOR`` (or piped, above)."""
+    import click._compat
+
+    from agentlog.cli.synced import first_run_note
+
+    monkeypatch.setattr(click._compat, "isatty", lambda stream: True)
+    text = "first run: read from the logs; the index is being built in the background"
+    first_run_note({})
+    assert capsys.readouterr().err == f"\x1b[2m{text}\x1b[0m\n"
+    first_run_note({"NO_COLOR": "1"})
+    assert capsys.readouterr().err == f"{text}\n"

@@ -505,7 +505,9 @@ def test_the_full_text_index_stays_consistent_through_appends_and_rewrites(index
 
 def test_first_batches_grow_from_2000_lines_doubling(tmp_path):
     """A consumer in another process gets a small batch at once, then batches that
-    double until ``lines``: it never waits for a whole large batch at the start."""
+    double until ``lines``: it never waits for a whole large batch at the start.
+    Each batch but the last carries its last message into the next
+    (:func:`agentlog.load.open_tail`)."""
     from agentlog.adapters import SourceRef, get_adapter
     from agentlog.load import jsonl_batches
 
@@ -520,7 +522,7 @@ def test_first_batches_grow_from_2000_lines_doubling(tmp_path):
     )
     ref = SourceRef(agent="claude_code", path=str(path))
     sizes = [len(f) for f, _, _ in jsonl_batches(get_adapter("claude_code"), ref, {}, 0, None, 5_000)]
-    assert sizes == [2_000, 4_000, 5_000, 4_000]
+    assert sizes == [1_999, 4_000, 5_000, 4_001]
 
 
 def test_a_large_source_indexes_its_text_in_the_background_and_equals_a_fresh_parse(tmp_path):

@@ -211,8 +211,13 @@ def test_sessions_groups_hits_with_the_best_snippet_each(conn, index):
         ("claude_code:beta", 1),
     ]
     assert page.total == 2
+    # sorted by time, a session shows its first hit in that order (index.timeline)
+    first = search(conn, "claude", agent="claude_code", project="/work/alpha", sort="oldest").hits[0]
+    assert page.hits[0].message_id == first.message_id and page.hits[0].snippet == first.snippet
     best = search(conn, "claude", agent="claude_code", project="/work/alpha").hits[0]
-    assert page.hits[0].message_id == best.message_id and page.hits[0].snippet == best.snippet
+    ranked = search(conn, "claude", by_session=True).hits
+    alpha = next(h for h in ranked if h.session_key == "claude_code:alpha")
+    assert alpha.message_id == best.message_id and alpha.snippet == best.snippet  # by rank: its best
     assert [h.session_key for h in search(conn, "claude", by_session=True, sort="newest").hits] == [
         "claude_code:beta",
         "claude_code:alpha",

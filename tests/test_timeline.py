@@ -6,14 +6,16 @@ time (last), several batches, pages, filters; its total is counted up to the cap
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from agentlog.adapters import all_adapters
-from agentlog.index import db, timeline
+from agentlog.index import db, rank, timeline
 from agentlog.index import search as search_module
+from agentlog.index.rank import ListedScores
 from agentlog.index.schema import MIGRATIONS
 from agentlog.index.search import search
 from agentlog.index.sync import sync
@@ -95,10 +97,23 @@ FILTERS: list[dict[str, object]] = [
 ]
 
 
+PATHS = ("few", "known", "fts")
+
+
+def _path(monkeypatch, path: str) -> None:
+    """Send time sorts down one path: ``few`` (every hit's time looked up), ``known``
+    (a walk keeping the hits counted), ``fts`` (a walk asking FTS5 by ranges)."""
+    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9 if path == "few" else 1)
+    monkeypatch.setattr(timeline, "HEAD", 3 if path == "fts" else rank.COUNT_CAP + 1)  # fts: more than counted
+
+
 def _joined(monkeypatch, conn, query: str, **kwargs):
     """The page of the joined query, which sorts every hit (the reference)."""
+    def joined(conn, translation, match, where, params, reasoning, limit, offset, sort, by_session, budget):
+        return search_module._joined_time(conn, translation, match, where, params, limit, offset, sort, by_session, budget)
+
     with monkeypatch.context() as patched:
-        patched.setattr(search_module, "time_sorted", lambda *args: None)
+        patched.setattr(search_module, "_time_page", joined)
         return search(conn, query, **kwargs)
 
 
@@ -121,14 +136,11 @@ def test_the_time_walk_is_the_all_hits_sort(timed, monkeypatch, sort, first_batc
             for offset, limit in ((0, 1), (0, 4), (3, 5), (10, 20), (60, 10), (200, 10)):
                 kwargs = {"limit": limit, "offset": offset, "sort": sort, **filters}
                 whole = _joined(monkeypatch, conn, query, **kwargs)
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9)  # few: every hit sorted
-                few = search(conn, query, **kwargs)  # type: ignore[arg-type]
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)  # many: the walk
-                walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
-                assert _shown(walked) == _shown(whole), (query, filters, offset, limit)
-                assert _shown(few) == _shown(whole), (query, filters, offset, limit)
-                assert (walked.total, walked.total_exact, walked.note) == (whole.total, True, whole.note)
-                assert (few.total, few.total_exact, few.note) == (whole.total, True, whole.note)
+                for path in PATHS:
+                    _path(monkeypatch, path)
+                    walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
+                    assert _shown(walked) == _shown(whole), (query, filters, offset, limit, path)
+                    assert (walked.total, walked.total_exact, walked.note) == (whole.total, True, whole.note)
                 if not filters:
                     assert [(h.session_key, h.message_id, h.part_type) for h in walked.hits] == _oracle(
                         conn, query, sort, offset, limit
@@ -160,24 +172,26 @@ def test_sessions_walked_by_time_are_the_grouped_sort(timed, monkeypatch, sort, 
             for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 5), (5, 5)):
                 kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": True, **filters}
                 whole = _joined(monkeypatch, conn, query, **kwargs)
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9)  # few: every hit's session and time
+                _path(monkeypatch, "few")  # every hit's session and time
                 few = search(conn, query, **kwargs)  # type: ignore[arg-type]
                 assert _grouped(few) == _grouped(whole), (query, filters, offset, limit)
                 assert (few.total, few.total_exact) == (whole.total, True)
-                monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)  # the walk
-                walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
-                assert _grouped(walked) == _grouped(whole), (query, filters, offset, limit)
-                if walked.total_exact:  # sorted whole: the walk gave up
-                    assert walked.total == whole.total
-                else:  # the sessions walked: a lower bound
-                    assert offset + len(walked.hits) <= walked.total <= whole.total
-    assert sum(w is not None for w in walks) > len(walks) / 3
-    assert any(w is None for w in walks)
+                for path in ("known", "fts"):  # the walks
+                    _path(monkeypatch, path)
+                    walked = search(conn, query, **kwargs)  # type: ignore[arg-type]
+                    assert _grouped(walked) == _grouped(whole), (query, filters, offset, limit, path)
+                    if walked.total_exact:  # sorted whole: the walk gave up
+                        assert walked.total == whole.total
+                    else:  # the sessions walked: a lower bound
+                        assert offset + len(walked.hits) <= walked.total <= whole.total
+    assert sum(w[0] is not None for w in walks) > len(walks) / 3
+    assert any(w[0] is None for w in walks)
 
 
-def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch):
+@pytest.mark.parametrize("path", ["known", "fts"])
+def test_the_walk_counts_the_total_up_to_the_cap(timed, monkeypatch, path):
     conn = db.connect(timed, readonly=True)
-    monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 1)
+    _path(monkeypatch, path)
     monkeypatch.setattr(search_module, "TOTAL_CAP", 30)
     page = search(conn, "rocket", limit=5, offset=5, sort="newest")
     whole_hits = conn.execute(
@@ -196,11 +210,17 @@ def test_a_walk_past_its_limit_gives_up_to_the_all_hits_sort(timed, monkeypatch)
     conn = db.connect(timed, readonly=True)
     monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
     monkeypatch.setattr(timeline, "WALK_LIMIT", 2)
-    run = search_module.Budget().run
+    budget = search_module.Budget()
+    run = budget.run
     match = "{text} : (rocket)"
-    assert timeline.by_time(conn, run, match, [], [], False, 40, "newest") is None
+    scores = ListedScores(conn, match, '"rocket"', "{text} : ", run, budget.check)
+
+    def walk():
+        return timeline._Walk(conn, run, match, [], [], False, 40, "newest", 0.5)
+
+    assert timeline.by_time(conn, run, scores, walk(), 40) is None
     monkeypatch.setattr(timeline, "WALK_LIMIT", 10**6)
-    walked = timeline.by_time(conn, run, match, [], [], False, 40, "newest")
+    walked = timeline.by_time(conn, run, scores, walk(), 40)
     assert walked is not None and len(walked) == 40
     page = search(conn, "rocket", limit=40, sort="newest")
     assert [rowid for rowid, _ in walked] == [
@@ -221,10 +241,10 @@ def test_the_demo_walked_by_time_is_the_all_hits_sort(tmp_path, monkeypatch):
                 for by_session in (False, True):
                     kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": by_session}
                     whole = _joined(monkeypatch, conn, word, **kwargs)
-                    for scan_from in (1, 10**9):  # walked, and every hit sorted
-                        monkeypatch.setattr(timeline, "TIME_SCAN_FROM", scan_from)
+                    for path in PATHS:
+                        _path(monkeypatch, path)
                         page = search(conn, word, **kwargs)  # type: ignore[arg-type]
-                        assert _grouped(page) == _grouped(whole), (word, sort, offset, by_session, scan_from)
+                        assert _grouped(page) == _grouped(whole), (word, sort, offset, by_session, path)
                         assert page.total == whole.total or not page.total_exact
 
 
@@ -234,3 +254,173 @@ def test_the_migration_adds_the_time_index(tmp_path):
     assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_timestamp'").fetchone() == (
         "CREATE INDEX messages_timestamp ON messages(timestamp)",
     )
+
+
+ORACLE_FILTERS: dict[str, tuple[dict[str, object], str]] = {
+    "none": ({}, ""),
+    "role": ({"role": "ASSISTANT"}, " AND m.role = 'assistant'"),
+    "tool": ({"tool": "bash"}, " AND lower(p.tool) = 'bash'"),
+    "project": ({"project": "work/a"}, " AND s.cwd LIKE '%work/a%'"),
+    "span": (
+        {"since": datetime(2026, 3, 1, 10, 3, tzinfo=UTC), "until": datetime(2026, 3, 1, 10, 9, tzinfo=UTC)},
+        " AND m.timestamp >= '2026-03-01T10:03:00.000000+00:00' AND m.timestamp < '2026-03-01T10:09:00.000000+00:00'",
+    ),
+}
+
+
+def _every_hit(conn, query: str, sort: str, condition: str) -> list[tuple[object, ...]]:
+    """Every hit ``(session, message, part type, score, time)`` in the time order, by
+    Python's sorts over one statement: time (none last), bm25, session, message, part."""
+    rows = conn.execute(
+        f"""SELECT m.session_key, m.id, p.type, bm25(parts_fts), m.timestamp, p.idx FROM parts_fts
+        JOIN parts p ON p.rowid = parts_fts.rowid JOIN messages m ON m.rowid = p.message_rowid
+        JOIN sessions s ON s.key = m.session_key WHERE parts_fts MATCH ?{condition}""",
+        (f"{{text}} : ({query})",),
+    ).fetchall()
+    rows.sort(key=lambda r: (r[0], r[1], r[5]))
+    rows.sort(key=lambda r: r[3])
+    rows.sort(key=lambda r: r[4] or "", reverse=sort == "newest")
+    rows.sort(key=lambda r: r[4] is None)
+    return [r[:5] for r in rows]
+
+
+def _sessions_oracle(hits: list[tuple[object, ...]], sort: str, offset: int, limit: int) -> list[tuple[object, ...]]:
+    """The grouped page the rule defines: each session at its first hit of ``hits`` (in
+    the time order), counting its hits of the seconds from the first to the page's
+    last session's (every hit when that one has no time)."""
+    firsts: dict[object, tuple[object, ...]] = {}
+    for hit in hits:
+        firsts.setdefault(hit[0], hit)
+    page = list(firsts.values())[offset : offset + limit]
+    if not page:
+        return []
+    last = page[-1][4]
+
+    def reached(time) -> bool:
+        if last is None:
+            return True
+        return time is not None and (time >= last if sort == "newest" else time <= last)
+
+    return [(s, m, t, sum(1 for h in hits if h[0] == s and reached(h[4])), score) for s, m, t, score, _ in page]
+
+
+def _keys(page) -> list[tuple[object, ...]]:
+    return [(h.session_key, h.message_id, h.part_type, h.session_hits, h.rank) for h in page.hits]
+
+
+@pytest.mark.parametrize("builtin_rows", [0, 10**9])  # scored through apsw, and by the built-in bm25()
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_sessions_by_time_are_each_session_at_its_first_hit(timed, monkeypatch, sort, builtin_rows):
+    conn = db.connect(timed, readonly=True)
+    monkeypatch.setattr(rank, "BUILTIN_ROWS", builtin_rows)
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    checked = 0
+    for query in ("rocket", "deploy", "fuel", '"the rocket"', "roc*", "now", "deploy rocket"):
+        for name, (filters, condition) in ORACLE_FILTERS.items():
+            hits = _every_hit(conn, query, sort, condition)
+            sessions = len({hit[0] for hit in hits})
+            for offset, limit in ((0, 1), (0, 2), (1, 2), (2, 5), (0, 10)):
+                expected = _sessions_oracle(hits, sort, offset, limit)
+                kwargs = {"limit": limit, "offset": offset, "sort": sort, "by_session": True, **filters}
+                joined = _joined(monkeypatch, conn, query, **kwargs)
+                assert (_keys(joined), joined.total) == (expected, sessions), (query, name, offset, limit)
+                for path in PATHS:
+                    _path(monkeypatch, path)
+                    page = search(conn, query, **kwargs)  # type: ignore[arg-type]
+                    assert _keys(page) == expected, (query, name, offset, limit, path)
+                    if page.total_exact:
+                        assert page.total == sessions
+                    else:
+                        assert offset + len(page.hits) <= page.total <= sessions
+                checked += len(expected)
+    assert checked > 300
+
+
+def _texts_tied(conn) -> int:
+    """Hits of ``rocket`` sharing a second and a score with another hit."""
+    hits = _every_hit(conn, "rocket", "newest", "")
+    return sum(1 for hit in hits if sum(1 for h in hits if (h[3], h[4]) == (hit[3], hit[4])) > 1)
+
+
+@pytest.mark.parametrize("by_session", [False, True])
+@pytest.mark.parametrize("sort", ["newest", "oldest"])
+def test_paging_through_offsets_lists_each_hit_and_session_once(timed, monkeypatch, sort, by_session):
+    conn = db.connect(timed, readonly=True)
+    monkeypatch.setattr(rank, "BUILTIN_ROWS", 0)
+    assert _texts_tied(conn) > 20  # ties of time and score: broken by session, message, part
+    for query in ("rocket", "roc*", '"the rocket"'):
+        hits = _every_hit(conn, query, sort, "")
+        firsts: dict[object, tuple[object, ...]] = {}
+        for hit in hits:
+            firsts.setdefault(hit[0], hit)
+        expected = [hit[:3] for hit in (firsts.values() if by_session else hits)]
+        for path, first_batch in (("few", 256), ("known", 1), ("fts", 1), ("fts", 1000)):
+            _path(monkeypatch, path)
+            monkeypatch.setattr(timeline, "FIRST_BATCH", first_batch)
+            listed: list[tuple[object, ...]] = []
+            offset: int | None = 0
+            while offset is not None:
+                page = search(conn, query, limit=7, offset=offset, sort=sort, by_session=by_session)  # type: ignore[arg-type]
+                listed += [(h.session_key, h.message_id, h.part_type) for h in page.hits]
+                offset = page.next_offset
+            assert listed == expected, (query, path, first_batch)
+            assert len(set(listed)) == len(listed)
+
+
+@pytest.mark.parametrize("path", ["known", "fts"])
+def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, path):
+    """Each session at its first hit: the walk reads only the seconds it reaches, never
+    a session's parts (what gave up on long sessions: ``messages_time``)."""
+    conn = db.connect(timed, readonly=True)
+    _path(monkeypatch, path)
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    statements: list[str] = []
+    real = search_module.Budget.run
+
+    def run(self, conn, sql, params):
+        statements.append(sql)
+        return real(self, conn, sql, params)
+
+    monkeypatch.setattr(search_module.Budget, "run", run)
+    for sort in ("newest", "oldest"):
+        page = search(conn, "rocket", limit=2, sort=sort, by_session=True)
+        assert _keys(page) == _sessions_oracle(_every_hit(conn, "rocket", sort, ""), sort, 0, 2)
+        assert not page.total_exact  # walked, not sorted whole
+    assert statements and not any(re.search(r"messages_time\b|session_key IN", sql) for sql in statements)
+
+
+def test_a_time_sort_counts_the_phrase_once_and_scores_past_the_cap_estimated(timed, monkeypatch):
+    conn = db.connect(timed, readonly=True)
+    monkeypatch.setattr(rank, "_KEPT", {})  # room for this index's apsw connection (KEPT a process)
+    monkeypatch.setattr(rank, "BUILTIN_ROWS", 0)
+    _path(monkeypatch, "known")
+    statements: list[str] = []
+    real = search_module.Budget.run
+
+    def run(self, conn, sql, params):
+        statements.append(" ".join(sql.split()))
+        return real(self, conn, sql, params)
+
+    monkeypatch.setattr(search_module.Budget, "run", run)
+    exact = search(conn, "now", limit=5, sort="newest")
+    assert sum("parts_fts MATCH ?" in sql and "LIMIT" in sql and "count(*)" in sql for sql in statements) == 1
+    assert not any("bm25(parts_fts)" in sql for sql in statements)  # scored through apsw, counts given
+    assert exact.note is None
+    whole = _every_hit(conn, "now", "newest", "")[:5]
+    assert [(h.session_key, h.message_id, h.part_type, h.rank) for h in exact.hits] == [hit[:4] for hit in whole]
+    monkeypatch.setattr(rank, "COUNT_CAP", 3)  # the rows of "now" estimated
+    monkeypatch.setattr(timeline, "COUNT_CAP", 3)
+    monkeypatch.setattr(timeline, "HEAD", 4)
+    estimated = search(conn, "now", limit=5, sort="newest")
+    assert estimated.note == rank.ESTIMATED_NOTE
+    assert [(h.session_key, h.message_id, h.part_type) for h in estimated.hits] == [hit[:3] for hit in whole]
+    assert [h.rank for h in estimated.hits] != [h.rank for h in exact.hits]  # one phrase: other scores, same order
+
+
+def test_ranges_asked_list_only_what_lies_between():
+    assert rank.rowid_runs([1, 2, 3, 10, 11, 40], 5) == [(1, 3), (10, 11), (40, 40)]
+    assert rank.ranges_asked([1, 2, 3, 10, 12, 40], 5) == [
+        (" AND rowid BETWEEN ? AND ?", (1, 3)),
+        (" AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))", (10, 12, "[10, 12]")),
+        (" AND rowid BETWEEN ? AND ?", (40, 40)),
+    ]

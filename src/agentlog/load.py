@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,7 +29,7 @@ from agentlog.adapters import (
 from agentlog.adapters._json import DECODED_WITH_REPLACEMENT, take_replaced
 from agentlog.adapters.base import Fragment, ParserError, reads_lines
 from agentlog.collector import gc_paused
-from agentlog.model import Diagnostics, Message, Session
+from agentlog.model import Diagnostics, Message, Session, ToolCallPart
 from agentlog.probe import (
     PathProblem,
     Problems,
@@ -88,7 +88,9 @@ def jsonl_batches(
 ) -> Iterator[Batch]:
     """Parse a JSONL source from byte ``start`` in batches of up to ``lines`` lines
     (the first ones smaller, from 2,000 lines doubling, so a consumer in another
-    process starts early and never waits long for the next one)."""
+    process starts early and never waits long for the next one).  Each batch but
+    the last ends where :func:`open_tail` says: the fragments of its open messages
+    (at most :data:`CARRY_MAX`) start the next one."""
     try:
         parser = adapter.new_parser(ref, sidecars)
         if state is not None:
@@ -114,8 +116,11 @@ def jsonl_batches(
         count += 1
         del line  # not held while a batch is sent on (a 64 MiB line, decoded)
         if headers is not None:
-            yield bound_usage(out, parser.diagnostics), headers, None
-            out, count, limit = [], 0, min(lines, 2 * limit)
+            cut = open_tail(out)
+            ready, out = out[:cut], out[cut:]
+            yield bound_usage(ready, parser.diagnostics), headers, None
+            del ready
+            count, limit = 0, min(lines, 2 * limit)
     try:
         parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
         count_replaced(parser.diagnostics)  # texts decoded outside a line (a sidecar)
@@ -126,6 +131,53 @@ def jsonl_batches(
     except Exception as exc:
         raise ParserError(exc) from exc
     yield out, *end
+
+
+CARRY_MAX = 256
+"""Fragments at the end of a batch :func:`open_tail` looks at (and carries at most)."""
+
+
+def open_tail(fragments: Sequence[Fragment]) -> int:
+    """Where a batch of ``fragments`` (not the source's last) ends, so that the next
+    batch rarely changes a message this one stores: the fragments from there on are
+    carried into the next batch (``len(fragments)``: none).
+
+    Storing a message again (its parts deleted and written anew, its row updated)
+    runs statements whose triggers write ``parts_fts``; each opens a statement
+    savepoint, and FTS5 writes out its whole pending-terms buffer at every savepoint
+    (``fts5SavepointMethod`` calls ``sqlite3Fts5StorageSync``, sqlite
+    ``ext/fts5/fts5_main.c``): 0.1–1 s each on a 300 MB log.  A message is likely to
+    change in the next lines when it is the batch's last (Claude Code writes one
+    content block a line, under the message's id) or has a tool call no later
+    fragment answers; so are the messages the fragments after them name (by id, or
+    by a call they answer).  Among the last :data:`CARRY_MAX` fragments, the batch
+    ends before the first such message; never before its first fragment (a batch
+    holds something).  Batches may end anywhere (the sessions stored are the same):
+    this only moves the end."""
+    first = max(1, len(fragments) - CARRY_MAX)
+    cut = len(fragments)
+    named: set[tuple[str, str]] = set()
+    """``(session id, message id)`` of the messages among ``fragments[cut:]``."""
+    answers: set[str] = set()
+    """Call ids the tool outputs among ``fragments[cut:]`` answer."""
+    later: set[str] = set()
+    """Call ids answered after the fragment looked at."""
+    last = True
+    for n in range(len(fragments) - 1, first - 1, -1):
+        session_id, item = fragments[n]
+        if not isinstance(item, Message):
+            later.add(item.call_id)
+            continue
+        calls = [p.call_id for p in item.parts if isinstance(p, ToolCallPart) and p.result is None]
+        if last or (session_id, item.id) in named or any(c in answers or c not in later for c in calls):
+            for carried_session, carried in fragments[n:cut]:
+                if isinstance(carried, Message):
+                    named.add((carried_session, carried.id))
+                else:
+                    answers.add(carried.call_id)
+            cut = n
+        last = False
+    return cut
 
 
 def count_replaced(diagnostics: Diagnostics) -> int:

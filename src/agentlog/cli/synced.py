@@ -7,6 +7,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+import click
+
 from agentlog.cli import App
 from agentlog.errors import AgentlogError
 from agentlog.index import db
@@ -54,7 +56,7 @@ def open_index(
     if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
         home = app.where
         background.start_build_at_exit(path, home, app.demo)
-        app.err.print("[dim]first run: read from the logs; the index is being built in the background[/dim]")
+        first_run_note(app.env)
         return conn, SyncReport(building=True)
     try:
         return conn, _sync(app, conn, full)
@@ -63,6 +65,18 @@ def open_index(
         if problem is None:
             raise
         raise problem from None
+
+
+def first_run_note(env: dict[str, str]) -> None:
+    """Say on stderr that a first run reads the logs while the index is built: dim
+    on a terminal (plain when piped, or with ``NO_COLOR`` set, no-color.org), as
+    ``app.err`` would print it, without loading rich (~40 ms, 3% of a first run)."""
+    click.secho(
+        "first run: read from the logs; the index is being built in the background",
+        err=True,
+        dim=True,
+        color=False if "NO_COLOR" in env else None,
+    )
 
 
 def _sync(app: App, conn: sqlite3.Connection, full: bool) -> SyncReport:

@@ -46,10 +46,52 @@ class Source(Protocol):
         ``None``), keyed for at least its ``need`` best (all when ``None``)."""
         ...
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
-        """``(part rowid, session)`` of the block of hits below ``before``, newest first:
-        what a walk needs of a block where no session is new (no scores)."""
+    def sessions(self, before: int | None) -> Walked:
+        """The block of hits below ``before`` as a walk reads it (no scores)."""
         ...
+
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        """For each of ``parts`` (``{part rowid: session}`` of the hits of the sessions
+        new to one block, from the first of them to the last, in that block), the best
+        hit of each of those sessions and, when it lists more than one session, its
+        newest time among them (:func:`firsts_of`; ``None`` otherwise: it orders
+        nothing); all scored at once."""
+        ...
+
+    def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
+        """``(session, hits, lowest rowid)`` of the whole blocks just below hit
+        ``before`` whose hits are all of its session (a multiple of the window), read
+        without their hits; ``None`` when the next block is not (or not known to be)."""
+        ...
+
+
+class Walked(NamedTuple):
+    """A block's hits as a walk reads them: their part ``rowids``, newest first, and
+    ``spans``, ``(session, start, end)`` for each stretch ``rowids[start:end]`` of one
+    session's hits, in order (:func:`agentlog.index.runs.spans_of`)."""
+
+    rowids: list[int]
+    spans: list[tuple[str, int, int]]
+
+
+class First(NamedTuple):
+    """A session's ``best`` hit in a block and its ``newest`` time there (``None``: no
+    time, or not asked for)."""
+
+    best: Key
+    newest: Any
+
+
+def firsts_of(hits: list[Key], fresh: dict[int, str]) -> list[First]:
+    """Of ``hits`` (keyed, in :func:`rank_order`), the first (best) hit of each
+    session whose hits ``fresh`` lists, and its newest time among ``hits``."""
+    new: dict[str, list[Any]] = {}  # session: [best hit, newest time]
+    for hit in hits:
+        if hit[0] in fresh:
+            group = new.setdefault(hit[3], [hit, None])
+            if hit[2] is not None and (group[1] is None or hit[2] > group[1]):
+                group[1] = hit[2]
+    return [First(best, newest) for best, newest in new.values()]
 
 
 class Group(NamedTuple):
@@ -117,31 +159,35 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
     walked (a page further on may walk more and count more).  Of each block only its
     hits' sessions are read (:meth:`Source.sessions`), and only the hits from its new
     sessions' first to their last are ranked (a hit's score does not depend on the
-    others ranked with it)."""
+    others ranked with it), all blocks' at once once the walk ends (:meth:`Source.firsts`);
+    the whole blocks after a block that hold only its last hit's session are counted,
+    not read (:meth:`Source.whole_blocks`)."""
     found: dict[str, int] = {}  # session: its hits walked
-    firsts: list[Key] = []  # each session's best hit, in order
+    parts: list[dict[int, str]] = []  # each block's hits of its new sessions, to rank
     before: int | None = None
-    matches = 0
+    matches = news = 0
     while True:
         walked = source.sessions(before)
-        fresh = {key for _, key in walked if key not in found}
-        for _, key in walked:
-            found[key] = found.get(key, 0) + 1
-        matches += len(walked)
-        if fresh:  # rank the part of the block that holds its new sessions' hits
-            at = [i for i, (_, key) in enumerate(walked) if key in fresh]
-            new: dict[str, list[Any]] = {}  # session: [best hit, newest time in this block]
-            for hit in source(at[0], before, None, at[-1] - at[0] + 1).hits:
-                if hit[3] in fresh:
-                    group = new.setdefault(hit[3], [hit, None])
-                    if hit[2] is not None and (group[1] is None or hit[2] > group[1]):
-                        group[1] = hit[2]
-            groups = sorted(new.values(), key=lambda g: g[0][3:])  # session, message, part
-            groups.sort(key=lambda g: (g[1] is not None, g[1] or ""), reverse=True)  # newest DESC, none last
-            groups.sort(key=lambda g: g[0][1])  # the best hit's score
-            firsts.extend(g[0] for g in groups)
-        ended = len(walked) < window
-        if ended or len(firsts) >= wanted:
+        fresh = {key for key, _, _ in walked.spans if key not in found}
+        for key, start, end in walked.spans:
+            found[key] = found.get(key, 0) + end - start
+        matches += len(walked.rowids)
+        if fresh:
+            parts.append({walked.rowids[i]: key for key, start, end in walked.spans if key in fresh for i in range(start, end)})
+            news += len(fresh)
+        ended = len(walked.rowids) < window
+        if ended or news >= wanted:
             break
-        before = walked[-1][0]
+        before = walked.rowids[-1]
+        whole = source.whole_blocks(before)  # blocks that cannot hold a new session
+        if whole is not None:
+            key, hits, before = whole
+            found[key] += hits
+            matches += hits
+    firsts: list[Key] = []  # each session's best hit, in order
+    for new in source.firsts(parts):
+        groups = sorted(new, key=lambda g: g.best[3:])  # session, message, part
+        groups.sort(key=lambda g: (g.newest is not None, g.newest or ""), reverse=True)  # newest DESC, none last
+        groups.sort(key=lambda g: g.best[1])  # the best hit's score
+        firsts.extend(g.best for g in groups)
     return Grouped([Group(best, found[best[3]]) for best in firsts], ended, matches)

@@ -39,6 +39,8 @@ anew gets a new connection (:func:`_kept`).
 
 from __future__ import annotations
 
+import bisect
+import json
 import math
 import os
 import re
@@ -176,15 +178,7 @@ def window_scores(
     reused (one search ranking several blocks counts once).  ``run`` runs a
     statement on ``conn`` within the search's budget (raising its error when
     stopped), ``stop`` is that budget's progress check."""
-    found = phrases(query) if query else []
-    counted = prior.counted if prior is not None else None
-    counts, estimated = (prior.counts, prior.estimated) if prior is not None else (None, False)
-    if prior is None and found and _kept(conn) is not None:
-        start = time.perf_counter()
-        counted_all, estimated, first = _counts(conn, run, [scope + p for p in found])
-        counted = first if len(found) == 1 else None
-        if estimated or time.perf_counter() - start > SCORE_S * min(window, max(counted_all)):
-            counts = counted_all
+    counted, counts, estimated = _chosen(conn, query, scope, window, run, prior)
     if counts is not None:
         scored = _apsw_scores(conn, match, counts, window, run, stop, skip, before, least)
         if scored is not None:
@@ -195,6 +189,50 @@ def window_scores(
         f"ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
     return Scored(run(conn, sql, (match,)), False, counted)
+
+
+def ranges_scores(
+    conn: sqlite3.Connection,
+    match: str,
+    query: str,
+    scope: str,
+    ranges: list[tuple[int, int, int]],
+    run: Run,
+    stop: Callable[[], int],
+    prior: Scored | None = None,
+) -> Scored:
+    """The hits of ``match`` in each of ``ranges`` (``(lowest rowid, highest rowid,
+    hits)``, inclusive, apart) and their scores as :func:`window_scores` gives them
+    (the same counts, the same choice of scorer), in one statement: one ``apsw``
+    transaction and check for all of them, not one a range."""
+    counted, counts, estimated = _chosen(conn, query, scope, sum(n for *_, n in ranges), run, prior)
+    arms = [f"parts_fts MATCH ? AND rowid >= {int(lo)} AND rowid <= {int(hi)}" for lo, hi, _ in ranges]
+    if counts is not None:
+        score = f"{FUNCTION}(parts_fts, {', '.join('?' * len(counts))})"
+        sql = " UNION ALL ".join(f"SELECT rowid, {score} FROM parts_fts WHERE {arm}" for arm in arms)
+        scored = _apsw_rows(conn, sql, tuple(v for _ in arms for v in (*counts, match)), run, stop)
+        if scored is not None:
+            return Scored(scored, estimated, counted, counts)
+    sql = " UNION ALL ".join(f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE {arm}" for arm in arms)
+    return Scored(run(conn, sql, tuple(match for _ in arms)), False, counted)
+
+
+def _chosen(
+    conn: sqlite3.Connection, query: str, scope: str, hits: int, run: Run, prior: Scored | None
+) -> tuple[tuple[int, bool] | None, list[int] | None, bool]:
+    """What :func:`window_scores` scores ``hits`` hits with: :attr:`Scored.counted`, the
+    phrases' counts for :func:`_apsw_scores` (``None``: the built-in ``bm25()``) and
+    whether one is estimated; ``prior``'s when given."""
+    found = phrases(query) if query else []
+    counted = prior.counted if prior is not None else None
+    counts, estimated = (prior.counts, prior.estimated) if prior is not None else (None, False)
+    if prior is None and found and _kept(conn) is not None:
+        start = time.perf_counter()
+        counted_all, estimated, first = _counts(conn, run, [scope + p for p in found])
+        counted = first if len(found) == 1 else None
+        if estimated or time.perf_counter() - start > SCORE_S * min(hits, max(counted_all)):
+            counts = counted_all
+    return counted, counts, estimated
 
 
 def _bounds(before: int | None, least: int | None) -> str:
@@ -237,22 +275,30 @@ def _apsw_scores(
 ) -> Scores | None:
     """The newest ``window`` hits of ``match`` (after ``skip`` below rowid ``before``,
     from rowid ``least``, as :func:`window_scores`) and their :func:`bm25` for these
-    phrases' row ``counts``, through the index's ``apsw`` connection; ``None`` when
-    there is none, another thread's search holds it, it was stopped, or it did not
-    see the caller's view of the index."""
-    kept = _kept(conn)
-    if kept is None or not kept.lock.acquire(blocking=False):
-        return None
-    db = kept.db
+    phrases' row ``counts``, through :func:`_apsw_rows`."""
     params = ", ".join("?" * len(counts))
     sql = (
         f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ? "
         f"{_bounds(before, least)} ORDER BY rowid DESC LIMIT {window} OFFSET {int(skip)}"
     )
+    return _apsw_rows(conn, sql, (*counts, match), run, stop)
+
+
+def _apsw_rows(
+    conn: sqlite3.Connection, sql: str, params: tuple[object, ...], run: Run, stop: Callable[[], int]
+) -> Scores | None:
+    """The rows of ``sql`` (``rowid`` and :data:`FUNCTION`'s score, given each phrase's
+    row count) through the index's ``apsw`` connection; ``None`` when there is none,
+    another thread's search holds it, it was stopped, or it did not see the caller's
+    view of the index."""
+    kept = _kept(conn)
+    if kept is None or not kept.lock.acquire(blocking=False):
+        return None
+    db = kept.db
     try:
         db.set_progress_handler(lambda: bool(stop()), 2_000)
         db.execute("BEGIN")  # one snapshot for the scores and the records checked
-        scores: Scores = list(db.execute(sql, (*counts, match)))
+        scores: Scores = list(db.execute(sql, params))
         seen = list(db.execute(_CHECK))
     except kept.errors:
         return None
@@ -346,3 +392,120 @@ def _open(apsw: Any, path: Path) -> _Kept | None:
     except apsw.Error:
         return None
     return _Kept(db, (apsw.Error, ValueError))
+
+
+BUILTIN_ROWS = 2_000
+"""Rows (every phrase's, exact) up to which :class:`ListedScores` lets the built-in
+``bm25()`` score: its count of that few rows costs less than ``apsw``'s round trip."""
+COMPOUND = 400
+"""Ranges asked at most in one statement (``UNION ALL``; SQLite's limit is 500)."""
+
+
+def rowid_runs(rowids: list[int], gap: int) -> list[tuple[int, int]]:
+    """Sorted ``rowids`` as ``(first, last)`` runs, split where two are more than ``gap`` apart."""
+    runs: list[tuple[int, int]] = []
+    first = last = rowids[0]
+    for rowid in rowids[1:]:
+        if rowid - last > gap:
+            runs.append((first, last))
+            first = rowid
+        last = rowid
+    return [*runs, (first, last)]
+
+
+def ranges_asked(rowids: list[int], gap: int) -> list[tuple[str, tuple[object, ...]]]:
+    """Conditions (after a ``MATCH``) that find the hits among sorted ``rowids`` by
+    ranges (FTS5 seeks its lists to a range; :func:`rowid_runs`), each with its
+    values: a range holding only listed rowids as is, one with others between with
+    its own rowids listed too (a filter FTS5 does not see: ``rowid + 0``; a list is
+    built for each statement, so each range lists only its own)."""
+    asked: list[tuple[str, tuple[object, ...]]] = []
+    at = 0
+    for low, high in rowid_runs(rowids, gap):
+        end = bisect.bisect_right(rowids, high, at)
+        if end - at == high - low + 1:
+            asked.append((" AND rowid BETWEEN ? AND ?", (low, high)))
+        else:
+            listed = " AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))"
+            asked.append((listed, (low, high, json.dumps(rowids[at:end]))))
+        at = end
+    return asked
+
+
+class ListedScores:
+    """bm25 scores of listed hits of one search, in any order (e.g. the hits a time sort
+    finds sharing a time, :mod:`agentlog.index.timeline`): each phrase's rows counted
+    once for the search, up to :data:`COUNT_CAP` and estimated past it, as
+    :func:`window_scores` does, and the hits scored through ``apsw`` with those counts
+    (the built-in ``bm25()`` counts every row holding each phrase again in each
+    statement: 20–280 ms for a common word, to score a few hundred hits).  Without
+    ``apsw``, for raw FTS5 syntax (``query`` ``""``), or when ``apsw`` cannot score,
+    the built-in ``bm25()`` scores; where every count is exact the two give the same
+    doubles.  ``estimated``: a score used an estimated count.
+
+    ``first``: the caller's own count of ``match``'s rows when ``query`` is one phrase
+    (``match`` is ``scope`` + ``(query)``: they find the same rows), so it is not
+    counted again: ``(rows, last)``, its rows up to ``COUNT_CAP + 1`` in FTS5's order
+    (rowids ascending) and the highest rowid of those.  ``gap``: rowids apart from
+    which two runs of the listed hits are asked as two ranges (one range when ``None``)."""
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        match: str,
+        query: str,
+        scope: str,
+        run: Run,
+        stop: Callable[[], int],
+        first: tuple[int, int] | None = None,
+        gap: int | None = None,
+    ) -> None:
+        self.conn, self.match, self.query, self.scope, self.run, self.stop = conn, match, query, scope, run, stop
+        self.first, self.gap = first, gap
+        self.counts: list[int] | None = None
+        self.decided = self.estimate = self.estimated = False
+
+    def _decide(self) -> None:
+        """Count the phrases (once), when ``apsw`` is there to score with the counts."""
+        self.decided = True
+        found = phrases(self.query) if self.query else []
+        if not found or _kept(self.conn) is None:
+            return
+        if len(found) == 1 and self.first is not None:
+            rows, capped = self.first
+            if rows <= COUNT_CAP:
+                self.counts = [rows]
+                return
+            first, last = self.run(self.conn, _BOUNDS, ())[0]
+            self.counts, self.estimate = [estimated_rows(first, last, capped)], True
+            return
+        self.counts, self.estimate, _ = _counts(self.conn, self.run, [self.scope + p for p in found])
+
+    def __call__(self, rowids: list[int]) -> dict[int, float]:
+        """``{rowid: score}`` of those of ``rowids`` that match (lower is better),
+        asked by ranges of rowids split where two are more than ``gap`` apart
+        (:func:`ranges_asked`; by the built-in, one range: it counts again in each)."""
+        if not rowids:
+            return {}
+        if not self.decided:
+            self._decide()
+        ordered = sorted(rowids)
+        if self.counts is not None and (self.estimate or sum(self.counts) > BUILTIN_ROWS):
+            scored: dict[int, float] = {}
+            asked = ranges_asked(ordered, self.gap or ordered[-1])
+            params = ", ".join("?" * len(self.counts))
+            one = f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ?"
+            for at in range(0, len(asked), COMPOUND):
+                part = asked[at : at + COMPOUND]
+                sql = " UNION ALL ".join(one + condition for condition, _ in part)
+                values = tuple(v for _, bound in part for v in (*self.counts, self.match, *bound))
+                rows = _apsw_rows(self.conn, sql, values, self.run, self.stop)
+                if rows is None:
+                    break
+                scored.update(rows)
+            else:
+                self.estimated = self.estimated or self.estimate
+                return scored
+        condition, bound = ranges_asked(ordered, ordered[-1])[0]
+        sql = f"SELECT rowid, bm25(parts_fts) FROM parts_fts WHERE parts_fts MATCH ?{condition}"
+        return dict(self.run(self.conn, sql, (self.match, *bound)))

@@ -76,6 +76,10 @@ A user can open the index with ``sqlite3`` or datasette.  Tables:
     ``replayed``; the token buckets, ``web_search_requests``, ``cost_usd``, the one
     ``cost_source`` of its calls or NULL, and ``total_tokens``), a row per session
     with usage: kept with its roll-ups, fresh while its ``usage_rollup_state`` row is.
+``part_runs``
+    Each session's runs of part rowids: parts ``first_rowid`` to ``last_rowid``
+    (inclusive) are ``session_key``'s, or deleted (:mod:`agentlog.index.runs`); kept
+    by the store as it writes parts.
 ``price_cache``
     Price tables resolved from genai-prices and the user's overrides (JSON per
     ``model``, UTC ``day`` and ``service_tier``), valid while ``fingerprint`` (the
@@ -450,6 +454,31 @@ MIGRATIONS: list[str] = [
     # them from one end and stops once its page is full (agentlog.index.timeline)
     """
     CREATE INDEX IF NOT EXISTS messages_timestamp ON messages(timestamp);
+    """,
+    # grouped: each session's runs of part rowids (agentlog.index.runs), so a search
+    # grouped by session knows a thousand hits' sessions from a few rows, not by looking
+    # up each hit's part and message; made here from the parts (a session whose parts
+    # have consecutive rowids, as a store writes them, is one run; others are cut at
+    # each gap), then kept by the store as it writes parts
+    """
+    CREATE TABLE IF NOT EXISTS part_runs (
+        first_rowid INTEGER PRIMARY KEY,
+        last_rowid INTEGER NOT NULL,
+        session_key TEXT NOT NULL
+    );
+    DELETE FROM part_runs;
+    CREATE TEMP TABLE part_spans AS
+        SELECT m.session_key AS session_key, min(p.rowid) AS first_rowid, max(p.rowid) AS last_rowid, count(*) AS parts
+        FROM messages m JOIN parts p ON p.message_rowid = m.rowid GROUP BY m.session_key;
+    INSERT INTO part_runs SELECT first_rowid, last_rowid, session_key FROM part_spans
+        WHERE last_rowid - first_rowid + 1 = parts;
+    INSERT INTO part_runs SELECT min(rowid_), max(rowid_), session_key FROM (
+        SELECT p.rowid AS rowid_, m.session_key AS session_key,
+               p.rowid - row_number() OVER (PARTITION BY m.session_key ORDER BY p.rowid) AS run
+        FROM part_spans s JOIN messages m ON m.session_key = s.session_key JOIN parts p ON p.message_rowid = m.rowid
+        WHERE s.last_rowid - s.first_rowid + 1 != s.parts)
+        GROUP BY session_key, run;
+    DROP TABLE part_spans;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

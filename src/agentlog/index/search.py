@@ -16,6 +16,8 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 
 from __future__ import annotations
 
+import json
+import math
 import sqlite3
 import time
 from collections.abc import Callable
@@ -25,9 +27,10 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from agentlog.errors import AgentlogError, UsageError
-from agentlog.index.blocks import Block, flat, grouped, rank_order
+from agentlog.index import runs
+from agentlog.index.blocks import Block, First, Walked, firsts_of, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
-from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, window_scores
+from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, ranges_scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.index.timeline import hit_keys, time_sorted
@@ -52,11 +55,7 @@ _ORDER = {
     "oldest": "ts IS NULL, ts ASC, score",
 }
 _TIE = "session_key, message_id, idx"
-_GROUP_ORDER = {
-    "rank": "score, newest DESC",
-    "newest": "newest IS NULL, newest DESC, score",
-    "oldest": "oldest IS NULL, oldest ASC, score",
-}
+_GROUP_ORDER = {"rank": "score, newest DESC"}
 
 
 class SearchStopped(AgentlogError):
@@ -184,8 +183,9 @@ def search(
 
     ``sort``: ``rank`` (best bm25 first; ties newest first), ``newest`` or
     ``oldest``; then by session, message and part, so every index of the same
-    logs gives the same order.  ``by_session``: one hit per session (its best),
-    with ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
+    logs gives the same order.  ``by_session``: one hit per session (its best;
+    sorted by time, its first in that order, :mod:`agentlog.index.timeline`), with
+    ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
     ``offset``.  Raises :class:`~agentlog.errors.UsageError` for an empty,
     over-long or over-wordy query or a bad ``sort``, :class:`SearchStopped` past
     the ``budget`` (default :data:`TIME_LIMIT_S`)."""
@@ -257,30 +257,67 @@ def _search(
     match = _scoped(translation.match, reasoning)
     if sort == "rank":
         return _ranked(conn, translation, match, where, params, reasoning, limit, offset, by_session, budget)
+    if limit > 0:  # newest or oldest: by time, not by sorting every hit (index.timeline)
+        return _time_page(conn, translation, match, where, params, reasoning, limit, offset, sort, by_session, budget)
+    return _joined_time(conn, translation, match, where, params, limit, offset, sort, by_session, budget)
+
+
+def _joined_time(
+    conn: sqlite3.Connection,
+    translation: Translation,
+    match: str,
+    where: list[str],
+    params: list[object],
+    limit: int,
+    offset: int,
+    sort: Literal["newest", "oldest"],
+    by_session: bool,
+    budget: Budget,
+) -> HitPage:
+    """A page sorted ``newest`` or ``oldest`` first by the joined query, which scores,
+    keys and sorts every hit (the reference :func:`_time_page` equals; run for a page
+    of no hits, whose total it counts exactly)."""
     keys = "bm25(parts_fts) AS score, m.timestamp AS ts, m.session_key AS session_key, m.id AS message_id, p.idx AS idx"
     filters = " AND ".join(["parts_fts MATCH ?", *where])
-    joins = _joins(where)
-    if limit > 0:  # newest or oldest: by time, not by sorting every hit (index.timeline)
-        timed = _time_page(conn, translation, match, where, params, filters, joins, limit, offset, sort, by_session, budget)
-        if timed is not None:
-            return timed
-    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {joins} WHERE {filters}"
+    found = f"SELECT parts_fts.rowid AS part_rowid, {keys} {_joins(where)} WHERE {filters}"
     if by_session:
-        sql = f"""
-            SELECT part_rowid, score, hits, 0 FROM (
-                SELECT part_rowid, score, ts, session_key, message_id, idx,
-                       row_number() OVER whole AS r, count(*) OVER whole AS hits,
-                       max(ts) OVER whole AS newest, min(ts) OVER whole AS oldest
-                FROM ({found})
-                WINDOW whole AS (
-                    PARTITION BY session_key ORDER BY {_ORDER["rank"]}, {_TIE}
-                    ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING))
-            WHERE r = 1 ORDER BY {_GROUP_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"""
-    else:
-        sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
+        ranked, total = _joined_sessions(conn, budget, found, (match, *params), sort, limit, offset)
+        return _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
+    sql = f"SELECT part_rowid, score, 1, 0 FROM ({found}) ORDER BY {_ORDER[sort]}, {_TIE}, {COUNTER}() LIMIT ? OFFSET ?"
     counted = _count(conn)
     ranked = budget.run(conn, sql, (match, *params, limit, offset))
     return _page(_hits(conn, budget, translation.terms, ranked), counted[0], offset, limit, translation)
+
+
+def _joined_sessions(
+    conn: sqlite3.Connection,
+    budget: Budget,
+    found: str,
+    params: tuple[object, ...],
+    sort: Literal["newest", "oldest"],
+    limit: int,
+    offset: int,
+) -> tuple[list[tuple[Any, ...]], int]:
+    """A page of sessions sorted ``newest`` or ``oldest`` first by sorting every hit
+    (``found``: the search's hits keyed as :data:`_ORDER` names them), the rule of
+    :func:`agentlog.index.timeline.first_hits`: each session at its first hit in the
+    time order, counting its hits of the seconds the page reaches.  Returns the rows
+    (``part rowid, score, session hits, 0``) and how many sessions hold hits."""
+    order = f"{_ORDER[sort]}, {_TIE}"
+    reached = ">=" if sort == "newest" else "<="
+    sql = f"""
+        WITH hits AS MATERIALIZED ({found}),
+        firsts AS (SELECT * FROM (
+            SELECT *, row_number() OVER (PARTITION BY session_key ORDER BY {order}) AS r FROM hits) WHERE r = 1),
+        page AS (SELECT *, row_number() OVER (ORDER BY {order}) AS n FROM firsts ORDER BY {order} LIMIT ? OFFSET ?),
+        edge AS (SELECT ts FROM (SELECT ts, max(n) FROM page))
+        SELECT part_rowid, score, (
+            SELECT count(*) FROM hits h WHERE h.session_key = page.session_key
+            AND ((SELECT ts FROM edge) IS NULL OR h.ts {reached} (SELECT ts FROM edge))), 0
+        FROM page ORDER BY n"""
+    ranked = budget.run(conn, sql, (*params, limit, offset))
+    sessions = budget.run(conn, f"SELECT count(DISTINCT session_key) FROM ({found})", params)[0][0]
+    return ranked, sessions
 
 
 def _time_page(
@@ -289,27 +326,30 @@ def _time_page(
     match: str,
     where: list[str],
     params: list[object],
-    filters: str,
-    joins: str,
+    reasoning: bool,
     limit: int,
     offset: int,
     sort: Literal["newest", "oldest"],
     by_session: bool,
     budget: Budget,
-) -> HitPage | None:
+) -> HitPage:
     """A page sorted ``newest`` or ``oldest`` first by :func:`agentlog.index.timeline.time_sorted`
-    (its total counted by :func:`_capped_count` when many match); ``None`` to sort all
-    hits by the joined query instead."""
+    (its total counted by :func:`_capped_count` when many match)."""
+    filters, joins = " AND ".join(["parts_fts MATCH ?", *where]), _joins(where)
 
-    def count() -> tuple[int, bool]:
+    def count(rows: int, counted_to: int) -> tuple[int, bool]:  # the MATCH's rows, counted up to counted_to
+        if not where and counted_to > TOTAL_CAP:
+            return (TOTAL_CAP, False) if rows > TOTAL_CAP else (rows, True)
         return _capped_count(conn, budget, filters, (match, *params), joins if where else None, 0)
 
-    timed = time_sorted(conn, budget.run, match, where, params, joins == _FROM, offset + limit, sort, by_session, count)
-    if timed is None:
-        return None
-    ranked, total, exact = timed
-    page = _page(_hits(conn, budget, translation.terms, ranked[offset:]), total, offset, limit, translation)
-    page.total_exact = exact
+    query, scope = "" if translation.raw else translation.match, _scoped("", reasoning).removesuffix("()")
+    timed = time_sorted(
+        conn, budget.run, budget.check, match, query, scope, where, params, joins == _FROM, offset + limit, sort, by_session, count
+    )
+    page = _page(_hits(conn, budget, translation.terms, timed.rows[offset:]), timed.total, offset, limit, translation)
+    page.total_exact = timed.exact
+    if timed.estimated:
+        page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
     return page
 
 
@@ -387,6 +427,8 @@ class _JoinedBlocks:
         self.scorer = scorer
         self.found = f"{_joins(where)} WHERE {' AND '.join(['parts_fts MATCH ?', *where])}"
         self.walked: list[tuple[Any, ...]] = []
+        self.walks: dict[int, tuple[Any, ...]] = {}
+        """The keyed rows of every block a walk read (:meth:`sessions`), by part rowid."""
 
     @property
     def estimated(self) -> bool:
@@ -403,9 +445,28 @@ class _JoinedBlocks:
         scores = dict(self.scorer.scores(0, newest + 1, newest - oldest + 1, oldest))
         return Block(rank_order([(row[0], scores[row[0]], *row[1:]) for row in part]), len(part), oldest)
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+    def sessions(self, before: int | None) -> Walked:
         self.walked = self.budget.run(self.conn, self._sql(0, before), (self.match, *self.params))
-        return [(row[0], row[2]) for row in self.walked]
+        self.walks.update((row[0], row) for row in self.walked)
+        spans: list[tuple[str, int, int]] = []
+        for i, row in enumerate(self.walked):
+            if spans and spans[-1][0] == row[2]:
+                spans[-1] = (row[2], spans[-1][1], i + 1)
+            else:
+                spans.append((row[2], i, i + 1))
+        return Walked([row[0] for row in self.walked], spans)
+
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        if not parts:
+            return []
+        scores = dict(self.scorer.ranges_scores(parts))
+        return [
+            firsts_of(rank_order([(r, scores[r], *self.walks[r][1:]) for r in fresh]), fresh) for fresh in parts
+        ]
+
+    def whole_blocks(self, before: int) -> None:
+        """No block is skipped with filters (each is read whole)."""
+        return None
 
     def _sql(self, skip: int, before: int | None) -> str:
         """The block's hits that pass the filters, keyed (no score), newest first."""
@@ -463,12 +524,69 @@ class _IndexBlocks:
         keys = {row[0]: row[1:] for row in hit_keys(self.conn, budget.run, (rowid for rowid, _ in scored))}
         return Block(rank_order([(rowid, score, *keys[rowid]) for rowid, score in scored]), size, oldest)
 
-    def sessions(self, before: int | None) -> list[tuple[int, str]]:
+    def sessions(self, before: int | None) -> Walked:
+        """The block's hits and their sessions, from the runs of part rowids
+        (:func:`agentlog.index.runs.spans_of`)."""
         bound = "" if before is None else f" AND rowid < {int(before)}"
-        sql = f"""SELECT f.rowid, m.session_key FROM (
-                SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}) f
-            JOIN parts p ON p.rowid = f.rowid JOIN messages m ON m.rowid = p.message_rowid ORDER BY f.rowid DESC"""
-        return [(rowid, key) for rowid, key in self.budget.run(self.conn, sql, (self.match,))]
+        sql = f"SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?{bound} ORDER BY rowid DESC LIMIT {self.window}"
+        rowids = [rowid for (rowid,) in self.budget.run(self.conn, sql, (self.match,))]
+        return Walked(rowids, runs.spans_of(self.conn, self.budget.run, rowids))
+
+    def ranges_scores(self, parts: list[dict[int, str]]) -> Scores:
+        """The scores of the hits from the first to the last rowid of each of ``parts``
+        (:func:`agentlog.index.rank.ranges_scores`, in one statement)."""
+        ranges = [(min(part), max(part), len(part)) for part in parts]
+        budget = self.budget
+        self.prior = ranges_scores(
+            self.conn, self.match, self.query, self.scope, ranges, budget.run, budget.check, self.prior
+        )
+        self.estimated = self.estimated or self.prior.estimated
+        return self.prior.scores
+
+    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+        """Scored from ``parts_fts`` at once; only each session's best-scored hits are
+        keyed (the one first in :func:`rank_order` among them is its best), and where
+        more than one session is new its newest time is summed up in SQL (:data:`_NEWEST`)."""
+        if not parts:
+            return []
+        scores = dict(self.ranges_scores(parts))
+        chosen: list[list[int]] = []  # each part's best-scored hits, of every session
+        for fresh in parts:
+            best: dict[str, float] = {}
+            for rowid, key in fresh.items():
+                if scores[rowid] < best.get(key, math.inf):
+                    best[key] = scores[rowid]
+            chosen.append([rowid for rowid, key in fresh.items() if scores[rowid] == best[key]])
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (r for part in chosen for r in part))}
+        several = [(n, rowid) for n, fresh in enumerate(parts) if len(set(fresh.values())) > 1 for rowid in fresh]
+        newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
+        out: list[list[First]] = []
+        for n, rowids in enumerate(chosen):
+            hits = rank_order([(rowid, scores[rowid], *keys[rowid]) for rowid in rowids])
+            out.append([First(first.best, newest.get((n, first.best[3]))) for first in firsts_of(hits, parts[n])])
+        return out
+
+    def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
+        """The whole blocks below hit ``before`` whose hits all lie in its run of part
+        rowids (:func:`agentlog.index.runs.run_of`): its session, their hits and the
+        lowest of them; ``None`` when the next block is not all in it.  Counted by
+        FTS5 between the run's first rowid and ``before``, no hit read."""
+        run = runs.run_of(self.conn, self.budget.run, before)
+        if run is None or run.first >= before:
+            return None
+        inside = f"parts_fts MATCH ? AND rowid >= {int(run.first)} AND rowid < {int(before)}"
+        (count,) = self.budget.run(self.conn, f"SELECT count(*) FROM parts_fts WHERE {inside}", (self.match,))[0]
+        if count < self.window:
+            return None
+        # the lowest hit of those blocks: above the run's count % window oldest hits
+        sql = f"SELECT rowid FROM parts_fts WHERE {inside} ORDER BY rowid ASC LIMIT 1 OFFSET {count % self.window}"
+        return run.session, count - count % self.window, self.budget.run(self.conn, sql, (self.match,))[0][0]
+
+
+_NEWEST = """SELECT j.value ->> 0, m.session_key, max(m.timestamp) FROM json_each(?) j
+    JOIN parts p ON p.rowid = j.value ->> 1 JOIN messages m ON m.rowid = p.message_rowid GROUP BY 1, 2"""
+"""Of a JSON list of ``[n, part rowid]``, the newest time of each ``n``'s hits of each
+session (``NULL``: none has a time)."""
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:

@@ -19,6 +19,7 @@ import msgspec
 
 from agentlog.adapters.base import Fragment, ToolOutput
 from agentlog.assemble import SessionBuilder, role_id
+from agentlog.index import runs
 from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
 from agentlog.index.stored import stored
@@ -358,6 +359,7 @@ class Store:
         del part_rows
         _insert_apart(self.conn, _PARTS_SQL, huge_parts)
         del huge_parts
+        runs.add(self.conn, first_part, part_rowid - 1, key)
         if self._deferred is not None:
             self._deferred.add(texts)
             return
