@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from agentlog.adapters import SourceRef, get_adapter
+from agentlog.adapters import SourceRef, all_adapters, get_adapter
 from agentlog.load import build_sessions, parse_source
 from agentlog.model import Session
 
@@ -90,3 +91,27 @@ def private_index(tmp_path_factory, monkeypatch):
     command that needs it (never in the background, whatever the shell says)."""
     monkeypatch.setenv("AGENTLOG_INDEX", str(tmp_path_factory.mktemp("index") / "index.sqlite"))
     monkeypatch.delenv("AGENTLOG_BACKGROUND_INDEX", raising=False)
+
+
+@pytest.fixture(scope="module")
+def index(home: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The index of the module's own ``home`` fixture (the search tests': a home
+    of prompts, :mod:`search_home`, or of rockets), synced once a module."""
+    from agentlog.index import db
+    from agentlog.index.sync import sync  # here: conftest's own imports stay light
+
+    path = tmp_path_factory.mktemp("index") / "index.sqlite"
+    conn = db.connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    conn.close()
+    return path
+
+
+@pytest.fixture
+def conn(index: Path) -> Iterator[sqlite3.Connection]:
+    """A read-only connection to :func:`index`, closed after the test."""
+    from agentlog.index import db
+
+    conn = db.connect(index, readonly=True)
+    yield conn
+    conn.close()

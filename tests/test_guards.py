@@ -50,20 +50,46 @@ def _files(folder: Path) -> dict[Path, bytes]:
     return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-def test_an_export_onto_a_hardlink_of_a_transcript_leaves_the_transcript_whole(tmp_path):
+@pytest.mark.parametrize("linked", ["transcript", "settings"])
+def test_an_export_onto_a_hardlink_of_a_file_in_an_agents_folder_is_refused(tmp_path, linked):
+    """``-o`` a hard link to a transcript, or to any file in an agent's folder:
+    refused in one line, exit 2, before a byte is written (the target keeps its
+    inode and bytes, no temporary file is made), in every format."""
+    home, log, env = _home(tmp_path)
+    settings = home / ".claude" / "settings.json"
+    settings.write_text('{"cleanupPeriodDays": 3650}')
+    source = log if linked == "transcript" else settings
+    before = _files(home / ".claude")
+    out = tmp_path / "x" / "out"
+    out.parent.mkdir()
+    os.link(source, out)
+    for fmt in FORMATS:
+        code, stdout, err = run("export", SESSION[:8], "-f", fmt, "-o", str(out), env=env)
+        assert (code, stdout) == (2, ""), fmt
+        assert err == (
+            f"agentlog: {out} is a hard link to {source}, a file in an agent's folder: "
+            "agentlog never writes there; give another -o\n"
+        )
+        assert os.path.samefile(out, source) and os.stat(source).st_nlink == 2
+        assert _files(home / ".claude") == before
+        assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no temporary file made
+
+
+def test_an_export_onto_a_hardlink_elsewhere_leaves_the_other_name_whole(tmp_path):
     """Every format is written to a temporary file beside the target and renamed
-    into place: the transcript the target was a hardlink of keeps its bytes
-    (its inode), the target holds the export."""
-    _, log, env = _home(tmp_path)
-    before = log.read_bytes()
+    into place: a file the target was a hard link of (outside agents' folders)
+    keeps its bytes (its inode), the target holds the export."""
+    env = _home(tmp_path)[2]
+    mine = tmp_path / "mine.txt"
+    mine.write_text("my own notes\n")
     out = tmp_path / "x" / "out"
     out.parent.mkdir()
     for fmt in FORMATS:
         out.unlink(missing_ok=True)
-        os.link(log, out)
+        os.link(mine, out)
         code, _, err = run("export", SESSION[:8], "-f", fmt, "-o", str(out), env=env)
         assert code == 0, err
-        assert log.read_bytes() == before and os.stat(log).st_nlink == 1, fmt
+        assert mine.read_text() == "my own notes\n" and os.stat(mine).st_nlink == 1, fmt
         code, expected, _ = run("export", SESSION[:8], "-f", fmt, env=env)
         assert out.read_text() == expected, fmt
     assert sorted(p.name for p in out.parent.iterdir()) == ["out"]  # no temporary file left
@@ -330,3 +356,25 @@ def test_the_registry_cache_knows_what_agents_own_in_projects(tmp_path):
     wal = home / "projA" / ".crush" / "crush.db-wal"
     assert said[1] == {"why": f"{wal} is inside an agent's folder ({wal.parent})", "modules": []}
     assert said[0]["why"] == said[1]["why"]
+
+
+def test_an_export_onto_a_hardlink_of_an_agents_file_in_a_project_is_refused(tmp_path):
+    """Aider's history lies in a project, in no log folder: a hard link to it
+    under another name is known by the inode the index keeps of each source."""
+    home, _, env = _home(tmp_path)
+    history = home / "projB" / ".aider.chat.history.md"
+    history.parent.mkdir()
+    shutil.copy(FIXTURES / "aider" / "written-new-format.aider.chat.history.md", history)
+    code, out, err = run("sessions", "--agent", "aider", "--json", env=env)
+    assert code == 0 and len(json.loads(out)) >= 1, err
+    before = history.read_bytes()
+    out_path = tmp_path / "x" / "notes.md"
+    out_path.parent.mkdir()
+    os.link(history, out_path)
+    code, stdout, err = run("export", SESSION[:8], "-o", str(out_path), env=env)
+    assert (code, stdout, err) == (
+        2,
+        "",
+        f"agentlog: {out_path} is an agent's log file: agentlog never writes there; give another -o\n",
+    )
+    assert history.read_bytes() == before and os.path.samefile(history, out_path)

@@ -19,12 +19,10 @@ import pytest
 from click.testing import CliRunner
 
 import agentlog
-from agentlog.adapters import all_adapters
 from agentlog.cli import main
 from agentlog.index import db, rank
 from agentlog.index import search as search_module
 from agentlog.index.search import search
-from agentlog.index.sync import sync
 
 WINDOW = 7
 """The block size the tests rank in (``RANK_WINDOW``), so that a few dozen hits span blocks."""
@@ -67,22 +65,6 @@ def _home(home: Path) -> Path:
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     return _home(tmp_path_factory.mktemp("paging") / "home")
-
-
-@pytest.fixture(scope="module")
-def index(home, tmp_path_factory):
-    path = tmp_path_factory.mktemp("index") / "index.sqlite"
-    conn = db.connect(path)
-    sync(conn, all_adapters(), {"HOME": str(home)}, home)
-    conn.close()
-    return path
-
-
-@pytest.fixture
-def conn(index):
-    conn = db.connect(index, readonly=True)
-    yield conn
-    conn.close()
 
 
 @pytest.fixture(params=["builtin", "apsw"])

@@ -14,14 +14,11 @@ import pytest
 from click.testing import CliRunner
 
 import agentlog
-from agentlog.adapters import all_adapters
 from agentlog.cli import main
 from agentlog.errors import UsageError
-from agentlog.index import db
 from agentlog.index import search as search_module
 from agentlog.index.fts import MAX_QUERY_CHARS, MAX_TERMS, translate
 from agentlog.index.search import Budget, SearchStopped, search
-from agentlog.index.sync import sync
 from agentlog.web.app import create_app
 from search_home import write_home
 
@@ -93,22 +90,6 @@ UNSPACED = {
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     return write_home(tmp_path_factory.mktemp("search") / "home")
-
-
-@pytest.fixture(scope="module")
-def index(home, tmp_path_factory):
-    path = tmp_path_factory.mktemp("index") / "index.sqlite"
-    conn = db.connect(path)
-    sync(conn, all_adapters(), {"HOME": str(home)}, home)
-    conn.close()
-    return path
-
-
-@pytest.fixture
-def conn(index):
-    conn = db.connect(index, readonly=True)
-    yield conn
-    conn.close()
 
 
 def ids(page) -> set[str]:

@@ -34,22 +34,6 @@ def home(tmp_path_factory):
     return write_home(tmp_path_factory.mktemp("total") / "home")
 
 
-@pytest.fixture(scope="module")
-def index(home, tmp_path_factory):
-    path = tmp_path_factory.mktemp("index") / "index.sqlite"
-    conn = db.connect(path)
-    sync(conn, all_adapters(), {"HOME": str(home)}, home)
-    conn.close()
-    return path
-
-
-@pytest.fixture
-def conn(index):
-    conn = db.connect(index, readonly=True)
-    yield conn
-    conn.close()
-
-
 @pytest.fixture
 def capped(monkeypatch):
     """Rank the newest 2 hits, count at most 3."""

@@ -228,3 +228,39 @@ def test_the_mcp_overview_shows_the_kept_summary(home):
         index.close()
     assert overview["summary"]["model"] == MODEL
     assert overview["summary"]["text"] == f"Done: {len(_prompt(home).text)} characters read."
+
+
+def _tree(*folders: Path) -> dict[str, tuple[int, int]]:
+    """Every file and folder under ``folders``: (size, mtime_ns) by path."""
+    return {
+        str(p): (p.stat().st_size, p.stat().st_mtime_ns) for folder in folders for p in [folder, *folder.rglob("*")]
+    }
+
+
+@pytest.mark.parametrize("command", [("standup", "--since", "2026-11-30"), ("summarize", "5ec7e700")])
+def test_a_dry_run_writes_nothing_not_even_llm_settings(home, monkeypatch, command):
+    monkeypatch.delenv("LLM_USER_PATH")  # llm's own place: ~/.config/io.datasette.llm in this home
+    index = Path(os.environ["AGENTLOG_INDEX"])
+    code, _, err = run(home, "index")
+    assert code == 0, err
+    before = _tree(home, index.parent)
+    code, out, err = run(home, "--no-sync", *command, "--dry-run", "--json")
+    assert (code, err) == (0, "")
+    assert json.loads(out)[0]["subject"] == ("standup" if command[0] == "standup" else SESSION)
+    assert _tree(home, index.parent) == before
+    assert not (home / ".config" / "io.datasette.llm").exists()
+
+
+def test_a_dry_run_reads_the_llm_default_model_it_does_not_make(home, tmp_path, monkeypatch):
+    settings = tmp_path / "llm-settings"
+    settings.mkdir()
+    (settings / "default_model.txt").write_text(MODEL)
+    run(home, "summarize", "5ec7e700", "--model", MODEL)
+    monkeypatch.setenv("LLM_USER_PATH", str(settings))
+    before = _tree(settings)
+    code, out, err = run(home, "standup", "--since", "2026-11-30", "--dry-run", "--json")
+    assert (code, err) == (0, "")
+    (digest,) = json.loads(out)
+    summary = f"Done: {len(_prompt(home).text)} characters read."
+    assert f"Summary:\n{summary}" in digest["text"] and "Asked:" not in digest["text"]  # the default's summary
+    assert _tree(settings) == before

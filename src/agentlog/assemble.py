@@ -43,7 +43,17 @@ def merge_message(existing: Message, new: Message) -> None:
 def orphan_id(call_id: str, n: int = 0) -> str:
     """Id of the ``n``-th ``tool`` message holding a result whose call is not (yet)
     known.  A call that appears later claims the latest one; earlier ones stay."""
-    return f"tool-result:{call_id}" + (f"#{n}" if n else "")
+    return f"{ORPHAN_PREFIX}{call_id}" + (f"#{n}" if n else "")
+
+
+def is_orphan(message_id: str) -> bool:
+    """Whether ``message_id`` is an :func:`orphan_id`: a ``tool`` message the
+    assembly makes for results whose call is not known, no message a parse yields."""
+    return message_id.startswith(ORPHAN_PREFIX)
+
+
+ORPHAN_PREFIX = "tool-result:"
+"""What every :func:`orphan_id` starts with."""
 
 
 def role_id(message_id: str, role: str) -> str:

@@ -15,8 +15,13 @@ the same model.  Nothing here runs unless ``agentlog summarize`` or
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING
+from unittest.mock import patch
 
 import msgspec
 
@@ -121,18 +126,40 @@ def standup_prompt(sessions: Iterable[Session], summaries: dict[str, str], span:
     return Prompt(STANDUP_SUBJECT, STANDUP_SYSTEM, redact(body))
 
 
-def resolve_model(name: str | None) -> llm.Model:
+def resolve_model(name: str | None, dry_run: bool = False) -> llm.Model:
     """The ``llm`` model ``name`` names (an id or alias; ``None``: the user's
-    default, ``llm models default``).  Raises :class:`AgentlogError` when llm is
-    not installed, :class:`UsageError` for an unknown model."""
+    default, ``llm models default``).  With ``dry_run``, llm's settings folder
+    is read as it is and never made (:func:`settings_unmade`): a dry run writes
+    nothing.  Raises :class:`AgentlogError` when llm is not installed,
+    :class:`UsageError` for an unknown model."""
     try:
         import llm
     except ImportError:
         raise AgentlogError(LLM_EXTRA) from None
     try:
+        if dry_run:
+            with settings_unmade(llm):
+                return llm.get_model(name)
         return llm.get_model(name)
     except llm.UnknownModelError as exc:
         raise UsageError(f"{exc.args[0] if exc.args else exc} (see `llm models`)") from None
+
+
+@contextmanager
+def settings_unmade(llm: ModuleType) -> Iterator[None]:
+    """While it lasts, ``llm.user_dir()`` names llm's settings folder without
+    making it.  llm 0.x's ``user_dir`` (``llm/__init__.py``) is ``$LLM_USER_PATH``,
+    else ``click.get_app_dir("io.datasette.llm")``, made with its parents on every
+    call; llm and its bundled OpenAI plugin read their settings (default model,
+    aliases, extra models) through that one module attribute, each file only
+    when it exists.  A missing folder reads as llm's defaults, as it would once made."""
+    import click
+
+    def user_dir() -> Path:
+        return Path(os.environ.get("LLM_USER_PATH") or click.get_app_dir("io.datasette.llm"))
+
+    with patch.object(llm, "user_dir", user_dir):
+        yield
 
 
 def complete(model: llm.Model, prompt: Prompt) -> str:

@@ -73,32 +73,52 @@ def entry_point_values(cache_file: Path | None = None) -> list[tuple[str, str]]:
     ``importlib.metadata`` takes ~15 ms to import and scan the installed
     distributions, a sixth of a warm ``agentlog usage``; the list is therefore
     kept in ``cache_file`` (default ``entry-points.json`` in the user cache
-    folder) under the mtime of every folder on ``sys.path``, which changes when a
-    distribution is installed, upgraded or removed there.  The last
+    folder) under each folder on ``sys.path``: its mtime and its distributions'
+    metadata entries (:func:`_metadata`).  A folder's mtime changes when a
+    distribution is installed, upgraded or removed there, but also when any
+    other file comes or goes (the working folder that ``python -m agentlog``
+    puts first, ``/tmp``); so when a folder's mtime moved, its metadata entries
+    are listed again (one ``os.scandir``, a ``stat`` each: ~0.1 ms for ``/tmp``)
+    and the scan is kept while they are the same; the cache is not written
+    again for that (a write costs more than the listing).  The last
     :data:`KEPT_SCANS` scans are kept: ``python -m agentlog`` in different
     folders and the ``agentlog`` script each have their own ``sys.path``.
     """
     cache_file = cache_file or Path(platformdirs.user_cache_dir("agentlog")) / "entry-points.json"
-    key = [[folder, _mtime(folder)] for folder in sys.path]
+    folders = list(sys.path)
+    mtimes = [_mtime(folder) for folder in folders]
     try:
         scans = [scan for scan in json.loads(cache_file.read_bytes())["scans"] if isinstance(scan, dict)]
         for scan in scans:
-            if scan["key"] == key:
-                return [(name, value) for name, value in scan["entry_points"]]
+            key = scan["key"]
+            if [folder for folder, *_ in key] != folders:
+                continue
+            moved = [at for at, (_, mtime, _) in enumerate(key) if mtime != mtimes[at]]
+            if any(key[at][2] is None or _metadata(folders[at]) != key[at][2] for at in moved):
+                break  # a distribution came, went or changed there (or the folder is no listing): scan
+            return [(name, value) for name, value in scan["entry_points"]]
     except (OSError, ValueError, KeyError, TypeError):
         scans = []
     from importlib.metadata import entry_points
 
     values = [(ep.name, ep.value) for ep in entry_points(group=ENTRY_POINT_GROUP)]
+    key = [[folder, mtime, _metadata(folder)] for folder, mtime in zip(folders, mtimes, strict=True)]
+    _save(cache_file, scans, {"key": key, "entry_points": values})
+    return values
+
+
+def _save(cache_file: Path, scans: list[dict[str, Any]], scan: dict[str, Any]) -> None:
+    """``scan`` first in ``cache_file``, then the other ``scans`` (not of the same
+    ``sys.path``), :data:`KEPT_SCANS` in all; written whole or not at all."""
+    folders = [folder for folder, *_ in scan["key"]]
+    others = [s for s in scans if [folder for folder, *_ in s.get("key", [])] != folders]
     tmp = cache_file.with_name(f"{cache_file.name}.{os.getpid()}.tmp")
     try:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
-        scans = [{"key": key, "entry_points": values}, *scans][:KEPT_SCANS]
-        tmp.write_text(json.dumps({"scans": scans}))
+        tmp.write_text(json.dumps({"scans": [scan, *others][:KEPT_SCANS]}))
         os.replace(tmp, cache_file)
-    except OSError:  # a read-only or full cache folder only costs the scan next time
+    except (OSError, TypeError, ValueError):  # a read-only or full cache folder only costs the scan next time
         tmp.unlink(missing_ok=True)
-    return values
 
 
 KEPT_SCANS = 8
@@ -108,6 +128,35 @@ KEPT_SCANS = 8
 def _mtime(folder: str) -> int | None:
     try:
         return os.stat(folder or ".").st_mtime_ns
+    except OSError:
+        return None
+
+
+DISTRIBUTION_SUFFIXES = (".dist-info", ".egg-info")
+"""The entries of a ``sys.path`` folder ``importlib.metadata`` reads distributions
+from (CPython's ``importlib.metadata.Lookup``: names ending so, any case)."""
+
+
+def _metadata(folder: str) -> list[list[Any]] | None:
+    """The distributions' metadata entries of the ``sys.path`` folder ``folder``
+    (:data:`DISTRIBUTION_SUFFIXES`) as ``[name, mtime_ns]``, sorted: a
+    distribution installed again under the same name (``pip install -e`` of the
+    same version) is a new entry with a new mtime.  ``None`` for what is not a
+    plain folder to list (a zip file, an ``.egg``, a missing path): only its
+    own mtime counts then."""
+    if folder.lower().rstrip(os.sep).endswith(".egg"):
+        return None
+    try:
+        with os.scandir(folder or ".") as entries:
+            found = [e for e in entries if e.name.lower().endswith(DISTRIBUTION_SUFFIXES)]
+        return sorted([e.name, _entry_mtime(e)] for e in found)
+    except OSError:
+        return None
+
+
+def _entry_mtime(entry: os.DirEntry[str]) -> int | None:
+    try:
+        return entry.stat().st_mtime_ns
     except OSError:
         return None
 

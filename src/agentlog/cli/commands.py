@@ -23,6 +23,7 @@ from agentlog.cli.render import (
 from agentlog.cli.synced import open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
+from agentlog.index.damage import RowCheck
 from agentlog.load import LoadReport, discover_sources, most_specific, sniff
 from agentlog.model import json_schema
 from agentlog.present import clean, compact, local, plural, tilde
@@ -256,23 +257,63 @@ def agents(app: App, as_json: bool, markdown: bool, show_all: bool) -> None:
 
 @main.command()
 @agent_option
+@click.option(
+    "--deep",
+    is_flag=True,
+    help="Read back every stored row of the index, not only the newest (about 1 s per 50–100 MB of index).",
+)
 @json_option
 @pass_app
-def doctor(app: App, agent: str | None, as_json: bool) -> None:
-    """Parse anomalies per agent: records skipped by reason, unknown types, errors."""
+def doctor(app: App, agent: str | None, deep: bool, as_json: bool) -> None:
+    """Parse anomalies per agent: records skipped by reason, unknown types, errors;
+    stored rows of the index that do not decode (every row with --deep)."""
     agent = resolve_agent(agent)
     conn, synced = open_index(app)
     problem = db.diagnose(app.index_path)  # every page read once: a damaged index is said first
     if problem is not None:
         raise problem
-    # synced.roots.errors: found but never stored (e.g. a name that is not UTF-8)
-    result = doctor_service.doctor(
-        conn, agent, synced.roots.errors, synced.roots.problems, home=app.where
-    )
+    result = doctor_service.doctor(conn, agent, synced.roots, home=app.where, deep=deep)
     if as_json:
         print_json(result.as_json())
+    else:
+        print_doctor(app, result)
+        print_rows(app, result.rows)
+    if result.rows and result.rows.damaged_count:
+        rows = result.rows
+        what = f"{plural(rows.damaged_count, 'stored row')} cannot be decoded"
+        raise db.damaged(app.index_path, what if rows.every_row else f"{what} in the newest rows read")
+
+
+DAMAGED_SHOWN = 10
+"""Damaged rows named on the terminal (``--json`` names up to 100)."""
+
+
+def print_rows(app: App, rows: RowCheck | None) -> None:
+    """What reading back the stored rows found: one line when none is damaged
+    (none for an empty index), else each damaged row (its session and source)."""
+    if rows is None or not (rows.parts or rows.headers):
         return
-    print_doctor(app, result)
+    if not rows.damaged_count:
+        read = (
+            f"every stored row decodes ({rows.parts:,} parts, {plural(rows.headers, 'session header')})"
+            if rows.every_row
+            else f"the newest {rows.parts:,} parts and {plural(rows.headers, 'session header')} decode "
+            "(doctor --deep reads every row)"
+        )
+        app.console.print(f"[dim]index: {read}; PRAGMA quick_check: ok[/dim]", soft_wrap=True)
+        return
+    for row in rows.damaged[:DAMAGED_SHOWN]:
+        where = tilde(row.path, str(app.home)) if row.path else "a source gone"
+        whose = f" of session {row.session}" if row.session else ""
+        app.console.print(
+            f"[red]damaged[/red] {row.what} {row.rowid}{clean(whose, one_line=True)} "
+            f"({clean(where, one_line=True)}): {clean(row.error, one_line=True)}",
+            soft_wrap=True,
+        )
+    if rows.damaged_count > DAMAGED_SHOWN:
+        app.console.print(f"  and {plural(rows.damaged_count - DAMAGED_SHOWN, 'more')} (doctor --json lists 100)")
+    if not rows.every_row:
+        app.console.print("  (only the newest rows were read: doctor --deep reads every one)")
 
 
 SKIPPED_FILES = 5
@@ -320,8 +361,31 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
         console.print(f"[dim]duplicate copy ignored: {path} (same session as {original})[/dim]")
     for warning in result.retention:
         console.print(f"[yellow]warning:[/yellow] {clean(warning.message, one_line=True)}")
-    if not result.agents and not result.unreadable and not result.path_problems:
-        console.print("No agent logs found.")
+    if not result.synced:
+        print_never_synced(app, result)
+    elif not result.agents and not result.unreadable and not result.path_problems:
+        console.print("No agent logs found (`agentlog agents --all` lists where agentlog looks).", soft_wrap=True)
+
+
+def print_never_synced(app: App, result: doctor_service.DoctorReport) -> None:
+    """``doctor`` on an index that holds no source and was not synced now: that
+    it is empty, how to sync it, and the places a sync would read."""
+    console = app.console
+    index = clean(tilde(str(app.index_path), str(app.home)), one_line=True)
+    console.print(
+        f"The index {index} is empty: it was never synced (or only where no agent's logs were). "
+        "Run `agentlog index` (or this command without --no-sync) to read the logs.",
+        soft_wrap=True,
+    )
+    if not result.roots:
+        console.print(
+            "No agent's folder exists here (`agentlog agents --all` lists where agentlog looks).", soft_wrap=True
+        )
+        return
+    console.print("A sync reads:")
+    for row in result.roots:
+        places = ", ".join(clean(tilde(root, str(app.home)), one_line=True) for root in row.roots)
+        console.print(f"  {row.agent}: {places} ({plural(row.sources, 'file')})", soft_wrap=True)
 
 
 def print_problems(app: App, problems: Iterable[PathProblem], indent: str = "", named: bool = False) -> None:

@@ -35,12 +35,12 @@ refresh_option = click.option(
 
 def _model(name: str | None, dry_run: bool) -> llm.Model | None:
     """The model to ask; with ``dry_run`` only when llm is installed (its kept
-    summaries shape a digest's prompt), else ``None``."""
+    summaries shape a digest's prompt), resolved without writing, else ``None``."""
     from agentlog.summarize import resolve_model
 
     if dry_run and importlib.util.find_spec("llm") is None:
         return None
-    return resolve_model(name)
+    return resolve_model(name, dry_run)
 
 
 def _run(

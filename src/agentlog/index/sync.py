@@ -284,7 +284,8 @@ def _sync_all(
                 st = os.stat(path)
             except OSError as exc:
                 report.sources += 1
-                _record_error(conn, adapter, ref, describe_error(exc), None, report)
+                if not _gone_meanwhile(conn, ref, exc, report):
+                    _record_error(conn, adapter, ref, describe_error(exc), None, report)
                 continue
         seen = rows.get(path) if rows is not None else _row(conn, path)
         sig = _sidecar_sig(ref) if ref.sidecars else ""
@@ -670,7 +671,8 @@ def _sync_one(
         batch.end()
     except SourceError as exc:
         batch.undo()
-        _record_error(conn, adapter, ref, str(exc), (st, sig), report, keep=exc.unreadable)
+        if not _gone_meanwhile(conn, ref, exc.__cause__, report):
+            _record_error(conn, adapter, ref, str(exc), (st, sig), report, keep=exc.unreadable)
         return st.st_size
     except BaseException:
         rollback(conn)
@@ -732,7 +734,7 @@ def _store(
                         whole = False
                         mine.extend(signatures(later, head.id))
                     held_path: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
-                    taken = _judge(conn, store, owner, held_path, ref.path, store.signatures(head.key), mine)
+                    taken = _judge(conn, store, owner, held_path, ref.path, _held(store, head.key), mine)
                     if taken is None:
                         return held_path
                     renamed = not taken
@@ -754,6 +756,18 @@ def _store(
     finally:
         store.settle()  # before the caller commits or rolls back
     return None
+
+
+def _held(store: Store, key: str) -> list[Signature]:
+    """The signatures of session ``key``'s stored messages that a parse yields
+    (:func:`agentlog.load.signatures`, what a new source is compared by): the
+    orphan ``tool`` messages the assembly made for results whose call it never
+    saw (:func:`agentlog.assemble.is_orphan`) are left out.  Kept in, they are
+    messages a copy of the same file "lacks" (a Codex rollout moved to
+    ``archived_sessions/`` was never taken over from its archived source)."""
+    from agentlog.assemble import is_orphan
+
+    return [signature for signature in store.signatures(key) if not is_orphan(signature[0])]
 
 
 def _judge(
@@ -802,6 +816,23 @@ def _upsert_source(conn: sqlite3.Connection, adapter: Adapter, ref: SourceRef) -
     conn.execute("INSERT OR IGNORE INTO sources (path, agent) VALUES (?, ?)", (ref.path, adapter.slug))
     source_id: int = conn.execute("SELECT id FROM sources WHERE path = ?", (ref.path,)).fetchone()[0]
     return source_id
+
+
+def _gone_meanwhile(
+    conn: sqlite3.Connection, ref: SourceRef, exc: BaseException | None, report: SyncReport
+) -> bool:
+    """Whether ``exc`` (met reading ``ref``) says the source itself is gone since
+    discovery listed it (``FileNotFoundError``, nothing at its path now: removed
+    or moved while the sync ran).  It is then what the next sync finds it to be,
+    gone (:func:`agentlog.index.archive.archive_gone`: its sessions kept, archived;
+    else ``removed``, a source new in this sync included: it leaves nothing), not
+    a failure."""
+    if not isinstance(exc, FileNotFoundError) or os.path.lexists(ref.path):
+        return False
+    archived, _ = archive.archive_gone(conn, [ref.path])
+    report.archived += archived
+    report.removed += 1 - archived
+    return True
 
 
 def _record_error(

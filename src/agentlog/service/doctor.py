@@ -1,17 +1,22 @@
-"""The ``doctor`` query: parse anomalies per agent, unreadable and duplicate sources."""
+"""The ``doctor`` query: parse anomalies per agent, unreadable and duplicate
+sources, the folders a sync reads, and whether the index was ever synced."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from agentlog.index import queries
+from agentlog.index.damage import SAMPLE_PARTS, RowCheck, check_rows
+from agentlog.load import LoadReport
 from agentlog.model import Diagnostics
 from agentlog.probe import PathProblem
 from agentlog.retention import RetentionWarning, claude_cleanup_warnings
+from agentlog.service.first_run import never_synced
 from agentlog.service.home import Home
 
 
@@ -52,6 +57,16 @@ class DuplicateCopy(msgspec.Struct):
     copy_of: str
 
 
+class RootsRead(msgspec.Struct):
+    """The places that exist and that a sync reads for ``agent`` (``roots``:
+    folders or files; a ``--root`` only when the agent found any log), with the
+    number of log files discovery found for it (``sources``)."""
+
+    agent: str
+    roots: list[str]
+    sources: int
+
+
 class DoctorReport(msgspec.Struct, kw_only=True):
     """What ``agentlog doctor`` reports."""
 
@@ -62,6 +77,14 @@ class DoctorReport(msgspec.Struct, kw_only=True):
     """Paths the sync's discovery could not look at (:class:`agentlog.load.LoadReport`)."""
     retention: list[RetentionWarning] = msgspec.field(default_factory=list)
     """Agent settings that delete logs (Claude Code's ``cleanupPeriodDays``)."""
+    synced: bool = True
+    """Whether the index was synced: ``False`` when it holds no source and this
+    command did not sync it (``--no-sync`` on a new install: never synced, or
+    synced where no agent's logs were), whatever the logs hold now."""
+    roots: list[RootsRead] = msgspec.field(default_factory=list)
+    """The places a sync reads, those that exist (of ``agent`` when one is given)."""
+    rows: RowCheck | None = None
+    """The stored rows read back (:func:`agentlog.index.damage.check_rows`), of every agent."""
 
     def as_json(self) -> dict[str, Any]:
         """The ``doctor --json`` shape."""
@@ -71,22 +94,34 @@ class DoctorReport(msgspec.Struct, kw_only=True):
             "path_problems": self.path_problems,
             "duplicates": self.duplicates,
             "retention": self.retention,
+            "synced": self.synced,
+            "roots": self.roots,
+            "rows": self.rows,
         }
 
 
 def doctor(
     conn: sqlite3.Connection,
     agent: str | None = None,
-    unstored: Iterable[tuple[str, str]] = (),
-    path_problems: Iterable[PathProblem] = (),
+    found: LoadReport | None = None,
     home: Home | None = None,
+    deep: bool = False,
 ) -> DoctorReport:
-    """The diagnostics of ``agent`` (every agent when ``None``) in the index;
-    ``unstored`` are ``(path, error)`` problems a sync met but could not store
-    (e.g. a file name that is not UTF-8); ``path_problems`` the paths its
-    discovery could not look at (those of ``agent`` and under a ``--root`` kept);
-    with ``home``, the agents' settings there that delete logs
-    (:func:`agentlog.retention.claude_cleanup_warnings`)."""
+    """The diagnostics of ``agent`` (every agent when ``None``) in the index.
+    ``found`` is what the sync's discovery met (:attr:`agentlog.index.sync.SyncReport.roots`):
+    the problems it could not store (e.g. a file name that is not UTF-8), the
+    paths it could not look at (those of ``agent`` and under a ``--root`` kept)
+    and the places it read; when it is ``None`` or lists no place (``--no-sync``,
+    a background build), discovery runs here on ``home`` (it reads the file
+    system, writes nothing).  With ``home``, the agents' settings there that
+    delete logs too (:func:`agentlog.retention.claude_cleanup_warnings`).
+    The stored rows are read back: the newest parts and every session header,
+    with ``deep`` every part (:func:`agentlog.index.damage.check_rows`)."""
+    synced_now = found is not None and bool(found.roots)
+    if not synced_now and home is not None:
+        found = discovered(home)
+    found = found or LoadReport()
+    unstored, path_problems = found.errors, found.problems
     unreadable, duplicates = queries.source_problems(conn, agent)
     rows = []
     for slug, diagnostics in queries.agent_diagnostics(conn, agent).items():
@@ -107,4 +142,41 @@ def doctor(
         retention=claude_cleanup_warnings(home.env, home.home)
         if home and agent in (None, "claude_code")
         else [],
+        synced=synced_now or not never_synced(conn),
+        roots=roots_read(found, agent, scanned(home) if home else ()),
+        rows=check_rows(conn, None if deep else SAMPLE_PARTS),
     )
+
+
+def discovered(home: Home) -> LoadReport:
+    """What a sync's discovery finds on ``home`` (:func:`agentlog.load.discover_sources`),
+    without reading a log or writing anything."""
+    from agentlog.adapters import all_adapters
+    from agentlog.load import discover_sources
+
+    found = LoadReport()
+    discover_sources(all_adapters(), home.env, home.home, home.roots, found)
+    return found
+
+
+def scanned(home: Home) -> set[Path]:
+    """The places on ``home`` a sync looks in for any agent's files, not an agent's
+    own folder: the ``--root`` folders (every agent's) and the folders Aider and
+    Crush scan for files inside projects (:func:`agentlog.adapters._common.project_roots`)."""
+    from agentlog.adapters._common import project_roots
+
+    return {*home.roots, *project_roots(home.home)}
+
+
+def roots_read(found: LoadReport, agent: str | None = None, shared: Iterable[Path] = ()) -> list[RootsRead]:
+    """The places in ``found`` that exist, per agent (``agent``'s only when given),
+    in the adapters' order; a ``shared`` place (:func:`scanned`) only for the
+    agents that found any log, and an agent only when it has a place left."""
+    shared = set(shared)
+    rows = []
+    for slug, roots in found.roots.items():
+        count = found.sources.get(slug, 0)
+        paths = [str(p) for p, present in roots if present and (count or p not in shared)]
+        if paths and agent in (None, slug):
+            rows.append(RootsRead(slug, paths, count))
+    return rows

@@ -7,8 +7,11 @@ the writers are :mod:`agentlog.export`'s modules.
 
 from __future__ import annotations
 
+import contextlib
 import io
+import os
 import sqlite3
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO, cast
@@ -141,12 +144,27 @@ def _parquet(
 
 
 def _is_source(conn: sqlite3.Connection, real: str) -> bool:
-    """Whether ``real`` (a real path) is a source the index has read, or one of its sidecars."""
+    """Whether ``real`` (a real path) is a source the index has read, one of its
+    sidecars, or another hard link of a source (the index keeps each source's
+    inode: a file agents keep in projects, such as Aider's history, lies in no
+    log folder :func:`~agentlog.service.home.linked_in` walks)."""
     row = conn.execute(
         "SELECT 1 FROM sources WHERE path = ?1 OR EXISTS (SELECT 1 FROM json_each(sidecars) WHERE value = ?1)",
         (real,),
     ).fetchone()
-    return row is not None
+    if row is not None:
+        return True
+    try:
+        st = os.stat(real)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return False
+    for (path,) in conn.execute("SELECT path FROM sources WHERE inode = ?", (st.st_ino,)):
+        with contextlib.suppress(OSError):
+            if os.path.samestat(os.stat(path), st):
+                return True
+    return False
 
 
 def _index_file(conn: sqlite3.Connection) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -135,6 +136,9 @@ class Home(msgspec.Struct, frozen=True):
           ``.crush`` folder, Aider's ``.aider*`` files) or ending with the
           name of a file agents keep there (Aider's history, Crush's database);
         - a log file ``known`` recognises (e.g. a source in the index);
+        - a file with another hard link inside a log folder (:func:`linked_in`:
+          the rename an export makes would spare its bytes, but it is an
+          agent's file all the same, and said so before a byte is written);
         - ``index``, agentlog's index in use (an export over it).
 
         The log folders are listed once: call the function for each file written.
@@ -158,6 +162,9 @@ class Home(msgspec.Struct, frozen=True):
                     if at < len(parts) - 1:
                         return f"{path} is inside an agent's folder ({Path(*parts[: at + 1])})"
                     return f"{path} is an agent's log file"
+            link = linked_in(real, folders)
+            if link is not None:
+                return f"{path} is a hard link to {link}, a file in an agent's folder"
             if known(real) or known(base) or any(base.endswith(os.sep + name) for name in names):
                 return f"{path} is an agent's log file"
             return in_use_refusal(path, index)
@@ -180,6 +187,40 @@ class Home(msgspec.Struct, frozen=True):
             from agentlog.errors import UsageError
 
             raise UsageError(f"--index {refused}: agentlog never writes there; choose another file")
+
+
+def linked_in(real: str, folders: Iterable[Path]) -> str | None:
+    """Another name of the file ``real`` (a real path) inside ``folders``, when it
+    is a regular file with more than one hard link (``st_nlink``), else ``None``.
+    The folders on its device are walked, symlinks not followed, and entries
+    compared by inode from the directory listing first (``DirEntry.inode``, no
+    ``stat``), then by device and inode: the walk runs only for a file with
+    several links, which no export of agentlog's makes.  A folder that cannot
+    be listed is skipped."""
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+        return None
+    for folder in sorted(folders):
+        try:
+            if os.stat(folder).st_dev != st.st_dev:
+                continue
+        except OSError:
+            continue
+        pending = [os.fspath(folder)]
+        while pending:
+            try:
+                with os.scandir(pending.pop()) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            pending.append(entry.path)
+                        elif entry.inode() == st.st_ino and os.path.samestat(entry.stat(follow_symlinks=False), st):
+                            return entry.path
+            except OSError:
+                continue
+    return None
 
 
 SQLITE_SIDECARS = ("-wal", "-shm", "-journal")

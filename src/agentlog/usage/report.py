@@ -225,8 +225,8 @@ def row_dict(row: Row, group: Group, with_cost: bool, breakdown: bool) -> dict[s
 
 class Block(msgspec.Struct):
     """A 5-hour billing window: ``start`` is the first call's hour (UTC),
-    ``end = start + 5 h``; ``active`` when now is before ``end`` and within 5 h
-    of the last call."""
+    ``end = start + 5 h``; ``active`` when now is between ``start`` and ``end``
+    and within 5 h of the last call (never a block that opens after now)."""
 
     start: datetime
     totals: Totals = msgspec.field(default_factory=Totals)
@@ -295,5 +295,7 @@ def build_blocks(priced: Iterable[PricedCall], now: datetime) -> list[Block]:
         current.totals.add(pc)
     if blocks:
         last = blocks[-1]
-        last.active = now < last.end and last.totals.last is not None and now - last.totals.last < BLOCK
+        last.active = (
+            last.start <= now < last.end and last.totals.last is not None and now - last.totals.last < BLOCK
+        )  # a block that opens after now (calls stamped by a clock ahead) is not under way
     return blocks

@@ -1,0 +1,69 @@
+"""A 5-hour block of calls stamped ahead of now (a clock that ran ahead and was
+set back) is not the active block: no "ACTIVE", no burn rate or projection, no
+block in the status line; tester's finding 4, session of 2026-12-01."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from test_cli import run
+
+SID = "ffffffff-0000-0000-0000-000000000001"
+
+
+def _home(tmp_path: Path, start: datetime) -> tuple[Path, Path]:
+    folder = tmp_path / "home" / ".claude" / "projects" / "-z"
+    folder.mkdir(parents=True)
+    records = []
+    for i in range(20):
+        stamp = (start + timedelta(minutes=7 * i)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        line = {"sessionId": SID, "timestamp": stamp, "cwd": "/tmp/z"}
+        records.append({**line, "type": "user", "uuid": f"u{i}", "message": {"role": "user", "content": f"q{i}"}})
+        message = {
+            "id": f"m{i}",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": {"input_tokens": 1000, "output_tokens": 100},
+        }
+        records.append({**line, "type": "assistant", "uuid": f"a{i}", "parentUuid": f"u{i}", "message": message})
+    log = folder / "s.jsonl"
+    log.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return tmp_path / "home", log
+
+
+def _blocks(home: Path, *flags: str) -> list[dict]:
+    code, out, err = run("usage", "blocks", "--json", *flags, env={"HOME": str(home)})
+    assert code == 0, err
+    return json.loads(out)["blocks"]
+
+
+def test_a_block_ahead_of_now_is_not_active(tmp_path):
+    ahead = datetime.now(UTC).replace(microsecond=0) + timedelta(days=30)
+    home, log = _home(tmp_path, ahead)
+    for flags in ((), ("--no-index",)):
+        (block,) = _blocks(home, *flags)
+        assert (block["active"], "burn_rate" in block, block["total_tokens"]) == (False, False, 22_000)
+    code, out, _ = run("usage", "blocks", "-z", "UTC", env={"HOME": str(home)})
+    assert code == 0 and "ACTIVE" not in out and "left" not in out
+    status = json.dumps({"session_id": SID, "transcript_path": str(log), "model": {"id": "claude-sonnet-4-5"}})
+    assert run_statusline(home, status) == "$0.09 session · $– today · no block · ctx 0% (1k)\n"
+
+
+def test_a_block_under_way_is_active(tmp_path):
+    home, _ = _home(tmp_path, datetime.now(UTC).replace(microsecond=0) - timedelta(minutes=20))
+    (block,) = _blocks(home)
+    assert block["active"] is True and 150 <= block["burn_rate"]["remaining_minutes"] <= 300
+
+
+def run_statusline(home: Path, stdin: str) -> str:
+    from click.testing import CliRunner
+
+    from agentlog.cli import main
+    from test_cli import AGENT_VARS
+
+    result = CliRunner().invoke(main, ["statusline"], input=stdin, env={**AGENT_VARS, "HOME": str(home)})
+    assert result.exit_code == 0, result.stderr
+    return result.stdout

@@ -1,0 +1,151 @@
+"""``agentlog doctor``: an index never synced, the places a sync reads."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from agentlog.cli import main
+from agentlog.index.damage import DamagedAt, check_rows
+from conftest import FIXTURES
+
+AGENT_VARS = {"CLAUDE_CONFIG_DIR": None, "CODEX_HOME": None, "XDG_CONFIG_HOME": None}
+
+
+def run(home: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), env={**AGENT_VARS, "HOME": str(home)})
+    return result.exit_code, result.stdout, result.stderr
+
+
+def claude_home(tmp_path: Path) -> Path:
+    """A home with two Claude Code transcripts and a settings file that keeps them."""
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    for name in sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:2]:
+        shutil.copy(name, project / name.name)
+    (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 3650}')
+    return home
+
+
+def test_no_sync_doctor_on_a_new_index_says_it_is_empty_and_what_a_sync_reads(tmp_path):
+    home = claude_home(tmp_path)
+    index = tmp_path / "index.sqlite"
+    code, out, err = run(home, "--index", str(index), "--no-sync", "doctor")
+    assert (code, err) == (0, "")
+    assert out == (
+        f"The index {index} is empty: it was never synced (or only where no agent's logs were). "
+        "Run `agentlog index` (or this command without --no-sync) to read the logs.\n"
+        "A sync reads:\n"
+        "  claude_code: ~/.claude/projects (2 files)\n"
+    )
+    code, out, _ = run(home, "--index", str(index), "--no-sync", "doctor", "--json")
+    report = json.loads(out)
+    assert (code, report["synced"], report["agents"]) == (0, False, [])
+    assert report["roots"] == [{"agent": "claude_code", "roots": [str(home / ".claude" / "projects")], "sources": 2}]
+
+
+def test_no_sync_doctor_on_a_new_index_and_an_empty_home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    index = tmp_path / "index.sqlite"
+    code, out, _ = run(home, "--index", str(index), "--no-sync", "doctor")
+    assert code == 0
+    assert out.splitlines() == [
+        f"The index {index} is empty: it was never synced (or only where no agent's logs were). "
+        "Run `agentlog index` (or this command without --no-sync) to read the logs.",
+        "No agent's folder exists here (`agentlog agents --all` lists where agentlog looks).",
+    ]
+    code, out, _ = run(home, "--index", str(index), "doctor")  # synced now: nothing there
+    assert (code, out) == (0, "No agent logs found (`agentlog agents --all` lists where agentlog looks).\n")
+
+
+def test_doctor_reports_the_places_read_with_and_without_a_sync(tmp_path):
+    home = claude_home(tmp_path)
+    index = tmp_path / "index.sqlite"
+    expected = [{"agent": "claude_code", "roots": [str(home / ".claude" / "projects")], "sources": 2}]
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    synced = json.loads(out)
+    assert (code, synced["synced"], synced["roots"]) == (0, True, expected)
+    assert [a["agent"] for a in synced["agents"]] == ["claude_code"]
+    code, out, _ = run(home, "--index", str(index), "--no-sync", "doctor", "--json")
+    assert (code, json.loads(out)) == (0, synced)
+    _, text, _ = run(home, "--index", str(index), "doctor")
+    code, out, _ = run(home, "--index", str(index), "--no-sync", "doctor")
+    assert (code, out) == (0, text)
+    assert out.splitlines()[0] == "claude_code: 2 sessions, 31 records, 26 used"
+
+
+def _damaged_index(tmp_path: Path) -> tuple[Path, Path, int, str, str]:
+    """A synced index with its oldest part and one source's headers overwritten:
+    ``(home, index, part rowid, its session, its source)``."""
+    home = claude_home(tmp_path)
+    index = tmp_path / "index.sqlite"
+    code, _, err = run(home, "--index", str(index), "index")
+    assert code == 0, err
+    conn = sqlite3.connect(index)
+    with conn:
+        rowid, session, path = conn.execute(
+            """SELECT p.rowid, m.session_key, s.path FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+               JOIN sources s ON s.id = m.source_id WHERE p.data IS NOT NULL ORDER BY p.rowid LIMIT 1"""
+        ).fetchone()
+        conn.execute("UPDATE parts SET data = x'c1' WHERE rowid = ?", (rowid,))
+        conn.execute("UPDATE sources SET headers = x'07' WHERE path = ?", (path,))
+    conn.close()
+    return home, index, rowid, session, path
+
+
+def test_doctor_names_the_rows_that_do_not_decode_and_what_to_do(tmp_path):
+    home, index, rowid, session, path = _damaged_index(tmp_path)
+    shown = path.replace(str(home), "~")
+    code, out, err = run(home, "--index", str(index), "--no-sync", "doctor")
+    assert code == 1
+    assert out.splitlines()[-2:] == [
+        f"damaged part {rowid} of session {session} ({shown}): a stored part cannot be decoded: "
+        "MessagePack data is malformed: invalid opcode '\\xc1' (byte 0)",
+        f"damaged session header 1 ({shown}): a stored session header cannot be decoded: "
+        "Expected `array`, got `int`",
+    ]
+    assert err == (
+        f"agentlog: the index {index} is damaged (2 stored rows cannot be decoded): it is a cache: delete it to rebuild\n"
+    )
+    code, out, err = run(home, "--index", str(index), "--no-sync", "doctor", "--deep", "--json")
+    rows = json.loads(out)["rows"]
+    assert code == 1 and err.startswith(f"agentlog: the index {index} is damaged (2 stored rows")
+    assert (rows["every_row"], rows["damaged_count"]) == (True, 2)
+    assert [(d["what"], d["rowid"], d["session"], d["path"]) for d in rows["damaged"]] == [
+        ("part", rowid, session, path),
+        ("session header", 1, None, path),
+    ]
+    assert rows["parts"] > 2 and rows["headers"] == 2
+
+
+def test_a_bounded_check_reads_the_newest_parts_deep_reads_all(tmp_path):
+    _, index, _, session, path = _damaged_index(tmp_path)
+    conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    (parts,) = conn.execute("SELECT count(*) FROM parts WHERE data IS NOT NULL").fetchone()
+    header = "a stored session header cannot be decoded: Expected `array`, got `int`"
+    bounded = check_rows(conn, sample=2)
+    assert (bounded.parts, bounded.headers, bounded.every_row, bounded.damaged_count) == (2, 2, False, 1)
+    assert bounded.damaged == [DamagedAt("session header", 1, None, path, header)]
+    every = check_rows(conn, sample=None)
+    assert (every.parts, every.every_row, every.damaged_count, every.sessions) == (parts, True, 2, [session])
+    assert check_rows(conn, sample=parts) == every  # the sample that reaches the oldest row is every row
+    assert check_rows(conn, sample=None, limit=1).damaged == every.damaged[:1]
+    conn.close()
+
+
+def test_doctor_on_a_sound_index_says_which_rows_it_read(tmp_path):
+    home = claude_home(tmp_path)
+    index = tmp_path / "index.sqlite"
+    code, out, _ = run(home, "--index", str(index), "doctor", "--deep")
+    assert code == 0
+    conn = sqlite3.connect(index)
+    (parts,) = conn.execute("SELECT count(*) FROM parts WHERE data IS NOT NULL").fetchone()
+    conn.close()
+    line = f"index: every stored row decodes ({parts:,} parts, 2 session headers); PRAGMA quick_check: ok"
+    assert out.splitlines()[-1] == line
