@@ -128,3 +128,55 @@ def test_a_sync_that_must_delete_the_damaged_row_says_so(tmp_path):
         conn.close()
     code, _, err = run("index", "--full", env=env)
     assert (code, err.splitlines()[-1]) == (1, f"agentlog: {_line(tmp_path / 'index.sqlite')}")
+
+
+COLUMNS = [
+    ("UPDATE messages SET timestamp = 'not a time'", "message", "ValueError: Invalid isoformat string: 'not a time'"),
+    ("UPDATE messages SET timestamp = 12345", "message", "ValueError: Invalid isoformat string: '12345'"),
+    ("UPDATE messages SET flags = '{{{'", "message", "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
+    ("UPDATE messages SET role = 'wizard'", "message", "KeyError: 'wizard'"),
+    ("UPDATE usage SET input_tokens = 'many'", "message", "TypeError: token counts are no counts"),
+    ("UPDATE usage SET input_tokens = -5", "message", "TypeError: token counts are no counts"),
+    ("UPDATE parts SET text = X'FFFE00' WHERE data IS NULL", "part", "TypeError: text stored as bytes"),
+]  # fmt: skip
+"""A column of the weather session's rows damaged, what it is read as, and the
+error the one decoder (:func:`agentlog.index.stored.row_decoder`) names."""
+
+
+@pytest.mark.parametrize(("sql", "what", "why"), COLUMNS)
+@pytest.mark.parametrize("args", [["show", "de70"], ["show", "de70", "--json"], ["export", "de70", "-f", "md"]])
+def test_a_damaged_column_is_the_damaged_index_line(sql, what, why, args):
+    code, _, err = run("--demo", "sessions")
+    assert code == 0, err
+    path = db.default_path(os.environ, demo=True)
+    conn = sqlite3.connect(path)
+    scope = "SELECT rowid FROM messages WHERE session_key = ?"
+    where = "message_rowid IN" if " usage " in sql or " parts " in sql else "rowid IN"
+    conn.execute(f"{sql} {'AND' if 'WHERE' in sql else 'WHERE'} {where} ({scope})", (WEATHER,))
+    conn.commit()
+    conn.close()
+    code, _, err = run("--demo", "--no-sync", *args)
+    line = f"the index {path} is damaged (a stored {what} cannot be decoded: {why}): it is a cache: delete it to rebuild"
+    assert (code, err.splitlines()[-1]) == (1, f"agentlog: {line}")
+
+
+@pytest.mark.parametrize(
+    ("sql", "why"),
+    [
+        ("UPDATE sessions SET started_at = 'yesterday'", "ValueError: Invalid isoformat string: 'yesterday'"),
+        ("UPDATE sessions SET models = 'x['", "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
+        ("UPDATE sessions SET status = 'zombie'", "KeyError: 'zombie'"),
+    ],
+)
+def test_a_damaged_session_header_is_the_damaged_index_line(sql, why):
+    code, _, err = run("--demo", "sessions")
+    assert code == 0, err
+    path = db.default_path(os.environ, demo=True)
+    conn = sqlite3.connect(path)
+    conn.execute(f"{sql} WHERE key = ?", (WEATHER,))
+    conn.commit()
+    conn.close()
+    line = f"the index {path} is damaged (a stored session header cannot be decoded: {why}): it is a cache: delete it to rebuild"
+    for args in (["sessions"], ["sessions", "--json"], ["show", "de70"]):
+        code, _, err = run("--demo", "--no-sync", *args)
+        assert (code, err.splitlines()[-1]) == (1, f"agentlog: {line}"), args

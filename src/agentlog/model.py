@@ -51,6 +51,7 @@ permission prompt), ``waiting_for_subagents`` (pending spawn calls), ``waiting_f
 ``done``, ``stale`` (a turn in progress, no write for long, no live process),
 ``unknown``."""
 SESSION_STATUSES: tuple[SessionStatus, ...] = get_args(SessionStatus)
+ROLES: tuple[Role, ...] = get_args(Role)
 
 #: Message flags (``Message.flags``).  ``meta``: injected context (system reminders,
 #: command caveats, environment wrappers), hidden by default; ``synthetic``: written

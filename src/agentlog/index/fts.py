@@ -50,7 +50,7 @@ from typing import Any
 import msgspec
 
 from agentlog.errors import UsageError
-from agentlog.index.stored import stored
+from agentlog.index.stored import stored, text_of
 from agentlog.model import Part, ReasoningPart, TextPart, ToolCallPart
 
 MAX_QUERY_CHARS = 1_000
@@ -366,4 +366,4 @@ def _flat(value: Any) -> str:
 def stored_text(text: str, data: bytes | None) -> str:
     """The search text of a stored part: its ``parts.text`` (a plain text part,
     ``data`` NULL) or :func:`search_text` of the part packed in ``data``."""
-    return text if data is None else search_text(stored(data, Part, "part"))  # type: ignore[arg-type]
+    return text_of(text) if data is None else search_text(stored(data, Part, "part"))  # type: ignore[arg-type]

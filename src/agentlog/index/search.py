@@ -33,6 +33,7 @@ from agentlog.index.fts import Translation, fallback, stored_text, translate
 from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, ranges_scores, window_scores
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
+from agentlog.index.stored import row_decoder, stored_time
 from agentlog.index.timeline import hit_keys, time_sorted
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
@@ -669,6 +670,7 @@ def _hits(
     return [_row_hit(rows[rowid], terms, score, hits) for rowid, score, hits, _ in ranked]
 
 
+@row_decoder("search hit")
 def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int) -> Hit:
     """A :data:`_HIT_COLUMNS` row as a :class:`Hit`, its snippet cut for ``terms``."""
     return Hit(
@@ -677,7 +679,7 @@ def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int
         agent=r[2],
         message_id=r[3],
         role=r[4],
-        timestamp=datetime.fromisoformat(r[5]) if r[5] else None,
+        timestamp=stored_time(r[5]),
         part_type=r[6],
         tool=r[7],
         snippet=snippet(stored_text(r[8], r[9]), terms, MARK_START, MARK_END),

@@ -22,10 +22,12 @@ from agentlog.assemble import SessionBuilder, role_id
 from agentlog.index import runs
 from agentlog.index.deferred import DeferredText
 from agentlog.index.fts import index_text, search_text
-from agentlog.index.stored import stored
+from agentlog.index.stored import known, row_decoder, stored, stored_time, text_of
 from agentlog.index.usage import USAGE_COLUMNS, store_rollups, usage_from
 from agentlog.live.status import TAIL, log_status
 from agentlog.model import (
+    ROLES,
+    SESSION_STATUSES,
     Diagnostics,
     Message,
     Part,
@@ -412,7 +414,7 @@ class Store:
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(TextPart(text=text) if data is None else stored_part(data))
+                out[rowid].parts.append(TextPart(text=_stored_text(text)) if data is None else stored_part(data))
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
@@ -735,14 +737,19 @@ def _recorded_call(headers: bytes | None, key: str) -> str | None:
     return header.parent_tool_call_id if header else None
 
 
+@row_decoder("message")
 def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
     flags = json.loads(row[5])
+    if type(flags) is not list:
+        raise TypeError("flags are no list")
     replayed = bool(row[8]) and not as_stored
+    if row[9] is not None and any(type(n) is not int or n < 0 or n >= 1 << 62 for n in row[9:16]):
+        raise TypeError("token counts are no counts")
     usage = usage_from(row[9:19]) if row[9] is not None and not replayed else None
     message = Message(
         id=row[1],
-        role=row[2],
-        timestamp=datetime.fromisoformat(row[3]) if row[3] else None,
+        role=known(row[2], ROLES),  # type: ignore[arg-type]
+        timestamp=stored_time(row[3]),
         model=row[4],
         flags=flags,
         is_sidechain=bool(row[6]),
@@ -912,6 +919,12 @@ def _usage_row(u: Usage) -> tuple[Any, ...]:
     return (*usage_counts(u), u.cost_usd, u.cost_source, u.service_tier)
 
 
+@row_decoder("part")
+def _stored_text(text: object) -> str:
+    return text_of(text)
+
+
+@row_decoder("session header")
 def session_from_row(row: sqlite3.Row) -> Session:
     """A session header (no messages) from a ``sessions`` row with its source's
     ``archived`` column (:data:`agentlog.index.queries.ARCHIVED`)."""
@@ -921,14 +934,17 @@ def session_from_row(row: sqlite3.Row) -> Session:
         id=row["id"],
         models=json.loads(row["models"]),
         diagnostics=msgspec.json.decode(row["diagnostics"], type=Diagnostics),
-        started_at=datetime.fromisoformat(row["started_at"]) if row["started_at"] else None,
-        ended_at=datetime.fromisoformat(row["ended_at"]) if row["ended_at"] else None,
+        started_at=stored_time(row["started_at"]),
+        ended_at=stored_time(row["ended_at"]),
         rate_limits=msgspec.json.decode(row["rate_limits"], type=RateLimits) if row["rate_limits"] else None,
     )
     for column in HEADER_COLUMNS:
         setattr(session, column, row[column])
-    session.status_at = datetime.fromisoformat(row["status_at"]) if row["status_at"] else None
-    session.status_since = datetime.fromisoformat(row["status_since"]) if row["status_since"] else None
+    known(session.status, SESSION_STATUSES)
+    if type(session.models) is not list:
+        raise TypeError("models are no list")
+    session.status_at = stored_time(row["status_at"])
+    session.status_since = stored_time(row["status_since"])
     session.status_inferred = bool(row["status_inferred"])
     session.status_reason = row["status_reason"]
     session.status_pending = json.loads(row["status_pending"])
