@@ -11,7 +11,6 @@ import contextlib
 import io
 import os
 import sqlite3
-import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO, cast
@@ -26,7 +25,7 @@ from agentlog.index import queries
 from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
-from agentlog.service.home import Home, in_use_refusal
+from agentlog.service.home import Home, hard_linked, in_use_refusal
 
 PAGE = 500
 """Messages read from the index at once while exporting."""
@@ -154,11 +153,8 @@ def _is_source(conn: sqlite3.Connection, real: str) -> bool:
     ).fetchone()
     if row is not None:
         return True
-    try:
-        st = os.stat(real)
-    except OSError:
-        return False
-    if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+    st = hard_linked(real)
+    if st is None:
         return False
     for (path,) in conn.execute("SELECT path FROM sources WHERE inode = ?", (st.st_ino,)):
         with contextlib.suppress(OSError):

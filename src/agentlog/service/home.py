@@ -189,6 +189,16 @@ class Home(msgspec.Struct, frozen=True):
             raise UsageError(f"--index {refused}: agentlog never writes there; choose another file")
 
 
+def hard_linked(path: str) -> os.stat_result | None:
+    """The ``stat`` of ``path`` when it is a regular file with more than one hard
+    link (``st_nlink``), else ``None`` (also when it cannot be ``stat``ed)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) and st.st_nlink > 1 else None
+
+
 def linked_in(real: str, folders: Iterable[Path]) -> str | None:
     """Another name of the file ``real`` (a real path) inside ``folders``, when it
     is a regular file with more than one hard link (``st_nlink``), else ``None``.
@@ -197,11 +207,8 @@ def linked_in(real: str, folders: Iterable[Path]) -> str | None:
     ``stat``), then by device and inode: the walk runs only for a file with
     several links, which no export of agentlog's makes.  A folder that cannot
     be listed is skipped."""
-    try:
-        st = os.stat(real)
-    except OSError:
-        return None
-    if not stat.S_ISREG(st.st_mode) or st.st_nlink < 2:
+    st = hard_linked(real)
+    if st is None:
         return None
     for folder in sorted(folders):
         try:
