@@ -135,8 +135,9 @@ COLUMNS = [
     ("UPDATE messages SET timestamp = 12345", "message", "ValueError: Invalid isoformat string: '12345'"),
     ("UPDATE messages SET flags = '{{{'", "message", "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"),
     ("UPDATE messages SET role = 'wizard'", "message", "KeyError: 'wizard'"),
-    ("UPDATE usage SET input_tokens = 'many'", "message", "TypeError: token counts are no counts"),
-    ("UPDATE usage SET input_tokens = -5", "message", "TypeError: token counts are no counts"),
+    ("UPDATE usage SET input_tokens = 'many'", "usage", "TypeError: '<' not supported between instances of 'int' and 'str'"),
+    ("UPDATE usage SET input_tokens = -5", "usage", "TypeError: token counts are no counts"),
+    ("UPDATE usage SET cost_usd = 'free'", "usage", "TypeError: the cost is no number"),
     ("UPDATE parts SET text = X'FFFE00' WHERE data IS NULL", "part", "TypeError: text stored as bytes"),
 ]  # fmt: skip
 """A column of the weather session's rows damaged, what it is read as, and the

@@ -743,8 +743,6 @@ def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
     if type(flags) is not list:
         raise TypeError("flags are no list")
     replayed = bool(row[8]) and not as_stored
-    if row[9] is not None and any(type(n) is not int or n < 0 or n >= 1 << 62 for n in row[9:16]):
-        raise TypeError("token counts are no counts")
     usage = usage_from(row[9:19]) if row[9] is not None and not replayed else None
     message = Message(
         id=row[1],

@@ -47,6 +47,11 @@ def stored(data: bytes | memoryview, kind: type[T], what: str) -> T:
         raise DamagedRow(f"a stored {what} cannot be decoded: {exc}") from None
 
 
+def damaged(what: str, exc: Exception) -> DamagedRow:
+    """The :class:`DamagedRow` for a stored ``what`` whose decoding raised ``exc``."""
+    return DamagedRow(f"a stored {what} cannot be decoded: {type(exc).__name__}: {exc}")
+
+
 def row_decoder(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
     """A decorator for a function that turns a stored row into a model object
     (``"message"``, ``"session header"``, ``"search hit"``): any of
@@ -60,7 +65,7 @@ def row_decoder(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
             try:
                 return decode(*args, **kwargs)
             except ROW_ERRORS as exc:
-                raise DamagedRow(f"a stored {what} cannot be decoded: {type(exc).__name__}: {exc}") from None
+                raise damaged(what, exc) from None
 
         return decoded
 

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from agentlog.index.db import transaction
+from agentlog.index.stored import damaged
 from agentlog.model import USAGE_COUNTS, Usage
 from agentlog.rules import MODEL_INFERRED
 from agentlog.usage.calls import NOT_CONSUMPTION, Call, roots_of
@@ -265,7 +266,18 @@ USAGE_COLUMNS = ", ".join(f"u.{name}" for name in (*USAGE_COUNTS, "cost_usd", "c
 
 
 def usage_from(values: Sequence[Any]) -> Usage:
-    """A :class:`Usage` from the ten values of :data:`USAGE_COLUMNS` (or their sums)."""
+    """A :class:`Usage` from the ten values of :data:`USAGE_COLUMNS` (or their sums);
+    raises :class:`~agentlog.index.stored.DamagedRow` when a count is not a number
+    of 0 or more (``min`` raises ``TypeError`` on text) or the cost is not a number
+    (checked inline, in two C calls' time: this runs once a call)."""
+    try:
+        if min(values[:7]) < 0:
+            raise TypeError("token counts are no counts")
+        cost = values[7]
+        if cost is not None and type(cost) is not float and type(cost) is not int:
+            raise TypeError("the cost is no number")
+    except TypeError as exc:
+        raise damaged("usage", exc) from None
     return Usage(
         input_tokens=values[0],
         cache_read_tokens=values[1],
