@@ -414,7 +414,7 @@ class Store:
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(TextPart(text=_stored_text(text)) if data is None else stored_part(data))
+                out[rowid].parts.append(TextPart(text=text_of(text)) if data is None else stored_part(data))
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
@@ -915,11 +915,6 @@ def _part_row(part: Part) -> tuple[str, str | None, str | None, str, bytes | Non
 def _usage_row(u: Usage) -> tuple[Any, ...]:
     """``usage`` values after ``message_rowid``, in :data:`USAGE_COLUMNS` order."""
     return (*usage_counts(u), u.cost_usd, u.cost_source, u.service_tier)
-
-
-@row_decoder("part")
-def _stored_text(text: object) -> str:
-    return text_of(text)
 
 
 @row_decoder("session header")

@@ -87,7 +87,9 @@ def known(value: str, values: tuple[str, ...]) -> str:
 
 
 def text_of(value: object) -> str:
-    """A text column's value; raises ``TypeError`` when it is stored as bytes or a number."""
+    """A stored part's ``parts.text``; raises :class:`DamagedRow` (``"a stored
+    part …"``) when it is stored as bytes or a number, wherever it is read (a
+    transcript, a hit's snippet, the full-text index's SQL function)."""
     if type(value) is not str:
-        raise TypeError(f"text stored as {type(value).__name__}")
+        raise damaged("part", TypeError(f"text stored as {type(value).__name__}"))
     return value
