@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentlog.index.db import BUSY_TIMEOUT_MS, MMAP_SIZE
+from agentlog.index.runs import Run
 
 if TYPE_CHECKING:
     import apsw
@@ -146,9 +147,6 @@ def phrases(match: str) -> list[str]:
     """The phrases of a translated ``match`` in FTS5's order (left to right)."""
     return _PHRASE.findall(match)
 
-
-Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
-"""Runs a statement on the caller's connection within its search's budget."""
 
 
 def window_scores(

@@ -27,7 +27,8 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
-"""How a statement is run (e.g. :meth:`agentlog.index.search.Budget.run`)."""
+"""How a statement is run on the caller's connection within its search's budget
+(:meth:`agentlog.index.search.Budget.run`); the one alias the search modules share."""
 
 
 class PartRun(NamedTuple):

@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
 from agentlog.index.rank import COMPOUND, COUNT_CAP, ListedScores, ranges_asked
+from agentlog.index.runs import Run
 
 TIME_SCAN_FROM = 5_000
 """Parts matching (before filters) from which a time sort walks messages instead of
@@ -58,8 +59,6 @@ FIRST_BATCH = 256
 RANGE_COST_HITS = 300
 """A range query's fixed cost (~60 µs) in hits iterated (~0.2 µs each): two runs of
 a batch's part rowids closer than ``RANGE_COST_HITS / density`` are asked as one range."""
-
-Run = Callable[[sqlite3.Connection, str, tuple[object, ...]], list[tuple[Any, ...]]]
 
 KEYED = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
     JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
