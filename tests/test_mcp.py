@@ -316,3 +316,27 @@ def test_live_status_is_the_status_commands_board(call):
     assert [r["session_id"] for r in one["sessions"]] == [CODEX]
     error, text = call("get_live_status", {"since": "yesterday-ish"})
     assert error and "yesterday-ish" in text
+
+
+def test_every_surface_gives_a_session_the_boards_status(call):
+    """One status rule (the log's, refined by the clock and the processes) on every
+    path: the board (`status`), MCP's listing and overview, the Python API's
+    listing and its status filter (tester finding: MCP and the API gave the stored,
+    log-only status, `waiting_for_user` for sessions the board calls `done`)."""
+    import agentlog
+
+    def flat(rows: list[dict[str, Any]]) -> dict[str, str]:
+        return {k: v for r in rows for k, v in [(r["key"], r["status"]), *flat(r.get("children", [])).items()]}
+
+    board = flat(_cli_json("--demo", "status", "--json", "--since", "2000-01-01"))
+    assert len(board) == 9 and set(board.values()) == {"done", "interrupted"}
+    _, listed = call("list_sessions", {"include_subagents": True, "since": "2000-01-01", "limit": 100})
+    assert {s["session_id"]: s["status"] for s in listed["sessions"]} == board
+    for key, status in board.items():
+        _, overview = call("get_session_overview", {"session_id": key})
+        assert overview["session"]["status"] == status
+    with agentlog.open(demo=True) as archive:
+        assert {s.key: s.status for s in archive.sessions(subagents=True)} == board
+        assert {s.key for s in archive.sessions(subagents=True, status="interrupted")} == {
+            k for k, v in board.items() if v == "interrupted"
+        }

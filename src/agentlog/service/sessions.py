@@ -18,8 +18,9 @@ import msgspec
 from agentlog.export.redaction import redact_header
 from agentlog.index import queries
 from agentlog.model import Message, Session, Usage
-from agentlog.query import SessionFilter, filter_sessions
+from agentlog.query import SQL_INT_MAX, SessionFilter, filter_sessions
 from agentlog.service.home import Home
+from agentlog.service.status import refine_sessions
 from agentlog.service.usage import SessionCost, session_costs
 
 SORTS = (*queries.SESSION_SORTS, "cost")
@@ -43,8 +44,13 @@ def list_sessions(
 ) -> SessionList:
     """At most ``limit`` sessions ``where`` keeps, newest first; their titles and
     descriptions with secrets replaced (:func:`agentlog.redact.redact`) unless
-    not ``redact_secrets``."""
-    selected = queries.list_sessions(conn, where, limit=limit)
+    not ``redact_secrets``; each with its board status (:func:`refined`), which
+    ``where.status`` is matched against."""
+    if where.status is None:
+        selected = refined(conn, queries.list_sessions(conn, where, limit=limit))
+    else:
+        everything = refined(conn, queries.list_sessions(conn, msgspec.structs.replace(where, status=None)))
+        selected = [s for s in everything if s.status == where.status][:limit]
     if redact_secrets:
         selected = [redact_header(s) for s in selected]
     indexed = bool(selected) or bool(queries.list_sessions(conn, limit=1))
@@ -72,12 +78,41 @@ class SessionOrder(msgspec.Struct, frozen=True):
     first_by: tuple[str, ...] = ()
 
 
+def refined(conn: sqlite3.Connection, sessions: list[Session]) -> list[Session]:
+    """``sessions`` (headers read from the index), each given in place its board
+    status: the stored log status refined by the clock and the agent processes
+    (:func:`agentlog.service.status.refine_sessions`, the rule ``agentlog status``
+    and the live board use), as every listing and header this module gives has it."""
+    if sessions:
+        refine_sessions(conn, sessions)
+    return sessions
+
+
 def page_sessions(
     conn: sqlite3.Connection, where: SessionFilter, order: SessionOrder, offset: int = 0, limit: int = 50
 ) -> SessionPage:
-    """Sessions ``offset`` … ``offset + limit`` that ``where`` keeps, in ``order``.
-    ``cost`` is priced, not SQL: every matching session is priced, those without
-    a price last.  Raises ``KeyError`` for an unknown sort."""
+    """Sessions ``offset`` … ``offset + limit`` that ``where`` keeps, in ``order``,
+    each with its board status (:func:`refined`); ``where.status`` is matched
+    against that status (every session the rest of the filter keeps is refined
+    first).  ``cost`` is priced, not SQL: every matching session is priced, those
+    without a price last.  Raises ``KeyError`` for an unknown sort."""
+    if where.status is None:
+        found = _stored_page(conn, where, order, offset, limit)
+        refined(conn, found.sessions)
+        return found
+    everything = _stored_page(conn, msgspec.structs.replace(where, status=None), order, 0, SQL_INT_MAX)
+    refined(conn, everything.sessions)
+    kept = [s for s in everything.sessions if s.status == where.status]
+    rows = kept[offset : offset + limit]
+    return SessionPage(
+        rows, len(kept), everything.children, {s.key: everything.costs[s.key] for s in rows if s.key in everything.costs}
+    )
+
+
+def _stored_page(
+    conn: sqlite3.Connection, where: SessionFilter, order: SessionOrder, offset: int, limit: int
+) -> SessionPage:
+    """:func:`page_sessions` on the stored statuses (``where.status`` in SQL)."""
     sort, descending, first_by = order.sort, order.descending, order.first_by
     if sort != "cost":
         rows, total = queries.page_sessions(conn, where, sort, descending, offset, limit, first_by)
@@ -119,7 +154,9 @@ def session(conn: sqlite3.Connection, ref: str) -> SessionView:
     """The session with key or id ``ref`` or a unique prefix of one.  Raises
     :class:`~agentlog.errors.NotFound` when none or several match."""
     found = queries.get_session(conn, ref)
-    return SessionView(found, queries.children(conn, found.key))
+    children = queries.children(conn, found.key)
+    refined(conn, [found, *children])
+    return SessionView(found, children)
 
 
 @dataclass
@@ -151,6 +188,8 @@ def transcript_page(
     _, everything = queries.message_page(conn, key, 0, 0, include_hidden=True)
     kids = queries.children(conn, key)
     tree = queries.session_tree(conn, key)
+    parent = queries.list_sessions_by_keys(conn, [header.parent_key]) if header.parent_key else []
+    refined(conn, list({id(s): s for s in [header, *kids, *parent, *(s for _, s in tree)]}.values()))
     return TranscriptPage(
         header=header,
         messages=messages,
@@ -159,7 +198,7 @@ def transcript_page(
         children=kids,
         links={c.parent_tool_call_id: c for c in kids if c.parent_tool_call_id},
         tree=tree if len(tree) > 1 else [],
-        parent=queries.list_sessions_by_keys(conn, [header.parent_key]) if header.parent_key else [],
+        parent=parent,
         cost=session_costs(conn, [key]).get(key, SessionCost()),
     )
 
@@ -216,7 +255,7 @@ def overview(conn: sqlite3.Connection, found_roots: dict[str, list[str]], recent
         agents=agents,
         mains=len(mains),
         subagents=len(everything) - len(mains),
-        recent=[redact_header(s) for s in mains if SessionFilter().matches(s)][:recent],  # no `codex exec` runs
+        recent=[redact_header(s) for s in refined(conn, [s for s in mains if SessionFilter().matches(s)][:recent])],  # no `codex exec` runs
         children=queries.child_counts(conn),
         unreadable=queries.source_problems(conn)[0],
     )

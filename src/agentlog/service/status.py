@@ -21,9 +21,8 @@ import msgspec
 from agentlog.live.procs import ProcessTable
 from agentlog.live.status import TAIL, facts_of, is_prompt, refine
 from agentlog.model import Message, Session, SessionStatus, Usage
-from agentlog.query import SQL_INT_MAX, SessionFilter, Span
+from agentlog.query import SessionFilter, Span
 from agentlog.service.home import Home
-from agentlog.service.sessions import SessionOrder, SessionPage
 
 if TYPE_CHECKING:
     from agentlog.usage.pricing import Pricer
@@ -259,30 +258,6 @@ def refine_sessions(
         row = found[s.key]
         s.status, s.status_since, s.status_inferred = row.status, row.since, row.inferred
         s.status_reason = row.reason
-
-
-def page_by_status(
-    conn: sqlite3.Connection, where: SessionFilter, order: SessionOrder, offset: int, limit: int
-) -> SessionPage:
-    """:func:`agentlog.service.sessions.page_sessions` with the board's statuses
-    (:func:`refine_sessions`): ``where.status`` is matched against the refined
-    status (every session the rest of the filter keeps is refined first)."""
-    from agentlog.service.sessions import page_sessions
-
-    if where.status is None:
-        found = page_sessions(conn, where, order, offset, limit)
-        refine_sessions(conn, found.sessions)
-        return found
-    everything = page_sessions(conn, msgspec.structs.replace(where, status=None), order, 0, SQL_INT_MAX)
-    refine_sessions(conn, everything.sessions)
-    kept = [s for s in everything.sessions if s.status == where.status]
-    rows = kept[offset : offset + limit]
-    return SessionPage(
-        rows,
-        len(kept),
-        everything.children,
-        {s.key: everything.costs[s.key] for s in rows if s.key in everything.costs},
-    )
 
 
 def _where(where: SessionFilter | None, now: datetime) -> SessionFilter:

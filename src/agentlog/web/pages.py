@@ -29,7 +29,6 @@ from agentlog.service.filters import search_filter, session_filter
 from agentlog.service.search import SearchPaging
 from agentlog.service.search import search as search_index
 from agentlog.service.secrets import redacted_headers, redacted_page, redacted_records, redacted_title
-from agentlog.service.status import page_by_status, refine_sessions
 from agentlog.service.summaries import latest_summary
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.usage.pricing import CostMode
@@ -155,7 +154,7 @@ def sessions() -> str:
     page = _page_number()
     conn = connection()
     order = session_service.SessionOrder(sort, descending, first_by)
-    found = page_by_status(conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE)
+    found = session_service.page_sessions(conn, where, order, (page - 1) * SESSIONS_PER_PAGE, SESSIONS_PER_PAGE)
     return render_template(
         "sessions.html",
         groups=_groups(redacted_headers(found.sessions) if _redacting() else found.sessions, group),
@@ -181,7 +180,6 @@ def session() -> str:
     )
     if _redacting():
         view = redacted_page(view)
-    refine_sessions(connection(), [view.header])
     return render_template(
         "session.html",
         s=view.header,
