@@ -149,6 +149,18 @@ def test_copies_that_went_on_apart_count_every_distinct_call_once(tmp_path):
     assert on_every_path(home, tmp_path) == (3100, 3, 0.009345, 2)
 
 
+def test_a_copy_holding_every_call_but_not_every_prompt_is_kept_apart_on_every_path(tmp_path):
+    """Copy b holds both calls but not a's prompt (a damaged or rewritten line):
+    the copies went on apart, by their messages, not only their calls, so the
+    fast scanner keeps both as the index does (tester finding: it kept b alone,
+    the per-session rows of `usage session --no-index` then differed)."""
+    home = tmp_path / "home"
+    write(home, "-tmp-a", [USER, A1])
+    other_prompt = {**USER, "uuid": "u2", "timestamp": "2026-11-01T00:00:00.500Z"}
+    write(home, "-tmp-b", [other_prompt, A1, A2])
+    assert on_every_path(home, tmp_path) == (1100, 2, 0.00333, 2)
+
+
 def test_different_sessions_sharing_a_name_are_both_counted(tmp_path):
     home = tmp_path / "home"
     write(home, "-tmp-a", [USER, A1])

@@ -30,17 +30,12 @@ rule functions (:mod:`agentlog.rules`; ``shared/cost.md`` §1):
   else its stem; ``agent-<id>``, inline ``sidechain-<uuid>`` chains,
   :func:`~agentlog.rules.session_key`);
   a file whose session key an earlier file holds is skipped when it adds no
-  call to it, replaces it when it holds all of its calls and more, else is keyed
-  apart (:func:`~agentlog.rules.copy_verdict`, :func:`~agentlog.rules.distinct_id`);
+  message to it, replaces it when it holds all of its messages and more, else is
+  keyed apart (:func:`~agentlog.rules.copy_verdict`, :func:`~agentlog.rules.distinct_id`),
+  judged on every message as the full path judges it: only for such a pair of
+  files are both parsed whole (:func:`_verdict`);
 * ``cwd`` is the session's first recorded one (:func:`~agentlog.rules.first_cwd`):
   lines holding ``"cwd"`` are decoded too until the main session has one.
-
-What the byte filter cannot see stays a known limit: the full path judges
-duplicate files by their user messages too, which the scanner does not decode.
-The calls counted are the same either way (a copy skipped adds no call; one
-replacing another holds all of its calls); only when one copy holds every call
-of the other but the other has a prompt it lacks does the full path keep both
-(the calls attributed by owner rank) where the scanner keeps the one.
 """
 
 from __future__ import annotations
@@ -64,6 +59,7 @@ from agentlog.collector import gc_paused
 from agentlog.model import Usage
 from agentlog.readers import describe_error, line_start_after, read_blocks, read_lines_at
 from agentlog.rules import (
+    CopyVerdict,
     Signature,
     bounded_usage,
     copy_verdict,
@@ -323,6 +319,7 @@ def scan_calls(
     the cwd of every session scanned (with calls or not) is added to ``cwds``.
     """
     paths = [ref.path for ref in refs]
+    by_path = {ref.path: ref for ref in refs}
     kept: dict[str, list[_Session]] = {}  # path -> its sessions, in the order read
     held: dict[str, str] = {}  # a file's first session key -> the path holding it
     with gc_paused():
@@ -335,7 +332,7 @@ def scan_calls(
             main = file_sessions[0]
             owner = held.get(main.key)
             if owner is not None:  # as agentlog.load.build_sessions decides
-                verdict = copy_verdict(_signatures(kept[owner][0].calls), _signatures(main.calls))
+                verdict = _verdict(by_path[owner], by_path[path], kept[owner][0], main)
                 if verdict == "copy":
                     continue  # a copy of a file read before
                 if verdict == "supersedes":
@@ -348,6 +345,30 @@ def scan_calls(
         if cwds is not None:
             cwds.update(s.cwd for s in sessions if s.cwd)
         return _attribute(sessions)
+
+
+def _verdict(held: SourceRef, new: SourceRef, held_session: _Session, new_session: _Session) -> CopyVerdict:
+    """:func:`~agentlog.rules.copy_verdict` of source ``new`` whose first session
+    (``new_session``) source ``held`` holds (``held_session``), judged as
+    :func:`agentlog.load.build_sessions` judges it: on every message of the
+    session in each file, prompts included (by calls alone, a copy holding every
+    call but lacking a prompt of the other would replace it, where the index
+    keeps both).  Two files holding one key are rare (a session copied to another
+    project folder), so only then are both parsed whole, by the adapter's own
+    parser; one that can no longer be read (gone since its scan) is judged by
+    the calls scanned."""
+    from agentlog.adapters import get_adapter
+    from agentlog.load import parse_source, signatures
+
+    adapter = get_adapter(SLUG)
+    session_id = new_session.key.removeprefix(f"{SLUG}:")
+    try:
+        return copy_verdict(
+            signatures(parse_source(adapter, held).fragments, session_id),
+            signatures(parse_source(adapter, new).fragments, session_id),
+        )
+    except OSError:
+        return copy_verdict(_signatures(held_session.calls), _signatures(new_session.calls))
 
 
 def _signatures(calls: dict[str, Call]) -> list[Signature]:
