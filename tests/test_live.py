@@ -156,6 +156,20 @@ def test_statusline_prints_one_line_with_a_cost(tmp_path):
         [sys.executable, "-m", "agentlog", "statusline"], input="not json", env=env, capture_output=True, text=True
     )
     assert (broken.returncode, broken.stdout) == (0, "agentlog: – (JSONDecodeError)\n")
+    known = "known: session, today, block, left, burn, context, context_tokens, model"
+    for fmt, said in [
+        ("{bogus}", f"unknown field {{bogus}} in --format; {known}"),
+        ("{0}", f"unknown field {{0}} in --format; {known}"),
+        ("{session.__class__}", f"unknown field {{session.__class__}} in --format; {known}"),
+        ("{session", "expected '}' before end of string"),
+    ]:
+        bad = subprocess.run(
+            [sys.executable, "-m", "agentlog", "statusline", "--format", fmt],
+            input=payload, env=env, capture_output=True, text=True,
+        )
+        assert (bad.returncode, bad.stdout) == (0, f"agentlog: – ({said})\n")
+    empty = subprocess.run([sys.executable, "-m", "agentlog", "statusline"], input="", env=env, capture_output=True, text=True)
+    assert empty.stdout == "agentlog: – (no statusLine JSON on standard input)\n"
 
 
 # --- the rules ------------------------------------------------------------------

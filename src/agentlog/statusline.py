@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Any
 
 DEFAULT_FORMAT = "{session} session · {today} today · {block} · ctx {context}"
+FIELDS = ("session", "today", "block", "left", "burn", "context", "context_tokens", "model")
+"""The names ``--format`` may use, each as ``{name}`` with an optional format spec."""
 FALLBACK = "agentlog: –"
 """What the status line says when its figures cannot be read."""
 
@@ -48,8 +50,9 @@ def _tokens(n: int | None) -> str:
 
 def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
     """The line for ``facts`` (a :class:`~agentlog.service.statusline.StatuslineFacts`
-    as JSON) in format ``fmt`` at ``now``.  Raises ``KeyError``/``ValueError`` for a
-    bad format."""
+    as JSON) in format ``fmt`` at ``now``.  Raises ``ValueError`` for a bad format
+    (:func:`check_format`)."""
+    check_format(fmt)
     end = datetime.fromisoformat(facts["block_end"]) if facts.get("block_end") else None
     left = ""
     if end is not None and end > now:
@@ -59,7 +62,7 @@ def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
     block = " ".join(x for x in (f"block {_usd(facts.get('block_cost_usd'))}", left, burn) if x) if end else "no block"
     percent = facts.get("context_percent")
     context = f"{percent:.0f}% ({_tokens(facts.get('context_tokens'))})" if percent is not None else "–"
-    line = fmt.format(
+    line = fmt.format_map(dict(
         session=_usd(facts.get("session_cost_usd")),
         today=_usd(facts.get("today_cost_usd")),
         block=block,
@@ -68,8 +71,19 @@ def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
         context=context,
         context_tokens=_tokens(facts.get("context_tokens")),
         model=model,
-    )
+    ))
     return " ".join(line.split())
+
+
+def check_format(fmt: str) -> None:
+    """Raises ``ValueError`` saying what is wrong with ``--format`` ``fmt``: a
+    field not in :data:`FIELDS` (positional, ``{}``, attribute or index access
+    such as ``{session.__class__}`` included), or a brace left open."""
+    import string
+
+    for _, name, _, _ in string.Formatter().parse(fmt):
+        if name is not None and name not in FIELDS:
+            raise ValueError(f"unknown field {{{name}}} in --format; known: {', '.join(FIELDS)}")
 
 
 def _cache_path(env: dict[str, str]) -> Path:
@@ -123,8 +137,11 @@ def _compute(payload: dict[str, Any], env: dict[str, str], index: Path | None) -
 
 def line(stdin: str, fmt: str, env: dict[str, str], index: Path | None = None) -> str:
     """The status line for Claude Code's JSON ``stdin``; :data:`FALLBACK` (plus
-    the error's kind) on any error."""
+    what went wrong: a bad ``--format`` or input named, else the error's kind) on
+    any error."""
     try:
+        if not stdin.strip():
+            raise ValueError("no statusLine JSON on standard input")
         payload = json.loads(stdin)
         if not isinstance(payload, dict):
             raise ValueError("the statusLine input is not a JSON object")
@@ -149,7 +166,8 @@ def line(stdin: str, fmt: str, env: dict[str, str], index: Path | None = None) -
                 pass
         return render(facts, fmt, name, now)
     except Exception as exc:  # the status line never fails its host
-        return f"{FALLBACK} ({type(exc).__name__})"
+        said = type(exc) is ValueError  # raised here with a message for the user
+        return f"{FALLBACK} ({exc if said else type(exc).__name__})"
 
 
 def fast_main(argv: list[str]) -> bool:
