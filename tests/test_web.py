@@ -23,10 +23,11 @@ import pytest
 from click.testing import CliRunner
 
 from agentlog.cli import main
-from agentlog.cli.serve import access_token, is_loopback
+from agentlog.cli.serve import access_token
 from agentlog.demo import demo_home
 from agentlog.errors import UsageError
 from agentlog.index import db, queries
+from agentlog.loopback import is_loopback
 from agentlog.web import content
 from agentlog.web.app import CSP, connection, create_app
 from agentlog.web.charts import fold_small, stacked_bars
@@ -329,8 +330,11 @@ def test_index_is_read_only(demo_path):
 
 def test_loopback_checks_host_header(client):
     assert client.get("/", headers={"Host": "evil.example:8765"}).status_code == 403
-    for host in ("127.0.0.1:8765", "localhost", "[::1]:8765"):
+    for host in ("127.0.0.1:8765", "localhost", "[::1]:8765", "127.0.0.2:8765", "LOCALHOST"):
         assert client.get("/", headers={"Host": host}).status_code == 200
+    # a name resolving to loopback is what DNS rebinding sends: only literals pass
+    for host in ("127.0.0.1.nip.io", "localhost.evil.example", "0.0.0.0:8765", "[::2]:8765"):
+        assert client.get("/", headers={"Host": host}).status_code == 403
 
 
 def test_token_required_off_loopback(demo_path):

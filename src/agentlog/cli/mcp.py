@@ -3,7 +3,6 @@ on stdio, or on streamable HTTP bound to the loopback interface."""
 
 from __future__ import annotations
 
-import ipaddress
 import sqlite3
 
 import click
@@ -11,11 +10,9 @@ import click
 from agentlog.cli import App, main
 from agentlog.cli.options import pass_app
 from agentlog.errors import AgentlogError, UsageError
+from agentlog.loopback import is_loopback
 
 MCP_EXTRA = "agentlog mcp needs the MCP SDK: pip install 'agentlog[mcp]'"
-LOOPBACK_NAMES = ("localhost",)
-
-
 def http_address(text: str) -> tuple[str, int]:
     """``PORT``, ``:PORT`` or ``HOST:PORT`` (``[::1]:PORT``) as ``(host, port)``,
     the host ``127.0.0.1`` when not given.  Raises :class:`UsageError` for a bad
@@ -25,13 +22,8 @@ def http_address(text: str) -> tuple[str, int]:
     host = host.strip("[]") or "127.0.0.1"
     if not port.isdigit() or not 0 < int(port) < 65536:
         raise UsageError(f"--http {text!r}: not a port (use PORT, :PORT or 127.0.0.1:PORT)")
-    if host.lower() not in LOOPBACK_NAMES:
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = False
-        if not loopback:
-            raise UsageError(f"--http {text!r}: the MCP server binds to loopback only (127.0.0.1, ::1)")
+    if not is_loopback(host):
+        raise UsageError(f"--http {text!r}: the MCP server binds to loopback only (127.0.0.1, ::1)")
     return host, int(port)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import socket
 
 import click
@@ -12,18 +11,9 @@ from agentlog.cli.options import pass_app
 from agentlog.cli.synced import open_index
 from agentlog.errors import UsageError
 from agentlog.index import db
+from agentlog.loopback import is_loopback
 
 DEFAULT_PORT = 8765
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an IP address) only listens on this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def access_token(host: str, explicit: bool) -> str | None:

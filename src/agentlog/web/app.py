@@ -34,6 +34,7 @@ from markupsafe import escape
 
 from agentlog.errors import IndexProblem
 from agentlog.index import db
+from agentlog.loopback import is_loopback
 from agentlog.present import compact, local, project_name, tool_summary
 from agentlog.web import content
 
@@ -42,7 +43,6 @@ CSP = (
     "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
 TOKEN_COOKIE = "agentlog_token"
-LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 STATIC_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -89,7 +89,7 @@ def create_app(index_path: Path, token: str | None = None, state: Any = None, re
         if cross_site(request.headers.get("Sec-Fetch-Site"), request.headers.get("Origin"), request.host_url):
             abort(403, "this viewer does not answer requests from other sites")
         if token is None:
-            if urlsplit(f"//{request.host}").hostname not in LOOPBACK_HOSTS:
+            if not is_loopback(urlsplit(f"//{request.host}").hostname):
                 abort(403, "this viewer answers only to localhost")
             return None
         given = request.args.get("token") or request.cookies.get(TOKEN_COOKIE) or ""
