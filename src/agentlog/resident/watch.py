@@ -243,7 +243,7 @@ class Freshness:
             return False
         if not (isinstance(paths, list) and isinstance(token, str) and isinstance(digest, str)):
             return False
-        added = False
+        watches = len(self.watch.wds)
         for path in paths:
             if not isinstance(path, str):
                 return False
@@ -255,8 +255,7 @@ class Freshness:
                 self.clean.clear()
                 return False
             self.covered.add(path)
-            added = True
-        if added:
+        if len(self.watch.wds) != watches:
             self._bump()  # what the new watches would have seen before now is unknown
             return False
         if request.get("generation") != self.generation:
