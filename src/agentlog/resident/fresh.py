@@ -44,6 +44,8 @@ class Snapshot:
     clean: dict[str, str]
     sock_path: str
     identity: tuple[object, ...]
+    watching: bool
+    """Whether the resident can vouch at all (it has a working watch)."""
 
 
 CURRENT: Snapshot | None = None
@@ -58,8 +60,9 @@ def vouched(token: str) -> str | None:
 
 
 def serving() -> bool:
-    """Whether this process is a resident's child (a check it passes is worth telling)."""
-    return CURRENT is not None
+    """Whether this process is the child of a resident that can vouch (a check it
+    passes is worth telling)."""
+    return CURRENT is not None and CURRENT.watching
 
 
 def vouch(token: str, digest: str, paths: list[str]) -> None:

@@ -231,7 +231,9 @@ class Freshness:
         self.clean.clear()
 
     def snapshot(self, sock_path: str, identity: tuple[object, ...]) -> Snapshot:
-        return Snapshot(self.generation, dict(self.clean), sock_path, identity)
+        return Snapshot(
+            self.generation, dict(self.clean), sock_path, identity, self.watch is not None and not self.broken
+        )
 
     def weigh(self, request: dict[str, object]) -> bool:
         """Keep a child's vouch (:func:`agentlog.resident.fresh.vouch`) if every
