@@ -81,6 +81,8 @@ class Inotify:
         self.dropped = 0
         self.devices = local_devices()
         self.above: set[tuple[str, str]] = set()
+        self.lost: list[str] = []
+        """Paths whose watch the kernel dropped since :attr:`lost` was emptied."""
         """(folder, name) watched for that name (and so every folder above it)."""
 
     def watch(self, path: str, names: set[str] | None) -> int:
@@ -168,9 +170,11 @@ class Inotify:
         """A watch the kernel removed (its path deleted, or unmounted): watched no more."""
         self.dropped += 1
         self.interest.pop(wd, None)
-        self.above.clear()  # walked again (cheap: the watches in place are kept)
         for path in [p for p, w in self.wds.items() if w == wd]:
             del self.wds[path]
+            self.lost.append(path)
+            inside = path.rstrip("/") + "/"
+            self.above = {(d, n) for d, n in self.above if d != path and not d.startswith(inside)}
 
     def close(self) -> None:
         os.close(self.fd)
@@ -220,11 +224,14 @@ class Freshness:
         """Read the queued events (before a fork, before a vouch is weighed)."""
         if self.watch is None:
             return
-        dropped = self.watch.dropped
         if self.watch.drain():
             self._bump()
-        if self.watch.dropped != dropped:
-            self.covered.clear()  # which paths lost a watch: each walked again at its next vouch
+        lost = set(self.watch.lost)  # walked again at their next vouch: a file replaced alone,
+        self.watch.lost.clear()  # else (a folder, a resolved path) every one
+        if lost <= self.covered:
+            self.covered -= lost
+        elif lost:
+            self.covered.clear()
 
     def _bump(self) -> None:
         self.generation += 1
