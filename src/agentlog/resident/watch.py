@@ -36,6 +36,7 @@ def watch_limit(env: dict[str, str] | os._Environ[str]) -> int | None:
     except ValueError:
         return None
 
+
 IN_MODIFY = 0x2
 IN_ATTRIB = 0x4
 IN_MOVED_FROM = 0x40
@@ -44,13 +45,21 @@ IN_CREATE = 0x100
 IN_DELETE = 0x200
 IN_DELETE_SELF = 0x400
 IN_MOVE_SELF = 0x800
-IN_UNMOUNT = 0x2000
 IN_Q_OVERFLOW = 0x4000
 IN_IGNORED = 0x8000
 _IN_NONBLOCK = os.O_NONBLOCK
 _IN_CLOEXEC = os.O_CLOEXEC
 
-MASK = IN_MODIFY | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_DELETE_SELF | IN_MOVE_SELF
+MASK = (
+    IN_MODIFY
+    | IN_ATTRIB
+    | IN_MOVED_FROM
+    | IN_MOVED_TO
+    | IN_CREATE
+    | IN_DELETE
+    | IN_DELETE_SELF
+    | IN_MOVE_SELF
+)
 """What changes a ``stat`` or a listing: contents (size, mtime), attributes
 (ctime: a ``chmod``, ``utime``), entries added, removed or renamed, the watched
 path itself removed or moved (an open for writing without a write changes nothing)."""
