@@ -180,8 +180,9 @@ MUTATIONS: dict[str, Callable[[Path], None]] = {
 
 
 def _report(report: SyncReport) -> dict[str, object]:
-    """Everything a sync reports but its duration."""
-    return {**msgspec.to_builtins(report, enc_hook=str), "seconds": 0}
+    """Everything a sync reports but its duration and how many paths the memo's
+    check looked at (the full sync runs no such check: ``None``)."""
+    return {**msgspec.to_builtins(report, enc_hook=str), "seconds": 0, "checked": 0}
 
 
 def _dump(conn: sqlite3.Connection) -> dict[str, list[tuple[object, ...]]]:

@@ -47,6 +47,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         "failed": [{"path": p, "error": e} for p, e in report.failed],
         "bytes_parsed": report.bytes_parsed,
         "seconds": round(report.seconds, 3),
+        "checked": report.checked,
         "path_problems": report.roots.problems,
     }
     if as_json:

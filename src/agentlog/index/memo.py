@@ -30,7 +30,9 @@ entries, https://git-scm.com/docs/racy-git).
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
+import marshal
 import os
 import sqlite3
 import stat
@@ -38,6 +40,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -45,6 +48,7 @@ from agentlog import _version
 from agentlog.adapters import Adapter, LazyAdapter
 from agentlog.load import LoadReport
 from agentlog.probe import Look, PathProblem, Problems, fingerprint
+from agentlog.resident import fresh
 
 MEMO_VERSION = 1
 RACY_NS = 2_000_000_000
@@ -107,13 +111,19 @@ def _file_stamp(path: str | None) -> list[object] | None:
 
 def load_memo(conn: sqlite3.Connection) -> Memo | None:
     """The memo the last full sync stored, if any (and readable)."""
+    return _loaded(conn)[0]
+
+
+def _loaded(conn: sqlite3.Connection) -> tuple[Memo | None, bytes]:
+    """The memo the last full sync stored (``None``: none, or unreadable) and its bytes."""
     row = conn.execute("SELECT data FROM sync_memo WHERE id = 1").fetchone()
     if row is None:
-        return None
+        return None, b""
+    data = row[0] if isinstance(row[0], bytes) else str(row[0]).encode("utf-8", "surrogateescape")
     try:
-        return msgspec.json.decode(row[0], type=Memo)
+        return msgspec.json.decode(data, type=Memo), data
     except msgspec.DecodeError:
-        return None
+        return None, data
 
 
 def trusted(looks: Iterable[Look], started_ns: int) -> list[Look]:
@@ -130,6 +140,8 @@ class Outcome(msgspec.Struct):
     would have made it)."""
 
     sources: int
+    checked: int
+    """Paths ``stat``-ed to find nothing changed (none when a resident vouched: :mod:`agentlog.resident.fresh`)."""
     roots: dict[str, list[tuple[Path, bool]]]
     counts: dict[str, int]
     errors: list[tuple[str, str]]
@@ -146,7 +158,7 @@ def unchanged(
     """The outcome of a sync of ``adapters`` at ``home`` (no ``--root``, not
     ``--full``) if it would change nothing, read from the memo; ``None`` when the
     full sync must run (something changed, or may have)."""
-    memo = load_memo(conn)
+    memo, data = _loaded(conn)
     if memo is None or memo.key != key_of(adapters, home):
         return None
     roots: dict[str, list[tuple[Path, bool]]] = {}
@@ -160,13 +172,21 @@ def unchanged(
         if kept is None or [r for r, _ in kept] != [str(r) for r in listed]:
             return None
         roots[slug] = [(r, present) for r, (_, present) in zip(listed, kept, strict=True)]
-    for path, fp in memo.looks:
-        if fingerprint(path) != fp:
-            return None
-    if not _rows_unchanged(conn, adapters, memo):
+    token = _token(conn, data)
+    vouched = fresh.vouched(token)
+    if vouched is None:
+        for path, fp in memo.looks:
+            if fingerprint(path) != fp:
+                return None
+    checked = _rows_unchanged(conn, adapters, memo, vouched)
+    if checked is None:
         return None
+    digest, looked = checked
+    if vouched is None and fresh.serving():
+        fresh.vouch(token, digest, [path for path, _ in memo.looks] + looked)
     return Outcome(
         sources=len(memo.found),
+        checked=0 if vouched is not None else len(memo.looks) + len(looked),
         roots=roots,
         counts=memo.counts,
         errors=memo.errors,
@@ -175,20 +195,63 @@ def unchanged(
     )
 
 
-def _rows_unchanged(conn: sqlite3.Connection, adapters: Sequence[Adapter | LazyAdapter], memo: Memo) -> bool:
+def _token(conn: sqlite3.Connection, data: bytes) -> str:
+    """What a resident's vouch is for: this index file and this memo."""
+    files = conn.execute("PRAGMA database_list").fetchall()
+    return json.dumps([files[0][2] if files else "", hashlib.blake2b(data, digest_size=16).hexdigest()])
+
+
+def _rows_unchanged(
+    conn: sqlite3.Connection, adapters: Sequence[Adapter | LazyAdapter], memo: Memo, vouched: str | None = None
+) -> tuple[str, list[str]] | None:
     """Whether every known source of ``adapters`` is as the full check would skip
     it: each found source's ``stat``, sidecars and parser version as stored and
     not archived; every other one archived, gone, and left as it is by
     :func:`agentlog.index.archive.archive_gone` (it holds sessions, no copy of it
     waits, no problem hides it).  One query (index ``sources_known``), one
-    ``stat`` per source, no object made per source."""
-    from agentlog.index.sync import _sidecar_sig_of
+    ``stat`` per source, no object made per source.  When so, the digest of what
+    it read of the index and the paths it ``stat``-ed; ``None`` otherwise.
 
+    ``vouched``: the digest a check that passed read, whose paths a resident
+    vouches did not change (:mod:`agentlog.resident.fresh`): then only the index
+    is read again, and compared with it (no ``stat``)."""
     versions = {a.slug: a.parser_version for a in adapters}
     marks = ", ".join("?" * len(versions))
     query = f"""SELECT path, agent, size, mtime_ns, ctime_ns, inode, parser_version, sidecar_sig, sidecars,
         archived_at, duplicate_of FROM sources WHERE agent IN ({marks})"""
+    rows = conn.execute(query, list(versions)).fetchall()
     found = set(memo.found)
+    gone = [row for row in rows if row[0] not in found]
+    empty = None
+    if gone:
+        empty = conn.execute(
+            f"""SELECT 1 FROM sources s WHERE agent IN ({marks}) AND archived_at IS NOT NULL
+                AND NOT EXISTS (SELECT 1 FROM sessions WHERE source_id = s.id) LIMIT 1""",
+            list(versions),
+        ).fetchone()
+    cwds = None
+    if any(a.project_files for a in adapters):
+        cwds = sorted(cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL"))
+    digest = hashlib.blake2b(marshal.dumps((rows, empty, cwds)), digest_size=16).hexdigest()
+    if vouched is not None:
+        return (digest, []) if digest == vouched else None
+    if not _rows_match(rows, versions, found, memo, empty, cwds):
+        return None
+    sidecars = [side for row in rows if row[8] != "[]" for side in json.loads(row[8])]
+    return digest, [row[0] for row in rows] + sidecars
+
+
+def _rows_match(
+    rows: list[Any],
+    versions: dict[str, int],
+    found: set[str],
+    memo: Memo,
+    empty: tuple[int] | None,
+    cwds: list[str] | None,
+) -> bool:
+    """The check of :func:`_rows_unchanged` on the rows it read: a ``stat`` each."""
+    from agentlog.index.sync import _sidecar_sig_of
+
     matched = 0
     gone: list[tuple[str, str, str | None]] = []
     copies = set()
@@ -205,7 +268,7 @@ def _rows_unchanged(conn: sqlite3.Connection, adapters: Sequence[Adapter | LazyA
         sidecars,
         archived_at,
         copy_of,
-    ) in conn.execute(query, list(versions)):
+    ) in rows:
         if copy_of is not None:
             copies.add(copy_of)
         if path not in found:
@@ -236,18 +299,9 @@ def _rows_unchanged(conn: sqlite3.Connection, adapters: Sequence[Adapter | LazyA
                 return False
             if fingerprint(path) not in _GONE:
                 return False
-        empty = conn.execute(
-            f"""SELECT 1 FROM sources s WHERE agent IN ({marks}) AND archived_at IS NOT NULL
-                AND NOT EXISTS (SELECT 1 FROM sessions WHERE source_id = s.id) LIMIT 1""",
-            list(versions),
-        ).fetchone()
         if empty is not None:  # archive_gone would remove it
             return False
-    if any(a.project_files for a in adapters):
-        cwds = [cwd for (cwd,) in conn.execute("SELECT DISTINCT cwd FROM sessions WHERE cwd IS NOT NULL")]
-        if sorted(cwds) != memo.cwds:
-            return False
-    return True
+    return cwds is None or cwds == memo.cwds
 
 
 def record(

@@ -101,6 +101,9 @@ class SyncReport:
     bytes_parsed: int = 0
     seconds: float = 0.0
     roots: LoadReport = field(default_factory=LoadReport)
+    checked: int | None = None
+    """Paths the no-change check ``stat``-ed to find nothing changed (0: a resident's
+    watch vouched for them, :mod:`agentlog.resident.fresh`); ``None``: the full sync ran."""
     building: bool = False
     """Nothing synced: the index is being built in the background
     (:mod:`agentlog.service.first_run`)."""
@@ -199,7 +202,7 @@ def _unchanged_home(
         duplicates=outcome.duplicates,
         problems=outcome.problems,
     )
-    report = SyncReport(sources=outcome.sources, unchanged=outcome.sources, roots=roots)
+    report = SyncReport(sources=outcome.sources, unchanged=outcome.sources, roots=roots, checked=outcome.checked)
     report.failed.extend(roots.errors)
     if any(a.slug == "claude_code" for a in adapters):
         history.sync_history(conn, env, home, report)

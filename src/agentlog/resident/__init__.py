@@ -16,6 +16,8 @@ starts one (:mod:`agentlog.resident.spawn`) — at a terminal, or always with
 ``AGENTLOG_DAEMON=1`` — detached from the caller (``setsid``, standard streams
 on ``/dev/null``).  It exits after :data:`agentlog.resident.paths.IDLE_SECONDS`
 without a command, or when a source file it imported changed.
+Its inotify watch (:mod:`agentlog.resident.watch`) lets a child skip the
+``stat`` of every log when nothing changed (:mod:`agentlog.resident.fresh`).
 ``AGENTLOG_NO_DAEMON=1`` turns all of it off; ``agentlog daemon status|stop``
 shows and stops residents.  Linux only (``SO_PEERCRED``, pidfds, ``prctl``).
 

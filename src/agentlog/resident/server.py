@@ -48,7 +48,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from agentlog.resident import paths
+from agentlog.resident import fresh, paths
+from agentlog.resident.watch import Freshness, Inotify, watch_limit
 
 PRELOAD = (
     "agentlog.cli.commands",
@@ -119,6 +120,10 @@ class Resident:
     sock_ino: int = 0
     idle: float = paths.IDLE_SECONDS
     children_cpu: float = 0.0
+    freshness: Freshness = field(default_factory=Freshness)
+    code: Inotify | None = None
+    """The folders of :attr:`sources`, watched for their names: a request with no
+    event since checks no file (else each is ``stat``-ed, as without a watch)."""
 
     def serve(self) -> dict[str, Any] | None:
         """Listen until idle; ``None`` in the resident when it is done, the request
@@ -136,7 +141,9 @@ class Resident:
             return None
         self.selector = selectors.DefaultSelector()
         self.selector.register(listener, selectors.EVENT_READ, None)
+        self.code = _code_watch(list(_sources()))  # watched first: an edit meanwhile is an event
         self.sources = _sources()
+        self.freshness.start()
         last = time.monotonic()
         while not (self.stopping and not self.children):
             timeout = None if self.children else last + self.idle - time.monotonic()
@@ -214,6 +221,9 @@ class Resident:
             if request.get("op") in ("status", "stop"):
                 self._manage(conn, request)
                 return None
+            if request.get("op") == "fresh":
+                conn.sendall(b"K" if self.freshness.weigh(request) else b"N")
+                return None
             return self._fork(conn, request, fds)
         except (OSError, ValueError, EOFError, TypeError, KeyError) as exc:
             with contextlib.suppress(OSError):
@@ -233,10 +243,12 @@ class Resident:
             return "another user"
         if request.get("op") in ("status", "stop"):
             return ""
-        if self.stopping:
-            return "stopping"
         if request.get("identity") != self.identity:
             return "another agentlog (executable, sys.path, version or start-up environment)"
+        if request.get("op") == "fresh":
+            return ""
+        if self.stopping:
+            return "stopping"
         if request.get("gid") != os.getgid() or request.get("groups") != sorted(os.getgroups()):
             return "other groups"
         if not _same_root(pid):
@@ -245,7 +257,7 @@ class Resident:
             return "a lower niceness than the resident's"
         if fds != 4:
             return "file descriptors missing"
-        if _sources(self.sources) != self.sources:
+        if self._code_changed():
             self.stopping = True
             self._close_listener()
             return "source files changed"
@@ -272,10 +284,19 @@ class Resident:
             "stopping": self.stopping,
             "cpu": time.process_time(),
             "children_cpu": self.children_cpu,
+            "watch": self.freshness.state(),
         }
         conn.sendall(marshal.dumps(status))
 
+    def _code_changed(self) -> bool:
+        """Whether a file the resident imported changed (``stat``-ed only after an
+        event in their folders, or without a watch)."""
+        if self.code is not None and not self.code.drain():
+            return False
+        return _sources(self.sources) != self.sources
+
     def _fork(self, conn: socket.socket, request: dict[str, Any], fds: list[int]) -> dict[str, Any] | None:
+        self.freshness.drain()  # every change made before the command started is queued by now
         # the client's signals held until the child has its handlers
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _FORWARDED)
         try:
@@ -361,6 +382,10 @@ class Resident:
         if self.listener is not None:
             self.listener.close()
         os.close(self.lock)
+        self.freshness.close_in_child()
+        if self.code is not None:
+            os.close(self.code.fd)
+        fresh.CURRENT = self.freshness.snapshot(self.sock_path, self.identity)
         cwd, stdin, stdout, stderr = fds
         os.fchdir(cwd)
         for fd, target in ((stdin, 0), (stdout, 1), (stderr, 2)):
@@ -448,6 +473,20 @@ def _sources(
     return found
 
 
+def _code_watch(files: list[str]) -> Inotify | None:
+    """An inotify watch of the folders of ``files`` for their names (and of each
+    folder above them), or ``None`` when one cannot be set up."""
+    try:
+        watch = Inotify()
+    except OSError:
+        return None
+    for name in files:
+        if watch.cover(name, whole=False):
+            os.close(watch.fd)
+            return None
+    return watch
+
+
 def _standard_streams(streams: list[tuple[str, str]], unbuffered: bool) -> None:
     """``sys.stdin``/``stdout``/``stderr`` made on descriptors 0, 1, 2 as Python
     makes them at start-up (``create_stdio``): buffered (unless ``-u``), line
@@ -513,7 +552,12 @@ def main() -> None:
     if not paths.safe_folder(base, create=True):
         return
     ident = paths.identity()
-    resident = Resident(paths.socket_path(ident, base), ident, idle=paths.idle_seconds(os.environ))
+    resident = Resident(
+        paths.socket_path(ident, base),
+        ident,
+        idle=paths.idle_seconds(os.environ),
+        freshness=Freshness(limit=watch_limit(os.environ)),
+    )
     request = resident.serve()
     if request is None:
         return

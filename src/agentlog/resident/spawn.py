@@ -57,15 +57,22 @@ def start_at_exit() -> None:
     atexit.register(start)
 
 
-def start() -> int | None:
-    """Start a resident now; its process id, or ``None`` when it cannot be started
-    (nothing then changes: commands run in-process)."""
-    for stream in (sys.stdout, sys.stderr):  # the caller's output whole before the resident's start
+def flush_output() -> None:
+    """This process's stdout and stderr flushed, before a process is started in
+    the background (a resident, the first index's build), so the caller's output
+    is whole first; a closed or broken stream is not the caller's to report here."""
+    for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
-        except Exception:  # a closed or broken stream: not this function's to report
+        except Exception:
             pass
+
+
+def start() -> int | None:
+    """Start a resident now; its process id, or ``None`` when it cannot be started
+    (nothing then changes: commands run in-process)."""
+    flush_output()
     null = os.devnull
     actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
         (os.POSIX_SPAWN_OPEN, 0, null, os.O_RDONLY, 0),

@@ -111,9 +111,9 @@ def start_build_at_exit(index_path: Path, home: Home, demo: bool = False) -> Non
 
 
 def _start_after_output(index_path: Path, home: Home, demo: bool) -> None:
-    for stream in (sys.stdout, sys.stderr):  # the output whole before the build starts
-        with contextlib.suppress(Exception):
-            stream.flush()
+    from agentlog.resident.spawn import flush_output
+
+    flush_output()
     start_build(index_path, home, demo)
 
 
