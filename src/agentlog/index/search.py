@@ -17,7 +17,6 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 from __future__ import annotations
 
 import json
-import math
 import sqlite3
 import time
 from collections.abc import Callable
@@ -377,7 +376,7 @@ def _ranked(
     source: _IndexBlocks | _JoinedBlocks = _JoinedBlocks(conn, match, where, params, window, budget, index) if where else index
     if by_session:
         walked = grouped(source, window, offset + limit)
-        ranked = [(s.best[0], s.best[1], s.hits, 0) for s in walked.sessions[offset : offset + limit]]
+        ranked = [(s.rowid, s.score, s.hits, 0) for s in walked.sessions[offset : offset + limit]]
         total, exact = len(walked.sessions), walked.ended
         matches = walked.matches if walked.ended else None
     else:
@@ -545,26 +544,41 @@ class _IndexBlocks:
         return self.prior.scores
 
     def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
-        """Scored from ``parts_fts`` at once; only each session's best-scored hits are
-        keyed (the one first in :func:`rank_order` among them is its best), and where
-        more than one session is new its newest time is summed up in SQL (:data:`_NEWEST`)."""
+        """Scored from ``parts_fts`` at once; a session's best hit is its best-scored one,
+        keyed (time, message, part: :func:`rank_order`) only where several of its hits
+        share that score, and its newest time summed up in SQL (:data:`_NEWEST`) only
+        where its best score ties another session's new to the same block (elsewhere
+        the time orders nothing: :func:`agentlog.index.blocks.grouped`)."""
         if not parts:
             return []
         scores = dict(self.ranges_scores(parts))
-        chosen: list[list[int]] = []  # each part's best-scored hits, of every session
+        bests: list[dict[str, list[int]]] = []  # each part's best-scored hits of each session
         for fresh in parts:
-            best: dict[str, float] = {}
+            best: dict[str, list[int]] = {}
             for rowid, key in fresh.items():
-                if scores[rowid] < best.get(key, math.inf):
-                    best[key] = scores[rowid]
-            chosen.append([rowid for rowid, key in fresh.items() if scores[rowid] == best[key]])
-        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (r for part in chosen for r in part))}
-        several = [(n, rowid) for n, fresh in enumerate(parts) if len(set(fresh.values())) > 1 for rowid in fresh]
+                held = best.get(key)
+                if held is None or scores[rowid] < scores[held[0]]:
+                    best[key] = [rowid]
+                elif scores[rowid] == scores[held[0]]:
+                    held.append(rowid)
+            bests.append(best)
+        tied = [rowid for best in bests for rowids in best.values() if len(rowids) > 1 for rowid in rowids]
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, tied)} if tied else {}
+        timed: set[tuple[int, str]] = set()  # (part, session) whose best score ties another's
+        for n, best in enumerate(bests):
+            sessions_at: dict[float, list[str]] = {}
+            for key, rowids in best.items():
+                sessions_at.setdefault(scores[rowids[0]], []).append(key)
+            timed.update((n, key) for keys_at in sessions_at.values() if len(keys_at) > 1 for key in keys_at)
+        several = [(n, rowid) for n, fresh in enumerate(parts) for rowid, key in fresh.items() if (n, key) in timed]
         newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
         out: list[list[First]] = []
-        for n, rowids in enumerate(chosen):
-            hits = rank_order([(rowid, scores[rowid], *keys[rowid]) for rowid in rowids])
-            out.append([First(first.best, newest.get((n, first.best[3]))) for first in firsts_of(hits, parts[n])])
+        for n, best in enumerate(bests):
+            firsts: list[First] = []
+            for key, rowids in best.items():
+                rowid = rowids[0] if len(rowids) == 1 else rank_order([(r, scores[r], *keys[r]) for r in rowids])[0][0]
+                firsts.append(First(rowid, scores[rowid], key, newest.get((n, key))))
+            out.append(firsts)
         return out
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
