@@ -50,12 +50,14 @@ class Source(Protocol):
         """The block of hits below ``before`` as a walk reads it (no scores)."""
         ...
 
-    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+    def firsts(self, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
         """For each of ``parts`` (``{part rowid: session}`` of the hits of the sessions
         new to one block, from the first of them to the last, in that block), the best
         hit of each of those sessions and, when it lists more than one session, its
         newest time among them (:func:`firsts_of`; ``None`` otherwise: it orders
-        nothing); all scored at once."""
+        nothing); all scored at once.  Only the first ``wanted`` sessions in
+        :func:`grouped`'s order need their best hit and time (those after them are
+        counted, never shown: their scores alone may order them)."""
         ...
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
@@ -115,7 +117,8 @@ class Flat(NamedTuple):
 
 
 class Grouped(NamedTuple):
-    """The sessions of the blocks walked, in order (the page is a slice of them);
+    """The sessions of the blocks walked, the first ``wanted`` in order (the page is a
+    slice of them; those after, counted only, by score: :meth:`Source.firsts`);
     ``ended``: every block was walked (the sessions are all of them); ``matches``:
     the hits walked."""
 
@@ -190,7 +193,7 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
             found[key] += hits
             matches += hits
     firsts: list[First] = []  # each session's best hit, in order
-    for new in source.firsts(parts):
+    for new in source.firsts(parts, wanted):
         groups = sorted(new, key=lambda g: g.session)  # then message and part: one session, one best hit
         groups.sort(key=lambda g: (g.newest is not None, g.newest or ""), reverse=True)  # newest DESC, none last
         groups.sort(key=lambda g: g.score)  # the best hit's score

@@ -17,6 +17,7 @@ time limit, enforced by SQLite's progress handler, which also asks ``cancelled``
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import time
 from collections.abc import Callable
@@ -456,7 +457,8 @@ class _JoinedBlocks:
                 spans.append((row[2], i, i + 1))
         return Walked([row[0] for row in self.walked], spans)
 
-    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+    def firsts(self, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
+        """Every session's best hit and time, ``wanted`` or not."""
         if not parts:
             return []
         scores = dict(self.scorer.ranges_scores(parts))
@@ -543,12 +545,14 @@ class _IndexBlocks:
         self.estimated = self.estimated or self.prior.estimated
         return self.prior.scores
 
-    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+    def firsts(self, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
         """Scored from ``parts_fts`` at once; a session's best hit is its best-scored one,
         keyed (time, message, part: :func:`rank_order`) only where several of its hits
         share that score, and its newest time summed up in SQL (:data:`_NEWEST`) only
         where its best score ties another session's new to the same block (elsewhere
-        the time orders nothing: :func:`agentlog.index.blocks.grouped`)."""
+        the time orders nothing: :func:`agentlog.index.blocks.grouped`); both only for
+        the sessions that may be among the first ``wanted`` (their score at most the
+        ``wanted``-th's)."""
         if not parts:
             return []
         scores = dict(self.ranges_scores(parts))
@@ -562,22 +566,28 @@ class _IndexBlocks:
                 elif scores[rowid] == scores[held[0]]:
                     held.append(rowid)
             bests.append(best)
-        tied = [rowid for best in bests for rowids in best.values() if len(rowids) > 1 for rowid in rowids]
-        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, tied)} if tied else {}
-        timed: set[tuple[int, str]] = set()  # (part, session) whose best score ties another's
+        shown: list[set[str]] = []  # each part's sessions that may be among the first wanted
+        timed: set[tuple[int, str]] = set()  # (part, session) whose best score ties another's shown
         for n, best in enumerate(bests):
-            sessions_at: dict[float, list[str]] = {}
-            for key, rowids in best.items():
-                sessions_at.setdefault(scores[rowids[0]], []).append(key)
-            timed.update((n, key) for keys_at in sessions_at.values() if len(keys_at) > 1 for key in keys_at)
+            ordered = sorted(scores[rowids[0]] for rowids in best.values())
+            room = wanted - sum(len(b) for b in bests[:n])
+            edge = ordered[min(room, len(ordered)) - 1] if room > 0 else -math.inf
+            shown.append({key for key, rowids in best.items() if scores[rowids[0]] <= edge})
+            at: dict[float, list[str]] = {}
+            for key in shown[n]:
+                at.setdefault(scores[best[key][0]], []).append(key)
+            timed.update((n, key) for keys_at in at.values() if len(keys_at) > 1 for key in keys_at)
+        tied = [r for n, best in enumerate(bests) for key in shown[n] if len(best[key]) > 1 for r in best[key]]
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, tied)} if tied else {}
         several = [(n, rowid) for n, fresh in enumerate(parts) for rowid, key in fresh.items() if (n, key) in timed]
         newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
         out: list[list[First]] = []
         for n, best in enumerate(bests):
             firsts: list[First] = []
             for key, rowids in best.items():
-                rowid = rowids[0] if len(rowids) == 1 else rank_order([(r, scores[r], *keys[r]) for r in rowids])[0][0]
-                firsts.append(First(rowid, scores[rowid], key, newest.get((n, key))))
+                if len(rowids) > 1 and key in shown[n]:
+                    rowids = [rank_order([(r, scores[r], *keys[r]) for r in rowids])[0][0]]
+                firsts.append(First(rowids[0], scores[rowids[0]], key, newest.get((n, key))))
             out.append(firsts)
         return out
 
