@@ -556,38 +556,39 @@ class _IndexBlocks:
         if not parts:
             return []
         scores = dict(self.ranges_scores(parts))
-        bests: list[dict[str, list[int]]] = []  # each part's best-scored hits of each session
+        bests: list[dict[str, list[Any]]] = []  # each part's sessions: [best score, its hits]
         for fresh in parts:
-            best: dict[str, list[int]] = {}
+            best: dict[str, list[Any]] = {}
             for rowid, key in fresh.items():
-                held = best.get(key)
-                if held is None or scores[rowid] < scores[held[0]]:
-                    best[key] = [rowid]
-                elif scores[rowid] == scores[held[0]]:
+                score, held = scores[rowid], best.get(key)
+                if held is None or score < held[0]:
+                    best[key] = [score, rowid]
+                elif score == held[0]:
                     held.append(rowid)
             bests.append(best)
         shown: list[set[str]] = []  # each part's sessions that may be among the first wanted
         timed: set[tuple[int, str]] = set()  # (part, session) whose best score ties another's shown
+        room = wanted
         for n, best in enumerate(bests):
-            ordered = sorted(scores[rowids[0]] for rowids in best.values())
-            room = wanted - sum(len(b) for b in bests[:n])
+            ordered = sorted(held[0] for held in best.values())
             edge = ordered[min(room, len(ordered)) - 1] if room > 0 else -math.inf
-            shown.append({key for key, rowids in best.items() if scores[rowids[0]] <= edge})
+            room -= len(best)
+            shown.append({key for key, held in best.items() if held[0] <= edge})
             at: dict[float, list[str]] = {}
             for key in shown[n]:
-                at.setdefault(scores[best[key][0]], []).append(key)
+                at.setdefault(best[key][0], []).append(key)
             timed.update((n, key) for keys_at in at.values() if len(keys_at) > 1 for key in keys_at)
-        tied = [r for n, best in enumerate(bests) for key in shown[n] if len(best[key]) > 1 for r in best[key]]
+        tied = [r for n, best in enumerate(bests) for key in shown[n] if len(best[key]) > 2 for r in best[key][1:]]
         keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, tied)} if tied else {}
-        several = [(n, rowid) for n, fresh in enumerate(parts) for rowid, key in fresh.items() if (n, key) in timed]
+        several = [(n, r) for n, fresh in enumerate(parts) for r, key in fresh.items() if (n, key) in timed] if timed else []
         newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
         out: list[list[First]] = []
         for n, best in enumerate(bests):
             firsts: list[First] = []
-            for key, rowids in best.items():
-                if len(rowids) > 1 and key in shown[n]:
-                    rowids = [rank_order([(r, scores[r], *keys[r]) for r in rowids])[0][0]]
-                firsts.append(First(rowids[0], scores[rowids[0]], key, newest.get((n, key))))
+            for key, (score, rowid, *more) in best.items():
+                if more and key in shown[n]:
+                    rowid = rank_order([(r, score, *keys[r]) for r in (rowid, *more)])[0][0]
+                firsts.append(First(rowid, score, key, newest.get((n, key))))
             out.append(firsts)
         return out
 
