@@ -186,7 +186,7 @@ def _looked_up_walk(monkeypatch: pytest.MonkeyPatch) -> None:
         )
         return Walked([r[0] for r in rows], [(key, i, i + 1) for i, (_, key) in enumerate(rows)])
 
-    def firsts(self: Any, parts: list[dict[int, str]]) -> list[list[First]]:
+    def firsts(self: Any, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
         out = []
         for fresh in parts:  # each block's part ranked on its own, every hit keyed
             lowest, highest = min(fresh), max(fresh)
@@ -290,3 +290,8 @@ def test_sessions_new_to_one_block_tied_on_score_go_newest_first(tmp_path, filte
         ("claude_code:za", "za-0", 2),
     ]
     assert page.hits[0].rank == page.hits[1].rank
+    pages = [search(conn, "zeta", by_session=True, limit=1, offset=n, **filters).hits for n in (0, 1)]
+    assert [(h.session_key, h.message_id, h.session_hits) for hits in pages for h in hits] == [
+        ("claude_code:zb", "zb-0", 2),
+        ("claude_code:za", "za-0", 2),
+    ]  # a page of one session: the tie at its edge still ordered by time

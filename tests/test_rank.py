@@ -94,7 +94,7 @@ def _ours(conn, query: str, reasoning: bool, window: int) -> tuple[list[tuple[in
     match = search_module._scoped(translation.match, reasoning)
     scope = "" if reasoning else "{text} : "
     budget = Budget()
-    counts, estimated, _ = rank._counts(conn, budget.run, [scope + p for p in rank.phrases(translation.match)])
+    counts, estimated, *_ = rank._counts(conn, budget.run, [scope + p for p in rank.phrases(translation.match)])
     scored = rank._apsw_scores(conn, match, counts, window, budget.run, budget.check)
     assert scored is not None, "the apsw path fell back"
     return [tuple(r) for r in scored], estimated
@@ -159,6 +159,36 @@ def test_pages_are_those_of_the_builtin_bm25(generated, demo, monkeypatch, score
                     with monkeypatch.context() as m:
                         m.setattr(rank, "_kept", lambda conn: None)  # as without apsw
                         assert ours == _pages(conn, query, **kw), (query, kw)
+
+
+def test_kept_counts_are_those_counted_again_after_a_write(tmp_path, monkeypatch):
+    """A phrase's row count is kept for the index it was counted on, and counted again
+    once the full-text index changed (its records) or the file was made anew."""
+    monkeypatch.setattr(rank, "_COUNTED", {})
+    home = _generated_home(tmp_path / "home")
+    path = tmp_path / "index.sqlite"
+    conn = db.connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    budget = Budget()
+    scoped = ["{text} : " + p for p in rank.phrases(translate("rocket").match)]
+    first = rank._counts(conn, budget.run, scoped)[:3]
+    assert first == rank._counts(conn, budget.run, scoped)[:3] and len(rank._COUNTED) == 1
+    (count,) = conn.execute("SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ?", (scoped[0],)).fetchone()
+    assert first == ([count], False, (count, True))
+    extra = {"sessionId": "s9", "uuid": "s9-0", "parentUuid": None, "cwd": "/work/gen", "type": "user",
+             "timestamp": "2026-03-03T10:00:00Z", "message": {"role": "user", "content": "rocket rocket"}}  # fmt: skip
+    (home / ".claude/projects/-gen/s9.jsonl").write_text(json.dumps(extra) + "\n")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    assert rank._counts(conn, budget.run, scoped)[:3] == ([count + 1], False, (count + 1, True))
+    conn.close()
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm"):
+        (tmp_path / name).unlink(missing_ok=True)
+    (home / ".claude/projects/-gen/s9.jsonl").unlink()
+    (home / ".claude/projects/-gen/s0.jsonl").unlink()
+    conn = db.connect(path)  # the same path, made anew of fewer sessions
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    (fewer,) = conn.execute("SELECT count(*) FROM parts_fts WHERE parts_fts MATCH ?", (scoped[0],)).fetchone()
+    assert fewer < count and rank._counts(conn, budget.run, scoped)[:3] == ([fewer], False, (fewer, True))
 
 
 def test_without_apsw_the_builtin_ranks(generated, monkeypatch):
@@ -246,8 +276,9 @@ def test_raw_syntax_and_another_view_of_the_index_use_the_builtin(generated, mon
     monkeypatch.setattr(rank, "SCORE_S", -1.0)
     got = rank.window_scores(generated, '{text} : ("rocket")', '"rocket"', "{text} : ", 10, stale, budget.check)
     assert got == (_builtin(generated, '{text} : ("rocket")', 10), False, (137, True), None)
-    assert calls == [rank._CHECK, calls[1], rank._CHECK, calls[3]]  # count, check (another view), built-in
-    assert "count(*)" in calls[1] and "bm25(parts_fts)" in calls[3]
+    # the records (the counts kept by them), count, check (another view), built-in
+    assert calls == [rank._CHECK, rank._CHECK, calls[2], rank._CHECK, calls[4]]
+    assert "count(*)" in calls[2] and "bm25(parts_fts)" in calls[4]
 
 
 def test_phrases_in_few_rows_counted_fast_are_scored_by_the_builtin(generated, monkeypatch):

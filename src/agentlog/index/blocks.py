@@ -50,12 +50,14 @@ class Source(Protocol):
         """The block of hits below ``before`` as a walk reads it (no scores)."""
         ...
 
-    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+    def firsts(self, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
         """For each of ``parts`` (``{part rowid: session}`` of the hits of the sessions
         new to one block, from the first of them to the last, in that block), the best
         hit of each of those sessions and, when it lists more than one session, its
         newest time among them (:func:`firsts_of`; ``None`` otherwise: it orders
-        nothing); all scored at once."""
+        nothing); all scored at once.  Only the first ``wanted`` sessions in
+        :func:`grouped`'s order need their best hit and time (those after them are
+        counted, never shown: their scores alone may order them)."""
         ...
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
@@ -75,10 +77,13 @@ class Walked(NamedTuple):
 
 
 class First(NamedTuple):
-    """A session's ``best`` hit in a block and its ``newest`` time there (``None``: no
-    time, or not asked for)."""
+    """A ``session``'s best hit in a block (part ``rowid``, ``score``) and its ``newest``
+    time there (``None``: no time, or not asked for: its score ties no other new
+    session's in the block, so the time orders nothing)."""
 
-    best: Key
+    rowid: int
+    score: float
+    session: str
     newest: Any
 
 
@@ -91,13 +96,15 @@ def firsts_of(hits: list[Key], fresh: dict[int, str]) -> list[First]:
             group = new.setdefault(hit[3], [hit, None])
             if hit[2] is not None and (group[1] is None or hit[2] > group[1]):
                 group[1] = hit[2]
-    return [First(best, newest) for best, newest in new.values()]
+    return [First(best[0], best[1], best[3], newest) for best, newest in new.values()]
 
 
 class Group(NamedTuple):
-    """A session on a grouped page: its ``best`` hit and its ``hits`` in the blocks walked."""
+    """A session on a grouped page: its best hit (part ``rowid``, ``score``) and its
+    ``hits`` in the blocks walked."""
 
-    best: Key
+    rowid: int
+    score: float
     hits: int
 
 
@@ -110,7 +117,8 @@ class Flat(NamedTuple):
 
 
 class Grouped(NamedTuple):
-    """The sessions of the blocks walked, in order (the page is a slice of them);
+    """The sessions of the blocks walked, the first ``wanted`` in order (the page is a
+    slice of them; those after, counted only, by score: :meth:`Source.firsts`);
     ``ended``: every block was walked (the sessions are all of them); ``matches``:
     the hits walked."""
 
@@ -155,7 +163,7 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
     end.  A session comes with its first block, where the sessions new to it are
     ordered as one window's are (``agentlog.index.search._GROUP_ORDER`` ``rank``): by
     their best hit's score, then their newest hit in that block (no time last), then
-    the best hit's session, message and part.  Its ``hits`` count those of every block
+    their session (distinct, so the best hit's message and part never order).  Its ``hits`` count those of every block
     walked (a page further on may walk more and count more).  Of each block only its
     hits' sessions are read (:meth:`Source.sessions`), and only the hits from its new
     sessions' first to their last are ranked (a hit's score does not depend on the
@@ -184,10 +192,10 @@ def grouped(source: Source, window: int, wanted: int) -> Grouped:
             key, hits, before = whole
             found[key] += hits
             matches += hits
-    firsts: list[Key] = []  # each session's best hit, in order
-    for new in source.firsts(parts):
-        groups = sorted(new, key=lambda g: g.best[3:])  # session, message, part
+    firsts: list[First] = []  # each session's best hit, in order
+    for new in source.firsts(parts, wanted):
+        groups = sorted(new, key=lambda g: g.session)  # then message and part: one session, one best hit
         groups.sort(key=lambda g: (g.newest is not None, g.newest or ""), reverse=True)  # newest DESC, none last
-        groups.sort(key=lambda g: g.best[1])  # the best hit's score
-        firsts.extend(g.best for g in groups)
-    return Grouped([Group(best, found[best[3]]) for best in firsts], ended, matches)
+        groups.sort(key=lambda g: g.score)  # the best hit's score
+        firsts.extend(groups)
+    return Grouped([Group(g.rowid, g.score, found[g.session]) for g in firsts], ended, matches)

@@ -225,10 +225,9 @@ def _chosen(
     counted = prior.counted if prior is not None else None
     counts, estimated = (prior.counts, prior.estimated) if prior is not None else (None, False)
     if prior is None and found and _kept(conn) is not None:
-        start = time.perf_counter()
-        counted_all, estimated, first = _counts(conn, run, [scope + p for p in found])
+        counted_all, estimated, first, seconds = _counts(conn, run, [scope + p for p in found])
         counted = first if len(found) == 1 else None
-        if estimated or time.perf_counter() - start > SCORE_S * min(hits, max(counted_all)):
+        if estimated or seconds > SCORE_S * min(hits, max(counted_all)):
             counts = counted_all
     return counted, counts, estimated
 
@@ -238,18 +237,65 @@ def _bounds(before: int | None, least: int | None) -> str:
     return ("" if before is None else f" AND rowid < {int(before)}") + ("" if least is None else f" AND rowid >= {int(least)}")
 
 
-def _counts(
-    conn: sqlite3.Connection, run: Run, scoped: list[str]
-) -> tuple[list[int], bool, tuple[int, bool]]:
-    """Each phrase's rows (``scoped``: its ``MATCH`` expression), counted up to
-    :data:`COUNT_CAP` and estimated past it; whether one was estimated; and the
-    first phrase's count as :attr:`Scored.counted` says it."""
-    counts: list[int] = []
-    estimated, first = False, (0, True)
-    bounds: tuple[int, int] | None = None
-    for phrase in scoped:
+COUNTS_KEPT = 1_024
+"""Phrases whose row counts :func:`_counts` keeps at most (then it starts afresh)."""
+_COUNTED: dict[tuple[Any, ...], tuple[int, int, float]] = {}
+"""``(rows up to COUNT_CAP + 1, highest rowid of them (0: none), seconds the count took)`` of a
+phrase, by index file (path, device, inode and change time: a file made anew at the
+same path is another), :data:`_CHECK`'s records when counted, the cap and the phrase: a write
+to the full-text index changes its structure record, so a kept count is the one
+counting again would give."""
+
+Seen = tuple[Any, ...]
+"""An index file and its full-text records as :func:`_seen` reads them."""
+
+
+def _counted(conn: sqlite3.Connection, run: Run, phrase: str, seen: Seen | None) -> tuple[int, int, float]:
+    """The rows of ``phrase`` up to ``COUNT_CAP + 1``, the highest rowid of them (0: none) and
+    the seconds counting took: kept from an earlier count of the same index
+    (``seen``, :func:`_seen`; ``None``: never kept) or counted now."""
+    key = None if seen is None else (*seen, COUNT_CAP, phrase)
+    kept = None if key is None else _COUNTED.get(key)
+    if kept is None:
+        start = time.perf_counter()
         sql = f"SELECT count(*), max(rowid) FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {COUNT_CAP + 1})"
         n, capped = run(conn, sql, (phrase,))[0]
+        kept = (n, capped or 0, time.perf_counter() - start)
+        if key is not None:
+            if len(_COUNTED) >= COUNTS_KEPT:
+                _COUNTED.clear()
+            _COUNTED[key] = kept
+    return kept
+
+
+def _seen(conn: sqlite3.Connection, run: Run) -> Seen | None:
+    """``conn``'s main database file (path, device, inode, change time) and the
+    full-text index's records :data:`_CHECK` reads; ``None`` without a file."""
+    rows = conn.execute("PRAGMA database_list").fetchall()
+    name = next((row[2] for row in rows if row[1] == "main"), "")
+    try:
+        st = os.stat(name) if name else None
+    except OSError:
+        st = None
+    if st is None:
+        return None
+    return name, st.st_dev, st.st_ino, st.st_ctime_ns, tuple(tuple(row) for row in run(conn, _CHECK, ()))
+
+
+def _counts(
+    conn: sqlite3.Connection, run: Run, scoped: list[str]
+) -> tuple[list[int], bool, tuple[int, bool], float]:
+    """Each phrase's rows (``scoped``: its ``MATCH`` expression), counted up to
+    :data:`COUNT_CAP` and estimated past it (:func:`_counted`); whether one was
+    estimated; the first phrase's count as :attr:`Scored.counted` says it; and the
+    seconds counting took (when first counted)."""
+    counts: list[int] = []
+    estimated, first, seconds = False, (0, True), 0.0
+    bounds: tuple[int, int] | None = None
+    seen = _seen(conn, run)
+    for phrase in scoped:
+        n, capped, took = _counted(conn, run, phrase, seen)
+        seconds += took
         if not counts:
             first = (n, True) if n <= COUNT_CAP else (COUNT_CAP, False)
         if n > COUNT_CAP:
@@ -257,7 +303,7 @@ def _counts(
                 bounds = run(conn, _BOUNDS, ())[0]
             n, estimated = estimated_rows(bounds[0], bounds[1], capped), True
         counts.append(n)
-    return counts, estimated, first
+    return counts, estimated, first, seconds
 
 
 def _apsw_scores(
@@ -477,7 +523,7 @@ class ListedScores:
             first, last = self.run(self.conn, _BOUNDS, ())[0]
             self.counts, self.estimate = [estimated_rows(first, last, capped)], True
             return
-        self.counts, self.estimate, _ = _counts(self.conn, self.run, [self.scope + p for p in found])
+        self.counts, self.estimate, _, _ = _counts(self.conn, self.run, [self.scope + p for p in found])
 
     def __call__(self, rowids: list[int]) -> dict[int, float]:
         """``{rowid: score}`` of those of ``rowids`` that match (lower is better),

@@ -64,12 +64,12 @@ def add(conn: sqlite3.Connection, first: int, last: int, session: str) -> None:
     )
 
 
-_COVERING = """SELECT first_rowid, last_rowid, session_key FROM part_runs
-    WHERE first_rowid <= ? AND first_rowid >= COALESCE(
-        (SELECT first_rowid FROM part_runs WHERE first_rowid <= ? ORDER BY first_rowid DESC LIMIT 1), ?)
-    ORDER BY first_rowid LIMIT ?"""
-"""The runs that may hold rowids from the second parameter (least) to the first (at
-most the last parameter of them)."""
+_FROM = """FROM part_runs WHERE first_rowid <= ? AND first_rowid >= COALESCE(
+        (SELECT first_rowid FROM part_runs WHERE first_rowid <= ? ORDER BY first_rowid DESC LIMIT 1), ?)"""
+_COVERING = f"SELECT first_rowid, last_rowid, session_key {_FROM} ORDER BY first_rowid"
+"""The runs that may hold rowids from the second parameter (least) to the first."""
+_COVERING_COUNT = f"SELECT count(*) FROM (SELECT 1 {_FROM} LIMIT ?)"
+"""How many of them there are, up to the last parameter (an index walk, no row read)."""
 
 _EACH = """SELECT h.value, r.last_rowid, r.session_key FROM json_each(?) h JOIN part_runs r
     ON r.first_rowid = (SELECT first_rowid FROM part_runs WHERE first_rowid <= h.value ORDER BY first_rowid DESC LIMIT 1)"""
@@ -93,8 +93,11 @@ def spans_of(conn: sqlite3.Connection, run: Run, rowids: list[int]) -> list[Span
     is no part.  The one place that says which session a hit is of without its message."""
     if not rowids:
         return []
-    covering = run(conn, _COVERING, (rowids[0], rowids[-1], rowids[-1], len(rowids) + 1))
-    pieces = _each(conn, run, rowids) if len(covering) > len(rowids) else _matched(rowids, covering)
+    bounds = (rowids[0], rowids[-1], rowids[-1])
+    if run(conn, _COVERING_COUNT, (*bounds, len(rowids) + 1))[0][0] > len(rowids):
+        pieces = _each(conn, run, rowids)
+    else:
+        pieces = _matched(rowids, run(conn, _COVERING, bounds))
     looked_up = _looked_up(conn, run, [rowids[i] for key, start, end in pieces if key is None for i in range(start, end)])
     spans: list[Span] = []
     for key, start, end in pieces:

@@ -377,7 +377,7 @@ def _ranked(
     source: _IndexBlocks | _JoinedBlocks = _JoinedBlocks(conn, match, where, params, window, budget, index) if where else index
     if by_session:
         walked = grouped(source, window, offset + limit)
-        ranked = [(s.best[0], s.best[1], s.hits, 0) for s in walked.sessions[offset : offset + limit]]
+        ranked = [(s.rowid, s.score, s.hits, 0) for s in walked.sessions[offset : offset + limit]]
         total, exact = len(walked.sessions), walked.ended
         matches = walked.matches if walked.ended else None
     else:
@@ -457,7 +457,8 @@ class _JoinedBlocks:
                 spans.append((row[2], i, i + 1))
         return Walked([row[0] for row in self.walked], spans)
 
-    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
+    def firsts(self, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
+        """Every session's best hit and time, ``wanted`` or not."""
         if not parts:
             return []
         scores = dict(self.scorer.ranges_scores(parts))
@@ -544,27 +545,51 @@ class _IndexBlocks:
         self.estimated = self.estimated or self.prior.estimated
         return self.prior.scores
 
-    def firsts(self, parts: list[dict[int, str]]) -> list[list[First]]:
-        """Scored from ``parts_fts`` at once; only each session's best-scored hits are
-        keyed (the one first in :func:`rank_order` among them is its best), and where
-        more than one session is new its newest time is summed up in SQL (:data:`_NEWEST`)."""
+    def firsts(self, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
+        """Scored from ``parts_fts`` at once; a session's best hit is its best-scored one,
+        keyed (time, message, part: :func:`rank_order`) only where several of its hits
+        share that score, and its newest time summed up in SQL (:data:`_NEWEST`) only
+        where its best score ties another session's new to the same block (elsewhere
+        the time orders nothing: :func:`agentlog.index.blocks.grouped`); both only for
+        the sessions that may be among the first ``wanted`` (their score at most the
+        ``wanted``-th's)."""
         if not parts:
             return []
         scores = dict(self.ranges_scores(parts))
-        chosen: list[list[int]] = []  # each part's best-scored hits, of every session
+        bests: list[dict[str, list[Any]]] = []  # each part's sessions: [best score, its hits]
         for fresh in parts:
-            best: dict[str, float] = {}
+            best: dict[str, list[Any]] = {}
             for rowid, key in fresh.items():
-                if scores[rowid] < best.get(key, math.inf):
-                    best[key] = scores[rowid]
-            chosen.append([rowid for rowid, key in fresh.items() if scores[rowid] == best[key]])
-        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, (r for part in chosen for r in part))}
-        several = [(n, rowid) for n, fresh in enumerate(parts) if len(set(fresh.values())) > 1 for rowid in fresh]
+                score, held = scores[rowid], best.get(key)
+                if held is None or score < held[0]:
+                    best[key] = [score, rowid]
+                elif score == held[0]:
+                    held.append(rowid)
+            bests.append(best)
+        shown: list[set[str]] = []  # each part's sessions that may be among the first wanted
+        timed: set[tuple[int, str]] = set()  # (part, session) whose best score ties another's shown
+        room = wanted
+        for n, best in enumerate(bests):
+            ordered = sorted(held[0] for held in best.values())
+            edge = ordered[min(room, len(ordered)) - 1] if room > 0 else -math.inf
+            room -= len(best)
+            shown.append({key for key, held in best.items() if held[0] <= edge})
+            at: dict[float, list[str]] = {}
+            for key in shown[n]:
+                at.setdefault(best[key][0], []).append(key)
+            timed.update((n, key) for keys_at in at.values() if len(keys_at) > 1 for key in keys_at)
+        tied = [r for n, best in enumerate(bests) for key in shown[n] if len(best[key]) > 2 for r in best[key][1:]]
+        keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, tied)} if tied else {}
+        several = [(n, r) for n, fresh in enumerate(parts) for r, key in fresh.items() if (n, key) in timed] if timed else []
         newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
         out: list[list[First]] = []
-        for n, rowids in enumerate(chosen):
-            hits = rank_order([(rowid, scores[rowid], *keys[rowid]) for rowid in rowids])
-            out.append([First(first.best, newest.get((n, first.best[3]))) for first in firsts_of(hits, parts[n])])
+        for n, best in enumerate(bests):
+            firsts: list[First] = []
+            for key, (score, rowid, *more) in best.items():
+                if more and key in shown[n]:
+                    rowid = rank_order([(r, score, *keys[r]) for r in (rowid, *more)])[0][0]
+                firsts.append(First(rowid, score, key, newest.get((n, key))))
+            out.append(firsts)
         return out
 
     def whole_blocks(self, before: int) -> tuple[str, int, int] | None:
