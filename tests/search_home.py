@@ -56,6 +56,18 @@ def _line(session: str, uuid: str, n: int, message: dict, kind: str) -> str:
     )
 
 
+def write_prompts(home: Path, prompts: list[tuple[str, str]]) -> Path:
+    """A home of one Claude Code session ``delta`` holding ``prompts`` (message id, text)."""
+    rows = [
+        _line("delta", uuid, n, {"role": "user", "content": text}, "user")
+        for n, (uuid, text) in enumerate(prompts)
+    ]
+    project = home / ".claude/projects/-work"
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "delta.jsonl").write_text("\n".join(rows) + "\n")
+    return home
+
+
 def write_home(home: Path) -> Path:
     """The home folder with sessions ``alpha``, ``beta`` and ``gamma`` under ``home``."""
     lines: dict[str, list[str]] = {session: [] for session, _, _ in PROMPTS}

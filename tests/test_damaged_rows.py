@@ -5,6 +5,7 @@ index" answer on every surface, never an internal error (exit 70, a raw
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
@@ -161,14 +162,16 @@ def test_a_damaged_column_is_the_damaged_index_line(sql, what, why, args):
     assert (code, err.splitlines()[-1]) == (1, f"agentlog: {line}")
 
 
-@pytest.mark.parametrize(
-    ("sql", "why"),
-    [
-        ("UPDATE sessions SET started_at = 'yesterday'", "ValueError: Invalid isoformat string: 'yesterday'"),
-        ("UPDATE sessions SET models = 'x['", "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
-        ("UPDATE sessions SET status = 'zombie'", "KeyError: 'zombie'"),
-    ],
-)
+SESSIONS = [
+    ("UPDATE sessions SET started_at = 'yesterday'", "ValueError: Invalid isoformat string: 'yesterday'"),
+    ("UPDATE sessions SET models = 'x['", "JSONDecodeError: Expecting value: line 1 column 1 (char 0)"),
+    ("UPDATE sessions SET status = 'zombie'", "KeyError: 'zombie'"),
+]
+"""A column of the weather session's ``sessions`` row damaged, and the error its
+decoder (:func:`agentlog.index.store.session_from_row`) names."""
+
+
+@pytest.mark.parametrize(("sql", "why"), SESSIONS)
 def test_a_damaged_session_header_is_the_damaged_index_line(sql, why):
     code, _, err = run("--demo", "sessions")
     assert code == 0, err
@@ -181,3 +184,57 @@ def test_a_damaged_session_header_is_the_damaged_index_line(sql, why):
     for args in (["sessions"], ["sessions", "--json"], ["show", "de70"]):
         code, _, err = run("--demo", "--no-sync", *args)
         assert (code, err.splitlines()[-1]) == (1, f"agentlog: {line}"), args
+
+
+TABLES = {"message": "messages", "usage": "usage", "part": "parts", "session": "sessions"}
+"""What a damaged row of :data:`COLUMNS` is read as, and its table."""
+
+
+def _damage(sql: str | None, what: str) -> tuple[str, list[int], str]:
+    """The demo index with the weather session damaged by ``sql`` (one of
+    :data:`COLUMNS` or :data:`SESSIONS`; ``None``: the part of
+    :func:`damaged_demo`): the table damaged, its rows damaged, the source."""
+    code, _, err = run("--demo", "sessions")
+    assert code == 0, err
+    conn = sqlite3.connect(db.default_path(os.environ, demo=True))
+    (source,) = conn.execute(
+        "SELECT s.path FROM sources s JOIN sessions x ON x.source_id = s.id WHERE x.key = ?", (WEATHER,)
+    ).fetchone()
+    scope = "SELECT rowid FROM messages WHERE session_key = ?"
+    table = TABLES[what]
+    if sql is None:
+        first = f"SELECT rowid FROM parts WHERE tool = 'bash' AND message_rowid IN ({scope}) ORDER BY rowid LIMIT 1"
+        sql = f"UPDATE parts SET data = X'{BAD.hex()}' WHERE rowid = ({first})"
+    elif table == "sessions":
+        sql = f"{sql} WHERE key = ?"
+    else:
+        where = "rowid IN" if table == "messages" else "message_rowid IN"
+        sql = f"{sql} {'AND' if 'WHERE' in sql else 'WHERE'} {where} ({scope})"
+    key = "message_rowid" if table == "usage" else "rowid"
+    rowids = sorted((r for (r,) in conn.execute(f"{sql} RETURNING {key}", (WEATHER,))), reverse=True)
+    conn.commit()
+    conn.close()
+    return table, rowids, source
+
+
+@pytest.mark.parametrize(
+    ("sql", "what", "why"),
+    [*COLUMNS, *((sql, "session", why) for sql, why in SESSIONS), (None, "part", WHY.split(": ", 1)[1])],
+)
+def test_doctor_deep_names_every_row_a_read_stops_at_and_no_other(sql, what, why):
+    """Each damage of this module (a column of the weather session's rows, its
+    session row, a part's bytes) is named by ``doctor --deep``: every damaged row,
+    its table, session and source, with the line a read of it says; no other row."""
+    table, rowids, source = _damage(sql, what)
+    line = f"a stored {'session header' if what == 'session' else what} cannot be decoded: {why}"
+    code, out, err = run("--demo", "--no-sync", "doctor", "--deep", "--json")
+    rows = json.loads(out)["rows"]
+    assert (code, rows["every_row"], rows["damaged_count"]) == (1, True, len(rowids)), err
+    assert rows["damaged"] == [
+        {"what": what, "rowid": r, "session": WEATHER, "path": source, "error": line, "table": table}
+        for r in rowids
+    ]
+    code, _, err = run("--demo", "--no-sync", "show", "de70")
+    path = db.default_path(os.environ, demo=True)
+    said = f"agentlog: the index {path} is damaged ({line}): it is a cache: delete it to rebuild"
+    assert (code, err.splitlines()[-1]) == (1, said)

@@ -105,9 +105,9 @@ def test_doctor_names_the_rows_that_do_not_decode_and_what_to_do(tmp_path):
     code, out, err = run(home, "--index", str(index), "--no-sync", "doctor")
     assert code == 1
     assert out.splitlines()[-2:] == [
-        f"damaged part {rowid} of session {session} ({shown}): a stored part cannot be decoded: "
+        f"damaged part (parts row {rowid}) of session {session} ({shown}): a stored part cannot be decoded: "
         "MessagePack data is malformed: invalid opcode '\\xc1' (byte 0)",
-        f"damaged session header 1 ({shown}): a stored session header cannot be decoded: "
+        f"damaged session header (sources row 1) ({shown}): a stored session header cannot be decoded: "
         "Expected `array`, got `int`",
     ]
     assert err == (
@@ -117,23 +117,27 @@ def test_doctor_names_the_rows_that_do_not_decode_and_what_to_do(tmp_path):
     rows = json.loads(out)["rows"]
     assert code == 1 and err.startswith(f"agentlog: the index {index} is damaged (2 stored rows")
     assert (rows["every_row"], rows["damaged_count"]) == (True, 2)
-    assert [(d["what"], d["rowid"], d["session"], d["path"]) for d in rows["damaged"]] == [
-        ("part", rowid, session, path),
-        ("session header", 1, None, path),
+    assert [(d["what"], d["table"], d["rowid"], d["session"], d["path"]) for d in rows["damaged"]] == [
+        ("part", "parts", rowid, session, path),
+        ("session header", "sources", 1, None, path),
     ]
-    assert rows["parts"] > 2 and rows["headers"] == 2
+    conn = sqlite3.connect(index)
+    counts = [conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("parts", "messages", "usage", "sessions")]
+    conn.close()
+    assert [rows[k] for k in ("parts", "messages", "usage", "sessions", "headers")] == [*counts, 2]
 
 
 def test_a_bounded_check_reads_the_newest_parts_deep_reads_all(tmp_path):
     _, index, _, session, path = _damaged_index(tmp_path)
     conn = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
-    (parts,) = conn.execute("SELECT count(*) FROM parts WHERE data IS NOT NULL").fetchone()
+    (parts,) = conn.execute("SELECT count(*) FROM parts").fetchone()
     header = "a stored session header cannot be decoded: Expected `array`, got `int`"
     bounded = check_rows(conn, sample=2)
-    assert (bounded.parts, bounded.headers, bounded.every_row, bounded.damaged_count) == (2, 2, False, 1)
-    assert bounded.damaged == [DamagedAt("session header", 1, None, path, header)]
+    assert (bounded.parts, bounded.messages, bounded.usage, bounded.headers) == (2, 2, 2, 2)
+    assert (bounded.every_row, bounded.damaged_count) == (False, 1)
+    assert bounded.damaged == [DamagedAt("session header", 1, None, path, header, "sources")]
     every = check_rows(conn, sample=None)
-    assert (every.parts, every.every_row, every.damaged_count, every.sessions) == (parts, True, 2, [session])
+    assert (every.parts, every.every_row, every.damaged_count, every.sessions_damaged) == (parts, True, 2, [session])
     assert check_rows(conn, sample=parts) == every  # the sample that reaches the oldest row is every row
     assert check_rows(conn, sample=None, limit=1).damaged == every.damaged[:1]
     conn.close()
@@ -145,7 +149,10 @@ def test_doctor_on_a_sound_index_says_which_rows_it_read(tmp_path):
     code, out, _ = run(home, "--index", str(index), "doctor", "--deep")
     assert code == 0
     conn = sqlite3.connect(index)
-    (parts,) = conn.execute("SELECT count(*) FROM parts WHERE data IS NOT NULL").fetchone()
+    parts, messages, usage = (conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("parts", "messages", "usage"))
     conn.close()
-    line = f"index: every stored row decodes ({parts:,} parts, 2 session headers); PRAGMA quick_check: ok"
+    line = (
+        f"index: every stored row decodes ({parts:,} parts, {messages:,} messages, {usage:,} usage rows, "
+        "2 sessions, 2 session headers); PRAGMA quick_check: ok"
+    )
     assert out.splitlines()[-1] == line

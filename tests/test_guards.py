@@ -198,6 +198,94 @@ def test_an_export_onto_the_index_in_use_or_its_sidecars_is_refused(tmp_path):
     conn.close()
 
 
+OWN = {
+    "status-line cache": (
+        "cache/statusline.json",
+        "is agentlog's status-line cache ({cache}/statusline.json)",
+    ),
+    "index": ("cache/index.sqlite", "is agentlog's index ({cache}/index.sqlite)"),
+    "index wal": ("cache/index.sqlite-wal", "is agentlog's index ({cache}/index.sqlite)"),
+    "index shm": ("cache/index.sqlite-shm", "is agentlog's index ({cache}/index.sqlite)"),
+    "demo index": ("cache/demo.sqlite", "is agentlog's demo index ({cache}/demo.sqlite)"),
+    "registry cache": ("cache/adapters.json", "is inside agentlog's cache folder ({cache})"),
+    "config": ("config/prices.toml", "is inside agentlog's config folder ({config})"),
+    "resident socket": ("run/r-0badc0de.sock", "is inside agentlog's resident folder ({run})"),
+    "resident lock": ("run/r-0badc0de.lock", "is inside agentlog's resident folder ({run})"),
+    "status line beside the index in use": (
+        "idx/statusline.json",
+        "is agentlog's status-line cache ({idx}/statusline.json)",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", OWN)
+def test_an_export_onto_agentlogs_own_files_is_refused(tmp_path, kind):
+    """Tester finding 7: ``-o`` at one of agentlog's own files (its index and
+    sidecars, the status line's cache, the cache and config folders, the
+    resident's socket and lock) is refused in one line, exit 2, before a byte
+    is written, in every format; a file beside them is written."""
+    _, _, env = _home(tmp_path)
+    folders = {
+        "cache": tmp_path / "home/.cache/agentlog",
+        "config": tmp_path / "home/.config/agentlog",
+        "run": tmp_path / "run/agentlog",
+        "idx": tmp_path / "idx",
+    }
+    for folder in folders.values():
+        folder.mkdir(parents=True)
+    env = {**env, "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    index = folders["idx"] / "i.sqlite"
+    code, _, err = run("--index", str(index), "index", env=env)
+    assert code == 0, err
+    where, said = OWN[kind]
+    top, name = where.split("/")
+    out = folders[top] / name
+    out.write_bytes(b"agentlog's own")
+    for fmt in FORMATS:
+        code, stdout, err = run(
+            "--index", str(index), "--no-sync", "export", SESSION[:8], "-f", fmt, "-o", str(out), env=env
+        )
+        assert (code, stdout) == (2, ""), fmt
+        reason = said.format(**folders)
+        assert err == f"agentlog: {out} {reason}: agentlog never writes there; give another -o\n"
+        assert out.read_bytes() == b"agentlog's own"
+        assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(name)) == [
+            name
+        ]  # no temporary file
+    beside = folders["cache"].parent / "notes.md"  # ~/.cache itself is not agentlog's
+    code, _, err = run("--index", str(index), "--no-sync", "export", SESSION[:8], "-o", str(beside), env=env)
+    assert (code, err) == (0, f"1 session exported to {beside}\n")
+
+
+def test_the_index_named_by_agentlog_index_is_agentlogs_own_but_not_its_folder(tmp_path):
+    """With ``AGENTLOG_INDEX``, that file, its sidecars and the status-line cache
+    beside it are agentlog's; other files in its folder are the user's."""
+    _, _, env = _home(tmp_path)
+    alt = tmp_path / "alt"
+    alt.mkdir()
+    index = tmp_path / "idx" / "i.sqlite"
+    index.parent.mkdir()
+    code, _, err = run("--index", str(index), "index", env=env)
+    assert code == 0, err
+    env = {**env, "AGENTLOG_INDEX": str(alt / "mine.sqlite")}
+    for name, what in [
+        ("mine.sqlite-wal", "index (" + str(alt / "mine.sqlite")),
+        ("statusline.json", "status-line cache (" + str(alt / "statusline.json")),
+    ]:
+        code, _, err = run(
+            "--index", str(index), "--no-sync", "export", SESSION[:8], "-o", str(alt / name), env=env
+        )
+        assert (code, err) == (
+            2,
+            f"agentlog: {alt / name} is agentlog's {what}): agentlog never writes there; give another -o\n",
+        )
+    code, _, err = run(
+        "--index", str(index), "--no-sync", "export", SESSION[:8], "-o", str(alt / "notes.md"), env=env
+    )
+    assert (code, err) == (0, f"1 session exported to {alt / 'notes.md'}\n")
+    assert sorted(p.name for p in alt.iterdir()) == ["notes.md"]
+
+
 def test_the_index_in_use_is_refused_without_a_home_too(tmp_path):
     """The service's export refuses its own connection's file even when no home is given."""
     index = tmp_path / "i.sqlite"

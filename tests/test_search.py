@@ -10,6 +10,7 @@ import socket
 import time
 from html import unescape
 
+import anyio
 import pytest
 from click.testing import CliRunner
 
@@ -20,7 +21,7 @@ from agentlog.index import search as search_module
 from agentlog.index.fts import MAX_QUERY_CHARS, MAX_TERMS, translate
 from agentlog.index.search import Budget, SearchStopped, search
 from agentlog.web.app import create_app
-from search_home import write_home
+from search_home import write_home, write_prompts
 
 CLAUDE_WORD = {"m_claude_md", "m_claude_word", "m_dot_claude", "m_model", "m_claude_beta"}
 #: Every query issue 16 lists as failing, and the prompts it finds.  The index
@@ -242,6 +243,73 @@ def test_the_viewer_pages_and_highlights(index, monkeypatch):
     assert target.headers["Location"].startswith("/session?key=claude_code:alpha&page=1&hl=src+app+py#m")
 
 
+@pytest.mark.parametrize(
+    ("query", "marked"),
+    [
+        ("NOT", "do [not] push or merge and wait"),
+        ("OR", "do not push [or] merge and wait"),
+        ("AND", "…not push or merge [and] wait"),
+    ],
+)
+def test_a_lone_operator_word_is_marked_where_it_matched_in_every_surface(
+    query, marked, tmp_path, monkeypatch
+):
+    """Tester finding 6: ``NOT``, ``OR``, ``AND`` alone are the words they are, found
+    and marked alike in the snippet (index, CLI, viewer, Python API, MCP) and in the
+    viewer's link to the opened message (``hl``, what app.js marks there)."""
+    from mcp.client import Client
+
+    from agentlog.adapters import all_adapters
+    from agentlog.index import db
+    from agentlog.index.sync import sync
+    from agentlog.mcp.server import Index, build_server
+
+    def marks(start: str, end: str) -> str:
+        return marked.replace("[", start).replace("]", end)
+
+    home = write_prompts(tmp_path / "home", [("m_ops", "do not push or merge and wait")])
+    index = tmp_path / "index.sqlite"
+    with db.connect(index) as conn:
+        sync(conn, all_adapters(), {"HOME": str(home)}, home)
+        assert [(h.message_id, h.snippet) for h in search(conn, query).hits] == [
+            ("m_ops", marks("\x02", "\x03"))
+        ]
+    code, out, err = cli(index, "--json", "--", query)
+    assert (code, [h["snippet"] for h in json.loads(out)["hits"]]) == (0, [marks("«", "»")]), err
+    html = create_app(index).test_client().get("/search", query_string={"q": query}).get_data(as_text=True)
+    assert re.findall(r'class="snippet">(.*?)</p>', html) == [marks("<mark>", "</mark>")]
+    assert re.findall(r'class="hit-title" href="/message\?[^"]*hl=(\w+)', html) == [query.lower()]
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert [h.snippet for h in agentlog.search(query, index=index, sync=False).hits] == [
+        marks("\x02", "\x03")
+    ]
+    server = build_server(Index(lambda: db.connect(index, readonly=True), None))
+
+    async def mcp_snippets() -> list[str]:
+        async with Client(server) as client:
+            found = await client.call_tool("search_sessions", {"query": query})
+            return [r["snippet"] for r in found.structured_content["results"]]
+
+    assert anyio.run(mcp_snippets) == [marks("«", "»")]
+
+
+def test_highlighted_terms_are_the_words_matched_not_the_syntax():
+    assert translate("git NOT").terms == ("git", "not")
+    assert translate("a OR OR b").terms == ("a", "or", "b")  # the first OR is a word, the second the operator
+    assert translate("a OR b NOT c").terms == ("a", "b", "c")
+    assert translate("NEAR(foo bar, 3)").terms == ("foo", "bar")  # the distance is no word
+    assert translate("claude NOT md", raw=True).terms == ("claude", "md")
+    assert translate("NEAR(a b, 4) AND (text:c OR d*) NOTE", raw=True).terms == ("a", "b", "c", "d*", "note")
+    assert translate("{text tool}: ^foo see https://x.com", raw=True).terms == (
+        "foo",
+        "see",
+        "https",
+        "x",
+        "com",
+    )
+
+
 def test_a_query_over_the_caps_is_refused_with_a_clear_message(conn, index):
     with pytest.raises(UsageError, match=f"has {MAX_TERMS + 1} words \\(at most {MAX_TERMS}\\)"):
         search(conn, " ".join(["word"] * (MAX_TERMS + 1)))
@@ -326,7 +394,10 @@ def test_cross_site_requests_are_refused_on_every_route(index, route):
         ({"offset": -1}, "offset -1 is not in 0…9223372036854775787 (with limit 20)"),
         ({"offset": 2**63}, f"offset {2**63} is not in 0…9223372036854775787 (with limit 20)"),
         ({"offset": 2**63 - 6}, "offset 9223372036854775802 is not in 0…9223372036854775787 (with limit 20)"),
-        ({"offset": 2**63 - 6, "limit": 10}, "offset 9223372036854775802 is not in 0…9223372036854775797 (with limit 10)"),
+        (
+            {"offset": 2**63 - 6, "limit": 10},
+            "offset 9223372036854775802 is not in 0…9223372036854775797 (with limit 10)",
+        ),
     ],
 )
 def test_the_python_api_bounds_a_page_as_the_command_line_does(paging, message, index, home, monkeypatch):

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -86,10 +87,13 @@ def check_format(fmt: str) -> None:
             raise ValueError(f"unknown field {{{name}}} in --format; known: {', '.join(FIELDS)}")
 
 
-def _cache_path(env: dict[str, str]) -> Path:
-    """``statusline.json`` in the index's folder (:func:`agentlog.index.db.default_path`);
-    on Linux without importing platformdirs (its rule there: ``$XDG_CACHE_HOME``,
-    else ``~/.cache``), which costs more than the rest of a warm call."""
+def cache_path(env: Mapping[str, str], index: Path | None = None) -> Path:
+    """``statusline.json`` in the folder of ``index``, else of the default index
+    (:func:`agentlog.index.db.default_path`); on Linux without importing
+    platformdirs (its rule there: ``$XDG_CACHE_HOME``, else ``~/.cache``), which
+    costs more than the rest of a warm call."""
+    if index is not None:
+        return index.parent / "statusline.json"
     if env.get("AGENTLOG_INDEX"):
         return Path(env["AGENTLOG_INDEX"]).parent / "statusline.json"
     system: str = sys.platform  # a plain str: checked on every platform, not narrowed by mypy
@@ -148,7 +152,7 @@ def line(stdin: str, fmt: str, env: dict[str, str], index: Path | None = None) -
         now = datetime.now(UTC)
         model = payload.get("model")
         name = str(model.get("display_name") or model.get("id") or "") if isinstance(model, dict) else ""
-        cache = (index.parent / "statusline.json") if index else _cache_path(env)
+        cache = cache_path(env, index)
         key = _key(payload, now)
         try:
             cached = json.loads(cache.read_text())

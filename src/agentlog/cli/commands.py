@@ -291,14 +291,16 @@ DAMAGED_SHOWN = 10
 def print_rows(app: App, rows: RowCheck | None) -> None:
     """What reading back the stored rows found: one line when none is damaged
     (none for an empty index), else each damaged row (its session and source)."""
-    if rows is None or not (rows.parts or rows.headers):
+    if rows is None or not (rows.parts or rows.sessions or rows.headers):
         return
     if not rows.damaged_count:
+        whole = f"{plural(rows.sessions, 'session')}, {plural(rows.headers, 'session header')}"
         read = (
-            f"every stored row decodes ({rows.parts:,} parts, {plural(rows.headers, 'session header')})"
+            f"every stored row decodes ({rows.parts:,} parts, {rows.messages:,} messages, "
+            f"{rows.usage:,} usage rows, {whole})"
             if rows.every_row
-            else f"the newest {rows.parts:,} parts and {plural(rows.headers, 'session header')} decode "
-            "(doctor --deep reads every row)"
+            else f"the newest {rows.parts:,} parts, {rows.messages:,} messages and {rows.usage:,} usage rows, "
+            f"{whole} decode (doctor --deep reads every row)"
         )
         app.console.print(f"[dim]index: {read}; PRAGMA quick_check: ok[/dim]", soft_wrap=True)
         return
@@ -306,7 +308,7 @@ def print_rows(app: App, rows: RowCheck | None) -> None:
         where = tilde(row.path, str(app.home)) if row.path else "a source gone"
         whose = f" of session {row.session}" if row.session else ""
         app.console.print(
-            f"[red]damaged[/red] {row.what} {row.rowid}{clean(whose, one_line=True)} "
+            f"[red]damaged[/red] {row.what} ({row.table} row {row.rowid}){clean(whose, one_line=True)} "
             f"({clean(where, one_line=True)}): {clean(row.error, one_line=True)}",
             soft_wrap=True,
         )

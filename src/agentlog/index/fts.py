@@ -9,7 +9,7 @@ an error.  Operators count only when written explicitly:
 
 - ``"a phrase"`` (balanced double quotes; an unbalanced quote is punctuation),
 - ``OR``, ``AND``, ``NOT`` in upper case between two operands (elsewhere they
-  are words: ``NOT`` alone finds "not"),
+  are words: ``NOT`` alone finds, and marks, "not"),
 - ``NEAR(a b)`` / ``NEAR(a b, 5)``,
 - ``prefix*`` (a piece ending in ``*``).
 
@@ -63,6 +63,11 @@ OPERATORS = frozenset({"OR", "AND", "NOT"})
 _NEAR = re.compile(r"NEAR\(([^()]*)\)")
 _STRING = re.compile(r'"((?:[^"]|"")*)"')
 _NEAR_DISTANCE = re.compile(r",\s*(\d+)\s*$")
+_RAW_SYNTAX = re.compile(
+    r"(?<![^\s(])(?:AND|OR|NOT)(?![^\s()])|\bNEAR\(|,\s*\d+\s*\)|\b\w+\s*:(?!//)|[{][^{}]*[}]\s*:|[()^]"
+)
+"""What raw FTS5 syntax holds beside the words it matches: operators, ``NEAR(``
+and its distance, column filters (``text:``, ``{a b}:``), grouping and ``^``."""
 
 
 class Translation(msgspec.Struct, frozen=True, kw_only=True):
@@ -244,12 +249,17 @@ def translate(text: str, raw: bool = False) -> Translation:
             f"search query has {len(found)} words (at most {MAX_TERMS}); search for a few distinctive words"
         )
     if raw:
-        return Translation(match=raw_match(text), terms=tuple(found), raw=True)
-    terms: list[str] = []
-    operands = _combine(_items(text, terms))
+        return Translation(match=raw_match(text), terms=_raw_terms(text), raw=True)
+    operands, terms = _combine(_items(text))
     if not operands:
         return Translation(match="", note="the query holds no letters or digits to search for")
     return Translation(match=" ".join(operands), terms=tuple(dict.fromkeys(terms)))
+
+
+def _raw_terms(text: str) -> tuple[str, ...]:
+    """The words raw FTS5 syntax matches (:data:`_RAW_SYNTAX` left out), as
+    :attr:`Translation.terms`."""
+    return tuple(dict.fromkeys(_combine(_items(_RAW_SYNTAX.sub(" ", text)))[1]))
 
 
 def raw_match(text: str) -> str:
@@ -260,10 +270,13 @@ def raw_match(text: str) -> str:
     return "".join(t for t, _ in query_phrases(text))
 
 
-def _items(text: str, terms: list[str]) -> list[str | tuple[str]]:
-    """``text`` as FTS5 operands (strings) and operator words (1-tuples); the words
-    of the operands are added to ``terms`` (lower case, a prefix's last with ``*``)."""
-    items: list[str | tuple[str]] = []
+_Operand = tuple[str, list[str]]
+"""An FTS5 operand and the words it matches (lower case, a prefix's last with ``*``)."""
+
+
+def _items(text: str) -> list[_Operand | str]:
+    """``text`` as FTS5 operands and operator words (``str``)."""
+    items: list[_Operand | str] = []
     i = 0
     while i < len(text):
         if text[i].isspace():
@@ -272,15 +285,13 @@ def _items(text: str, terms: list[str]) -> list[str | tuple[str]]:
         near = _NEAR.match(text, i)
         if near and words(near.group(1)):
             items.append(_near(near.group(1)))
-            terms += words(near.group(1))
             i = near.end()
             continue
         if text[i] == '"' and (close := text.find('"', i + 1)) > 0:
             end = close + 1
             prefix = text.startswith("*", end)
             if words(text[i + 1 : close]):
-                items.append(phrase(text[i + 1 : close], prefix))
-                _add_terms(terms, text[i + 1 : close], prefix)
+                items.append(_operand(text[i + 1 : close], prefix))
             i = end + prefix
             continue
         end = i
@@ -289,41 +300,47 @@ def _items(text: str, terms: list[str]) -> list[str | tuple[str]]:
         piece = text[i:end]
         i = end
         if piece in OPERATORS:
-            items.append((piece,))
+            items.append(piece)
         elif words(piece):
             prefix = piece.endswith("*") and is_token_char(piece.rstrip("*")[-1:] or " ")
-            items.append(phrase(piece.rstrip("*") if prefix else piece, prefix))
-            _add_terms(terms, piece.rstrip("*") if prefix else piece, prefix)
+            items.append(_operand(piece.rstrip("*") if prefix else piece, prefix))
     return items
 
 
-def _add_terms(terms: list[str], text: str, prefix: bool) -> None:
+def _operand(text: str, prefix: bool) -> _Operand:
+    """``text`` as one phrase operand and its words."""
     inside = words(text)
     if inside and prefix:
         inside[-1] += "*"
-    terms += inside
+    return phrase(text, prefix), inside
 
 
-def _near(inside: str) -> str:
-    """``NEAR(…)`` with each of its pieces a phrase (a trailing ``, N`` kept)."""
+def _near(inside: str) -> _Operand:
+    """``NEAR(…)`` with each of its pieces a phrase (a trailing ``, N`` kept, and
+    not a word it matches)."""
     distance = _NEAR_DISTANCE.search(inside)
     body = inside[: distance.start()] if distance else inside
     pieces = [phrase(p) for p in body.split() if words(p)]
-    return f"NEAR({' '.join(pieces)}{f', {distance.group(1)}' if distance else ''})"
+    return f"NEAR({' '.join(pieces)}{f', {distance.group(1)}' if distance else ''})", words(body)
 
 
-def _combine(items: list[str | tuple[str]]) -> list[str]:
-    """Operands with the operators that stand between two of them; any other
-    operator word is searched as a word."""
+def _combine(items: list[_Operand | str]) -> tuple[list[str], list[str]]:
+    """The operands with the operators that stand between two of them, and the
+    words they match, in order; any other operator word is an operand, the word
+    it is (``NOT`` alone finds and marks "not")."""
     out: list[str] = []
+    terms: list[str] = []
     for n, item in enumerate(items):
         if isinstance(item, str):
-            out.append(item)
-            continue
-        before = bool(out) and out[-1] not in OPERATORS
-        after = n + 1 < len(items) and isinstance(items[n + 1], str)
-        out.append(item[0] if before and after else phrase(item[0]))
-    return out
+            before = bool(out) and out[-1] not in OPERATORS
+            after = n + 1 < len(items) and not isinstance(items[n + 1], str)
+            if before and after:
+                out.append(item)
+                continue
+            item = _operand(item, False)
+        out.append(item[0])
+        terms += item[1]
+    return out, terms
 
 
 def search_text(part: Part) -> str:

@@ -409,12 +409,12 @@ class Store:
                     WHERE m.rowid IN ({marks})""",
                 chunk,
             ):
-                out[row[0]] = _message(row, as_stored)
+                out[row[0]] = message_from(row, as_stored)
             for rowid, data, text in self.conn.execute(
                 f"SELECT message_rowid, data, text FROM parts WHERE message_rowid IN ({marks}) ORDER BY message_rowid, idx",
                 chunk,
             ):
-                out[rowid].parts.append(TextPart(text=text_of(text)) if data is None else stored_part(data))
+                out[rowid].parts.append(part_from(data, text))
         return [out[r] for r in rowids if r in out]
 
     # -- derived columns and cross-session links ----------------------------------
@@ -717,7 +717,7 @@ def _recorded_header(headers: bytes | None, key: str) -> Session | None:
     when none, or unknown)."""
     if not headers:
         return None
-    for header in stored(headers, list[Session], "session header"):
+    for header in recorded_headers(headers):
         if header.key == key:
             return header
     return None
@@ -738,7 +738,8 @@ def _recorded_call(headers: bytes | None, key: str) -> str | None:
 
 
 @row_decoder("message")
-def _message(row: tuple[Any, ...], as_stored: bool = False) -> Message:
+def message_from(row: tuple[Any, ...], as_stored: bool = False) -> Message:
+    """A message (no parts) from the columns :meth:`Store.messages_by_rowid` selects."""
     flags = json.loads(row[5])
     if type(flags) is not list:
         raise TypeError("flags are no list")
@@ -884,6 +885,17 @@ def _packed(part: Part) -> bytes:
             result = msgspec.structs.replace(part.result, structured=lean)
             return pack(msgspec.structs.replace(part, result=result))
     return pack(part)
+
+
+def recorded_headers(headers: bytes) -> list[Session]:
+    """A source's ``headers`` column: the session headers its parse recorded."""
+    return stored(headers, list[Session], "session header")
+
+
+def part_from(data: bytes | None, text: object) -> Part:
+    """The part of a ``parts`` row's ``data`` and ``text``: a plain text part when
+    ``data`` is NULL (:func:`_part_row`)."""
+    return TextPart(text=text_of(text)) if data is None else stored_part(data)
 
 
 def stored_part(data: bytes) -> Part:

@@ -81,16 +81,20 @@ def _session_usage(keys: str) -> str:
         WHERE m.replayed = 0 AND m.session_key IN ({keys}) GROUP BY m.session_key"""
 
 
+SESSION_TOTAL_COLUMNS = ", ".join(f"t.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source"))
+"""The ``session_usage t`` values :func:`session_usage` reads, :data:`USAGE_COLUMNS`
+without the service tier (a sum has none)."""
+
+
 def session_usage(conn: sqlite3.Connection, keys: Sequence[str]) -> dict[str, Usage]:
     """The header totals (``Session.usage``) of each session of ``keys`` that has
     usage: stored (table ``session_usage``), summed from its calls when its
     roll-ups are stale (a read-only connection after a sync by an older agentlog)."""
     wanted = json.dumps(sorted(set(keys)))
-    columns = ", ".join(f"t.{name}" for name in (*USAGE_COUNTS, "cost_usd", "cost_source"))
     out = {
         key: usage_from([*values, None])
         for key, *values in conn.execute(
-            f"""SELECT t.session_key, {columns} FROM ({_KEYS}) k CROSS JOIN session_usage t
+            f"""SELECT t.session_key, {SESSION_TOTAL_COLUMNS} FROM ({_KEYS}) k CROSS JOIN session_usage t
                 ON t.session_key = k.value WHERE t.session_key IN (SELECT session_key FROM usage_rollup_state)""",
             (wanted,),
         )

@@ -115,8 +115,9 @@ def doctor(
     a background build), discovery runs here on ``home`` (it reads the file
     system, writes nothing).  With ``home``, the agents' settings there that
     delete logs too (:func:`agentlog.retention.claude_cleanup_warnings`).
-    The stored rows are read back: the newest parts and every session header,
-    with ``deep`` every part (:func:`agentlog.index.damage.check_rows`)."""
+    The stored rows are read back by the read paths' decoders: the newest parts,
+    messages and usage rows and every session, with ``deep`` every row
+    (:func:`agentlog.index.damage.check_rows`)."""
     synced_now = found is not None and bool(found.roots)
     if not synced_now and home is not None:
         found = discovered(home)

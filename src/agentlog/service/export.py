@@ -25,7 +25,7 @@ from agentlog.index import queries
 from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
-from agentlog.service.home import Home, hard_linked, in_use_refusal
+from agentlog.service.home import Home, hard_linked, own_guard
 
 PAGE = 500
 """Messages read from the index at once while exporting."""
@@ -185,18 +185,22 @@ def export_sessions(
     a folder for ``parquet`` and for an HTML ``site``) or, without one, to
     ``stdout``.  Raises :class:`~agentlog.errors.UsageError` when a format needs a
     folder and none is given, when ``path`` is in one of ``home``'s log folders
-    or is a log file, agentlog's index in use or one of its sidecars
-    (:meth:`~agentlog.service.home.Home.guard`: read-only, always — checked
+    or is a log file (:meth:`~agentlog.service.home.Home.guard`: read-only,
+    always), or is agentlog's own: its index (the one in use too) or a sidecar,
+    its caches and config, the resident's socket and lock
+    (:func:`~agentlog.service.home.own_guard`; each checked
     before a byte is written, for each file written, symlinks resolved; each
     file written whole to a temporary file beside it and renamed into place:
     :class:`~agentlog.export.target.Target`), or pyarrow is missing for
     ``parquet``; :class:`~agentlog.errors.AgentlogError` naming the path when it
     cannot be written (a folder where a file goes, no permission, a full disk …)."""
     index = _index_file(conn)
+    own = own_guard(home.env if home is not None else os.environ, index)
     if home is not None:
-        target = Target(home.guard(lambda real: _is_source(conn, real), index))
+        logs = home.guard(lambda real: _is_source(conn, real), index)
+        target = Target(lambda p: logs(p) or own(p))
     else:
-        target = Target(lambda p: in_use_refusal(p, index))
+        target = Target(own)
     if path is not None:
         target.check(path)
     try:

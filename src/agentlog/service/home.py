@@ -252,3 +252,59 @@ def in_use_refusal(path: str | Path, index: str | Path | None) -> str | None:
     if real == os.path.realpath(index):
         return f"{path} is agentlog's index in use"
     return f"{path} is a file of agentlog's index in use ({index})"
+
+
+Named = list[tuple[str, str]]
+"""Paths, each with what it is (``("index", "/…/index.sqlite")``)."""
+
+
+def own_paths(env: Mapping[str, str], index: str | Path | None = None) -> tuple[Named, Named]:
+    """agentlog's own files and folders, ``(what, path)`` each, by the path
+    functions that make them: its index (:func:`agentlog.index.db.default_path`,
+    the demo's too) and ``index`` in use, the status line's cache beside either
+    (:func:`agentlog.statusline.cache_path`); its cache and config folders
+    (``platformdirs``: the schema, registry and price caches, ``prices.toml``)
+    and the resident's folder (:func:`agentlog.resident.paths.folder`: sockets, locks)."""
+    import platformdirs
+
+    from agentlog.index.db import default_path
+    from agentlog.resident.paths import folder
+    from agentlog.statusline import cache_path
+
+    files = [
+        ("index", default_path(env)),
+        ("demo index", default_path(env, demo=True)),
+        ("status-line cache", cache_path(env)),
+    ]
+    if index is not None:
+        files.append(("status-line cache", cache_path(env, Path(index))))
+    folders = [
+        ("cache", platformdirs.user_cache_dir("agentlog")),
+        ("config", platformdirs.user_config_dir("agentlog")),
+        ("resident", folder(env)),
+    ]
+    return [(w, os.path.realpath(f)) for w, f in files], [(w, os.path.realpath(f)) for w, f in folders]
+
+
+def own_guard(env: Mapping[str, str], index: str | Path | None = None) -> Callable[[str | Path], str | None]:
+    """Why an export must not write a path, as a function (the paths listed once):
+    it is one of agentlog's own files (:func:`own_paths`; a database's ``-wal``,
+    ``-shm`` and ``-journal`` alike), inside one of its folders, or of ``index``,
+    the index in use (:func:`in_use_refusal`); ``None`` when it is none of them.
+    By real path, symlinks and ``..`` resolved."""
+    files, folders = own_paths(env, index)
+
+    def why(path: str | Path) -> str | None:
+        refused = in_use_refusal(path, index)
+        if refused is not None:
+            return refused
+        real = os.path.realpath(path)
+        for what, file in files:
+            if sqlite_main(real) == file or real == file:
+                return f"{path} is agentlog's {what} ({file})"
+        for what, held in folders:
+            if real == held or real.startswith(held.rstrip(os.sep) + os.sep):
+                return f"{path} is inside agentlog's {what} folder ({held})"
+        return None
+
+    return why
