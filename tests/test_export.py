@@ -20,6 +20,7 @@ from agentlog.export.slim import fit, write_slim
 from agentlog.index import db, queries
 from agentlog.model import Message, ReasoningPart, Session, TextPart, ToolCallPart, ToolResult, json_schema
 from agentlog.query import SessionFilter
+from agentlog.service import export as export_service
 from agentlog.service.export import export_sessions, select
 from agentlog.service.search import search
 from agentlog.service.secrets import sessions_with_secrets
@@ -250,6 +251,52 @@ def test_parquet_reads_back_in_duckdb(demo, tmp_path):
     assert con.execute(f"SELECT count(*) FROM read_parquet('{base}/messages/**/*.parquet')").fetchall() == [
         (messages,)
     ]
+
+
+def _parquet_rows(demo, folder: Path, name: str) -> list[dict]:
+    ds = pytest.importorskip("pyarrow.dataset")
+    rows = ds.dataset(folder / name, format="parquet", partitioning="hive").to_table().to_pylist()
+    return sorted(rows, key=lambda r: (r["session_key"], r.get("message_idx", -1), r["idx"]))
+
+
+@pytest.mark.parametrize("huge", [1, 40])
+def test_parquet_huge_texts_read_back_as_the_model_and_as_small_ones(demo, tmp_path, monkeypatch, huge):
+    """Texts of :data:`~agentlog.export.parquet.HUGE` characters and more go to
+    Arrow on their own (every text with 1, some with 40, beside runs of small
+    ones, in batches of 3 rows): the tables read back are those written without,
+    and the messages' texts and the parts' are the model's."""
+    pytest.importorskip("pyarrow")
+    from agentlog.export import parquet
+
+    options = ExportOptions(subagents=True, redact=False)
+
+    def export(folder: Path) -> None:
+        export_sessions(
+            demo, "parquet", select(demo, [], SessionFilter(), options), options, folder, io.BytesIO()
+        )
+
+    export(tmp_path / "plain")
+    monkeypatch.setattr(parquet, "HUGE", huge)
+    monkeypatch.setattr(parquet, "BATCH", 3)
+    export(tmp_path / "huge")
+    for name in ("messages", "parts"):
+        assert _parquet_rows(demo, tmp_path / "huge", name) == _parquet_rows(demo, tmp_path / "plain", name)
+    every = queries.list_sessions(demo, SessionFilter(include_children=True))
+    model = {s.key: list(export_service.stream_messages(demo, s.key)) for s in every}
+    messages = _parquet_rows(demo, tmp_path / "huge", "messages")
+    assert [(r["session_key"], r["idx"], r["role"], r["text"]) for r in messages] == sorted(
+        (key, i, m.role, m.text) for key, found in model.items() for i, m in enumerate(found)
+    )
+    parts = _parquet_rows(demo, tmp_path / "huge", "parts")
+    texts = [(r["session_key"], r["message_idx"], r["idx"], r["text"]) for r in parts if r["type"] == "text"]
+    assert texts == sorted(
+        (key, i, j, p.text)
+        for key, found in model.items()
+        for i, m in enumerate(found)
+        for j, p in enumerate(m.parts)
+        if isinstance(p, TextPart)
+    )
+    assert any(len(t) >= 40 for *_, t in texts) and any(len(t) < 40 for *_, t in texts)
 
 
 def test_parquet_refuses_a_folder_of_other_files(demo, tmp_path):

@@ -69,11 +69,11 @@ def _transcript(
     key = header.key
     kids = queries.children(conn, key)
 
-    def messages() -> Iterator[Message]:
+    def messages() -> Iterator[Message]:  # map, not a generator: the last message is not kept
         found = stream_messages(conn, key)
         if options.focused:
             found = focus(found)
-        return (redact_message(m) for m in found) if options.redact else found
+        return map(redact_message, found) if options.redact else found
 
     children = (
         [_transcript(conn, c, options, depth + 1) for c in kids] if options.subagents and depth < 32 else []
