@@ -181,3 +181,28 @@ def test_a_damaged_session_header_is_the_damaged_index_line(sql, why):
     for args in (["sessions"], ["sessions", "--json"], ["show", "de70"]):
         code, _, err = run("--demo", "--no-sync", *args)
         assert (code, err.splitlines()[-1]) == (1, f"agentlog: {line}"), args
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "md"])
+def test_a_sources_sidecars_value_that_is_not_json_costs_only_itself(tmp_path, fmt):
+    """The export's check that it writes no log reads each source's sidecars as
+    JSON in SQL (``json_each``: "malformed JSON", exit 70, for the whole export):
+    a damaged value is searched as text instead, so the export is written, and a
+    path written in the damaged value is still refused."""
+    code, _, err = run("--demo", "sessions")
+    assert code == 0, err
+    path = db.default_path(os.environ, demo=True)
+    side = tmp_path / "side.json"
+    conn = sqlite3.connect(path)
+    damaged = f'["{side}", not json'
+    conn.execute("UPDATE sources SET sidecars = ? WHERE path LIKE '%de70c1a0%'", (damaged,))
+    conn.commit()
+    assert conn.execute("SELECT count(*) FROM sources WHERE sidecars = ?", (damaged,)).fetchone() == (2,)  # its subagent too
+    conn.close()
+    out = tmp_path / ("pq" if fmt == "parquet" else "weather.md")
+    code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", fmt, "-o", str(out))
+    said = " (2 sessions, 14 messages, 17 parts, 2 usage)" if fmt == "parquet" else ""
+    assert (code, err) == (0, f"{'2 sessions' if fmt == 'parquet' else '1 session'} exported to {out}{said}\n")
+    assert out.exists()
+    code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", "md", "-o", str(side))
+    assert code == 2 and not side.exists(), err
