@@ -197,12 +197,14 @@ def test_a_sources_sidecars_value_that_is_not_json_costs_only_itself(tmp_path, f
     damaged = f'["{side}", not json'
     conn.execute("UPDATE sources SET sidecars = ? WHERE path LIKE '%de70c1a0%'", (damaged,))
     conn.commit()
-    assert conn.execute("SELECT count(*) FROM sources WHERE sidecars = ?", (damaged,)).fetchone() == (2,)  # its subagent too
+    found = conn.execute("SELECT count(*) FROM sources WHERE sidecars = ?", (damaged,)).fetchone()
+    assert found == (2,)  # its subagent's log too
     conn.close()
     out = tmp_path / ("pq" if fmt == "parquet" else "weather.md")
     code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", fmt, "-o", str(out))
-    said = " (2 sessions, 14 messages, 17 parts, 2 usage)" if fmt == "parquet" else ""
-    assert (code, err) == (0, f"{'2 sessions' if fmt == 'parquet' else '1 session'} exported to {out}{said}\n")
+    said = "2 sessions" if fmt == "parquet" else "1 session"
+    rows = " (2 sessions, 14 messages, 17 parts, 2 usage)" if fmt == "parquet" else ""
+    assert (code, err) == (0, f"{said} exported to {out}{rows}\n")
     assert out.exists()
     code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", "md", "-o", str(side))
     assert code == 2 and not side.exists(), err
