@@ -83,6 +83,10 @@ def closed_pipe() -> NoReturn:
     raise SystemExit(0)
 
 
+JSON_PIECE = 1 << 20
+"""Bytes of a message's indented JSON indented again for the session at a time."""
+
+
 def print_session_json(session: Session, messages: Iterable[Message]) -> None:
     """:func:`print_json` of ``session`` holding ``messages``, byte for byte,
     written one message at a time: a session of hundreds of MB is never encoded
@@ -101,10 +105,15 @@ def print_session_json(session: Session, messages: Iterable[Message]) -> None:
     assert cut >= 0, "a session's JSON has its messages on a line of their own"
     out.write(head[:cut] + b'\n  "messages": [')
     message: Message | None = first
+    del first
     separator = b""
     while message is not None:
         text = msgspec.json.format(msgspec.json.encode(message), indent=2)
-        out.write(separator + b"\n    " + text.replace(b"\n", b"\n    "))
+        message = None  # not held while it is written, nor while the next is read
+        out.write(separator + b"\n    ")
+        for start in range(0, len(text), JSON_PIECE):  # indented in slices: never copied whole
+            out.write(text[start : start + JSON_PIECE].replace(b"\n", b"\n    "))
+        del text
         separator = b","
         message = next(found, None)
     out.write(b"\n  ]" + head[cut + len(empty) :] + b"\n")
