@@ -739,3 +739,59 @@ def test_an_index_is_never_put_in_an_agents_folder(tmp_path):
     assert sorted(p.name for p in home.rglob("*")) == [".claude", "projects"] and not list(extra.iterdir())
     code, _, err = run("--index", str(tmp_path / "mine.sqlite"), "sessions", env={"HOME": str(home)})
     assert code == 0 and (tmp_path / "mine.sqlite").exists(), err
+
+
+PROMPTS = [
+    "a <b>bold</b> & \"quoted\" 'single'\x1b]0;title\x07 \u202e\r\nnext\t`code`\n\n",
+    "```\nfenced <i>\n```\n" + "x&y" * 7,
+]
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 7])
+def test_a_huge_prompt_is_written_in_slices_as_it_was_whole(monkeypatch, piece):
+    """Prompts of ``HUGE`` characters and more are written a ``PIECE`` at a time
+    (HTML: a stand-in the page's escape leaves alone, then the prompt escaped
+    slice by slice; Markdown: the fenced text in slices): every page and
+    document is the one written whole, escapes and control symbols included,
+    whatever falls on a slice's edge."""
+    from agentlog.export import html, markdown
+
+    messages = [
+        Message(id="1", role="user", parts=[TextPart(text=PROMPTS[0]), TextPart(text="small")]),
+        Message(id="2", role="assistant", parts=[TextPart(text=PROMPTS[1])]),
+        Message(id="3", role="user", parts=[TextPart(text=PROMPTS[1])]),
+    ]
+    header = Session(key="claude_code:s1", agent="claude_code", id="s1", title="fix <i>it</i>")
+
+    def written(fmt: str) -> bytes:
+        t = Transcript(header, lambda: iter(messages))
+        return export_bytes_of(fmt, [t])
+
+    whole = {fmt: written(fmt) for fmt in ("html", "md")}
+    monkeypatch.setattr(html, "HUGE", 6)  # both prompts, not "small"
+    monkeypatch.setattr(html, "PIECE", piece)
+    monkeypatch.setattr(markdown, "PIECE", piece)
+    slices: list[str] = []
+    inert = html.content.inert
+    monkeypatch.setattr(html.content, "inert", lambda text: slices.append(text) or inert(text))
+    assert {fmt: written(fmt) for fmt in ("html", "md")} == whole
+    assert slices == [p[i : i + piece] for p in (PROMPTS[0], PROMPTS[1]) for i in range(0, len(p), piece)]
+    page = whole["html"].decode()
+    assert "a &lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34; &#39;single&#39;␛]0;title␇ �\r\nnext" in page
+    assert "agentlog-prompt-" not in page
+    assert "```\na <b>bold</b> & \"quoted\" 'single'␛]0;title␇ �␍\nnext\t`code`\n```\n" in whole["md"].decode()
+    text = PROMPTS[1]
+    assert list(markdown._code_pieces(text + "\n\n")) == [
+        "````\n",
+        *(text[i : i + piece] for i in range(0, len(text), piece)),
+        "\n````\n",
+    ]
+
+
+def export_bytes_of(fmt: str, transcripts: list[Transcript]) -> bytes:
+    """``transcripts`` (made in memory) written as ``fmt`` the way the export writes them."""
+    from agentlog.service.export import _write_stream
+
+    out = io.BytesIO()
+    _write_stream(fmt, transcripts, ExportOptions(redact=False), out)
+    return out.getvalue()
