@@ -18,6 +18,10 @@ import msgspec
 
 from agentlog.model import Message, Part, Session, TextPart
 
+HUGE = 1 << 20
+"""Characters of a text that an export writes in slices or converts on its own
+(a prompt on an HTML page, a Parquet value), never copying it whole."""
+
 Format = Literal["json", "jsonl", "md", "html", "slim", "parquet"]
 FORMATS: tuple[str, ...] = get_args(Format)
 

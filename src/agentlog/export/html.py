@@ -31,7 +31,7 @@ import msgspec
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from agentlog.export import Transcript, utc
+from agentlog.export import HUGE, Transcript, utc
 from agentlog.export.target import Target
 from agentlog.model import Message, Part, TextPart
 from agentlog.present import PIECE, compact, project_name, tool_summary
@@ -67,7 +67,7 @@ def policy(css: str) -> str:
 
 
 class _StandIns:
-    """Prompts of :data:`HUGE` characters or more, each given to the template as
+    """Prompts of :data:`~agentlog.export.HUGE` characters or more, each given to the template as
     a stand-in (a token no log can guess, which the renderer's escape leaves as
     it is) and written in its place, escaped a slice at a time
     (:func:`agentlog.web.content.inert`, which maps each character on its own):
@@ -101,10 +101,6 @@ class _StandIns:
             del text
             chunk = chunk[found.end() :]
         out.write(chunk)
-
-
-HUGE = 1 << 20
-"""Characters of a prompt written on a page in slices (:class:`_StandIns`)."""
 
 
 class _Section:

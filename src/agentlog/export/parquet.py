@@ -17,7 +17,8 @@ Four tables, each a folder of Parquet files partitioned Hive-style by
 Sessions, messages and parts are partitioned by the session's start month,
 usage by the call's own month.  Rows are written in batches of :data:`BATCH`
 rows or :data:`BATCH_CHARS` characters of text, so a large archive never sits
-in memory; a huge text (:data:`HUGE`) is held once, as Arrow, while written.  Read with e.g. DuckDB
+in memory; a huge text (:data:`~agentlog.export.HUGE`) is held once, as Arrow, while
+written.  Read with e.g. DuckDB
 ``read_parquet('out/messages/**/*.parquet', hive_partitioning = true)`` or
 ``pyarrow.dataset.dataset('out/messages', partitioning='hive')``.
 """
@@ -33,7 +34,7 @@ from typing import Any
 from urllib.parse import quote
 
 from agentlog.errors import UsageError
-from agentlog.export import Transcript
+from agentlog.export import HUGE, Transcript
 from agentlog.export.target import Target, scratch_folder
 from agentlog.model import Message, Session, TextPart, ToolCallPart, Usage
 from agentlog.present import output_text
@@ -228,14 +229,11 @@ TEXT_COLUMNS = frozenset({"text", "input", "output"})
 value's statistics held two more copies of it while written: a 64 MiB prompt
 took 947 MB), as the Parquet files' data pages of version 2, whose values are
 not copied again beside their levels."""
-HUGE = 1 << 20
-"""Characters of a text value converted to Arrow on its own as soon as its rows
-are made (:func:`arrow_values`), shared by the ``messages`` and ``parts`` rows
-that hold it, its Python string freed before it is written."""
 
 
 def arrow_values(rows: Sequence[dict[str, Any]]) -> None:
-    """Each text value (:data:`TEXT_COLUMNS`) of ``rows`` of :data:`HUGE` characters or more replaced, in
+    """Each text value (:data:`TEXT_COLUMNS`) of ``rows`` of
+    :data:`~agentlog.export.HUGE` characters or more replaced, in
     place, by a one-value Arrow array: one array for each string, however many
     rows hold it (a message's text and its one text part's are the same string),
     so the string is freed once the caller lets go of the message."""
