@@ -10,11 +10,12 @@ there (delete a folder to make it again); each index is built fresh:
 
 * ``record``: a Claude Code session of one ``--record-mib`` MiB line (a 64 MiB
   prompt of repeated words): ``agentlog index``, then ``agentlog search word``
-  (a query every word of that record matches) and ``search --json``;
+  (a query every word of that record matches), ``search --json``, and the
+  commands of ``show`` on it;
 * ``show``: one Claude Code session of ``--log-mib`` MiB (315 MB at 300):
-  ``agentlog index`` (not counted), then ``show --json`` and ``export`` in
-  html, md, json, jsonl (to ``/dev/null``-like files in the work folder) and
-  parquet;
+  ``agentlog index`` (not counted), then ``show`` (cut, ``--full``,
+  ``--json``) and ``export`` in html, md, json, jsonl (to files in the work
+  folder) and parquet;
 * ``home``: a multi-agent home of :mod:`home` of about ``--home-mb`` MB of
   Claude logs (plus Codex rollouts and OpenCode databases): its first
   ``agentlog index``.
@@ -171,6 +172,28 @@ class Bench:
         self.run("index", ["index"], env)
         self.run("search word", ["search", "--no-sync", "word"], env)
         self.run("search word --json", ["search", "--no-sync", "word", "--json"], env)
+        self.outputs("huge-record", env)
+
+    def outputs(self, session: str, env: dict[str, str]) -> None:
+        """``show`` (cut, ``--full``, ``--json``) and every export of ``session``
+        (to files in the work folder, removed after)."""
+        for figure, flags in (("show", []), ("show --full", ["--full"]), ("show --json", ["--json"])):
+            self.run(figure, ["show", "--no-sync", session, *flags], env)
+        out = self.work / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        for fmt in ("html", "md", "json", "jsonl"):
+            self.run(
+                f"export --format {fmt}",
+                ["export", "--no-sync", session, "--format", fmt, "-o", str(out / f"export.{fmt}")],
+                env,
+            )
+        self.run(
+            "export --format parquet",
+            ["export", "--no-sync", session, "--format", "parquet", "-o", str(out / "parquet")],
+            env,
+        )
+        shutil.rmtree(out, ignore_errors=True)
 
     def show(self) -> None:
         home = self.work / "log"
@@ -182,22 +205,7 @@ class Bench:
         env = self.env(home, index)
         if not index.exists():
             self.run("index (building, for the rest)", ["index"], env)
-        self.run("show --json", ["show", "--no-sync", "big-session", "--json"], env)
-        out = self.work / "out"
-        shutil.rmtree(out, ignore_errors=True)
-        out.mkdir()
-        for fmt in ("html", "md", "json", "jsonl"):
-            self.run(
-                f"export --format {fmt}",
-                ["export", "--no-sync", "big-session", "--format", fmt, "-o", str(out / f"big.{fmt}")],
-                env,
-            )
-        self.run(
-            "export --format parquet",
-            ["export", "--no-sync", "big-session", "--format", "parquet", "-o", str(out / "parquet")],
-            env,
-        )
-        shutil.rmtree(out, ignore_errors=True)
+        self.outputs("big-session", env)
 
     def home(self) -> None:
         home = self.work / f"home-{self.args.home_mb:g}"

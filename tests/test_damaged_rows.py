@@ -238,3 +238,30 @@ def test_doctor_deep_names_every_row_a_read_stops_at_and_no_other(sql, what, why
     path = db.default_path(os.environ, demo=True)
     said = f"agentlog: the index {path} is damaged ({line}): it is a cache: delete it to rebuild"
     assert (code, err.splitlines()[-1]) == (1, said)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "md"])
+def test_a_sources_sidecars_value_that_is_not_json_costs_only_itself(tmp_path, fmt):
+    """The export's check that it writes no log reads each source's sidecars as
+    JSON in SQL (``json_each``: "malformed JSON", exit 70, for the whole export):
+    a damaged value is searched as text instead, so the export is written, and a
+    path written in the damaged value is still refused."""
+    code, _, err = run("--demo", "sessions")
+    assert code == 0, err
+    path = db.default_path(os.environ, demo=True)
+    side = tmp_path / "side.json"
+    conn = sqlite3.connect(path)
+    damaged = f'["{side}", not json'
+    conn.execute("UPDATE sources SET sidecars = ? WHERE path LIKE '%de70c1a0%'", (damaged,))
+    conn.commit()
+    found = conn.execute("SELECT count(*) FROM sources WHERE sidecars = ?", (damaged,)).fetchone()
+    assert found == (2,)  # its subagent's log too
+    conn.close()
+    out = tmp_path / ("pq" if fmt == "parquet" else "weather.md")
+    code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", fmt, "-o", str(out))
+    said = "2 sessions" if fmt == "parquet" else "1 session"
+    rows = " (2 sessions, 14 messages, 17 parts, 2 usage)" if fmt == "parquet" else ""
+    assert (code, err) == (0, f"{said} exported to {out}{rows}\n")
+    assert out.exists()
+    code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", "md", "-o", str(side))
+    assert code == 2 and not side.exists(), err

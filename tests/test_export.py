@@ -20,6 +20,7 @@ from agentlog.export.slim import fit, write_slim
 from agentlog.index import db, queries
 from agentlog.model import Message, ReasoningPart, Session, TextPart, ToolCallPart, ToolResult, json_schema
 from agentlog.query import SessionFilter
+from agentlog.service import export as export_service
 from agentlog.service.export import export_sessions, select
 from agentlog.service.search import search
 from agentlog.service.secrets import sessions_with_secrets
@@ -250,6 +251,52 @@ def test_parquet_reads_back_in_duckdb(demo, tmp_path):
     assert con.execute(f"SELECT count(*) FROM read_parquet('{base}/messages/**/*.parquet')").fetchall() == [
         (messages,)
     ]
+
+
+def _parquet_rows(demo, folder: Path, name: str) -> list[dict]:
+    ds = pytest.importorskip("pyarrow.dataset")
+    rows = ds.dataset(folder / name, format="parquet", partitioning="hive").to_table().to_pylist()
+    return sorted(rows, key=lambda r: (r["session_key"], r.get("message_idx", -1), r["idx"]))
+
+
+@pytest.mark.parametrize("huge", [1, 40])
+def test_parquet_huge_texts_read_back_as_the_model_and_as_small_ones(demo, tmp_path, monkeypatch, huge):
+    """Texts of :data:`~agentlog.export.parquet.HUGE` characters and more go to
+    Arrow on their own (every text with 1, some with 40, beside runs of small
+    ones, in batches of 3 rows): the tables read back are those written without,
+    and the messages' texts and the parts' are the model's."""
+    pytest.importorskip("pyarrow")
+    from agentlog.export import parquet
+
+    options = ExportOptions(subagents=True, redact=False)
+
+    def export(folder: Path) -> None:
+        export_sessions(
+            demo, "parquet", select(demo, [], SessionFilter(), options), options, folder, io.BytesIO()
+        )
+
+    export(tmp_path / "plain")
+    monkeypatch.setattr(parquet, "HUGE", huge)
+    monkeypatch.setattr(parquet, "BATCH", 3)
+    export(tmp_path / "huge")
+    for name in ("messages", "parts"):
+        assert _parquet_rows(demo, tmp_path / "huge", name) == _parquet_rows(demo, tmp_path / "plain", name)
+    every = queries.list_sessions(demo, SessionFilter(include_children=True))
+    model = {s.key: list(export_service.stream_messages(demo, s.key)) for s in every}
+    messages = _parquet_rows(demo, tmp_path / "huge", "messages")
+    assert [(r["session_key"], r["idx"], r["role"], r["text"]) for r in messages] == sorted(
+        (key, i, m.role, m.text) for key, found in model.items() for i, m in enumerate(found)
+    )
+    parts = _parquet_rows(demo, tmp_path / "huge", "parts")
+    texts = [(r["session_key"], r["message_idx"], r["idx"], r["text"]) for r in parts if r["type"] == "text"]
+    assert texts == sorted(
+        (key, i, j, p.text)
+        for key, found in model.items()
+        for i, m in enumerate(found)
+        for j, p in enumerate(m.parts)
+        if isinstance(p, TextPart)
+    )
+    assert any(len(t) >= 40 for *_, t in texts) and any(len(t) < 40 for *_, t in texts)
 
 
 def test_parquet_refuses_a_folder_of_other_files(demo, tmp_path):
@@ -692,3 +739,59 @@ def test_an_index_is_never_put_in_an_agents_folder(tmp_path):
     assert sorted(p.name for p in home.rglob("*")) == [".claude", "projects"] and not list(extra.iterdir())
     code, _, err = run("--index", str(tmp_path / "mine.sqlite"), "sessions", env={"HOME": str(home)})
     assert code == 0 and (tmp_path / "mine.sqlite").exists(), err
+
+
+PROMPTS = [
+    "a <b>bold</b> & \"quoted\" 'single'\x1b]0;title\x07 \u202e\r\nnext\t`code`\n\n",
+    "```\nfenced <i>\n```\n" + "x&y" * 7,
+]
+
+
+@pytest.mark.parametrize("piece", [1, 2, 3, 7])
+def test_a_huge_prompt_is_written_in_slices_as_it_was_whole(monkeypatch, piece):
+    """Prompts of ``HUGE`` characters and more are written a ``PIECE`` at a time
+    (HTML: a stand-in the page's escape leaves alone, then the prompt escaped
+    slice by slice; Markdown: the fenced text in slices): every page and
+    document is the one written whole, escapes and control symbols included,
+    whatever falls on a slice's edge."""
+    from agentlog.export import html, markdown
+
+    messages = [
+        Message(id="1", role="user", parts=[TextPart(text=PROMPTS[0]), TextPart(text="small")]),
+        Message(id="2", role="assistant", parts=[TextPart(text=PROMPTS[1])]),
+        Message(id="3", role="user", parts=[TextPart(text=PROMPTS[1])]),
+    ]
+    header = Session(key="claude_code:s1", agent="claude_code", id="s1", title="fix <i>it</i>")
+
+    def written(fmt: str) -> bytes:
+        t = Transcript(header, lambda: iter(messages))
+        return export_bytes_of(fmt, [t])
+
+    whole = {fmt: written(fmt) for fmt in ("html", "md")}
+    monkeypatch.setattr(html, "HUGE", 6)  # both prompts, not "small"
+    monkeypatch.setattr(html, "PIECE", piece)
+    monkeypatch.setattr(markdown, "PIECE", piece)
+    slices: list[str] = []
+    inert = html.content.inert
+    monkeypatch.setattr(html.content, "inert", lambda text: slices.append(text) or inert(text))
+    assert {fmt: written(fmt) for fmt in ("html", "md")} == whole
+    assert slices == [p[i : i + piece] for p in (PROMPTS[0], PROMPTS[1]) for i in range(0, len(p), piece)]
+    page = whole["html"].decode()
+    assert "a &lt;b&gt;bold&lt;/b&gt; &amp; &#34;quoted&#34; &#39;single&#39;␛]0;title␇ �\r\nnext" in page
+    assert "agentlog-prompt-" not in page
+    assert "```\na <b>bold</b> & \"quoted\" 'single'␛]0;title␇ �␍\nnext\t`code`\n```\n" in whole["md"].decode()
+    text = PROMPTS[1]
+    assert list(markdown._code_pieces(text + "\n\n")) == [
+        "````\n",
+        *(text[i : i + piece] for i in range(0, len(text), piece)),
+        "\n````\n",
+    ]
+
+
+def export_bytes_of(fmt: str, transcripts: list[Transcript]) -> bytes:
+    """``transcripts`` (made in memory) written as ``fmt`` the way the export writes them."""
+    from agentlog.service.export import _write_stream
+
+    out = io.BytesIO()
+    _write_stream(fmt, transcripts, ExportOptions(redact=False), out)
+    return out.getvalue()

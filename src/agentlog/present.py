@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -42,6 +43,33 @@ def clean(text: str, one_line: bool = False, markup: bool = True) -> str:
     from rich.markup import escape
 
     return escape(safe)
+
+
+PIECE = 1 << 16
+"""Characters of log text :func:`clean_pieces` cleans at a time."""
+_NOT_SPACE = lazy.pattern(r"\S")
+
+
+def clean_pieces(text: str, size: int | None = None) -> Iterator[str]:
+    """``clean(text.strip(), markup=False)`` in pieces of at most ``size``
+    (:data:`PIECE`) characters, each cut after the last line break of its second half when
+    there is one: joined, they are that string, which is never made whole
+    (``show --full`` of a 64 MiB prompt held it five times).  :func:`clean`
+    maps each character on its own, so a piece's edge changes nothing."""
+    size = size or PIECE
+    found = _NOT_SPACE.search(text)
+    if found is None:
+        return
+    start, end = found.start(), len(text)
+    while text[end - 1].isspace():
+        end -= 1
+    while start < end:
+        stop = min(start + size, end)
+        if stop < end:
+            brk = text.rfind("\n", start + size // 2, stop)
+            stop = brk + 1 if brk >= 0 else stop
+        yield clean(text[start:stop], markup=False)
+        start = stop
 
 
 def inert_html_text(text: str) -> str:

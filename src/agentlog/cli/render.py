@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import msgspec
@@ -23,7 +23,16 @@ from agentlog.model import (
     Usage,
     short_id,
 )
-from agentlog.present import clean, compact, local, output_text, project_name, short_time, tool_summary
+from agentlog.present import (
+    clean,
+    clean_pieces,
+    compact,
+    local,
+    output_text,
+    project_name,
+    short_time,
+    tool_summary,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -74,6 +83,10 @@ def closed_pipe() -> NoReturn:
     raise SystemExit(0)
 
 
+JSON_PIECE = 1 << 20
+"""Bytes of a message's indented JSON indented again for the session at a time."""
+
+
 def print_session_json(session: Session, messages: Iterable[Message]) -> None:
     """:func:`print_json` of ``session`` holding ``messages``, byte for byte,
     written one message at a time: a session of hundreds of MB is never encoded
@@ -92,10 +105,15 @@ def print_session_json(session: Session, messages: Iterable[Message]) -> None:
     assert cut >= 0, "a session's JSON has its messages on a line of their own"
     out.write(head[:cut] + b'\n  "messages": [')
     message: Message | None = first
+    del first
     separator = b""
     while message is not None:
         text = msgspec.json.format(msgspec.json.encode(message), indent=2)
-        out.write(separator + b"\n    " + text.replace(b"\n", b"\n    "))
+        message = None  # not held while it is written, nor while the next is read
+        out.write(separator + b"\n    ")
+        for start in range(0, len(text), JSON_PIECE):  # indented in slices: never copied whole
+            out.write(text[start : start + JSON_PIECE].replace(b"\n", b"\n    "))
+        del text
         separator = b","
         message = next(found, None)
     out.write(b"\n  ]" + head[cut + len(empty) :] + b"\n")
@@ -256,15 +274,50 @@ def _cut(text: str, full: bool) -> str:
 
 
 def _print_text(console: Console, text: str, full: bool, style: str = "") -> None:
-    """Print log text, cut unless ``full``.  Whole, it goes out as plain text
-    with its own line breaks, for the terminal to wrap: rich's wrapping takes
-    superlinear time (a 10 MB prompt took minutes)."""
+    """Print log text, stripped, cut unless ``full``.  Whole, it goes out as
+    plain text with its own line breaks, for the terminal to wrap (rich's
+    wrapping takes superlinear time: a 10 MB prompt took minutes), a piece at a
+    time (:func:`~agentlog.present.clean_pieces`, tabs expanded as rich would
+    expand them: :func:`expand_tabs`), never copied whole."""
     if full:
         from rich.text import Text
 
-        console.print(Text(clean(text, markup=False), style=style), soft_wrap=True)
+        for piece in expand_tabs(clean_pieces(text)):
+            console.print(Text(piece, style=style), soft_wrap=True, end="")
+        console.print()
     else:
+        text = text.strip()
         console.print(f"[{style}]{clean(_cut(text, full))}[/]" if style else clean(_cut(text, full)))
+
+
+TAB_SIZE = 8
+
+
+def expand_tabs(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` (of one text, in order) with each tab turned into the spaces up
+    to the next multiple of :data:`TAB_SIZE` cells of its line (as rich's
+    ``Text.expand_tabs`` does to a whole text), a line's cells carried from one
+    piece to the next."""
+    from rich.cells import cell_len
+
+    column = 0
+    for piece in pieces:
+        lines = piece.split("\n")
+        for n, line in enumerate(lines):
+            if n:
+                column = 0
+            if "\t" in line:
+                parts = line.split("\t")
+                for i, part in enumerate(parts[:-1]):
+                    column += cell_len(part + " ")
+                    pad = -column % TAB_SIZE
+                    column += pad
+                    parts[i] = part + " " * (1 + pad)
+                lines[n] = line = "".join(parts)
+                column += cell_len(parts[-1]) if n == len(lines) - 1 else 0
+            elif n == len(lines) - 1:  # the only line whose cells the next piece needs
+                column += cell_len(line)
+        yield "\n".join(lines) if len(lines) > 1 else lines[0]
 
 
 def _render_message(console: Console, message: Message, reasoning: bool, full: bool) -> None:
@@ -275,11 +328,11 @@ def _render_message(console: Console, message: Message, reasoning: bool, full: b
     console.print(f"[{style[message.role]}]{label}[/] [dim]{stamp}[/dim]{flags}")
     for part in message.parts:
         if isinstance(part, TextPart):
-            _print_text(console, part.text.strip(), full)
+            _print_text(console, part.text, full)
         elif isinstance(part, ReasoningPart):
             text = part.text or part.summary
             if reasoning and text:
-                _print_text(console, text.strip(), full, "dim italic")
+                _print_text(console, text, full, "dim italic")
             else:
                 what = "encrypted" if part.encrypted and not text else f"{len(text):,} chars"
                 console.print(f"[dim]▸ reasoning ({what})[/dim]")

@@ -18,6 +18,10 @@ import msgspec
 
 from agentlog.model import Message, Part, Session, TextPart
 
+HUGE = 1 << 20
+"""Characters of a text that an export writes in slices or converts on its own
+(a prompt on an HTML page, a Parquet value), never copying it whole."""
+
 Format = Literal["json", "jsonl", "md", "html", "slim", "parquet"]
 FORMATS: tuple[str, ...] = get_args(Format)
 
@@ -65,13 +69,17 @@ class Transcript:
 
 def focus(messages: Iterable[Message]) -> Iterator[Message]:
     """Only prompts and replies: user and assistant messages, only their text
-    parts; messages left without any are skipped."""
-    for m in messages:
-        if m.role not in ("user", "assistant"):
-            continue
-        texts: list[Part] = [p for p in m.parts if isinstance(p, TextPart) and p.text.strip()]
-        if texts:
-            yield msgspec.structs.replace(m, parts=texts)
+    parts; messages left without any are skipped.  (A filter, not a generator:
+    nothing keeps the last message once the next is asked for.)"""
+    return filter(None, map(_focused, messages))
+
+
+def _focused(m: Message) -> Message | None:
+    """``m`` with only its text parts, ``None`` when it keeps none or is no prompt or reply."""
+    if m.role not in ("user", "assistant"):
+        return None
+    texts: list[Part] = [p for p in m.parts if isinstance(p, TextPart) and p.text.strip()]
+    return msgspec.structs.replace(m, parts=texts) if texts else None
 
 
 def fence(text: str, char: str = "`") -> str:

@@ -20,6 +20,7 @@ import base64
 import hashlib
 import json
 import re
+import secrets
 from collections.abc import Callable, Iterable
 from functools import cache
 from importlib.resources import files
@@ -30,9 +31,10 @@ import msgspec
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
-from agentlog.export import Transcript, utc
+from agentlog.export import HUGE, Transcript, utc
 from agentlog.export.target import Target
-from agentlog.present import compact, project_name, tool_summary
+from agentlog.model import Message, Part, TextPart
+from agentlog.present import PIECE, compact, project_name, tool_summary
 from agentlog.web import content
 
 MANIFEST = ".agentlog-site.json"
@@ -64,23 +66,64 @@ def policy(css: str) -> str:
     )
 
 
+class _StandIns:
+    """Prompts of :data:`~agentlog.export.HUGE` characters or more, each given to the template as
+    a stand-in (a token no log can guess, which the renderer's escape leaves as
+    it is) and written in its place, escaped a slice at a time
+    (:func:`agentlog.web.content.inert`, which maps each character on its own):
+    the page holds neither the escaped prompt whole nor a chunk made of it."""
+
+    def __init__(self) -> None:
+        self.seed = f"agentlog-prompt-{secrets.token_hex(16)}-"
+        self.token = re.compile(re.escape(self.seed) + "[0-9]+")
+        self.texts: dict[str, str] = {}
+
+    def message(self, m: Message) -> Message:
+        """``m`` with its huge prompts' texts (a text part of a message not the assistant's) as stand-ins."""
+        if m.role == "assistant" or not any(isinstance(p, TextPart) and len(p.text) >= HUGE for p in m.parts):
+            return m
+        parts: list[Part] = []
+        for p in m.parts:
+            if isinstance(p, TextPart) and len(p.text) >= HUGE:
+                token = f"{self.seed}{len(self.texts)}"
+                self.texts[token] = p.text
+                p = TextPart(text=token)
+            parts.append(p)
+        return msgspec.structs.replace(m, parts=parts)
+
+    def write(self, chunk: str, out: TextIO) -> None:
+        """``chunk`` of the page on ``out``, each stand-in in it written as its prompt, escaped."""
+        while self.texts and (found := self.token.search(chunk)) is not None:
+            out.write(chunk[: found.start()])
+            text = self.texts.pop(found.group())
+            for start in range(0, len(text), PIECE):
+                out.write(content.inert(text[start : start + PIECE]))
+            del text
+            chunk = chunk[found.end() :]
+        out.write(chunk)
+
+
 class _Section:
-    """One session on a page: its header, messages, anchor and links."""
+    """One session on a page: its header, messages (huge prompts as stand-ins),
+    anchor and links."""
 
     __slots__ = ("anchor", "links", "messages", "session")
 
-    def __init__(self, t: Transcript, anchor: str, links: dict[str, Any]) -> None:
+    def __init__(self, t: Transcript, anchor: str, links: dict[str, Any], stand_ins: _StandIns) -> None:
         self.session = t.session
-        self.messages = t.messages
+        self.messages = lambda: map(stand_ins.message, t.messages())
         self.anchor = anchor
         self.links = links
 
 
-def _render(template: str, out: TextIO, **values: Any) -> None:
+def _render(template: str, out: TextIO, stand_ins: _StandIns | None = None, **values: Any) -> None:
     css = stylesheet()
     page = _environment().get_template(template)
     for chunk in page.generate(css=Markup(css), csp=policy(css), **values):
-        out.write(chunk)
+        if stand_ins is None:
+            out.write(chunk)
+        else:
+            stand_ins.write(chunk, out)
 
 
 def write_page(
@@ -94,11 +137,12 @@ def write_page(
     Links to a session go to its section on this page, else to ``href(key)``."""
     sections: list[_Section] = []
     anchors: dict[str, str] = {}
+    stand_ins = _StandIns()
     for t in transcripts:
         for member in t.tree():
             anchor = f"s{len(sections)}"
             anchors[member.session.key] = f"#{anchor}"
-            sections.append(_Section(member, anchor, t.links))
+            sections.append(_Section(member, anchor, t.links, stand_ins))
 
     def session_href(key: str) -> str | None:
         return anchors.get(key) or (href(key) if href else None)
@@ -107,6 +151,7 @@ def write_page(
     _render(
         "export.html",
         out,
+        stand_ins,
         sections=sections,
         session_href=session_href,
         title=title,

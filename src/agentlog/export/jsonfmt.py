@@ -33,8 +33,11 @@ def _head(t: Transcript) -> bytes:
 def write_session(t: Transcript, out: BinaryIO) -> None:
     """One session as its JSON model."""
     out.write(_head(t) + b"[")
-    for i, message in enumerate(t.messages()):
-        out.write((b"," if i else b"") + _ENCODER.encode(message))
+    separator = b""
+    for message in t.messages():  # each message's JSON written as encoded, never joined to more
+        out.write(separator)
+        out.write(_ENCODER.encode(message))
+        separator = b","
     out.write(b"]}")
 
 
@@ -64,4 +67,6 @@ def write_jsonl(transcripts: Iterable[Transcript], out: BinaryIO) -> None:
             )
             prefix = b'{"type":"message","session_key":' + _ENCODER.encode(s.session.key) + b","
             for message in s.messages():
-                out.write(prefix + _ENCODER.encode(message)[1:] + b"\n")
+                out.write(prefix)
+                out.write(memoryview(_ENCODER.encode(message))[1:])  # a 64 MiB message copied no more
+                out.write(b"\n")

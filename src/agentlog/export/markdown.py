@@ -14,7 +14,7 @@ with their parent, follow it as sections of their own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from html import escape
 from typing import TextIO
 
@@ -31,7 +31,7 @@ from agentlog.model import (
     ToolCallPart,
     UnknownPart,
 )
-from agentlog.present import output_text, tool_summary
+from agentlog.present import PIECE, output_text, tool_summary
 from agentlog.web.content import file_edits, input_text, pretty, todos
 
 OUTPUT_CHARS = 20_000
@@ -87,10 +87,19 @@ def tool_call(part: ToolCallPart, links: dict[str, Session]) -> str:
     return _details(f"{part.tool}: {tool_summary(part.input)}{status}", "\n".join(body))
 
 
-def part_markdown(part: Part, role: str, links: dict[str, Session]) -> str:
-    """One part as Markdown (a block ending in a newline)."""
+def part_markdown(part: Part, role: str, links: dict[str, Session]) -> Iterator[str]:
+    """One part as Markdown (a block ending in a newline), in pieces (a prompt's
+    text in slices: :func:`_code_pieces`)."""
+    if isinstance(part, TextPart) and role != "assistant":
+        yield from _code_pieces(part.text)
+    else:
+        yield _part_block(part, links)
+
+
+def _part_block(part: Part, links: dict[str, Session]) -> str:
+    """A part other than a prompt's text as one Markdown block."""
     if isinstance(part, TextPart):
-        return inert_markdown(part.text.rstrip()) + "\n" if role == "assistant" else _code(part.text.rstrip("\n"))
+        return inert_markdown(part.text.rstrip()) + "\n"
     if isinstance(part, ReasoningPart):
         text = part.text or part.summary
         return _details("reasoning" + ("" if text else " (encrypted)"), inert_markdown(text))
@@ -108,13 +117,32 @@ def part_markdown(part: Part, role: str, links: dict[str, Session]) -> str:
     return _details("unknown record", _code(pretty(part.raw)))
 
 
-def message_markdown(message: Message, number: int, links: dict[str, Session]) -> str:
-    """A message: a ``###`` heading (number, who, time, model) and its parts."""
+def message_markdown(message: Message, number: int, links: dict[str, Session]) -> Iterator[str]:
+    """A message: a ``###`` heading (number, who, time, model) and its parts, in
+    pieces to write one after the other (:func:`part_markdown`)."""
     who = _ROLES.get(message.role, message.role)
     when = f" · {utc(message.timestamp, '%Y-%m-%d %H:%M:%S')}" if message.timestamp else ""
     model = f" · {_one_line(message.model)}" if message.model else ""
-    parts = "\n".join(part_markdown(p, message.role, links) for p in message.parts)
-    return f"### {number}. {who}{when}{model}\n\n{parts}\n"
+    yield f"### {number}. {who}{when}{model}\n\n"
+    for i, p in enumerate(message.parts):
+        if i:
+            yield "\n"
+        yield from part_markdown(p, message.role, links)
+    yield "\n"
+
+
+def _code_pieces(text: str) -> Iterator[str]:
+    """:func:`_code` of ``text`` without its trailing line breaks, its text in
+    slices of :data:`~agentlog.present.PIECE` characters: a 64 MiB prompt is
+    never copied whole (the fence's search reads it in place)."""
+    end = len(text)
+    while end and text[end - 1] == "\n":
+        end -= 1
+    f = fence(text)
+    yield f"{f}\n"
+    for start in range(0, end, PIECE):
+        yield text[start : min(start + PIECE, end)]
+    yield f"\n{f}\n"
 
 
 def header(s: Session, level: int = 1) -> str:
@@ -150,5 +178,9 @@ def write_markdown(transcripts: Iterable[Transcript], out: TextIO) -> None:
                 out.write("\n---\n\n")
             first = False
             out.write(header(s.session, 1 if s is t else 2))
-            for number, message in enumerate(s.messages(), 1):
-                out.write(message_markdown(message, number, t.links))
+            number = 0  # not enumerate: it keeps the last message while the next is read
+            for message in s.messages():
+                number += 1  # noqa: SIM113
+                for piece in message_markdown(message, number, t.links):
+                    out.write(piece)
+                del message

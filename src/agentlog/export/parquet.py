@@ -17,7 +17,8 @@ Four tables, each a folder of Parquet files partitioned Hive-style by
 Sessions, messages and parts are partitioned by the session's start month,
 usage by the call's own month.  Rows are written in batches of :data:`BATCH`
 rows or :data:`BATCH_CHARS` characters of text, so a large archive never sits
-in memory.  Read with e.g. DuckDB
+in memory; a huge text (:data:`~agentlog.export.HUGE`) is held once, as Arrow, while
+written.  Read with e.g. DuckDB
 ``read_parquet('out/messages/**/*.parquet', hive_partitioning = true)`` or
 ``pyarrow.dataset.dataset('out/messages', partitioning='hive')``.
 """
@@ -30,9 +31,10 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from agentlog.errors import UsageError
-from agentlog.export import Transcript
+from agentlog.export import HUGE, Transcript
 from agentlog.export.target import Target, scratch_folder
 from agentlog.model import Message, Session, TextPart, ToolCallPart, Usage
 from agentlog.present import output_text
@@ -220,44 +222,110 @@ def _prepare(folder: Path, target: Target) -> Path:
 MARKER_TEXT = "agentlog Parquet dataset: sessions, messages, parts, usage\n"
 
 
+PARTITION = ("agent", "month")
+"""The columns each table is partitioned by (folders, not columns of its files)."""
+TEXT_COLUMNS = frozenset({"text", "input", "output"})
+"""Columns of log text: no dictionary and no min/max statistics for them (a
+value's statistics held two more copies of it while written: a 64 MiB prompt
+took 947 MB), as the Parquet files' data pages of version 2, whose values are
+not copied again beside their levels."""
+
+
+def arrow_values(rows: Sequence[dict[str, Any]]) -> None:
+    """Each text value (:data:`TEXT_COLUMNS`) of ``rows`` of
+    :data:`~agentlog.export.HUGE` characters or more replaced, in
+    place, by a one-value Arrow array: one array for each string, however many
+    rows hold it (a message's text and its one text part's are the same string),
+    so the string is freed once the caller lets go of the message."""
+    import pyarrow as pa
+
+    made: dict[int, tuple[str, Any]] = {}  # each string kept beside its array: its id stays its own
+    for row in rows:
+        for name, value in row.items():
+            if name in TEXT_COLUMNS and isinstance(value, str) and len(value) >= HUGE:
+                if id(value) not in made:
+                    made[id(value)] = (value, pa.array([value], pa.string()))
+                row[name] = made[id(value)][1]
+
+
+def _column(values: list[Any], kind: Any) -> Any:
+    """One column of a table: an Arrow array of ``values``, or a chunked array
+    when some are one-value arrays (:func:`arrow_values`), put in place as they are."""
+    import pyarrow as pa
+
+    if not any(isinstance(v, pa.Array) for v in values):
+        return pa.array(values, kind)
+    chunks: list[Any] = []
+    run: list[Any] = []
+    for value in values:
+        if isinstance(value, pa.Array):
+            if run:
+                chunks.append(pa.array(run, kind))
+                run = []
+            chunks.append(value)
+        else:
+            run.append(value)
+    if run:
+        chunks.append(pa.array(run, kind))
+    return pa.chunked_array(chunks, kind)
+
+
 class _Writer:
-    """Rows of one table gathered and written in batches to its partitioned folder."""
+    """Rows of one table gathered and written in batches to its partitioned
+    folder: one file per batch and partition, ``agent=<slug>/month=<YYYY-MM>/part-<batch>-0.parquet``."""
 
     def __init__(self, folder: Path, name: str, schema: Any) -> None:
-        self.folder, self.name, self.schema = folder / name, name, schema
+        self.folder, self.name = folder / name, name
+        self.schema = schema
+        self.stored = [f for f in schema if f.name not in PARTITION]
+        """The fields written in the files (the partition columns are their folders)."""
         self.rows: list[dict[str, Any]] = []
         self.chars = 0
-        """Characters of the text values of :attr:`rows`."""
+        """Characters of the text values of :attr:`rows` (bytes of their Arrow ones)."""
         self.batches = 0
         self.count = 0
 
     def add(self, row: dict[str, Any]) -> None:
+        import pyarrow as pa
+
         self.rows.append(row)
-        self.chars += sum(len(v) for v in row.values() if isinstance(v, str))
+        self.chars += sum(
+            len(v) if isinstance(v, str) else v.nbytes if isinstance(v, pa.Array) else 0 for v in row.values()
+        )
         if len(self.rows) >= BATCH or self.chars >= BATCH_CHARS:
             self.flush()
 
-    def flush(self, final: bool = False) -> None:
+    def flush(self) -> None:
         import pyarrow as pa
-        import pyarrow.dataset as ds
+        import pyarrow.parquet as pq
 
-        if not self.rows and not (final and self.batches == 0):
-            return
         rows, self.rows = self.rows, []
-        table = pa.Table.from_pylist(rows, schema=self.schema)
-        self.count += len(rows)
-        del rows  # not held beside the table while it is written
-        ds.write_dataset(
-            table,
-            self.folder,
-            format="parquet",
-            partitioning=["agent", "month"],
-            partitioning_flavor="hive",
-            basename_template=f"part-{self.batches}-{{i}}.parquet",
-            existing_data_behavior="overwrite_or_ignore",
-        )
-        self.batches += 1
         self.chars = 0
+        if not rows:
+            return
+        self.count += len(rows)
+        parts: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        for row in rows:
+            parts.setdefault((row["agent"], row["month"]), []).append(row)
+        del rows
+        plain = [f.name for f in self.stored if f.name not in TEXT_COLUMNS]
+        while parts:
+            (agent, when), batch = parts.popitem()
+            columns = [_column([r.get(f.name) for r in batch], f.type) for f in self.stored]
+            del batch  # the rows are not held beside their table while it is written
+            table = pa.Table.from_arrays(columns, schema=pa.schema(self.stored))
+            del columns
+            folder = self.folder / f"agent={quote(agent, safe='')}" / f"month={quote(when, safe='')}"
+            folder.mkdir(parents=True, exist_ok=True)
+            pq.write_table(
+                table,
+                folder / f"part-{self.batches}-0.parquet",
+                use_dictionary=plain,
+                write_statistics=plain,
+                data_page_version="2.0",
+            )
+            del table
+        self.batches += 1
 
 
 def write_dataset(
@@ -279,14 +347,20 @@ def write_dataset(
             for member in t.tree():
                 s = member.session
                 writers["sessions"].add(session_row(s))
-                for idx, m in enumerate(member.messages()):
-                    writers["messages"].add(message_row(s, idx, m))
-                    for row in part_rows(s, idx, m):
+                idx = 0  # not enumerate: it keeps the last message until the next
+                for m in member.messages():
+                    rows = [message_row(s, idx, m), *part_rows(s, idx, m)]
+                    del m  # a huge text is then held by its rows alone, as Arrow once converted
+                    arrow_values(rows)
+                    writers["messages"].add(rows[0])
+                    for row in rows[1:]:
                         writers["parts"].add(row)
+                    del rows
+                    idx += 1  # noqa: SIM113 (enumerate keeps the last message in its tuple)
         for priced in usage:
             writers["usage"].add(usage_row(priced))
         for writer in writers.values():
-            writer.flush(final=True)
+            writer.flush()
         for name in TABLES:
             target.replace_folder(scratch / name, real / name)
     finally:

@@ -69,11 +69,11 @@ def _transcript(
     key = header.key
     kids = queries.children(conn, key)
 
-    def messages() -> Iterator[Message]:
+    def messages() -> Iterator[Message]:  # map, not a generator: the last message is not kept
         found = stream_messages(conn, key)
         if options.focused:
             found = focus(found)
-        return (redact_message(m) for m in found) if options.redact else found
+        return map(redact_message, found) if options.redact else found
 
     children = (
         [_transcript(conn, c, options, depth + 1) for c in kids] if options.subagents and depth < 32 else []
@@ -142,15 +142,20 @@ def _parquet(
     return write_dataset(transcripts, calls, path, target)
 
 
+SOURCE_SQL = """SELECT 1 FROM sources WHERE path = ?1
+    OR EXISTS (SELECT 1 FROM json_each(CASE WHEN json_valid(sidecars) THEN sidecars ELSE '[]' END) WHERE value = ?1)
+    OR (NOT json_valid(sidecars) AND instr(sidecars, ?1) > 0)"""
+"""Whether a path is a source or one of its sidecars.  A ``sidecars`` value that
+is not JSON (a damaged row) is not read as a list (SQLite's ``json_each`` raised
+"malformed JSON" for the whole export): a path written anywhere in it counts."""
+
+
 def _is_source(conn: sqlite3.Connection, real: str) -> bool:
     """Whether ``real`` (a real path) is a source the index has read, one of its
     sidecars, or another hard link of a source (the index keeps each source's
     inode: a file agents keep in projects, such as Aider's history, lies in no
     log folder :func:`~agentlog.service.home.linked_in` walks)."""
-    row = conn.execute(
-        "SELECT 1 FROM sources WHERE path = ?1 OR EXISTS (SELECT 1 FROM json_each(sidecars) WHERE value = ?1)",
-        (real,),
-    ).fetchone()
+    row = conn.execute(SOURCE_SQL, (real,)).fetchone()
     if row is not None:
         return True
     st = hard_linked(real)

@@ -1,0 +1,77 @@
+"""``show --full`` prints log text a piece at a time (``present.clean_pieces``,
+``render.expand_tabs``): byte for byte what printing it whole through rich
+printed, control characters shown as symbols and markup left as written
+whatever falls on a piece's edge."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+from rich.console import Console
+from rich.text import Text
+
+from agentlog import present
+from agentlog.cli import render
+from agentlog.present import clean
+from test_cli import run
+
+TEXTS = [
+    "a\tb\tc\n\tx\tyy\t\n12345678\tz",
+    "漢字\tx\t😀\ty\n\t漢\t",
+    "word " * 40 + "\tx\ty",
+    "[bold]not bold[/bold] \\[x] \\\\[b]c[/b] :smile: \x1b[2J\r\x07\u202e rtl \x9b end",
+    "  \n\t lead and trail \t\n ",
+    "line\n\nblank\n\n\nlast",
+    "   \n\t ",
+    "",
+]
+
+
+def whole(console: Console, text: str, full: bool, style: str = "") -> None:
+    """How ``--full`` printed a text before it was printed in pieces: whole, through rich."""
+    console.print(Text(clean(text.strip(), markup=False), style=style), soft_wrap=True)
+
+
+def printed(how, text: str, style: str = "", colour: bool = False) -> str:
+    out = io.StringIO()
+    console = Console(file=out, width=100, highlight=False, color_system="truecolor" if colour else None)
+    how(console, text, True, style)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13, 64, None])
+@pytest.mark.parametrize("text", TEXTS)
+def test_pieces_print_what_rich_printed_whole(monkeypatch, text, size):
+    if size is not None:
+        monkeypatch.setattr(present, "PIECE", size)
+    expected = printed(whole, text)
+    assert printed(render._print_text, text) == expected
+    assert printed(render._print_text, text, "dim italic") == expected
+    ansi = re.compile("\x1b\\[[0-9;]*m")
+    coloured = printed(render._print_text, text, "dim italic", colour=True)
+    assert ansi.sub("", coloured) == expected  # every ESC left is rich's style, none the log's
+
+
+def test_the_symbols_and_markup_are_those_of_the_whole_text(monkeypatch):
+    monkeypatch.setattr(present, "PIECE", 2)
+    assert printed(render._print_text, TEXTS[3]) == (
+        "[bold]not bold[/bold] \\[x] \\\\[b]c[/b] :smile: ␛[2J␍␇� rtl � end\n"
+    )
+    assert list(present.clean_pieces(" a\x1bb\n\tc\x07 ", 2)) == ["a␛", "b\n", "\tc", "␇"]
+    assert list(render.expand_tabs(["ab", "\tc\n", "x\t"])) == ["ab", "      c\n", "x       "]
+
+
+def test_show_full_of_every_demo_session_is_what_it_was(monkeypatch):
+    keys = [row["key"] for row in json.loads(run("--demo", "sessions", "--subagents", "--json")[1])]
+    assert len(keys) >= 5
+    for key in keys:
+        args = ("--demo", "--no-sync", "show", key, "--full", "--all", "--reasoning")
+        monkeypatch.setattr(present, "PIECE", 3)
+        new = run(*args)
+        monkeypatch.setattr(render, "_print_text", whole)
+        old = run(*args)
+        monkeypatch.undo()
+        assert new == old and new[0] == 0, new
