@@ -795,3 +795,16 @@ def export_bytes_of(fmt: str, transcripts: list[Transcript]) -> bytes:
     out = io.BytesIO()
     _write_stream(fmt, transcripts, ExportOptions(redact=False), out)
     return out.getvalue()
+
+
+def test_a_dash_for_output_is_standard_output(tmp_path, monkeypatch):
+    """``-o -`` writes to standard output, as without ``-o`` (tester finding: it
+    wrote a file named ``-`` in the working folder)."""
+    from test_cli import run
+
+    monkeypatch.chdir(tmp_path)
+    plain = run("--demo", "export", "de70", "-f", "md")
+    dashed = run("--demo", "export", "de70", "-f", "md", "-o", "-")
+    assert dashed[0] == plain[0] == 0, (plain[2], dashed[2])
+    assert dashed[1] == plain[1] and "# weather: fix" in plain[1]
+    assert list(tmp_path.iterdir()) == []

@@ -39,7 +39,7 @@ from agentlog.service.filters import session_filter
     "-o",
     "--output",
     type=click.Path(path_type=Path),
-    help="File to write (a folder for parquet and html --all); default standard output.",
+    help="File to write (a folder for parquet and html --all); default (or -) standard output.",
 )
 @click.option(
     "--focused", is_flag=True, help="Only prompts and replies: no reasoning, tool calls or meta messages."
@@ -81,6 +81,8 @@ def export_command(
     if filtered and not everything:
         raise UsageError("--agent, --project, --since and --until go with --all")
     where = session_filter(agent, project, since, until) if everything else None
+    if output == Path("-"):  # the usual spelling of standard output
+        output = None
     options = ExportOptions(
         focused=focused, subagents=subagents or fmt == "parquet", redact=not no_redact, max_tokens=max_tokens
     )
