@@ -851,16 +851,51 @@ def _lean(value: Any, output: str) -> Any:
     characters that ``output`` contains as a reference to it (``value`` itself when
     there is none): Claude's ``toolUseResult`` repeats the output (``stdout``,
     ``content``), Codex's end events too."""
+    if len(output) < MIN_COPY:
+        return value  # no string it could hold
+    return _leaner(value, output)
+
+
+def _leaner(value: Any, output: str) -> Any:
+    """:func:`_lean` of ``value`` once ``output`` is long enough to hold a copy: a
+    new list or dict is made only once an item changes, and numbers and short
+    strings are not looked into."""
     if isinstance(value, str):
         at = output.find(value) if len(value) >= MIN_COPY else -1
         return {COPY_KEY: [at, at + len(value)]} if at >= 0 else value
     if isinstance(value, list):
-        items = [_lean(v, output) for v in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        items = iter(enumerate(value))
+        for n, item in items:
+            lean = item if _fixed(item) else _leaner(item, output)
+            if lean is not item:
+                copy = list(value)
+                copy[n] = lean
+                for m, rest in items:
+                    copy[m] = _leaner(rest, output)
+                return copy
+        return value
     if isinstance(value, dict) and COPY_KEY not in value:
-        fields = {k: _lean(v, output) for k, v in value.items()}
-        return fields if any(fields[k] is not value[k] for k in value) else value
+        fields = iter(value.items())
+        for key, item in fields:
+            lean = item if _fixed(item) else _leaner(item, output)
+            if lean is not item:
+                lean_fields = dict(value)
+                lean_fields[key] = lean
+                for k, rest in fields:
+                    lean_fields[k] = _leaner(rest, output)
+                return lean_fields
+        return value
     return value
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def _fixed(value: Any) -> bool:
+    """True for a value :func:`_leaner` would return as it is (a number, a bool,
+    ``None``, a string shorter than :data:`MIN_COPY`)."""
+    kind = type(value)
+    return kind in _SCALARS or (kind is str and len(value) < MIN_COPY)
 
 
 def _restore(value: Any, output: str) -> Any:
