@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -864,27 +864,25 @@ def _leaner(value: Any, output: str) -> Any:
         at = output.find(value) if len(value) >= MIN_COPY else -1
         return {COPY_KEY: [at, at + len(value)]} if at >= 0 else value
     if isinstance(value, list):
-        items = iter(enumerate(value))
-        for n, item in items:
-            lean = item if _fixed(item) else _leaner(item, output)
-            if lean is not item:
-                copy = list(value)
-                copy[n] = lean
-                for m, rest in items:
-                    copy[m] = _leaner(rest, output)
-                return copy
-        return value
+        return _lean_items(value, enumerate(value), output)
     if isinstance(value, dict) and COPY_KEY not in value:
-        fields = iter(value.items())
-        for key, item in fields:
-            lean = item if _fixed(item) else _leaner(item, output)
-            if lean is not item:
-                lean_fields = dict(value)
-                lean_fields[key] = lean
-                for k, rest in fields:
-                    lean_fields[k] = _leaner(rest, output)
-                return lean_fields
-        return value
+        return _lean_items(value, iter(value.items()), output)
+    return value
+
+
+def _lean_items(
+    value: list[Any] | dict[Any, Any], items: Iterator[tuple[Any, Any]], output: str
+) -> list[Any] | dict[Any, Any]:
+    """:func:`_leaner` of a list or dict given with its ``(index or key, item)``
+    pairs: ``value`` itself, or a copy from the first item changed on."""
+    for at, item in items:
+        lean = item if _fixed(item) else _leaner(item, output)
+        if lean is not item:
+            copy = value.copy()
+            copy[at] = lean
+            for rest_at, rest in items:  # the items after it
+                copy[rest_at] = _leaner(rest, output)
+            return copy
     return value
 
 
