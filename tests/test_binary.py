@@ -52,11 +52,18 @@ def test_payloads_become_file_parts_in_every_provider_shape():
     assert without_binary({"blob": wrapped}) == {
         "blob": {"type": "file", "media_type": "image/png", "size": 520}
     }
+    crlf = "\r\n".join(PNG[i : min(i + 64, len(PNG) - 1)] for i in range(0, len(PNG) - 1, 64)) + "\r\n=\r\n"
+    assert PNG.endswith("==") and without_binary([crlf]) == [  # its last "=" on a line of its own
+        {"type": "file", "media_type": "image/png", "size": 520}
+    ]
 
 
 @pytest.mark.parametrize(
     "value",
-    ["-" * 400, "x" * 400, "a" * 64, "ab12" * 100, {"sha": "0f" * 32}, ["plain text " * 40], 12, None],
+    [
+        *("-" * 400, "x" * 400, "a" * 64, "ab12" * 100, f"{PNG[:300]} {PNG[300:]}", PNG + "\n="),
+        *({"sha": "0f" * 32}, ["plain text " * 40], 12, None),
+    ],
 )
 def test_text_is_never_taken_for_a_payload(value):
     assert without_binary(value) is value

@@ -195,6 +195,45 @@ def test_a_tool_result_is_stored_once_and_read_back_whole(tmp_path):
     assert index_sessions(conn) == memory_sessions(home)
 
 
+def test_lean_replaces_each_long_copy_and_keeps_what_it_does_not_change():
+    """Every string of at least MIN_COPY characters the output holds, at any depth,
+    becomes a reference; keys keep their order; a value with no copy (or any value,
+    when the output is shorter than MIN_COPY) is returned itself, not a copy."""
+    from agentlog.index.store import COPY_KEY, MIN_COPY, _lean, _restore
+
+    long_a, long_b = "a" * MIN_COPY, "b" * (MIN_COPY + 1)
+    output = f"{long_a}-{long_b}"
+    value = {
+        "n": 1,
+        "short": "a",
+        "items": [None, 2.5, long_b, [long_a, True], "c" * MIN_COPY],
+        "copy": long_a,
+        "after": {"x": long_b, COPY_KEY: 0},
+        "ref": {COPY_KEY: [0, 1]},
+    }
+    lean = _lean(value, output)
+    assert lean == {
+        "n": 1,
+        "short": "a",
+        "items": [
+            None,
+            2.5,
+            {COPY_KEY: [MIN_COPY + 1, 2 * MIN_COPY + 2]},
+            [{COPY_KEY: [0, MIN_COPY]}, True],
+            "c" * MIN_COPY,
+        ],
+        "copy": {COPY_KEY: [0, MIN_COPY]},
+        "after": {"x": long_b, COPY_KEY: 0},
+        "ref": {COPY_KEY: [0, 1]},
+    }
+    assert list(lean) == list(value) and lean["after"] is value["after"] and lean["ref"] is value["ref"]
+    del lean["ref"], value["ref"]  # a reference already (read back as the text it names)
+    assert _restore(lean, output) == value
+    unchanged = {"k": ["c" * MIN_COPY, {"d": 3}], "e": "a"}
+    assert _lean(unchanged, output) is unchanged
+    assert _lean(value, long_a[:-1]) is value
+
+
 def test_a_message_hidden_or_replayed_leaves_the_index_and_comes_back(home, tmp_path):
     conn = connect(tmp_path / "index.sqlite")
     sync(conn, all_adapters(), {"HOME": str(home)}, home)

@@ -41,6 +41,8 @@ MIN_PAYLOAD = 256
 """The fewest base64 characters a payload has (192 bytes: shorter strings, hashes and
 ids among them, are kept as text)."""
 _BASE64 = lazy.pattern(r"[A-Za-z0-9+/]+={0,2}")
+_BASE64_LINES = lazy.pattern(r"[A-Za-z0-9+/\r\n]*[A-Za-z0-9+/][\r\n]*(?:=[\r\n]*){0,2}")
+""":data:`_BASE64` once its line ends (``\\r``, ``\\n``) are taken out."""
 _DATA_URI = lazy.pattern(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w.+-]+=[\w.+-]+)*;base64,([A-Za-z0-9+/_-]+={0,2})")
 _BLOCK_TYPES = frozenset({"image", "document", "file", "input_image", "input_file", "image_url"})
 _MEDIA_KEYS = ("media_type", "mediaType", "mimeType", "mime_type", "type")
@@ -87,8 +89,10 @@ def _payload(value: str) -> tuple[str, str] | None:
     uri = _DATA_URI.fullmatch(value)
     if uri:
         return uri.group(1) or "", uri.group(2)
+    if not _BASE64_LINES.fullmatch(value):  # before copying the text without its line ends
+        return None
     body = value.replace("\n", "").replace("\r", "")
-    if len(body) < MIN_PAYLOAD or not _BASE64.fullmatch(body):
+    if len(body) < MIN_PAYLOAD:
         return None
     sample = body[
         :MIN_PAYLOAD

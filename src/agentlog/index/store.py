@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -852,16 +852,49 @@ def _lean(value: Any, output: str) -> Any:
     characters that ``output`` contains as a reference to it (``value`` itself when
     there is none): Claude's ``toolUseResult`` repeats the output (``stdout``,
     ``content``), Codex's end events too."""
+    if len(output) < MIN_COPY:
+        return value  # no string it could hold
+    return _leaner(value, output)
+
+
+def _leaner(value: Any, output: str) -> Any:
+    """:func:`_lean` of ``value`` once ``output`` is long enough to hold a copy: a
+    new list or dict is made only once an item changes, and numbers and short
+    strings are not looked into."""
     if isinstance(value, str):
         at = output.find(value) if len(value) >= MIN_COPY else -1
         return {COPY_KEY: [at, at + len(value)]} if at >= 0 else value
     if isinstance(value, list):
-        items = [_lean(v, output) for v in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        return _lean_items(value, enumerate(value), output)
     if isinstance(value, dict) and COPY_KEY not in value:
-        fields = {k: _lean(v, output) for k, v in value.items()}
-        return fields if any(fields[k] is not value[k] for k in value) else value
+        return _lean_items(value, iter(value.items()), output)
     return value
+
+
+def _lean_items(
+    value: list[Any] | dict[Any, Any], items: Iterator[tuple[Any, Any]], output: str
+) -> list[Any] | dict[Any, Any]:
+    """:func:`_leaner` of a list or dict given with its ``(index or key, item)``
+    pairs: ``value`` itself, or a copy from the first item changed on."""
+    for at, item in items:
+        lean = item if _fixed(item) else _leaner(item, output)
+        if lean is not item:
+            copy = value.copy()
+            copy[at] = lean
+            for rest_at, rest in items:  # the items after it
+                copy[rest_at] = _leaner(rest, output)
+            return copy
+    return value
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def _fixed(value: Any) -> bool:
+    """True for a value :func:`_leaner` would return as it is (a number, a bool,
+    ``None``, a string shorter than :data:`MIN_COPY`)."""
+    kind = type(value)
+    return kind in _SCALARS or (kind is str and len(value) < MIN_COPY)
 
 
 def _restore(value: Any, output: str) -> Any:
