@@ -270,6 +270,12 @@ def test_a_file_name_that_is_not_utf8_is_skipped_and_reported(tmp_path):
     assert [u["error"] for u in json.loads(out)["unreadable"]] == [
         "skipped: the file name is not valid UTF-8"
     ]
+    # counted among the sources, as every failed one is: the summary adds up (tester finding)
+    for _ in range(2):  # a first sync, then the no-change one
+        code, out, _ = run("index", "--json", env=env)
+        done = json.loads(out)
+        assert code == 0 and done["sources"] == 3 and len(done["failed"]) == 1
+        assert done["sources"] == sum(done[k] for k in ("unchanged", "appended", "reparsed", "duplicates")) + 1
 
 
 def test_search_highlights_matches_without_leaking_markers():

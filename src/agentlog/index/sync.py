@@ -204,6 +204,7 @@ def _unchanged_home(
     )
     report = SyncReport(sources=outcome.sources, unchanged=outcome.sources, roots=roots, checked=outcome.checked)
     report.failed.extend(roots.errors)
+    report.sources += len(roots.errors)
     if any(a.slug == "claude_code" for a in adapters):
         history.sync_history(conn, env, home, report)
     return report
@@ -228,6 +229,7 @@ def _sync_home(
         for adapter, ref in discover_sources(adapters, env, home, extra_roots, report.roots, stats)
     }
     report.failed.extend(report.roots.errors)  # e.g. file names that are not UTF-8
+    report.sources += len(report.roots.errors)  # found, then failed: counted as every failed source is
     rows = _known(conn, list(by_slug))  # one query for every known source
     # Sources found once under a --root are remembered and kept fresh.
     for path, known in rows.items():
