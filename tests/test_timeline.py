@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -216,7 +217,7 @@ def test_a_walk_past_its_limit_gives_up_to_the_all_hits_sort(timed, monkeypatch)
     scores = ListedScores(conn, match, '"rocket"', "{text} : ", run, budget.check)
 
     def walk():
-        return timeline._Walk(conn, run, match, [], [], False, 40, "newest", 0.5)
+        return timeline._Walk(conn, run, match, [], [], False, 40, "newest", 0.5, timeline._gap(0.5, False))
 
     assert timeline.by_time(conn, run, scores, walk(), 40) is None
     monkeypatch.setattr(timeline, "WALK_LIMIT", 10**6)
@@ -424,3 +425,31 @@ def test_ranges_asked_list_only_what_lies_between():
         (" AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))", (10, 12, "[10, 12]")),
         (" AND rowid BETWEEN ? AND ?", (40, 40)),
     ]
+
+
+def test_a_prefix_walk_asks_fts5_each_batch_as_one_range(timed, monkeypatch):
+    """A prefix term costs FTS5 the merge of every list of its words in each range
+    asked (what took a ``te*`` sorted by time past the 2 s limit on 1 M messages): a
+    walk asks each batch's parts as one range, and finds the page the sort of every hit does."""
+    assert (timeline._gap(0.5, False), timeline._gap(0.001, False), timeline._gap(0.5, True)) == (600, 300_000, sys.maxsize)
+    conn = db.connect(timed, readonly=True)
+    _path(monkeypatch, "fts")
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    monkeypatch.setattr(timeline, "RANGE_COST_HITS", 1)  # a range for each run of rowids, but for a prefix
+    monkeypatch.setattr(timeline, "MIN_GAP", 1)
+    statements: list[str] = []
+    real = search_module.Budget.run
+
+    def run(self, conn, sql, params):
+        statements.append(sql)
+        return real(self, conn, sql, params)
+
+    monkeypatch.setattr(search_module.Budget, "run", run)
+    for query, ranges in (("roc*", 1), ("rocket", 2)):
+        for sort in ("newest", "oldest"):
+            statements.clear()
+            page = search(conn, query, limit=5, sort=sort)
+            asked = [sql.count("MATCH") for sql in statements if "rowid BETWEEN" in sql and "SELECT rowid FROM" in sql]
+            assert asked and (max(asked) == 1 if ranges == 1 else max(asked) >= ranges), (query, sort, asked)
+            shown = [(session, message, part, score) for session, message, part, _, score in _keys(page)]
+            assert shown == [hit[:4] for hit in _every_hit(conn, query, sort, "")[:5]], (query, sort)

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
@@ -59,6 +60,8 @@ FIRST_BATCH = 256
 RANGE_COST_HITS = 300
 """A range query's fixed cost (~60 µs) in hits iterated (~0.2 µs each): two runs of
 a batch's part rowids closer than ``RANGE_COST_HITS / density`` are asked as one range."""
+MIN_GAP = 64
+"""Rowids apart under which two runs of part rowids are always asked as one range."""
 
 KEYED = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
     JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
@@ -138,7 +141,8 @@ def time_sorted(
     density = min(1.0, rows / (last - first + 1)) if rows else 1.0  # of the oldest rowids' hits: a guess
     cap_counted = rows < head or rows == head == COUNT_CAP + 1  # the count bm25 needs, up to the cap
     counted = (rows, last) if cap_counted and rows <= COUNT_CAP + 1 else None
-    scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density))
+    gap = _gap(density, "*" in match)
+    scores = ListedScores(conn, match, query, scope, run, stop, counted, gap)
     rowids = json.loads(f"[{listed or ''}]") if rows < head else None  # every hit, when counted whole
     if rowids is not None and rows < TIME_SCAN_FROM:
         # few: every hit's time, scores for the page's times only
@@ -150,7 +154,7 @@ def time_sorted(
     total, exact = count(rows, head)
     known = set(rowids) if rowids is not None and not where else None  # counted whole: the walk asks FTS5 nothing
     walked: list[tuple[int, float, int, int]] | None
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known)
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, gap, known)
     if by_session:
         walked, sessions = sessions_by_time(conn, run, scores, walk, wanted)
         if walked is not None:
@@ -171,8 +175,8 @@ class _Walk:
     """Messages walked from one end of time (``sort``), a batch of whole seconds at a
     time: :meth:`batches` yields each batch's hits ``(part rowid, timestamp)``, and
     stops when the timed messages run out or past :data:`WALK_LIMIT` parts.
-    ``density``: the share of parts that match, a guess (sizing the batches and the
-    ranges asked of FTS5: never changes a result); ``known``: every hit, when known
+    ``density``: the share of parts that match, a guess (sizing the batches: never
+    changes a result); ``gap``: as :func:`_matching`'s; ``known``: every hit, when known
     (then kept without asking FTS5)."""
 
     def __init__(
@@ -186,9 +190,11 @@ class _Walk:
         wanted: int,
         sort: Literal["newest", "oldest"],
         density: float,
+        gap: int,
         known: set[int] | None = None,
     ) -> None:
         self.conn, self.run, self.match, self.params, self.known = conn, run, match, params, known
+        self.gap = gap
         self.newest = sort == "newest"
         last_part = conn.execute("SELECT max(rowid) FROM parts").fetchone()[0] or 1
         last_message = conn.execute("SELECT max(rowid) FROM messages").fetchone()[0] or 1
@@ -219,7 +225,7 @@ class _Walk:
             parts = self.run(self.conn, self.walk, (reach, edge, *self.params))  # every message of each time reached
             walked += len(parts)
             if self.known is None:
-                yield _matching(self.conn, self.run, self.match, parts, self.density)
+                yield _matching(self.conn, self.run, self.match, parts, self.gap)
             else:
                 yield [part for part in parts if part[0] in self.known]
             if not reached:
@@ -348,15 +354,16 @@ def first_hits(
 
 
 def _matching(
-    conn: sqlite3.Connection, run: Run, match: str, parts: list[tuple[int, str]], density: float
+    conn: sqlite3.Connection, run: Run, match: str, parts: list[tuple[int, str]], gap: int
 ) -> list[tuple[int, str]]:
     """The ``parts`` (``(rowid, timestamp)``) that ``match``, asked of FTS5 by ranges
-    of their rowids (:func:`agentlog.index.rank.ranges_asked`), up to
+    of their rowids split where two are more than ``gap`` apart
+    (:func:`agentlog.index.rank.ranges_asked`), up to
     :data:`~agentlog.index.rank.COMPOUND` in one statement."""
     if not parts:
         return []
     times = dict(parts)
-    asked = ranges_asked(sorted(times), _gap(density))
+    asked = ranges_asked(sorted(times), gap)
     one = "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?"
     found: list[tuple[int, str]] = []
     for at in range(0, len(asked), COMPOUND):  # the ranges in one statement (a statement costs ~10 µs)
@@ -366,10 +373,13 @@ def _matching(
     return found
 
 
-def _gap(density: float) -> int:
+def _gap(density: float, prefix: bool) -> int:
     """Rowids apart from which two runs of parts are asked of FTS5 as two ranges, for
-    hits of ``density``: a range's fixed cost is :data:`RANGE_COST_HITS` hits iterated."""
-    return max(64, int(RANGE_COST_HITS / density))
+    hits of ``density``: a range's fixed cost is :data:`RANGE_COST_HITS` hits iterated;
+    with a ``prefix`` term (``*``) it is the whole query's: FTS5 merges every list of
+    the prefix's words into one, whatever the range (300–800 ms for ``te*`` on 1 M
+    messages), so the parts are asked as one range."""
+    return sys.maxsize if prefix else max(MIN_GAP, int(RANGE_COST_HITS / density))
 
 
 def _ordered(
