@@ -13,7 +13,9 @@ counts the hits up to :data:`TIME_SCAN_FROM` or :data:`agentlog.index.rank.COUNT
   so a tie is never cut), and asks FTS5 which of the batch's parts match, by rowid
   ranges (FTS5 seeks its lists to a range); it stops once the page (``offset +
   limit`` hits, or sessions) is full (when every hit was counted, without filters,
-  the batch's parts are kept by that list instead: no FTS5 statement);
+  the batch's parts are kept by that list instead: no FTS5 statement; with a prefix
+  term, whose every statement costs FTS5 the merge of all its words' lists, each
+  batch is one range, found and scored in one statement: :func:`_gap`);
 * when few do, looks up every hit's time (a message walked costs about half a hit
   looked up: one seek in ``parts_message`` each);
 
