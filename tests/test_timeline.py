@@ -368,13 +368,8 @@ def test_paging_through_offsets_lists_each_hit_and_session_once(timed, monkeypat
             assert len(set(listed)) == len(listed)
 
 
-@pytest.mark.parametrize("path", ["known", "fts"])
-def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, path):
-    """Each session at its first hit: the walk reads only the seconds it reaches, never
-    a session's parts (what gave up on long sessions: ``messages_time``)."""
-    conn = db.connect(timed, readonly=True)
-    _path(monkeypatch, path)
-    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+def _recorded(monkeypatch) -> list[str]:
+    """The statements each search runs from now on (through its budget), as run."""
     statements: list[str] = []
     real = search_module.Budget.run
 
@@ -383,6 +378,17 @@ def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, pa
         return real(self, conn, sql, params)
 
     monkeypatch.setattr(search_module.Budget, "run", run)
+    return statements
+
+
+@pytest.mark.parametrize("path", ["known", "fts"])
+def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, path):
+    """Each session at its first hit: the walk reads only the seconds it reaches, never
+    a session's parts (what gave up on long sessions: ``messages_time``)."""
+    conn = db.connect(timed, readonly=True)
+    _path(monkeypatch, path)
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    statements = _recorded(monkeypatch)
     for sort in ("newest", "oldest"):
         page = search(conn, "rocket", limit=2, sort=sort, by_session=True)
         assert _keys(page) == _sessions_oracle(_every_hit(conn, "rocket", sort, ""), sort, 0, 2)
@@ -438,13 +444,7 @@ def test_a_prefix_walk_asks_fts5_each_batch_as_one_range(timed, monkeypatch):
     monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
     monkeypatch.setattr(timeline, "RANGE_COST_HITS", 1)  # a range for each run of rowids, but for a prefix
     monkeypatch.setattr(timeline, "MIN_GAP", 1)
-    statements: list[str] = []
-    real = search_module.Budget.run
-
-    def run(self, conn, sql, params):
-        statements.append(sql)
-        return real(self, conn, sql, params)
-
+    statements = _recorded(monkeypatch)
     real_apsw = rank._apsw_rows
 
     def apsw_rows(conn, sql, *args):
@@ -458,7 +458,6 @@ def test_a_prefix_walk_asks_fts5_each_batch_as_one_range(timed, monkeypatch):
         scored.extend(rowids)
         return real_scores(self, rowids)
 
-    monkeypatch.setattr(search_module.Budget, "run", run)
     monkeypatch.setattr(rank, "_apsw_rows", apsw_rows)
     monkeypatch.setattr(ListedScores, "__call__", scores)
     for query, ranges in (("roc*", 1), ("rocket", 2)):
