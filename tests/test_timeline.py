@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -367,13 +368,8 @@ def test_paging_through_offsets_lists_each_hit_and_session_once(timed, monkeypat
             assert len(set(listed)) == len(listed)
 
 
-@pytest.mark.parametrize("path", ["known", "fts"])
-def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, path):
-    """Each session at its first hit: the walk reads only the seconds it reaches, never
-    a session's parts (what gave up on long sessions: ``messages_time``)."""
-    conn = db.connect(timed, readonly=True)
-    _path(monkeypatch, path)
-    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+def _recorded(monkeypatch) -> list[str]:
+    """The statements each search runs from now on (through its budget), as run."""
     statements: list[str] = []
     real = search_module.Budget.run
 
@@ -382,6 +378,17 @@ def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, pa
         return real(self, conn, sql, params)
 
     monkeypatch.setattr(search_module.Budget, "run", run)
+    return statements
+
+
+@pytest.mark.parametrize("path", ["known", "fts"])
+def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, path):
+    """Each session at its first hit: the walk reads only the seconds it reaches, never
+    a session's parts (what gave up on long sessions: ``messages_time``)."""
+    conn = db.connect(timed, readonly=True)
+    _path(monkeypatch, path)
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    statements = _recorded(monkeypatch)
     for sort in ("newest", "oldest"):
         page = search(conn, "rocket", limit=2, sort=sort, by_session=True)
         assert _keys(page) == _sessions_oracle(_every_hit(conn, "rocket", sort, ""), sort, 0, 2)
@@ -424,3 +431,43 @@ def test_ranges_asked_list_only_what_lies_between():
         (" AND rowid BETWEEN ? AND ? AND (rowid + 0) IN (SELECT value FROM json_each(?))", (10, 12, "[10, 12]")),
         (" AND rowid BETWEEN ? AND ?", (40, 40)),
     ]
+
+
+def test_a_prefix_walk_asks_fts5_each_batch_as_one_range(timed, monkeypatch):
+    """A prefix term costs FTS5 the merge of every list of its words in each statement
+    and range asked (what took a ``te*`` sorted by time past the 2 s limit on 1 M
+    messages): a walk asks each batch's parts as one range, in the statement that
+    scores them, and finds the page the sort of every hit does."""
+    assert (timeline._gap(0.5, False), timeline._gap(0.001, False), timeline._gap(0.5, True)) == (600, 300_000, sys.maxsize)
+    conn = db.connect(timed, readonly=True)
+    _path(monkeypatch, "fts")
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    monkeypatch.setattr(timeline, "RANGE_COST_HITS", 1)  # a range for each run of rowids, but for a prefix
+    monkeypatch.setattr(timeline, "MIN_GAP", 1)
+    statements = _recorded(monkeypatch)
+    real_apsw = rank._apsw_rows
+
+    def apsw_rows(conn, sql, *args):
+        statements.append(sql)
+        return real_apsw(conn, sql, *args)
+
+    scored: list[int] = []  # the rowids asked of ListedScores
+    real_scores = ListedScores.__call__
+
+    def scores(self, rowids):
+        scored.extend(rowids)
+        return real_scores(self, rowids)
+
+    monkeypatch.setattr(rank, "_apsw_rows", apsw_rows)
+    monkeypatch.setattr(ListedScores, "__call__", scores)
+    for query, ranges in (("roc*", 1), ("rocket", 2)):
+        for sort in ("newest", "oldest"):
+            statements.clear()
+            scored.clear()
+            page = search(conn, query, limit=5, sort=sort)
+            if ranges == 1:  # a batch's hits found and scored in one statement: none scored again
+                assert scored and len(set(scored)) == len(scored), (query, sort)
+            asked = [sql.count("MATCH") for sql in statements if "rowid BETWEEN" in sql]
+            assert asked and (max(asked) == 1 if ranges == 1 else max(asked) >= ranges), (query, sort, asked)
+            shown = [(session, message, part, score) for session, message, part, _, score in _keys(page)]
+            assert shown == [hit[:4] for hit in _every_hit(conn, query, sort, "")[:5]], (query, sort)

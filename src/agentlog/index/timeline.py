@@ -13,7 +13,9 @@ counts the hits up to :data:`TIME_SCAN_FROM` or :data:`agentlog.index.rank.COUNT
   so a tie is never cut), and asks FTS5 which of the batch's parts match, by rowid
   ranges (FTS5 seeks its lists to a range); it stops once the page (``offset +
   limit`` hits, or sessions) is full (when every hit was counted, without filters,
-  the batch's parts are kept by that list instead: no FTS5 statement);
+  the batch's parts are kept by that list instead: no FTS5 statement; with a prefix
+  term, whose every statement costs FTS5 the merge of all its words' lists, each
+  batch is one range, found and scored in one statement: :func:`_gap`);
 * when few do, looks up every hit's time (a message walked costs about half a hit
   looked up: one seek in ``parts_message`` each);
 
@@ -39,11 +41,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal, NamedTuple
 
 from agentlog.index.rank import COMPOUND, COUNT_CAP, ListedScores, ranges_asked
 from agentlog.index.runs import Run
+
+Scorer = Callable[[list[int]], dict[int, float]]
+"""``{rowid: bm25 score}`` of those of the listed part rowids that match the search
+(:class:`agentlog.index.rank.ListedScores`, or :class:`_Remembered` of it)."""
 
 TIME_SCAN_FROM = 5_000
 """Parts matching (before filters) from which a time sort walks messages instead of
@@ -59,6 +66,8 @@ FIRST_BATCH = 256
 RANGE_COST_HITS = 300
 """A range query's fixed cost (~60 µs) in hits iterated (~0.2 µs each): two runs of
 a batch's part rowids closer than ``RANGE_COST_HITS / density`` are asked as one range."""
+MIN_GAP = 64
+"""Rowids apart under which two runs of part rowids are always asked as one range."""
 
 KEYED = """SELECT p.rowid, m.timestamp, m.session_key, m.id, p.idx FROM parts p
     JOIN messages m ON m.rowid = p.message_rowid WHERE p.rowid IN (SELECT value FROM json_each(?))"""
@@ -138,33 +147,35 @@ def time_sorted(
     density = min(1.0, rows / (last - first + 1)) if rows else 1.0  # of the oldest rowids' hits: a guess
     cap_counted = rows < head or rows == head == COUNT_CAP + 1  # the count bm25 needs, up to the cap
     counted = (rows, last) if cap_counted and rows <= COUNT_CAP + 1 else None
-    scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density))
+    prefix = "*" in match  # (or a "*" in quotes, which FTS5 reads as a separator: only costs)
+    listed_scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density, prefix))
+    scores: Scorer = _Remembered(listed_scores) if prefix else listed_scores
     rowids = json.loads(f"[{listed or ''}]") if rows < head else None  # every hit, when counted whole
     if rowids is not None and rows < TIME_SCAN_FROM:
         # few: every hit's time, scores for the page's times only
         if by_session:
             grouped, sessions = sessions_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
-            return Timed(grouped, sessions, True, scores.estimated)
+            return Timed(grouped, sessions, True, listed_scores.estimated)
         few, total = sorted_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
-        return Timed([(rowid, score, 1, 0) for rowid, score in few], total, True, scores.estimated)
+        return Timed([(rowid, score, 1, 0) for rowid, score in few], total, True, listed_scores.estimated)
     total, exact = count(rows, head)
     known = set(rowids) if rowids is not None and not where else None  # counted whole: the walk asks FTS5 nothing
     walked: list[tuple[int, float, int, int]] | None
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known)
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known, scores if prefix else None)
     if by_session:
         walked, sessions = sessions_by_time(conn, run, scores, walk, wanted)
         if walked is not None:
-            return Timed(walked, sessions, False, scores.estimated)
+            return Timed(walked, sessions, False, listed_scores.estimated)
     else:
         flat = by_time(conn, run, scores, walk, wanted)
         if flat is not None:
-            return Timed([(rowid, score, 1, 0) for rowid, score in flat], total, exact, scores.estimated)
+            return Timed([(rowid, score, 1, 0) for rowid, score in flat], total, exact, listed_scores.estimated)
     every = [rowid for (rowid,) in run(conn, "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?", (match,))]
     if by_session:  # the walk gave up: sort them all
         grouped, sessions = sessions_whole(conn, run, scores, every, where, params, joins_sessions, wanted, sort)
-        return Timed(grouped, sessions, True, scores.estimated)
+        return Timed(grouped, sessions, True, listed_scores.estimated)
     whole, _ = sorted_whole(conn, run, scores, every, where, params, joins_sessions, wanted, sort)
-    return Timed([(rowid, score, 1, 0) for rowid, score in whole], total, exact, scores.estimated)
+    return Timed([(rowid, score, 1, 0) for rowid, score in whole], total, exact, listed_scores.estimated)
 
 
 class _Walk:
@@ -173,7 +184,9 @@ class _Walk:
     stops when the timed messages run out or past :data:`WALK_LIMIT` parts.
     ``density``: the share of parts that match, a guess (sizing the batches and the
     ranges asked of FTS5: never changes a result); ``known``: every hit, when known
-    (then kept without asking FTS5)."""
+    (then kept without asking FTS5); else ``scored``, when given: each batch's parts
+    asked of it (for a prefix term, whose every statement costs FTS5 the merge of its
+    words' lists (:func:`_gap`): the hits found and scored in one), else :func:`_matching`."""
 
     def __init__(
         self,
@@ -187,8 +200,10 @@ class _Walk:
         sort: Literal["newest", "oldest"],
         density: float,
         known: set[int] | None = None,
+        scored: Scorer | None = None,
     ) -> None:
         self.conn, self.run, self.match, self.params, self.known = conn, run, match, params, known
+        self.scored = scored
         self.newest = sort == "newest"
         last_part = conn.execute("SELECT max(rowid) FROM parts").fetchone()[0] or 1
         last_message = conn.execute("SELECT max(rowid) FROM messages").fetchone()[0] or 1
@@ -218,17 +233,20 @@ class _Walk:
             reach = last[0][0]
             parts = self.run(self.conn, self.walk, (reach, edge, *self.params))  # every message of each time reached
             walked += len(parts)
-            if self.known is None:
-                yield _matching(self.conn, self.run, self.match, parts, self.density)
-            else:
+            if self.known is not None:
                 yield [part for part in parts if part[0] in self.known]
+            elif self.scored is not None:
+                times: dict[int, str] = dict(parts)
+                yield [(rowid, times[rowid]) for rowid in self.scored(list(times))]
+            else:
+                yield _matching(self.conn, self.run, self.match, parts, _gap(self.density, False))
             if not reached:
                 return
             edge, batch = reach, batch * 2
 
 
 def by_time(
-    conn: sqlite3.Connection, run: Run, scores: ListedScores, walk: _Walk, wanted: int
+    conn: sqlite3.Connection, run: Run, scores: Scorer, walk: _Walk, wanted: int
 ) -> list[tuple[int, float]] | None:
     """The first ``wanted`` hits ``walk`` finds (its search's, passing its filters, in its
     order) as ``(part rowid, bm25 score)`` (by ``scores``); ``None`` when the walk gives
@@ -245,7 +263,7 @@ def by_time(
 def sorted_whole(
     conn: sqlite3.Connection,
     run: Run,
-    scores: ListedScores,
+    scores: Scorer,
     rowids: list[int],
     where: list[str],
     params: list[object],
@@ -268,7 +286,7 @@ def sorted_whole(
 
 
 def sessions_by_time(
-    conn: sqlite3.Connection, run: Run, scores: ListedScores, walk: _Walk, wanted: int
+    conn: sqlite3.Connection, run: Run, scores: Scorer, walk: _Walk, wanted: int
 ) -> tuple[list[tuple[int, float, int, int]] | None, int]:
     """The first ``wanted`` sessions holding hits ``walk`` finds, in :func:`first_hits`'
     order, walked until ``wanted`` are found: ``(rows, sessions)``, ``rows`` as
@@ -290,7 +308,7 @@ def sessions_by_time(
 def sessions_whole(
     conn: sqlite3.Connection,
     run: Run,
-    scores: ListedScores,
+    scores: Scorer,
     rowids: list[int],
     where: list[str],
     params: list[object],
@@ -306,7 +324,7 @@ def sessions_whole(
 
 
 def first_hits(
-    scores: ListedScores, keyed: list[tuple[Any, ...]], wanted: int, newest: bool
+    scores: Scorer, keyed: list[tuple[Any, ...]], wanted: int, newest: bool
 ) -> list[tuple[int, float, int, int]]:
     """The first ``wanted`` sessions of ``keyed`` (hits as :data:`KEYED` rows: every hit
     of each second they hold) with each session at its first hit in the time order
@@ -348,15 +366,16 @@ def first_hits(
 
 
 def _matching(
-    conn: sqlite3.Connection, run: Run, match: str, parts: list[tuple[int, str]], density: float
+    conn: sqlite3.Connection, run: Run, match: str, parts: list[tuple[int, str]], gap: int
 ) -> list[tuple[int, str]]:
     """The ``parts`` (``(rowid, timestamp)``) that ``match``, asked of FTS5 by ranges
-    of their rowids (:func:`agentlog.index.rank.ranges_asked`), up to
+    of their rowids split where two are more than ``gap`` apart
+    (:func:`agentlog.index.rank.ranges_asked`), up to
     :data:`~agentlog.index.rank.COMPOUND` in one statement."""
     if not parts:
         return []
     times = dict(parts)
-    asked = ranges_asked(sorted(times), _gap(density))
+    asked = ranges_asked(sorted(times), gap)
     one = "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?"
     found: list[tuple[int, str]] = []
     for at in range(0, len(asked), COMPOUND):  # the ranges in one statement (a statement costs ~10 µs)
@@ -366,16 +385,36 @@ def _matching(
     return found
 
 
-def _gap(density: float) -> int:
+class _Remembered:
+    """``scores`` (a :data:`Scorer`) that asks each rowid of it once: the scores of
+    every hit of a walk's batches are kept for the page's order."""
+
+    def __init__(self, scores: Scorer) -> None:
+        self.scores = scores
+        self.asked: set[int] = set()
+        self.scored: dict[int, float] = {}
+
+    def __call__(self, rowids: list[int]) -> dict[int, float]:
+        new = [rowid for rowid in rowids if rowid not in self.asked]
+        if new:
+            self.scored.update(self.scores(new))
+            self.asked.update(new)
+        return {rowid: self.scored[rowid] for rowid in rowids if rowid in self.scored}
+
+
+def _gap(density: float, prefix: bool) -> int:
     """Rowids apart from which two runs of parts are asked of FTS5 as two ranges, for
-    hits of ``density``: a range's fixed cost is :data:`RANGE_COST_HITS` hits iterated."""
-    return max(64, int(RANGE_COST_HITS / density))
+    hits of ``density``: a range's fixed cost is :data:`RANGE_COST_HITS` hits iterated;
+    with a ``prefix`` term (``*``) it is the whole query's: FTS5 merges every list of
+    the prefix's words into one, whatever the range (300–800 ms for ``te*`` on 1 M
+    messages), so the parts are asked as one range."""
+    return sys.maxsize if prefix else max(MIN_GAP, int(RANGE_COST_HITS / density))
 
 
 def _ordered(
     conn: sqlite3.Connection,
     run: Run,
-    scores: ListedScores,
+    scores: Scorer,
     hits: list[tuple[int, str]],
     wanted: int,
     newest: bool,
