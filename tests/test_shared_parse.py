@@ -77,3 +77,19 @@ def test_a_worker_killed_fails_the_job_it_was_on_and_says_so(tmp_path):
             for job in range(1, len(jobs)):  # what reached the pipe before the kill, then the failure
                 list(shared.batches(job))
         assert shared.broken
+
+
+def test_a_message_cut_short_by_the_workers_death_says_it_ended():
+    """A worker killed while writing a message leaves half of it in the pipe: the
+    reader says the process ended, as for a kill between messages (the wording
+    the test above matches, whichever the kill hits)."""
+    import multiprocessing
+    import os
+    import struct
+
+    receive, send = multiprocessing.Pipe(duplex=False)
+    os.write(send.fileno(), struct.pack("!i", 100) + b"x" * 10)  # a header for 100 bytes, 10 sent
+    send.close()
+    with pytest.raises(OSError, match=r"^the parser ended unexpectedly \(in the middle of a message\)$"):
+        next(worker._messages(receive, "the parser", None))
+    receive.close()

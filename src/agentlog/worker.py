@@ -140,6 +140,10 @@ def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[
             data = receive.recv_bytes()
         except EOFError:
             raise OSError(f"{name} ended unexpectedly") from None
+        except OSError as error:  # "got end of file during message": killed while writing one
+            if error.errno is not None:
+                raise
+            raise OSError(f"{name} ended unexpectedly (in the middle of a message)") from None
         if data[:1] == _DONE:
             return
         if data[:1] == _RAISED:
