@@ -350,6 +350,29 @@ def test_a_relative_root_is_kept_absolute(tmp_path, monkeypatch):
         assert [s.id for s in archive.sessions()] == [SESSION]
 
 
+def test_a_root_an_earlier_sync_was_given_stays_an_agents_folder(tmp_path):
+    """After ``--root extra index``, later syncs read extra's sources without the
+    flag, so an export into extra (or a new folder in it) is refused without it
+    too, in every format (tester finding: it was written, the guard knowing only
+    the command line's roots); a folder beside it is still written."""
+    home = tmp_path / "home"
+    home.mkdir()
+    extra = tmp_path / "extra"
+    (extra / "-p").mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code" / "v1.0.98-session.jsonl", extra / "-p" / "s.jsonl")
+    env = {"HOME": str(home)}
+    code, _, err = run("--root", str(extra), "index", env=env)
+    assert code == 0, err
+    before = _files(extra)
+    for fmt in FORMATS:
+        for target in (extra / f"o.{fmt}", extra / "sub" / f"new.{fmt}"):
+            code, _, err = run("export", SESSION, "-f", fmt, "-o", str(target), env=env)
+            assert code == 2 and "agent's folder" in err and str(extra) in err, err
+    assert _files(extra) == before and not (extra / "sub").exists()
+    code, _, err = run("export", SESSION, "-f", "md", "-o", str(tmp_path / "beside" / "o.md"), env=env)
+    assert code == 0 and (tmp_path / "beside" / "o.md").read_text().startswith("# "), err
+
+
 CONTROLS = [chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\t\n\r"]
 
 

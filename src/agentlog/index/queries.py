@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -418,3 +419,9 @@ def agent_diagnostics(
     for slug, path, blob in conn.execute(query, (agent,) if agent else ()):
         out.setdefault(slug, []).append((path, msgspec.json.decode(blob, type=Diagnostics)))
     return out
+
+
+def stored_roots(conn: sqlite3.Connection) -> list[Path]:
+    """Every ``--root`` folder a sync of this index was given, as real paths
+    (:func:`agentlog.index.sync.remember_roots`), sorted."""
+    return [Path(path) for (path,) in conn.execute("SELECT path FROM roots ORDER BY path")]

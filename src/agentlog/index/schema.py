@@ -480,5 +480,11 @@ MIGRATIONS: list[str] = [
         GROUP BY session_key, run;
     DROP TABLE part_spans;
     """,
+    # the folders given with --root to a sync: their sources are kept fresh by every
+    # later sync (remembered as sources), so they stay agents' folders that nothing
+    # of agentlog's may write into (an export's -o: Home.guard) after the flag is gone
+    """
+    CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY);
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

@@ -210,6 +210,13 @@ def _unchanged_home(
     return report
 
 
+def remember_roots(conn: sqlite3.Connection, roots: Iterable[Path]) -> None:
+    """Keep ``roots`` (``--root`` folders) in the index as real paths: its later
+    syncs read their sources without the flag, so they stay log folders
+    (:func:`agentlog.index.queries.stored_roots`)."""
+    conn.executemany("INSERT OR IGNORE INTO roots (path) VALUES (?)", [(os.path.realpath(r),) for r in roots])
+
+
 def _sync_home(
     conn: sqlite3.Connection,
     adapters: list[Adapter | LazyAdapter],
@@ -223,6 +230,7 @@ def _sync_home(
     sources it handled and the folders it looked for project files in."""
     by_slug = {a.slug: a for a in adapters}
     report = SyncReport()
+    remember_roots(conn, extra_roots)
     stats: dict[str, os.stat_result] = {}  # each source's stat from discovery: one per file
     refs = {
         ref.path: (adapter, ref)

@@ -191,7 +191,8 @@ def export_sessions(
     ``stdout``.  Raises :class:`~agentlog.errors.UsageError` when a format needs a
     folder and none is given, when ``path`` is in one of ``home``'s log folders
     or is a log file (:meth:`~agentlog.service.home.Home.guard`: read-only,
-    always), or is agentlog's own: its index (the one in use too) or a sidecar,
+    always; the ``--root`` folders any sync of this index was given count:
+    :func:`~agentlog.index.queries.stored_roots`), or is agentlog's own: its index (the one in use too) or a sidecar,
     its caches and config, the resident's socket and lock
     (:func:`~agentlog.service.home.own_guard`; each checked
     before a byte is written, for each file written, symlinks resolved; each
@@ -201,7 +202,8 @@ def export_sessions(
     cannot be written (a folder where a file goes, no permission, a full disk …)."""
     index = _index_file(conn)
     own = own_guard(home.env if home is not None else os.environ, index)
-    if home is not None:
+    if home is not None:  # the --root folders earlier syncs were given are log folders too
+        home = msgspec.structs.replace(home, roots=[*home.roots, *queries.stored_roots(conn)])
         logs = home.guard(lambda real: _is_source(conn, real), index)
         target = Target(lambda p: logs(p) or own(p))
     else:
