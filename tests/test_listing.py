@@ -28,6 +28,7 @@ from agentlog.index.usage import usage_from
 from agentlog.model import Session, Usage
 from agentlog.query import SessionFilter, Span
 from agentlog.service import sessions as service
+from agentlog.service.status import refine_sessions
 from homes import LAYOUTS
 
 # -- the reference: whole rows sorted, totals summed from usage rows ----------------
@@ -315,7 +316,7 @@ def test_the_service_page_and_cost_sort_are_unchanged_by_the_totals(tie_index):
     for order in (service.SessionOrder(), service.SessionOrder("cost"), service.SessionOrder("tokens", False)):
         page = service.page_sessions(conn, SessionFilter(include_children=True), order, 0, 500)
         assert len(page.sessions) == page.total > 20
-        reference = service.refined(conn, reference_list(conn, SessionFilter(include_children=True)))
+        reference = refine_sessions(conn, reference_list(conn, SessionFilter(include_children=True)))
         by_key = {s.key: s for s in reference}
         assert _json(page.sessions) == _json([by_key[s.key] for s in page.sessions])
 

@@ -44,12 +44,12 @@ def list_sessions(
 ) -> SessionList:
     """At most ``limit`` sessions ``where`` keeps, newest first; their titles and
     descriptions with secrets replaced (:func:`agentlog.redact.redact`) unless
-    not ``redact_secrets``; each with its board status (:func:`refined`), which
+    not ``redact_secrets``; each with its board status (:func:`~agentlog.service.status.refine_sessions`), which
     ``where.status`` is matched against."""
     if where.status is None:
-        selected = refined(conn, queries.list_sessions(conn, where, limit=limit))
+        selected = refine_sessions(conn, queries.list_sessions(conn, where, limit=limit))
     else:
-        everything = refined(conn, queries.list_sessions(conn, msgspec.structs.replace(where, status=None)))
+        everything = refine_sessions(conn, queries.list_sessions(conn, msgspec.structs.replace(where, status=None)))
         selected = [s for s in everything if s.status == where.status][:limit]
     if redact_secrets:
         selected = [redact_header(s) for s in selected]
@@ -78,30 +78,20 @@ class SessionOrder(msgspec.Struct, frozen=True):
     first_by: tuple[str, ...] = ()
 
 
-def refined(conn: sqlite3.Connection, sessions: list[Session]) -> list[Session]:
-    """``sessions`` (headers read from the index), each given in place its board
-    status: the stored log status refined by the clock and the agent processes
-    (:func:`agentlog.service.status.refine_sessions`, the rule ``agentlog status``
-    and the live board use), as every listing and header this module gives has it."""
-    if sessions:
-        refine_sessions(conn, sessions)
-    return sessions
-
-
 def page_sessions(
     conn: sqlite3.Connection, where: SessionFilter, order: SessionOrder, offset: int = 0, limit: int = 50
 ) -> SessionPage:
     """Sessions ``offset`` … ``offset + limit`` that ``where`` keeps, in ``order``,
-    each with its board status (:func:`refined`); ``where.status`` is matched
+    each with its board status (:func:`~agentlog.service.status.refine_sessions`); ``where.status`` is matched
     against that status (every session the rest of the filter keeps is refined
     first).  ``cost`` is priced, not SQL: every matching session is priced, those
     without a price last.  Raises ``KeyError`` for an unknown sort."""
     if where.status is None:
         found = _stored_page(conn, where, order, offset, limit)
-        refined(conn, found.sessions)
+        refine_sessions(conn, found.sessions)
         return found
     everything = _stored_page(conn, msgspec.structs.replace(where, status=None), order, 0, SQL_INT_MAX)
-    refined(conn, everything.sessions)
+    refine_sessions(conn, everything.sessions)
     kept = [s for s in everything.sessions if s.status == where.status]
     rows = kept[offset : offset + limit]
     return SessionPage(
@@ -155,7 +145,7 @@ def session(conn: sqlite3.Connection, ref: str) -> SessionView:
     :class:`~agentlog.errors.NotFound` when none or several match."""
     found = queries.get_session(conn, ref)
     children = queries.children(conn, found.key)
-    refined(conn, [found, *children])
+    refine_sessions(conn, [found, *children])
     return SessionView(found, children)
 
 
@@ -189,7 +179,7 @@ def transcript_page(
     kids = queries.children(conn, key)
     tree = queries.session_tree(conn, key)
     parent = queries.list_sessions_by_keys(conn, [header.parent_key]) if header.parent_key else []
-    refined(conn, list({id(s): s for s in [header, *kids, *parent, *(s for _, s in tree)]}.values()))
+    refine_sessions(conn, [header, *kids, *parent, *(s for _, s in tree)])
     return TranscriptPage(
         header=header,
         messages=messages,
@@ -255,7 +245,7 @@ def overview(conn: sqlite3.Connection, found_roots: dict[str, list[str]], recent
         agents=agents,
         mains=len(mains),
         subagents=len(everything) - len(mains),
-        recent=[redact_header(s) for s in refined(conn, [s for s in mains if SessionFilter().matches(s)][:recent])],  # no `codex exec` runs
+        recent=[redact_header(s) for s in refine_sessions(conn, [s for s in mains if SessionFilter().matches(s)][:recent])],  # no `codex exec` runs
         children=queries.child_counts(conn),
         unreadable=queries.source_problems(conn)[0],
     )

@@ -237,13 +237,17 @@ def refine_sessions(
     sessions: list[Session],
     now: datetime | None = None,
     procs: ProcessTable | bool | None = True,
-) -> None:
-    """Give each of ``sessions`` (headers, e.g. a listing's page) its board status in
-    place: the stored log status refined by the clock and the processes, as
-    :func:`live_status` refines it (a parent's ``waiting_for_subagents`` is refined
-    with the children among ``sessions`` only)."""
+) -> list[Session]:
+    """``sessions`` (headers read from the index, e.g. a listing's page), each given
+    in place its board status: the stored log status refined by the clock and the
+    processes, as :func:`live_status` refines it (a parent's
+    ``waiting_for_subagents`` is refined with the children among ``sessions``
+    only).  Every listing and header :mod:`agentlog.service.sessions` and
+    :mod:`agentlog.service.transcript` give goes through it."""
     from agentlog.index.live import source_paths
 
+    if not sessions:
+        return sessions
     paths = source_paths(conn, [s.key for s in sessions])
     rows = board(
         sessions, {}, {k: last_write(p) for k, p in paths.items()}, now or datetime.now(UTC), _procs(procs)
@@ -258,6 +262,7 @@ def refine_sessions(
         row = found[s.key]
         s.status, s.status_since, s.status_inferred = row.status, row.since, row.inferred
         s.status_reason = row.reason
+    return sessions
 
 
 def _where(where: SessionFilter | None, now: datetime) -> SessionFilter:

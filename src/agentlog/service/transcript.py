@@ -12,7 +12,7 @@ from agentlog.export.redaction import redact_header, redact_message
 from agentlog.index import queries
 from agentlog.model import Message, Session
 from agentlog.service.export import stream_messages
-from agentlog.service.sessions import refined
+from agentlog.service.status import refine_sessions
 
 
 @dataclass
@@ -34,7 +34,7 @@ def message_slice(
     injected and replayed ones left out unless ``include_hidden``.  Raises
     :class:`~agentlog.errors.NotFound` when no session or several match."""
     key = queries.resolve_key(conn, ref)
-    (header,) = refined(conn, queries.list_sessions_by_keys(conn, [key]))
+    (header,) = refine_sessions(conn, queries.list_sessions_by_keys(conn, [key]))
     messages, total = queries.message_page(conn, key, offset, limit, include_hidden=include_hidden)
     return MessageSlice(header, messages, offset, total)
 
@@ -48,8 +48,8 @@ def message_ordinal(conn: sqlite3.Connection, key: str, message_id: str) -> int 
 
 def subagents(conn: sqlite3.Connection, key: str) -> list[Session]:
     """The direct subagents and forks of session ``key`` (headers with their board
-    status, :func:`agentlog.service.sessions.refined`), oldest first."""
-    return refined(conn, queries.children(conn, key))
+    status, :func:`agentlog.service.status.refine_sessions`), oldest first."""
+    return refine_sessions(conn, queries.children(conn, key))
 
 
 def streamed_session(
@@ -62,7 +62,7 @@ def streamed_session(
     ``redact``.  Raises :class:`~agentlog.errors.NotFound` when no session or
     several match."""
     key = queries.resolve_key(conn, ref)
-    (header,) = refined(conn, queries.list_sessions_by_keys(conn, [key]))
+    (header,) = refine_sessions(conn, queries.list_sessions_by_keys(conn, [key]))
     messages = stream_messages(conn, key, include_hidden=True)
     if not redact:
         return header, messages
