@@ -369,6 +369,11 @@ def test_a_root_an_earlier_sync_was_given_stays_an_agents_folder(tmp_path):
             code, _, err = run("export", SESSION, "-f", fmt, "-o", str(target), env=env)
             assert code == 2 and "agent's folder" in err and str(extra) in err, err
     assert _files(extra) == before and not (extra / "sub").exists()
+    index = home / ".cache" / "agentlog" / "index.sqlite"
+    with sqlite3.connect(index) as conn:  # a damaged row costs only itself
+        conn.execute("INSERT INTO roots (path) VALUES (x'00ff'), (7)")
+    code, _, err = run("export", SESSION, "-f", "md", "-o", str(extra / "o.md"), env=env)
+    assert code == 2 and "agent's folder" in err, err
     code, _, err = run("export", SESSION, "-f", "md", "-o", str(tmp_path / "beside" / "o.md"), env=env)
     assert code == 0 and (tmp_path / "beside" / "o.md").read_text().startswith("# "), err
 

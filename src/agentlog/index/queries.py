@@ -423,5 +423,6 @@ def agent_diagnostics(
 
 def stored_roots(conn: sqlite3.Connection) -> list[Path]:
     """Every ``--root`` folder a sync of this index was given, as real paths
-    (:func:`agentlog.index.sync.remember_roots`), sorted."""
-    return [Path(path) for (path,) in conn.execute("SELECT path FROM roots ORDER BY path")]
+    (:func:`agentlog.index.sync.remember_roots`), sorted; a damaged row (not text)
+    costs only itself."""
+    return [Path(path) for (path,) in conn.execute("SELECT path FROM roots WHERE typeof(path) = 'text' ORDER BY path")]
