@@ -313,6 +313,34 @@ def test_index_and_memory_give_the_same_board(tmp_path):
     assert len(indexed) == 4 and indexed == logged
 
 
+def test_a_board_refined_later_from_an_earlier_read_is_the_board_then(tmp_path):
+    """``watch`` redraws a quiet board from its last read of the index
+    (:func:`read_live`) refined by the clock alone: while no log changes that is
+    exactly the board read anew, here across the clock's status changes (a turn
+    going stale, a prompt waiting past its delay)."""
+    from agentlog.index import db
+    from agentlog.service.status import board, live_status, read_live
+
+    home = Home(tmp_path)
+    for name in ("claude_code", "codex", "kimi", "cline"):
+        for step in SCRIPTS[name](home.home, home.cwd).steps[:4]:
+            step.write()
+    home.run("index")
+    read_at = datetime.now(UTC)
+    conn = db.connect(home.index, readonly=True)
+    try:
+        read = read_live(conn, now=read_at)
+        seen = set()
+        for later in (timedelta(0), PROMPT_AFTER * 2, timedelta(minutes=30), timedelta(hours=3)):
+            now = read_at + later
+            again = live_status(conn, now=now, procs=None)
+            assert board(read.sessions, read.turns, read.writes, now, None) == again
+            seen |= {r.status for r in again}
+    finally:
+        conn.close()
+    assert len(again) == 4 and len(seen) >= 2, seen
+
+
 def test_watch_board_opens_a_tail_and_exits_on_ctrl_c(tmp_path):
     """``watch`` on a terminal (a pseudo-terminal here): the board, a row number +
     Enter opens that session's tail, Ctrl-C goes back to the board, Ctrl-C again

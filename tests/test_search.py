@@ -335,6 +335,20 @@ def test_a_search_past_its_time_limit_or_cancelled_stops(conn, monkeypatch):
     assert ids(search(conn, "claude", budget=Budget(cancelled=lambda: False))) == CLAUDE_WORD
 
 
+def test_a_search_past_its_time_limit_exits_1_with_its_hint(index, monkeypatch):
+    """A stopped search is no bad argument (exit 2): it exits 1 with one line that
+    says why and what to do."""
+    from functools import partial
+
+    monkeypatch.setattr(search_module, "PROGRESS_STEPS", 1)
+    monkeypatch.setattr(search_module, "Budget", partial(Budget, seconds=0))
+    code, out, err = cli(index, "claude")
+    assert (code, out) == (1, "")
+    assert err.strip().splitlines() == [
+        "agentlog: the search took longer than 0 s; search for rarer or fewer words, or narrow it with --agent/--since"
+    ]
+
+
 def test_a_closed_client_connection_is_seen(index, monkeypatch):
     from agentlog.web.app import client_gone
 

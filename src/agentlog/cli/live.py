@@ -10,9 +10,9 @@ import sqlite3
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import click
 import msgspec
@@ -39,6 +39,13 @@ REDRAW = 10.0
 clock's statuses: a permission prompt, a stale turn)."""
 PROCS_EVERY = 120.0
 """Seconds between reads of ``/proc`` by ``watch`` and ``tail`` when no log changes."""
+REREAD = 60.0
+"""Seconds between ``watch``'s reads of the index when no log changes: a redraw in
+between refines the last read by the clock alone (:func:`~agentlog.service.status.board`),
+so a quiet board costs no query (#17 part 7); a session leaves the default span up
+to this late."""
+
+T = TypeVar("T")
 
 
 def _filter(agent: str | None, project: str | None, since: str | None) -> SessionFilter:
@@ -57,20 +64,26 @@ def _follower(app: App) -> Follower | None:
     return follower
 
 
-class _Procs:
+class _Kept(Generic[T]):
+    """What ``read()`` gives, read again at most every ``every`` seconds unless a
+    log changed."""
+
+    def __init__(self, read: Callable[[], T], every: float) -> None:
+        self.read, self.every = read, every
+        self.kept: tuple[T, float] | None = None  # the value, when it was read
+
+    def get(self, changed: bool) -> T:
+        if self.kept is None or changed or time.monotonic() - self.kept[1] > self.every:
+            self.kept = self.read(), time.monotonic()
+        return self.kept[0]
+
+
+def _procs() -> _Kept[ProcessTable | None]:
     """The process table, read again at most every :data:`PROCS_EVERY` seconds
     unless a log changed."""
+    from agentlog.live.procs import scan
 
-    def __init__(self) -> None:
-        self.read_at = 0.0
-        self.table: ProcessTable | None = None
-
-    def get(self, changed: bool) -> ProcessTable | None:
-        from agentlog.live.procs import scan
-
-        if changed or time.monotonic() - self.read_at > PROCS_EVERY:
-            self.table, self.read_at = scan(), time.monotonic()
-        return self.table
+    return _Kept(lambda: scan(), PROCS_EVERY)
 
 
 since_option = click.option(
@@ -157,7 +170,7 @@ def _live_index(app: App) -> Iterator[tuple[sqlite3.Connection, Follower | None]
 
 def _follow(app: App, conn: sqlite3.Connection, follow: SessionTail, follower: Follower | None, as_json: bool) -> None:
     """Print ``follow``'s events as they come, until Ctrl-C (``KeyboardInterrupt``)."""
-    procs = _Procs()
+    procs = _procs()
     version, changed = follower.version if follower else 0, True
     encode = msgspec.json.Encoder().encode
     while True:
@@ -225,9 +238,10 @@ def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where:
     from rich.live import Live
 
     from agentlog.cli.board import board_table
-    from agentlog.service.status import flatten, live_status
+    from agentlog.service.status import board, flatten, read_live
 
-    procs = _Procs()
+    procs = _procs()
+    reads = _Kept(lambda: read_live(conn, where), REREAD)
     console = app.console
     numbered: list[str] = []
     typed: queue.Queue[str] = queue.Queue()
@@ -244,9 +258,9 @@ def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where:
         from rich.console import Group
         from rich.text import Text
 
-        rows = live_status(conn, where, procs=procs.get(changed))
+        read, now = reads.get(changed), datetime.now(UTC)
+        rows = board(read.sessions, read.turns, read.writes, now, procs.get(changed))
         numbered[:] = [r.key for r in flatten(rows)]
-        now = datetime.now(UTC)
         mode = follower.mode if follower else "no sync"
         hint = " · a row number + Enter: its tail" if keys else ""
         head = Text.from_markup(

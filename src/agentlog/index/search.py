@@ -62,7 +62,7 @@ _GROUP_ORDER = {"rank": "score, newest DESC"}
 class SearchStopped(AgentlogError):
     """A search that ran out of time or whose client went away."""
 
-    exit_code = 2
+    exit_code = 1
 
 
 class Hit(msgspec.Struct, kw_only=True):

@@ -14,7 +14,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
@@ -271,6 +271,38 @@ def _where(where: SessionFilter | None, now: datetime) -> SessionFilter:
     return msgspec.structs.replace(base, span=span, include_children=True)
 
 
+class LiveRead(NamedTuple):
+    """What the board reads from the index (:func:`read_live`): the sessions'
+    headers, each one's current turn (key → :class:`TurnUsage`) and its source's
+    last write (key → UTC time, ``None`` when unknown)."""
+
+    sessions: list[Session]
+    turns: dict[str, TurnUsage]
+    writes: dict[str, datetime | None]
+
+
+def read_live(
+    conn: sqlite3.Connection, where: SessionFilter | None = None, *, now: datetime | None = None, costs: bool = True
+) -> LiveRead:
+    """The index's part of :func:`live_status`: the sessions ``where`` keeps at
+    ``now`` (its default span: :data:`DEFAULT_SINCE`), their turns (priced when
+    ``costs``) and last writes; :func:`board` of it at any later time is the
+    board then, as long as no log changed.  Raises ``sqlite3.Error`` only for a
+    damaged index."""
+    from agentlog.index import queries
+    from agentlog.index.live import last_messages, source_paths
+
+    found = queries.list_sessions(conn, _where(where, now or datetime.now(UTC)), include_empty=True)
+    paths = source_paths(conn, [s.key for s in found])
+    prices = None
+    if costs:
+        from agentlog.service.usage import pricer
+
+        prices = pricer(conn)
+    turns = {s.key: turn_usage(s, turn_messages(last_messages(conn, s.key, TAIL)), prices) for s in found}
+    return LiveRead(found, turns, {k: last_write(p) for k, p in paths.items()})
+
+
 def live_status(
     conn: sqlite3.Connection,
     where: SessionFilter | None = None,
@@ -283,27 +315,17 @@ def live_status(
     """The board read from the index at ``conn``: the sessions ``where`` keeps
     (:class:`agentlog.query.SessionFilter`; its ``span`` defaults to the last
     :data:`DEFAULT_SINCE`; subagents always included, nested under their parent)
-    as :class:`LiveSession` rows, ``needs_you`` first (:data:`STATUS_ORDER`).
+    as :class:`LiveSession` rows, ``needs_you`` first (:data:`STATUS_ORDER`):
+    :func:`board` of :func:`read_live`.
 
     ``now`` defaults to the current time; ``procs`` is a process table, ``True``
     to read ``/proc`` (:func:`agentlog.live.procs.scan`) or ``None``/``False`` for
     unknown liveness; ``costs`` prices the current turn; titles and evidence
     with secrets replaced unless not ``redact_secrets``.  Raises
     ``sqlite3.Error`` only for a damaged index."""
-    from agentlog.index import queries
-    from agentlog.index.live import last_messages, source_paths
-
     now = now or datetime.now(UTC)
-    found = queries.list_sessions(conn, _where(where, now), include_empty=True)
-    paths = source_paths(conn, [s.key for s in found])
-    prices = None
-    if costs:
-        from agentlog.service.usage import pricer
-
-        prices = pricer(conn)
-    turns = {s.key: turn_usage(s, turn_messages(last_messages(conn, s.key, TAIL)), prices) for s in found}
-    writes = {k: last_write(p) for k, p in paths.items()}
-    return board(found, turns, writes, now, _procs(procs), redact_secrets)
+    read = read_live(conn, where, now=now, costs=costs)
+    return board(read.sessions, read.turns, read.writes, now, _procs(procs), redact_secrets)
 
 
 def logged_live_status(
