@@ -10,13 +10,22 @@ import sqlite3
 import pytest
 
 from agentlog.adapters import all_adapters
+from agentlog.index import fts
 from agentlog.index.db import connect
-from agentlog.index.fts import EMOJI_BASE, index_text, query_phrases, stored_text, translate, words
+from agentlog.index.fts import (
+    EMOJI_BASE,
+    index_text,
+    query_phrases,
+    stored_text,
+    translate,
+    visible_text,
+    words,
+)
 from agentlog.index.schema import MIGRATIONS
 from agentlog.index.search import MARK_END, MARK_START, search
 from agentlog.index.snippets import snippet
 from agentlog.index.sync import sync
-from search_home import write_home
+from search_home import write_home, write_prompts
 from test_index import index_sessions, memory_sessions
 
 ROCKET = chr(EMOJI_BASE + 0xF680)
@@ -169,6 +178,47 @@ def test_an_index_of_the_schema_before_is_migrated(home, tmp_path):
     sync(conn, all_adapters(), {"HOME": str(home)}, home, full=True)  # every part deleted and written again
     conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
     assert index_sessions(conn) == want == memory_sessions(home)
+
+
+COLOURED = "build \x1b[1;31mFAILED\x1b[0m in \x1b]8;;https://ci.example/7\x1b\\job7\x1b]8;;\x1b\\ at step\x1b7x\x1b8"
+"""A coloured line of tool output: SGR colours, an OSC 8 hyperlink, ``ESC 7``/``ESC 8``."""
+
+
+def test_the_index_and_snippets_read_the_text_a_terminal_shows():
+    assert visible_text(COLOURED) == "build FAILED in job7 at stepx"
+    assert index_text(COLOURED) == "build FAILED in job7 at stepx"
+    assert visible_text("lone \x1b and [31m") == "lone \x1b and [31m"  # no sequence: kept
+    assert visible_text(text := "no escape") is text
+    assert snippet(COLOURED, ("failed",), "[", "]") == "build [FAILED] in job7 at stepx"
+
+
+def test_coloured_output_indexed_before_escapes_were_left_out_is_found_after_the_migration(tmp_path, monkeypatch):
+    """An index built when ``\x1b[1;31mFAILED`` was the word ``31mFAILED`` is rebuilt
+    by its migration: the word is found, marked, and the index stays consistent as
+    its parts are deleted and written again."""
+    home = write_prompts(tmp_path / "home", [("m_coloured", COLOURED), ("m_plain", "nothing failed here")])
+    path = tmp_path / "index.sqlite"
+    with monkeypatch.context() as before:
+        before.setattr(fts, "visible_text", lambda text: text)  # the rule before the migration
+        conn = connect(path)
+        sync(conn, all_adapters(), {"HOME": str(home)}, home)
+        assert {h.message_id for h in search(conn, "failed").hits} == {"m_plain"}
+        assert {h.message_id for h in search(conn, "31mFAILED").hits} == {"m_coloured"}
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+        conn.close()
+    conn = connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    hits = {h.message_id: h.snippet for h in search(conn, "failed").hits}
+    assert hits == {
+        "m_coloured": f"build {MARK_START}FAILED{MARK_END} in job7 at stepx",
+        "m_plain": f"nothing {MARK_START}failed{MARK_END} here",
+    }
+    assert search(conn, "31mFAILED").hits == []
+    assert {h.message_id for h in search(conn, "job7").hits} == {"m_coloured"}
+    conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home, full=True)  # every part deleted and written again
+    conn.execute("INSERT INTO parts_fts (parts_fts, rank) VALUES ('integrity-check', 1)")
+    assert {h.message_id for h in search(conn, "failed").hits} == {"m_coloured", "m_plain"}
 
 
 def test_a_tool_result_is_stored_once_and_read_back_whole(tmp_path):

@@ -131,12 +131,26 @@ def indexed_head(text: str) -> str:
     return text[: space + 1 if space >= 0 else INDEXED_CHARS]
 
 
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[0-~])")
+"""A terminal escape sequence (ECMA-48): a CSI (``ESC [`` … final byte: colours,
+``\x1b[31m``; cursor moves), an OSC (``ESC ]`` … BEL or ST: titles, hyperlinks) or
+a two-character escape (``ESC 7``, ``ESC c``)."""
+
+
+def visible_text(text: str) -> str:
+    """``text`` without its terminal escape sequences (:data:`_ESCAPE`): the text a
+    terminal shows of coloured tool output, so ``\x1b[31mred\x1b[0m`` is the word
+    ``red`` (not ``31mred``) to the index and to snippets.  ``text`` itself when it
+    holds no ESC."""
+    return _ESCAPE.sub("", text) if "\x1b" in text else text
+
+
 def index_text(text: str) -> str:
-    """``text`` (its :func:`indexed_head`) as the full-text index reads it (see the
-    module docstring): each run of an unspaced script as its pairs and last
-    character, each emoji as one word; the text itself when it has neither (any
-    ASCII text)."""
-    text = indexed_head(text)
+    """``text`` (its :func:`indexed_head`, :func:`visible_text`) as the full-text
+    index reads it (see the module docstring): each run of an unspaced script as
+    its pairs and last character, each emoji as one word; the text itself when it
+    has neither (any ASCII text)."""
+    text = visible_text(indexed_head(text))
     if text.isascii() or not SPECIAL_ANY.search(text):
         return text
     return _SPECIAL.sub(_index_piece, text)

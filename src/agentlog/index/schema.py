@@ -486,5 +486,11 @@ MIGRATIONS: list[str] = [
     """
     CREATE TABLE IF NOT EXISTS roots (path TEXT PRIMARY KEY);
     """,
+    # fts: the search text is what a terminal shows (agentlog.index.fts.visible_text: no
+    # escape sequences, so coloured output's ``\x1b[31mred`` is the word ``red``); the
+    # full-text index is rebuilt from its content, read by the new rule
+    """
+    INSERT INTO parts_fts (parts_fts) VALUES ('rebuild');
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

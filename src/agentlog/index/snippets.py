@@ -17,7 +17,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from agentlog.index.fts import SPECIAL_ANY
+from agentlog.index.fts import SPECIAL_ANY, visible_text
 
 BEFORE_WORDS = 4
 """Words shown before the first mark."""
@@ -84,7 +84,9 @@ def snippet(text: str, terms: tuple[str, ...], start: str, end: str) -> str:
     """A few words of ``text`` (at most :data:`WORDS` words and :data:`MAX_CHARS`
     characters) around the place where most of ``terms`` occur, each occurrence
     between ``start`` and ``end``; ``…`` where text is left out.  The first words
-    when no term occurs."""
+    when no term occurs.  Cut from :func:`~agentlog.index.fts.visible_text`, as the
+    index reads it."""
+    text = visible_text(text)
     found = _matches(text, terms)
     if not found and not text.isascii():
         found = _matches(_fold(text), terms)
