@@ -156,3 +156,24 @@ def test_doctor_on_a_sound_index_says_which_rows_it_read(tmp_path):
         "2 sessions, 2 session headers); PRAGMA quick_check: ok"
     )
     assert out.splitlines()[-1] == line
+
+
+def test_doctor_names_the_root_folders_an_earlier_sync_was_given(tmp_path):
+    """A ``--root`` folder stays synced without the flag (the index remembers it):
+    ``doctor`` says which, in the text and in ``--json`` (real paths)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    logs = tmp_path / "logs"
+    (logs / "-p").mkdir(parents=True)
+    shutil.copy(sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0], logs / "-p" / "s.jsonl")
+    (tmp_path / "link").symlink_to(logs)
+    index = tmp_path / "index.sqlite"
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    assert (code, json.loads(out)["remembered_roots"]) == (0, [])
+    assert run(home, "--index", str(index), "--root", str(tmp_path / "link"), "index")[0] == 0
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    report = json.loads(out)
+    assert (code, report["remembered_roots"]) == (0, [str(logs)])
+    assert [(a["agent"], a["sessions"]) for a in report["agents"]] == [("claude_code", 1)]
+    code, out, _ = run(home, "--index", str(index), "doctor")
+    assert code == 0 and f"--root folders of earlier syncs, kept synced (read-only): {logs}\n" in out

@@ -83,6 +83,10 @@ class DoctorReport(msgspec.Struct, kw_only=True):
     synced where no agent's logs were), whatever the logs hold now."""
     roots: list[RootsRead] = msgspec.field(default_factory=list)
     """The places a sync reads, those that exist (of ``agent`` when one is given)."""
+    remembered_roots: list[str] = msgspec.field(default_factory=list)
+    """The ``--root`` folders earlier syncs of this index were given (real paths,
+    :func:`agentlog.index.queries.stored_roots`): their logs stay synced, and
+    read-only, without the flag."""
     rows: RowCheck | None = None
     """The stored rows read back (:func:`agentlog.index.damage.check_rows`), of every agent."""
 
@@ -96,6 +100,7 @@ class DoctorReport(msgspec.Struct, kw_only=True):
             "retention": self.retention,
             "synced": self.synced,
             "roots": self.roots,
+            "remembered_roots": self.remembered_roots,
             "rows": self.rows,
         }
 
@@ -145,6 +150,7 @@ def doctor(
         else [],
         synced=synced_now or not never_synced(conn),
         roots=roots_read(found, agent, scanned(home) if home else ()),
+        remembered_roots=[str(p) for p in queries.stored_roots(conn)],
         rows=check_rows(conn, None if deep else SAMPLE_PARTS),
     )
 
