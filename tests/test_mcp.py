@@ -155,6 +155,34 @@ def test_get_messages_pages_cuts_and_filters_roles(call):
     assert PAGE_CHARS == 100_000
 
 
+def test_the_session_overview_reads_the_processes_once_and_equals_its_parts(call, monkeypatch):
+    """``get_session_overview`` is one service call (:func:`session_overview`):
+    ``/proc`` is read once for every status it gives, and its header, messages and
+    subagents are those of :func:`message_slice` and :func:`subagents`."""
+    from agentlog.live import procs
+    from agentlog.service.costed import with_costs
+    from agentlog.service.transcript import message_slice, session_overview, subagents
+
+    call("get_session_overview", {"session_id": "de70c1a0"})  # the demo index synced
+    home = Home.of(os.environ, (), demo=True)
+    conn = db.connect(db.default_path(home.env, demo=True), readonly=True)
+    scans = []
+    real = procs.scan
+    monkeypatch.setattr(procs, "scan", lambda: scans.append(1) or real())
+    try:
+        seen = session_overview(conn, "de70c1a0", last=3, scanned=20, children=20)
+        assert len(scans) == 1
+        first = message_slice(conn, "de70c1a0", 0, 20)
+        tail = message_slice(conn, WEATHER, first.total - 3, 3)
+        assert seen.header == with_costs(conn, [first.header])[0]
+        assert seen.opening == (0, first.messages[0]) and first.messages[0].role == "user"
+        assert seen.last == [(tail.offset + i, m) for i, m in enumerate(tail.messages)]
+        assert seen.total == first.total == 11
+        assert seen.subagents == with_costs(conn, subagents(conn, WEATHER)) and seen.subagents[0].key == REVIEW
+    finally:
+        conn.close()
+
+
 def test_overview_search_and_file_tools_give_exact_values(call):
     _, overview = call("get_session_overview", {"session_id": "de70c1a0"})
     assert overview["session"]["name"] == "weather: fix daily_mean rounding"

@@ -246,17 +246,11 @@ def build_server(index: Index) -> MCPServer:
             ),
         ],
     ) -> dict[str, Any]:
-        from agentlog.service.costed import with_costs
-        from agentlog.service.summaries import latest_summary
-        from agentlog.service.transcript import message_slice, subagents
+        from agentlog.service.transcript import session_overview
 
         def work() -> dict[str, Any]:
-            conn = index.conn()
-            first = message_slice(conn, session_id, 0, 20)
-            header = with_costs(conn, [first.header])[0]
-            tail = message_slice(conn, header.key, max(first.total - 3, 0), 3)
-            opening = next((i for i, m in enumerate(first.messages) if m.role == "user"), None)
-            children = subagents(conn, header.key)
+            seen = session_overview(index.conn(), session_id, last=3, scanned=20, children=20)
+            header = seen.header
             return {
                 "session": session_row(header),
                 "resume_command": header.resume_command,
@@ -270,16 +264,12 @@ def build_server(index: Index) -> MCPServer:
                     "cost_usd": header.usage.cost_usd,
                     "cost_source": header.usage.cost_source,
                 },
-                "subagents": [session_row(c) for c in with_costs(conn, children[:20])],
-                "first_message": None
-                if opening is None
-                else message_row(opening, first.messages[opening], PREVIEW_CHARS),
-                "last_messages": [
-                    message_row(tail.offset + i, m, PREVIEW_CHARS) for i, m in enumerate(tail.messages)
-                ],
-                "message_count": first.total,
+                "subagents": [session_row(c) for c in seen.subagents],
+                "first_message": None if seen.opening is None else message_row(*seen.opening, PREVIEW_CHARS),
+                "last_messages": [message_row(i, m, PREVIEW_CHARS) for i, m in seen.last],
+                "message_count": seen.total,
                 "summary": None
-                if (kept := latest_summary(conn, header.key)) is None
+                if (kept := seen.summary) is None
                 else {
                     "model": kept.model,
                     "created_at": stamp(kept.created_at),

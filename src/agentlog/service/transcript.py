@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from agentlog.export.redaction import redact_header, redact_message
-from agentlog.index import queries
+from agentlog.index import queries, summaries
+from agentlog.index.summaries import StoredSummary
 from agentlog.model import Message, Session
 from agentlog.service.export import stream_messages
 from agentlog.service.status import refine_sessions
@@ -50,6 +51,48 @@ def subagents(conn: sqlite3.Connection, key: str) -> list[Session]:
     """The direct subagents and forks of session ``key`` (headers with their board
     status, :func:`agentlog.service.status.refine_sessions`), oldest first."""
     return refine_sessions(conn, queries.children(conn, key))
+
+
+@dataclass
+class SessionOverview:
+    """One session at a glance (:func:`session_overview`): its header (board
+    status, ``usage.cost_usd`` in USD), its first user message with its ordinal,
+    its last messages with theirs, how many messages it shows, its first
+    subagents (each costed) and the newest summary kept of it."""
+
+    header: Session
+    opening: tuple[int, Message] | None
+    last: list[tuple[int, Message]]
+    total: int
+    subagents: list[Session]
+    summary: StoredSummary | None
+
+
+def session_overview(
+    conn: sqlite3.Connection, ref: str, *, last: int = 3, scanned: int = 20, children: int = 20
+) -> SessionOverview:
+    """The overview of the session ``ref`` names (as :func:`message_slice`): its
+    first user message among its first ``scanned``, its ``last`` messages, its
+    first ``children`` subagents, the processes read once for every status.
+    Raises :class:`~agentlog.errors.NotFound` when no session or several match."""
+    from agentlog.live.procs import scan
+    from agentlog.service.costed import with_costs
+
+    key = queries.resolve_key(conn, ref)
+    procs = scan()
+    (header,) = with_costs(conn, refine_sessions(conn, queries.list_sessions_by_keys(conn, [key]), procs=procs))
+    first, total = queries.message_page(conn, key, 0, scanned)
+    start = max(total - last, 0)
+    tail, _ = queries.message_page(conn, key, start, last)
+    kids = refine_sessions(conn, queries.children(conn, key)[:children], procs=procs)
+    return SessionOverview(
+        header=header,
+        opening=next(((i, m) for i, m in enumerate(first) if m.role == "user"), None),
+        last=[(start + i, m) for i, m in enumerate(tail)],
+        total=total,
+        subagents=with_costs(conn, kids),
+        summary=summaries.latest(conn, key),
+    )
 
 
 def streamed_session(
