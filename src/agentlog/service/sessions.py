@@ -49,12 +49,21 @@ def list_sessions(
     if where.status is None:
         selected = refine_sessions(conn, queries.list_sessions(conn, where, limit=limit))
     else:
-        everything = refine_sessions(conn, queries.list_sessions(conn, msgspec.structs.replace(where, status=None)))
-        selected = [s for s in everything if s.status == where.status][:limit]
+        every = queries.list_sessions(conn, msgspec.structs.replace(where, status=None))
+        selected = with_status(conn, every, where.status)[:limit]
     if redact_secrets:
         selected = [redact_header(s) for s in selected]
     indexed = bool(selected) or bool(queries.list_sessions(conn, limit=1))
     return SessionList(selected, queries.child_counts(conn), queries.source_problems(conn)[0], indexed)
+
+
+def with_status(conn: sqlite3.Connection, sessions: list[Session], status: str) -> list[Session]:
+    """The ``sessions`` (headers read from the index, every one a filter keeps
+    whatever its status) whose board status
+    (:func:`~agentlog.service.status.refine_sessions`) is ``status``, in order:
+    a listing's ``--status``, matched against what the board shows, not the stored
+    log status."""
+    return [s for s in refine_sessions(conn, sessions) if s.status == status]
 
 
 @dataclass
@@ -91,8 +100,7 @@ def page_sessions(
         refine_sessions(conn, found.sessions)
         return found
     everything = _stored_page(conn, msgspec.structs.replace(where, status=None), order, 0, SQL_INT_MAX)
-    refine_sessions(conn, everything.sessions)
-    kept = [s for s in everything.sessions if s.status == where.status]
+    kept = with_status(conn, everything.sessions, where.status)
     rows = kept[offset : offset + limit]
     return SessionPage(
         rows, len(kept), everything.children, {s.key: everything.costs[s.key] for s in rows if s.key in everything.costs}
