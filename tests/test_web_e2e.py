@@ -234,3 +234,27 @@ def test_a_transcript_opened_from_a_search_marks_cjk_and_emoji_inside_words(page
         anchor = page.url.rsplit("#", 1)[1]
         marks[query] = page.locator(f"li#{anchor} mark").all_text_contents()
     assert marks == {"アップデート": ["アップデート"], "🚀": ["🚀"], "pages": ["pages"]}
+
+
+@pytest.fixture(scope="module")
+def accented_url(tmp_path_factory):
+    from search_home import write_prompts
+
+    base = tmp_path_factory.mktemp("e2e-accented")
+    prompts = [("m_cafe", "meet at the Café Zoë, then the cafe"), ("m_other", "nothing to see")]
+    yield from serve(build_index(base / "index.sqlite", write_prompts(base / "home", prompts)))
+
+
+def test_a_transcript_opened_from_a_search_marks_words_written_with_diacritics(page, accented_url):
+    """The index ignores diacritics (``remove_diacritics``): ``zoe`` finds ``Zoë``,
+    and app.js marks it in the opened message as the snippet does; a text where the
+    word occurs as typed is marked there only."""
+    marks = {}
+    for query in ("zoe", "cafe"):
+        page.goto(accented_url + "/search?q=" + query)
+        snippet = page.locator("ol.hits mark").all_text_contents()
+        page.locator("a.hit-title").first.click()
+        page.wait_for_url("**/session?key=claude_code:delta**#m*")
+        anchor = page.url.rsplit("#", 1)[1]
+        marks[query] = (snippet, page.locator(f"li#{anchor} mark").all_text_contents())
+    assert marks == {"zoe": (["Zoë"], ["Zoë"]), "cafe": (["cafe"], ["cafe"])}

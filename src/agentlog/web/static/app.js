@@ -21,8 +21,11 @@ document.addEventListener("click", (event) => {
 // A transcript opened from a search (?hl=word prefix* …): its words marked where
 // they occur as words (the search's own rule: letters and digits, any case); a
 // run of Chinese, Japanese or Korean, or an emoji, wherever it occurs
-// (agentlog.index.fts indexes those as substrings).
+// (agentlog.index.fts indexes those as substrings).  A text where no word occurs
+// is looked at again without its diacritics, one character for one (the index's
+// remove_diacritics; agentlog.index.snippets._fold), so "cafe" marks "Café".
 (() => {
+  const fold = (text) => text.replace(/[^\u0000-\u007f]/g, (c) => c.normalize("NFD")[0]);
   const unspaced = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Extended_Pictographic}]/u;
   const words = (new URLSearchParams(location.search).get("hl") || "")
     .split(/\s+/).filter(Boolean)
@@ -38,14 +41,19 @@ document.addEventListener("click", (event) => {
   while (walker.nextNode()) nodes.push(walker.currentNode);
   for (const node of nodes) {
     const text = node.nodeValue;
+    let source = text;
     pattern.lastIndex = 0;
-    if (!pattern.test(text)) continue;
+    if (!pattern.test(text)) {
+      source = fold(text);
+      pattern.lastIndex = 0;
+      if (source === text || !pattern.test(source)) continue;
+    }
     const fragment = document.createDocumentFragment();
     let last = 0;
-    text.replace(pattern, (match, _word, offset) => {
+    source.replace(pattern, (match, _word, offset) => {
       fragment.append(text.slice(last, offset));
       const mark = document.createElement("mark");
-      mark.textContent = match;
+      mark.textContent = text.slice(offset, offset + match.length);
       fragment.append(mark);
       last = offset + match.length;
       return match;
