@@ -165,20 +165,24 @@ def latencies(env: dict[str, str], home: Path, cwd: Path, runs: int, files: int)
 
 def idles(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:
     """Idle CPU of serve and watch (and of another checkout's serve, agentsview's),
-    each after its start-up syncs (``settle`` seconds), on its own index."""
+    each after its start-up syncs (``settle`` seconds), on its own index, which an
+    ``agentlog index`` builds first: a server's start-up sync then only checks the
+    logs, so a slow first build under load is never counted as idle."""
     settle = args.settle
     runs = [
-        ("serve (this checkout)", [*agentlog(None), "serve", "--port", "0"], env),
-        ("watch (this checkout)", [*agentlog(None), "watch"], env),
+        ("serve (this checkout)", agentlog(None), ["serve", "--port", "0"], env),
+        ("watch (this checkout)", agentlog(None), ["watch"], env),
     ]
     if args.before_src:
         before = {**env, "AGENTLOG_INDEX": str(tmp / "before.sqlite")}
-        runs.append((f"serve (before: {args.before_src})", [*agentlog(args.before_src), "serve", "--port", "0"], before))
+        runs.append((f"serve (before: {args.before_src})", agentlog(args.before_src), ["serve", "--port", "0"], before))
+    for _, program, _, run_env in runs:
+        subprocess.run([*program, "index"], env=run_env, check=True, capture_output=True)
     if args.agentsview:
         av_env = {**env, "AGENTSVIEW_DATA_DIR": str(tmp / "av")}
-        runs.append(("agentsview serve", [args.agentsview, "serve", "--port", "0", "--no-browser", "--no-update-check"], av_env))
-    for name, cmd, run_env in runs:
-        used = idle(cmd, run_env, args.idle, settle, tmp / "out.txt")
+        runs.append(("agentsview serve", [args.agentsview], ["serve", "--port", "0", "--no-browser", "--no-update-check"], av_env))
+    for name, program, command, run_env in runs:
+        used = idle([*program, *command], run_env, args.idle, settle, tmp / "out.txt")
         print(f"idle {name}: {used:.3f}% of a core over {args.idle:.0f} s", flush=True)
 
 
