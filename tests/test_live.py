@@ -291,6 +291,16 @@ def test_an_unknown_changed_file_is_ignored_after_one_whole_sync(tmp_path):
     assert follower.ignored == {str(noise)}
 
 
+def mid_turn_home(tmp_path: Path) -> Home:
+    """A home of four agents' sessions, each four records into a turn, indexed."""
+    home = Home(tmp_path)
+    for name in ("claude_code", "codex", "kimi", "cline"):
+        for step in SCRIPTS[name](home.home, home.cwd).steps[:4]:
+            step.write()
+    home.run("index")
+    return home
+
+
 def test_index_and_memory_give_the_same_board(tmp_path):
     """The board read from the index equals the board read from the logs (the same
     rules on both paths), for a Claude session in the middle of a turn."""
@@ -298,11 +308,7 @@ def test_index_and_memory_give_the_same_board(tmp_path):
     from agentlog.service.home import Home as LogHome
     from agentlog.service.status import live_status, logged_live_status
 
-    home = Home(tmp_path)
-    for name in ("claude_code", "codex", "kimi", "cline"):
-        for step in SCRIPTS[name](home.home, home.cwd).steps[:4]:
-            step.write()
-    home.run("index")
+    home = mid_turn_home(tmp_path)
     now = datetime.now(UTC)
     conn = db.connect(home.index, readonly=True)
     try:
@@ -321,11 +327,7 @@ def test_a_board_refined_later_from_an_earlier_read_is_the_board_then(tmp_path):
     from agentlog.index import db
     from agentlog.service.status import board, live_status, read_live
 
-    home = Home(tmp_path)
-    for name in ("claude_code", "codex", "kimi", "cline"):
-        for step in SCRIPTS[name](home.home, home.cwd).steps[:4]:
-            step.write()
-    home.run("index")
+    home = mid_turn_home(tmp_path)
     read_at = datetime.now(UTC)
     conn = db.connect(home.index, readonly=True)
     try:
