@@ -89,13 +89,40 @@ def test_read_commands_say_the_index_is_still_being_built(tmp_path):
         assert found.returncode == 0, found.stderr
         assert "still being built in the background" in found.stderr
         assert _sources(index) == stored  # read as it is: the build is the one writing
+        quick = _agentlog(home, index, "--no-sync", "usage", "daily", "--json", background="1")
+        assert quick.returncode == 0 and "still being built in the background" in quick.stderr
     finally:
         build.kill()
         build.wait()
-    assert not first_run.build_running(index)  # a marker whose process is gone counts for nothing
+    # a marker whose process is gone: the build was killed, the index holds part of the logs
+    assert first_run.build_state(index) == "interrupted" and not first_run.build_running(index)
+    for _ in range(2):  # said by each --no-sync command until a sync finishes the build
+        partial = _agentlog(home, index, "--no-sync", "sessions", "--json", background="1")
+        assert partial.returncode == 0 and " ".join(partial.stderr.split()) == (
+            "the index's first build was interrupted: what it holds so far is shown "
+            "(`agentlog index`, or any command without --no-sync, finishes it)"
+        )
     synced = _agentlog(home, index, "search", "the", "--json", background="1")
-    assert "being built" not in synced.stderr
+    assert "being built" not in synced.stderr and "interrupted" not in synced.stderr
     assert _sources(index) == stored + 1
+    assert first_run.build_state(index) is None  # the sync finished it: the marker is gone
+    after = _agentlog(home, index, "--no-sync", "sessions", "--json", background="1")
+    assert (after.returncode, after.stderr) == (0, "")
+
+
+def test_a_background_build_that_fails_leaves_its_marker(tmp_path):
+    """``index`` removes the marker of the build it is only once it has built the
+    index: a build that fails (here its index is a folder) leaves it, so the index
+    is known to be partial."""
+    home, index = _home(tmp_path), tmp_path / "index.sqlite"
+    index.mkdir()
+    marker = first_run.marker(index)
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "AGENTLOG_INDEX": str(index), first_run.MARKER_ENV: str(marker)}
+    build = subprocess.Popen([sys.executable, "-m", "agentlog", "index"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    marker.write_text(str(build.pid))
+    _, err = build.communicate(timeout=60)
+    assert build.returncode != 0 and err
+    assert marker.read_text() == str(build.pid) and first_run.build_state(index) == "interrupted"
 
 
 def test_the_background_build_runs_at_a_lower_priority(tmp_path, monkeypatch):

@@ -29,9 +29,12 @@ def open_index(
     synced starts that build instead of syncing (when
     :func:`~agentlog.service.first_run.wanted`): the caller reads the logs
     directly; either way ``SyncReport.building`` tells."""
+    from agentlog.service import first_run as background
+
     path, no_sync = app.index_path, app.no_sync
     reader = db.connect_current(path) if no_sync and not app.demo else None
     if reader is not None:  # nothing to write: works on an index you may only read
+        _say_partial(app, background.build_state(path))
         return reader, SyncReport()
     try:
         if app.demo:  # only a cache: rebuilt when another build left it (then synced all the same)
@@ -42,15 +45,12 @@ def open_index(
     except (sqlite3.Error, OSError) as exc:
         problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
         raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
+    state = background.build_state(path)
     if no_sync:
+        _say_partial(app, state)
         return conn, SyncReport()
-    from agentlog.service import first_run as background
-
-    if building == "read" and background.build_running(path):
-        app.err.print(
-            "[yellow]the index is still being built in the background (first run): "
-            "what it holds so far is shown[/yellow]"
-        )
+    if building == "read" and state == "running":
+        _say_partial(app, state)
         return conn, SyncReport(building=True)
     interactive = sys.stderr.isatty()
     if first_run and background.never_synced(conn) and background.wanted(app.env, interactive):
@@ -59,12 +59,29 @@ def open_index(
         first_run_note(app.env)
         return conn, SyncReport(building=True)
     try:
-        return conn, _sync(app, conn, full)
+        report = _sync(app, conn, full)
     except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
         problem = db.explain(exc, path)
         if problem is None:
             raise
         raise problem from None
+    if state == "interrupted":
+        background.clear_interrupted(path)  # this sync finished what the build left
+    return conn, report
+
+
+PARTIAL = {
+    "running": "the index is still being built in the background (first run): what it holds so far is shown",
+    "interrupted": "the index's first build was interrupted: what it holds so far is shown "
+    "(`agentlog index`, or any command without --no-sync, finishes it)",
+}
+"""What a command reading an index that holds only part of the logs says on stderr,
+by :func:`agentlog.service.first_run.build_state`."""
+
+
+def _say_partial(app: App, state: str | None) -> None:
+    if state is not None:
+        app.err.print(f"[yellow]{PARTIAL[state]}[/yellow]", soft_wrap=True)
 
 
 def first_run_note(env: dict[str, str]) -> None:

@@ -28,10 +28,8 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     """Bring the index up to date (every read command does this first)."""
     from agentlog.service.first_run import build_ended
 
-    try:
-        _, report = open_index(app, full=full, building="sync")
-    finally:
-        build_ended(app.env)
+    _, report = open_index(app, full=full, building="sync")
+    build_ended(app.env)  # only once built: a build that failed leaves its marker (the index is partial)
     if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
         raise db.damaged(app.index_path, "its tables are not this agentlog's")
     result = {

@@ -15,7 +15,9 @@ otherwise (``1``: always; ``0``: never): a script that runs ``usage`` and then
 ``search`` gets a complete index from the first command, as before.
 
 The build is marked by ``<index>.building`` holding its process id; it removes
-the file when it ends, and a file whose process is gone counts for nothing.
+the file when it has finished.  A file whose process is gone marks a build that
+was killed or failed: the index holds part of the logs, which ``--no-sync``
+commands say, until the next sync finishes it and removes the file.
 """
 
 from __future__ import annotations
@@ -54,12 +56,24 @@ def never_synced(conn: sqlite3.Connection) -> bool:
 def build_running(index_path: Path) -> bool:
     """Whether a background build of the index at ``index_path`` is under way:
     its marker names a process that is alive."""
+    return build_state(index_path) == "running"
+
+
+def build_state(index_path: Path) -> str | None:
+    """The background build of the index at ``index_path``: ``running`` (its
+    marker names a process that is alive), ``interrupted`` (a marker is left
+    whose process is gone: it was killed or failed, so the index holds only part
+    of the logs until a sync finishes it) or ``None`` (no marker)."""
     try:
         pid = int(marker(index_path).read_text().strip() or 0)
+    except FileNotFoundError:
+        return None
     except (OSError, ValueError):
-        return False
-    if pid <= 0:
-        return False
+        return "interrupted"
+    return "running" if pid > 0 and _alive(pid) else "interrupted"
+
+
+def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -67,6 +81,14 @@ def build_running(index_path: Path) -> bool:
     except PermissionError:  # alive, someone else's: not ours, but a process is there
         return True
     return not _zombie(pid)
+
+
+def clear_interrupted(index_path: Path) -> None:
+    """Remove the marker of an interrupted build (:func:`build_state`) once a sync
+    of the index has finished what it left."""
+    if build_state(index_path) == "interrupted":
+        with contextlib.suppress(OSError):
+            marker(index_path).unlink()
 
 
 def _zombie(pid: int) -> bool:
@@ -130,7 +152,9 @@ def _lower_priority() -> None:
 
 
 def build_ended(env: Mapping[str, str]) -> None:
-    """Remove the marker of the background build this process is (if it is one)."""
+    """Remove the marker of the background build this process is (if it is one),
+    once it has finished: a build that failed leaves it, so the index is known to
+    be partial (:func:`build_state`)."""
     path = env.get(MARKER_ENV)
     if path:
         try:
