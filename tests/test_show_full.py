@@ -30,15 +30,19 @@ TEXTS = [
 ]
 
 
-def whole(console: Console, text: str, full: bool, style: str = "") -> None:
-    """How ``--full`` printed a text before it was printed in pieces: whole, through rich."""
+def whole(console: Console, lines: list[str], text: str, full: bool, style: str = "") -> None:
+    """How ``--full`` printed a text before it was printed in pieces: whole, through
+    rich (after the message's lines before it)."""
+    render._flush(console, lines)
     console.print(Text(clean(text.strip(), markup=False), style=style), soft_wrap=True)
 
 
 def printed(how, text: str, style: str = "", colour: bool = False) -> str:
     out = io.StringIO()
     console = Console(file=out, width=100, highlight=False, color_system="truecolor" if colour else None)
-    how(console, text, True, style)
+    lines: list[str] = []
+    how(console, lines, text, True, style)
+    render._flush(console, lines)
     return out.getvalue()
 
 
@@ -75,3 +79,26 @@ def test_show_full_of_every_demo_session_is_what_it_was(monkeypatch):
         old = run(*args)
         monkeypatch.undo()
         assert new == old and new[0] == 0, new
+
+
+@pytest.mark.parametrize("colour", [False, True])
+def test_a_message_printed_at_once_is_what_its_lines_printed_one_by_one(monkeypatch, colour):
+    """``show`` prints each message's lines in one ``print`` (:func:`render._flush`):
+    for every demo session, in colour too, that is byte for byte what a print per
+    line printed."""
+    keys = [row["key"] for row in json.loads(run("--demo", "sessions", "--subagents", "--json")[1])]
+    env = {"FORCE_COLOR": "1", "COLUMNS": "90"} if colour else {}
+    for key in keys:
+        for flags in ((), ("--all", "--reasoning")):
+            args = ("--demo", "--no-sync", "show", key, *flags)
+            joined = run(*args, env=env)
+
+            def one_by_one(console: Console, lines: list[str]) -> None:
+                for line in lines:
+                    console.print(line)
+                lines.clear()
+
+            monkeypatch.setattr(render, "_flush", one_by_one)
+            separate = run(*args, env=env)
+            monkeypatch.undo()
+            assert joined == separate and joined[0] == 0 and ("\x1b[" in joined[1]) == colour
