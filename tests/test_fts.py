@@ -192,6 +192,18 @@ def test_the_index_and_snippets_read_the_text_a_terminal_shows():
     assert snippet(COLOURED, ("failed",), "[", "]") == "build [FAILED] in job7 at stepx"
 
 
+def test_a_texts_own_mark_characters_never_pass_for_marks(tmp_path):
+    """A log holding the snippet markers (``\x02``, ``\x03``) cannot make a highlight
+    of its own: they are put as the symbols ``clean`` shows, and only the match is
+    marked, in the index's snippets, the CLI's JSON and the viewer alike."""
+    assert snippet("a \x02fake\x03 and real", ("real",), "\x02", "\x03") == "a ␂fake␃ and \x02real\x03"
+    home = write_prompts(tmp_path / "home", [("m_spoof", "see \x02fake highlight\x03 then the real word")])
+    conn = connect(tmp_path / "index.sqlite")
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    (hit,) = search(conn, "real").hits
+    assert hit.snippet == f"…␂fake highlight␃ then the {MARK_START}real{MARK_END} word"
+
+
 def test_coloured_output_indexed_before_escapes_were_left_out_is_found_after_the_migration(tmp_path, monkeypatch):
     """An index built when ``\x1b[1;31mFAILED`` was the word ``31mFAILED`` is rebuilt
     by its migration: the word is found, marked, and the index stays consistent as

@@ -212,7 +212,10 @@ class Archive:
         ``by_session`` for each session's best hit; ``sort`` ``rank``,
         ``newest`` or ``oldest``.  Returns a :class:`agentlog.index.search.HitPage`
         (``hits``, ``total``, ``total_exact``: false when ``total`` is a lower
-        bound, :data:`agentlog.index.search.TOTAL_CAP`, ``note``).  Raises :class:`UsageError` for a bad
+        bound, :data:`agentlog.index.search.TOTAL_CAP`, ``note``); each hit's
+        ``snippet`` marks its matches between ``MARK_START`` and ``MARK_END``
+        (``\x02``, ``\x03``: the log's own are shown as ``␂``, ``␃``; the CLI's
+        JSON and MCP print ``«`` and ``»``).  Raises :class:`UsageError` for a bad
         query or filter, :class:`agentlog.index.search.SearchStopped` past its
         time limit."""
         from agentlog.index.search import SORTS

@@ -29,6 +29,12 @@ SUMMARY_KEYS = ("command", "cmd", "file_path", "path", "pattern", "url", "query"
 INPUT_CHARS = 160
 
 
+def shown_as(char: str) -> str:
+    """What :func:`clean` shows ``char`` as: its symbol (``\x02`` → ``␂``), or
+    ``char`` itself when it prints as written."""
+    return char.translate(_VISIBLE)
+
+
 def clean(text: str, one_line: bool = False, markup: bool = True) -> str:
     """Log text (a title, folder, model or tool name, a snippet, a path, an
     error) made safe to print on a terminal: C0 and C1 control characters shown

@@ -38,7 +38,7 @@ from agentlog.index.timeline import hit_keys, time_sorted
 from agentlog.query import FOLDER_CONTAINS_SQL, sql_functions
 
 MARK_START, MARK_END = "\x02", "\x03"
-"""Snippet highlight markers (control characters never found in logs)."""
+"""Snippet highlight markers: control characters a snippet holds only as its marks (the text's own are shown as symbols, :func:`agentlog.index.snippets.snippet`)."""
 
 SearchSort = Literal["rank", "newest", "oldest"]
 SORTS: tuple[str, ...] = get_args(SearchSort)

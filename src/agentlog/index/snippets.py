@@ -18,6 +18,7 @@ import unicodedata
 from functools import lru_cache
 
 from agentlog.index.fts import SPECIAL_ANY, visible_text
+from agentlog.present import shown_as
 
 BEFORE_WORDS = 4
 """Words shown before the first mark."""
@@ -85,8 +86,13 @@ def snippet(text: str, terms: tuple[str, ...], start: str, end: str) -> str:
     characters) around the place where most of ``terms`` occur, each occurrence
     between ``start`` and ``end``; ``…`` where text is left out.  The first words
     when no term occurs.  Cut from :func:`~agentlog.index.fts.visible_text`, as the
-    index reads it."""
+    index reads it; a ``start`` or ``end`` character the text holds itself is put
+    as :func:`~agentlog.present.clean` shows it (``␂``), so every mark is the
+    snippet's own."""
     text = visible_text(text)
+    for mark in (start, end):
+        if mark in text:
+            text = text.replace(mark, shown_as(mark))
     found = _matches(text, terms)
     if not found and not text.isascii():
         found = _matches(_fold(text), terms)
