@@ -336,8 +336,8 @@ def test_a_search_past_its_time_limit_or_cancelled_stops(conn, monkeypatch):
 
 
 def test_a_search_past_its_time_limit_exits_1_with_its_hint(index, monkeypatch):
-    """A stopped search is no bad argument (exit 2): it exits 1 with one line that
-    says why and what to do."""
+    """A stopped search is no bad argument (exit 2, HTTP 400): it exits 1 with one
+    line that says why and what to do; the viewer answers 503 with the search box."""
     from functools import partial
 
     monkeypatch.setattr(search_module, "PROGRESS_STEPS", 1)
@@ -347,6 +347,13 @@ def test_a_search_past_its_time_limit_exits_1_with_its_hint(index, monkeypatch):
     assert err.strip().splitlines() == [
         "agentlog: the search took longer than 0 s; search for rarer or fewer words, or narrow it with --agent/--since"
     ]
+    from agentlog.web import pages
+
+    monkeypatch.setattr(pages, "Budget", partial(Budget, seconds=0))
+    response = create_app(index).test_client().get("/search", query_string={"q": "claude"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 503 and "the search took longer than 0 s" in html  # not a bad request
+    assert '<input type="search" name="q" value="claude"' in html
 
 
 def test_a_closed_client_connection_is_seen(index, monkeypatch):

@@ -20,7 +20,7 @@ from werkzeug.wrappers import Response
 
 from agentlog.errors import AgentlogError, NotFound, UsageError
 from agentlog.index import queries
-from agentlog.index.search import SORTS, Budget, SearchSort
+from agentlog.index.search import SORTS, Budget, SearchSort, SearchStopped
 from agentlog.model import Session, SessionStatus
 from agentlog.present import compact
 from agentlog.query import SQL_INT_MAX, Span, parse_span, parse_zone, resolve_agent
@@ -247,13 +247,14 @@ def _record(line: str) -> Any:
 def search() -> tuple[str, int]:
     """Search hits, a page at a time (``page``), optionally one per session
     (``sessions=1``), sorted by ``sort``; ``fts=1`` reads ``q`` as FTS5 syntax.
-    A query that cannot run (too long, too slow) is said on this page, with the
-    search box kept (HTTP 400)."""
+    A query that cannot run is said on this page, with the search box kept: HTTP
+    400 for one it refuses (too long, too many words), 503 for one stopped at its
+    time limit."""
     query = _arg("q")
     page = _page_number()
     by_session = bool(_arg("sessions"))
     sort = _arg("sort") or "rank"
-    found, error = None, None
+    found, error, status = None, None, 200
     if query:
         where = search_filter(
             _arg("agent"),
@@ -283,8 +284,10 @@ def search() -> tuple[str, int]:
                 Budget(cancelled=client_gone()),
                 redact_secrets=_redacting(),
             )
+        except SearchStopped as exc:  # the query was fine: the server could not answer it in time
+            error, status = str(exc), 503
         except AgentlogError as exc:
-            error = str(exc)
+            error, status = str(exc), 400
     return render_template(
         "search.html",
         query=query or "",
@@ -297,7 +300,7 @@ def search() -> tuple[str, int]:
         sorts=SORTS,
         snippet=snippet,
         agents=queries.agent_counts(connection()),
-    ), 400 if error else 200
+    ), status
 
 
 @pages.get("/usage")
