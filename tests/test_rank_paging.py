@@ -284,7 +284,9 @@ def test_the_api_cursor_and_mcp_next_cursor_page_every_hit_and_session(index, ho
     "walk, ratio, walked, answered",
     [(64, 8, 3, 3), (64, 10**6, 27, 24), (1, 10**6, 27, 17), (0, 10**6, 27, 16), (64, 0, 0, 0)],
 )
-def test_the_newest_time_of_a_sessions_hits_is_that_of_its_newest_hit(conn, monkeypatch, walk, ratio, walked, answered):
+def test_the_newest_time_of_a_sessions_hits_is_that_of_its_newest_hit(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, walk: int, ratio: int, walked: int, answered: int
+) -> None:
     """:func:`agentlog.index.search.newest_times` (the time that orders sessions whose best
     hits tie in a grouped block) gives each group's newest hit time, ``None`` when none has
     one, whether read from the session's newest messages or looked up hit by hit: every
