@@ -278,3 +278,45 @@ def test_the_api_cursor_and_mcp_next_cursor_page_every_hit_and_session(index, ho
         return found
 
     assert anyio.run(call) == everyone
+
+
+@pytest.mark.parametrize(
+    "walk, ratio, walked, answered",
+    [(64, 8, 3, 3), (64, 10**6, 27, 24), (1, 10**6, 27, 17), (0, 10**6, 27, 16), (64, 0, 0, 0)],
+)
+def test_the_newest_time_of_a_sessions_hits_is_that_of_its_newest_hit(
+    conn: sqlite3.Connection, monkeypatch: pytest.MonkeyPatch, walk: int, ratio: int, walked: int, answered: int
+) -> None:
+    """:func:`agentlog.index.search.newest_times` (the time that orders sessions whose best
+    hits tie in a grouped block) gives each group's newest hit time, ``None`` when none has
+    one, whether read from the session's newest messages or looked up hit by hit: every
+    session's hits, its newest-written half and its oldest hit alone, walked up to many or
+    few parts (a walk stopping before a hit falls back to the look-up): ``walked`` groups
+    walked (the default: the three with hits close enough), ``answered`` by their walk
+    (all but s4's, whose messages have no time, when walked whole)."""
+    rows = conn.execute(
+        """SELECT parts_fts.rowid, m.session_key, m.timestamp FROM parts_fts JOIN parts p ON p.rowid = parts_fts.rowid
+        JOIN messages m ON m.rowid = p.message_rowid WHERE parts_fts MATCH '{text} : (rocket)' ORDER BY 1 DESC"""
+    ).fetchall()
+    hits: dict[tuple[int, str], list[int]] = {}
+    times = {rowid: ts for rowid, _, ts in rows}
+    for rowid, key, _ in rows:
+        hits.setdefault((0, key), []).append(rowid)
+    for key, rowids in list((key, r) for (_, key), r in hits.items()):
+        hits[(1, key)] = rowids[: max(1, len(rowids) // 2)]
+        hits[(2, key)] = rowids[-1:]
+    expected = {held: max((times[r] for r in rowids if times[r] is not None), default=None) for held, rowids in hits.items()}
+    assert expected[(0, "claude_code:s4")] is None and len({ts for ts in expected.values() if ts}) > 9
+    monkeypatch.setattr(search_module, "NEWEST_WALK", walk)
+    monkeypatch.setattr(search_module, "NEWEST_WALK_RATIO", ratio)
+    asked: list[tuple[str, bool]] = []  # each statement run and whether it found a row
+
+    def run(conn: sqlite3.Connection, sql: str, params: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        found = conn.execute(sql, params).fetchall()
+        asked.append((sql, bool(found)))
+        return found
+
+    assert search_module.newest_times(conn, run, hits) == expected
+    walks = [found for sql, found in asked if sql == search_module._NEWEST_WALK]
+    assert len(asked) == len(walks) + 1  # the groups no walk answered (s4's at least), looked up in one statement
+    assert (len(walks), sum(walks), len(hits)) == (walked, answered, 27)

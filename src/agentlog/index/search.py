@@ -30,7 +30,15 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import runs
 from agentlog.index.blocks import Block, First, Walked, firsts_of, flat, grouped, rank_order
 from agentlog.index.fts import Translation, fallback, stored_text, translate
-from agentlog.index.rank import COUNT_CAP, ESTIMATED_NOTE, Scored, Scores, ranges_scores, window_scores
+from agentlog.index.rank import (
+    COMPOUND,
+    COUNT_CAP,
+    ESTIMATED_NOTE,
+    Scored,
+    Scores,
+    ranges_scores,
+    window_scores,
+)
 from agentlog.index.snippets import snippet
 from agentlog.index.store import iso
 from agentlog.index.stored import row_decoder, stored_time
@@ -548,7 +556,7 @@ class _IndexBlocks:
     def firsts(self, parts: list[dict[int, str]], wanted: int) -> list[list[First]]:
         """Scored from ``parts_fts`` at once; a session's best hit is its best-scored one,
         keyed (time, message, part: :func:`rank_order`) only where several of its hits
-        share that score, and its newest time summed up in SQL (:data:`_NEWEST`) only
+        share that score, and its newest time (:func:`newest_times`) only
         where its best score ties another session's new to the same block (elsewhere
         the time orders nothing: :func:`agentlog.index.blocks.grouped`); both only for
         the sessions that may be among the first ``wanted`` (their score at most the
@@ -580,8 +588,12 @@ class _IndexBlocks:
             timed.update((n, key) for keys_at in at.values() if len(keys_at) > 1 for key in keys_at)
         tied = [r for n, best in enumerate(bests) for key in shown[n] if len(best[key]) > 2 for r in best[key][1:]]
         keys = {row[0]: row[1:] for row in hit_keys(self.conn, self.budget.run, tied)} if tied else {}
-        several = [(n, r) for n, fresh in enumerate(parts) for r, key in fresh.items() if (n, key) in timed] if timed else []
-        newest = {(n, key): ts for n, key, ts in self.budget.run(self.conn, _NEWEST, (json.dumps(several),))} if several else {}
+        several: dict[tuple[int, str], list[int]] = {}  # the hits of each (part, session) timed
+        for n, fresh in enumerate(parts) if timed else ():
+            for r, key in fresh.items():
+                if (n, key) in timed:
+                    several.setdefault((n, key), []).append(r)
+        newest = newest_times(self.conn, self.budget.run, several)
         out: list[list[First]] = []
         for n, best in enumerate(bests):
             firsts: list[First] = []
@@ -609,10 +621,48 @@ class _IndexBlocks:
         return run.session, count - count % self.window, self.budget.run(self.conn, sql, (self.match,))[0][0]
 
 
-_NEWEST = """SELECT j.value ->> 0, m.session_key, max(m.timestamp) FROM json_each(?) j
-    JOIN parts p ON p.rowid = j.value ->> 1 JOIN messages m ON m.rowid = p.message_rowid GROUP BY 1, 2"""
-"""Of a JSON list of ``[n, part rowid]``, the newest time of each ``n``'s hits of each
-session (``NULL``: none has a time)."""
+NEWEST_WALK = 64
+"""Parts of a session's newest messages :func:`newest_times` reads at least before it
+looks each hit's time up instead (and four times the parts between two of its hits)."""
+NEWEST_WALK_RATIO = 8
+"""Parts :func:`newest_times` reads at most a hit: a part read from the indexes costs
+0.3–0.7 µs, a hit's time looked up 2–15 µs (its part's row and its message's, apart)."""
+_NEWEST_WALK = """SELECT ts FROM (SELECT p.rowid AS part, m.timestamp AS ts FROM messages m INDEXED BY messages_time
+        JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid
+        WHERE m.session_key = ? AND m.timestamp IS NOT NULL ORDER BY m.timestamp DESC LIMIT ?)
+    WHERE part IN (SELECT value FROM json_each(?)) LIMIT 1"""
+"""The time of the newest of a session's timed messages, among its newest ones (up to the
+limit's parts), that holds one of the listed parts (no row: none of those does)."""
+_NEWEST = """SELECT max(m.timestamp) FROM parts p JOIN messages m ON m.rowid = p.message_rowid
+    WHERE p.rowid IN (SELECT value FROM json_each(?))"""
+"""The newest time of the listed parts' messages (``NULL``: none has a time)."""
+
+
+def newest_times(conn: sqlite3.Connection, run: runs.Run, hits: dict[tuple[int, str], list[int]]) -> dict[tuple[int, str], Any]:
+    """The newest time of each ``(n, session)``'s hits (part rowids, all that session's;
+    ``None``: none has a time), the rule of ``max(timestamp)``.  Where the hits are close
+    together, the session's messages are read newest first until one holds a hit (a
+    session's first block holds its last written hits, mostly its newest: a few parts
+    read), up to :data:`NEWEST_WALK` parts and four times the hits' mean distance, when
+    that is at most :data:`NEWEST_WALK_RATIO` parts a hit; the groups no walk answered
+    have each hit's time looked up (:data:`_NEWEST`, two seeks a hit; up to
+    :data:`agentlog.index.rank.COMPOUND` groups in one statement).  7,673 hits of a prefix
+    in 18 sessions of 1 M messages: 3–15 ms, against 30–160 ms looked up."""
+    newest: dict[tuple[int, str], Any] = {}
+    looked: list[tuple[tuple[int, str], str]] = []
+    for held, rowids in hits.items():
+        listed = json.dumps(rowids)
+        limit = NEWEST_WALK + 4 * (max(rowids) - min(rowids) + 1) // len(rowids)
+        found = run(conn, _NEWEST_WALK, (held[1], limit, listed)) if limit <= NEWEST_WALK_RATIO * len(rowids) else []
+        if found:
+            newest[held] = found[0][0]
+        else:
+            looked.append((held, listed))
+    for at in range(0, len(looked), COMPOUND):
+        part = looked[at : at + COMPOUND]
+        rows = run(conn, " UNION ALL ".join([_NEWEST] * len(part)), tuple(listed for _, listed in part))
+        newest.update((held, ts) for (held, _), (ts,) in zip(part, rows, strict=True))
+    return newest
 
 
 def _windowed(page: HitPage, window: int, matches: int, exact: bool) -> None:
