@@ -28,7 +28,8 @@ about its ``-journal``, or a ``-wal`` moved into place, counts as a write too.
 A ``-wal`` that appears is a write unless it is empty (``stat``-ed when its
 event is read), and one that goes unless it was empty when the rows were last
 vouched for (SQLite removes it only after a checkpoint copied every frame into
-the database: a write of its own; removed by hand, its frames are lost).
+the database: a write of its own; removed by hand, its frames are lost).  A
+token settles only while the ``-wal`` holds no frame (:meth:`Freshness.weigh`).
 """
 
 from __future__ import annotations
@@ -326,7 +327,7 @@ class Freshness:
     """Clean tokens whose rows, as their digest says, no process wrote since."""
     indexes: dict[str, bool] = field(default_factory=dict)
     """Databases whose files are watched (:meth:`Inotify.cover_index`), each with
-    whether its ``-wal`` was empty (or absent) when a token of it was last settled."""
+    whether its ``-wal`` has been empty (or absent) since a token of it was settled."""
     unwatched: dict[str, str] = field(default_factory=dict)
     """Databases whose files cannot be watched, and why: their tokens never settle."""
     vouches: int = 0
@@ -393,8 +394,15 @@ class Freshness:
     def weigh(self, request: dict[str, object]) -> bool:
         """Keep a child's vouch (:func:`agentlog.resident.fresh.vouch`) if every
         path was watched since before that child's fork and nothing changed
-        since; settle its token too if its index was watched since then and no
-        one wrote it; whether the vouch was kept.
+        since; settle its token too if its index was watched since then, no one
+        wrote it, and its ``-wal`` holds no frame; whether the vouch was kept.
+
+        Why no frame: a commit to a WAL database writes its frames (an event),
+        then makes them visible in the WAL index, in the ``-shm`` through a
+        memory map (no event); a read that began between the two did not see
+        that commit, though its events came before the child's fork.  When the
+        ``-wal`` is empty now, and no event came since the fork, every byte the
+        child read was in the database file, as it is now.
 
         A vouch with no paths (a child whose token was clean, that read the rows
         again and found the same digest) only settles the token."""
@@ -432,9 +440,14 @@ class Freshness:
             self.clean[token] = digest
         elif self.clean.get(token) != digest:
             return False  # only a clean token settles without its paths
-        if not index_new and index in self.indexes and request.get("writes") == self.writes:
+        if (
+            not index_new
+            and index in self.indexes
+            and request.get("writes") == self.writes
+            and all(_empty(p + "-wal") for p in {index, os.path.realpath(index)})
+        ):
             self.settled.add(token)
-            self.indexes[index] = all(_empty(p + "-wal") for p in {index, os.path.realpath(index)})
+            self.indexes[index] = True
         return True
 
     def _watch_index(self, index: str) -> bool:
