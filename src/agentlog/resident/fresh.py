@@ -35,8 +35,10 @@ whole check and found nothing changed:
 Not watched, hence never clean: paths on a file system other machines write
 (NFS, SMB, FUSE: :data:`agentlog.resident.watch.LOCAL_FILE_SYSTEMS`), more paths
 than ``AGENTLOG_DAEMON_WATCHES`` (or than inotify's limit), a resident without
-inotify; and never settled, an index whose files cannot be watched so (its rows
-are read by every child).  A sync with ``--root``, ``--full``, or outside a resident's child, does
+inotify; and never settled, an index whose files cannot be watched so, or
+whose ``-wal`` holds frames (a connection held open, as ``serve``'s: see
+:meth:`agentlog.resident.watch.Freshness.weigh`): its rows are read by every
+child.  A sync with ``--root``, ``--full``, or outside a resident's child, does
 what it always did.
 """
 
@@ -59,8 +61,10 @@ class Snapshot:
     """The index writes the resident had seen at the fork."""
     settled: set[str] = field(default_factory=set)
     """Clean tokens whose rows no process wrote since they were read."""
-    unwatched: set[str] = field(default_factory=set)
-    """Databases whose files the resident cannot watch (their tokens never settle)."""
+    unsettled: set[str] = field(default_factory=set)
+    """Databases a vouch cannot settle a token of now: their files cannot be
+    watched, or their ``-wal`` held frames at a vouch and nothing happened to
+    their files since."""
 
 
 CURRENT: Snapshot | None = None
@@ -82,9 +86,9 @@ def settled(token: str) -> bool:
 
 
 def settles(index: str) -> bool:
-    """Whether a vouch can settle a token of the database ``index`` (the
-    resident can watch its files)."""
-    return CURRENT is not None and CURRENT.watching and index not in CURRENT.unwatched
+    """Whether a vouch could settle a token of the database ``index`` (else a
+    child whose token is clean does not vouch again)."""
+    return CURRENT is not None and CURRENT.watching and index not in CURRENT.unsettled
 
 
 def serving() -> bool:

@@ -330,6 +330,9 @@ class Freshness:
     whether its ``-wal`` has been empty (or absent) since a token of it was settled."""
     unwatched: dict[str, str] = field(default_factory=dict)
     """Databases whose files cannot be watched, and why: their tokens never settle."""
+    framed: set[str] = field(default_factory=set)
+    """Databases whose ``-wal`` held frames at a vouch, with no event of their
+    files since: a vouch would not settle their tokens now."""
     vouches: int = 0
     """Vouches received (kept or not)."""
 
@@ -364,6 +367,8 @@ class Freshness:
         written = set(watch.written)
         written.update(db for db in watch.wal_gone if not self.indexes.get(db, False))
         written.update(watch.wal_of[wal] for wal in watch.wal_made if not _empty(wal))
+        if watch.written or watch.wal_gone or watch.wal_made:
+            self.framed.clear()
         watch.written.clear()
         watch.wal_gone.clear()
         watch.wal_made.clear()
@@ -388,7 +393,7 @@ class Freshness:
             self.watch is not None and not self.broken,
             self.writes,
             set(self.settled),
-            set(self.unwatched),
+            {*self.unwatched, *self.framed},
         )
 
     def weigh(self, request: dict[str, object]) -> bool:
@@ -440,14 +445,12 @@ class Freshness:
             self.clean[token] = digest
         elif self.clean.get(token) != digest:
             return False  # only a clean token settles without its paths
-        if (
-            not index_new
-            and index in self.indexes
-            and request.get("writes") == self.writes
-            and all(_empty(p + "-wal") for p in {index, os.path.realpath(index)})
-        ):
-            self.settled.add(token)
-            self.indexes[index] = True
+        if not index_new and index in self.indexes and request.get("writes") == self.writes:
+            if all(_empty(p + "-wal") for p in {index, os.path.realpath(index)}):
+                self.settled.add(token)
+                self.indexes[index] = True
+            else:
+                self.framed.add(index)  # until an event of its files: no child vouches for it
         return True
 
     def _watch_index(self, index: str) -> bool:
@@ -479,6 +482,7 @@ class Freshness:
             "settled": len(self.settled),
             "vouches": self.vouches,
             "unwatched": dict(self.unwatched),
+            "framed": len(self.framed),
         }
 
     def close_in_child(self) -> None:
