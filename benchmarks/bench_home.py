@@ -32,6 +32,9 @@ every other figure), and served by a resident agentlog (:class:`Resident`),
 where CPU is the client's own *plus* the resident's for that run (its own work
 and the forked child's that ran the command).  The two, and the peer, run in
 turn within one loop (:meth:`Bench.interleaved`), so both see the same load.
+``--before <another src>`` adds, to that loop of ``small``, a resident of that
+tree on its own copy of the index (an A/B of the resident figures: before and
+after a change, side by side, the same rounds, one ccusage between them).
 
 First runs are timed as at a terminal (``AGENTLOG_BACKGROUND_INDEX=1``: the
 numbers first, the index built behind; the bench waits for it before going on).
@@ -276,20 +279,43 @@ class Bench:
             return None
 
     def interleaved(
-        self, cmds: dict[str, list[str]], env: dict[str, str], resident: Resident | None, runs: int
+        self,
+        cmds: dict[str, list[str]],
+        env: dict[str, str],
+        resident: Resident | None,
+        runs: int,
+        before: Resident | None = None,
     ) -> dict[str, Run]:
         """Each of ``cmds`` run ``runs`` times, one of each in turn (so load changes
-        touch all alike): a name ending in ``+resident`` against ``resident``;
-        each its medians (:func:`_median_of`)."""
+        touch all alike): a name ending in ``+resident`` against ``resident``, one
+        ending in ``+before`` against ``before``; each its medians (:func:`_median_of`)."""
         got: dict[str, list[Run]] = {name: [] for name in cmds}
         for _ in range(runs):
             for name, cmd in cmds.items():
-                if name.endswith("+resident"):
-                    if resident is not None:
-                        got[name].append(run(cmd, env, resident=resident))
-                else:
+                served = resident if name.endswith("+resident") else before if name.endswith("+before") else None
+                if served is not None:
+                    got[name].append(run(cmd, env, resident=served))
+                elif not name.endswith(("+resident", "+before")):
                     got[name].append(run(cmd, env))
         return {name: _median_of(runs) for name, runs in got.items() if runs}
+
+    def before(self, env: dict[str, str], index: Path) -> Resident | None:
+        """A resident of the ``--before`` tree, on a copy of ``index`` (``None`` without the option)."""
+        if self.args.before is None:
+            return None
+        copy = index.with_name(f"{index.stem}-before{index.suffix}")
+        self.fresh(copy)
+        shutil.copyfile(index, copy)
+        runtime = self.runtime.with_name("run-before")  # its own folder: each Resident is the one there
+        runtime.mkdir(mode=0o700, exist_ok=True)
+        before = {
+            **env,
+            "PYTHONPATH": str(self.args.before.resolve()),
+            "AGENTLOG_INDEX": str(copy),
+            "XDG_RUNTIME_DIR": str(runtime),
+        }
+        run([*self.agentlog, "index"], before)  # its own memo recorded
+        return self.resident(before)
 
     # -- parts ---------------------------------------------------------------
 
@@ -307,32 +333,40 @@ class Bench:
         peer = run([self.ccusage, "claude", "daily", "--json", "--offline"], env) if self.ccusage else None
         show("first-run usage daily", first, peer, "ccusage", "<= 1.0x")
         resident = self.resident(env)
+        before = self.before(env, index)
         try:
             cmds = {
                 "walk": [sys.executable, "-c", WALK, str(home)],
                 "index": [*self.agentlog, "index"],
                 "index+resident": [*self.agentlog, "index"],
+                "index+before": [*self.agentlog, "index"],
                 "daily": daily,
                 "daily+resident": daily,
+                "daily+before": daily,
                 "no-sync": [*daily, "--no-sync"],
                 "no-sync+resident": [*daily, "--no-sync"],
             }
             if self.ccusage:
                 cmds["ccusage"] = [self.ccusage, "claude", "daily", "--json", "--offline"]
-            got = self.interleaved(cmds, env, resident, self.args.runs)
+            got = self.interleaved(cmds, env, resident, self.args.runs, before)
         finally:
-            if resident is not None:
-                resident.stop()
+            for each in (resident, before):
+                if each is not None:
+                    each.stop()
         walk = got["walk"]
         show("no-change index (whole process)", got["index"], walk, "os.walk+os.stat", "<= 3x")
         if "index+resident" in got:
             show("no-change index, resident (client + resident CPU)", got["index+resident"], walk, "os.walk+os.stat", "<= 3x")
+        if "index+before" in got:
+            show("no-change index, resident of --before", got["index+before"], walk, "os.walk+os.stat", "<= 3x")
         inside = json.loads(run([sys.executable, "-c", IN_PROCESS, str(home), str(self.args.runs)], env).out)
         show("no-change sync alone, in process (CPU)", inside["sync"], inside["walk"], "os.walk+os.stat")
         peer = got.get("ccusage")
         show("warm usage daily", got["daily"], peer, "ccusage", "<= 0.10x")
         if "daily+resident" in got:
             show("warm usage daily, resident (client + resident CPU)", got["daily+resident"], peer, "ccusage", "<= 0.10x")
+        if "daily+before" in got:
+            show("warm usage daily, resident of --before", got["daily+before"], peer, "ccusage", "<= 0.10x")
         show("warm usage daily --no-sync", got["no-sync"], peer, "ccusage")
         if "no-sync+resident" in got:
             show("warm usage daily --no-sync, resident", got["no-sync+resident"], peer, "ccusage")
@@ -492,6 +526,9 @@ def main() -> None:
     )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--startup-runs", type=int, default=20)
+    parser.add_argument(
+        "--before", type=Path, help="another agentlog src tree: its resident beside this one's in small (A/B)"
+    )
     parser.add_argument("--ccusage", default=CCUSAGE)
     parser.add_argument("--agentsview", default=AGENTSVIEW)
     args = parser.parse_args()

@@ -172,18 +172,22 @@ def unchanged(
         if kept is None or [r for r, _ in kept] != [str(r) for r in listed]:
             return None
         roots[slug] = [(r, present) for r, (_, present) in zip(listed, kept, strict=True)]
-    token = _token(conn, data)
+    index = _database(conn)
+    token = _token(index, data)
     vouched = fresh.vouched(token)
     if vouched is None:
         for path, fp in memo.looks:
             if fingerprint(path) != fp:
                 return None
-    checked = _rows_unchanged(conn, adapters, memo, vouched)
-    if checked is None:
-        return None
-    digest, looked = checked
-    if vouched is None and fresh.serving():
-        fresh.vouch(token, digest, [path for path, _ in memo.looks] + looked)
+    if vouched is None or not fresh.settled(token):  # settled: no one wrote the rows since
+        checked = _rows_unchanged(conn, adapters, memo, vouched)
+        if checked is None:
+            return None
+        digest, looked = checked
+        if vouched is None and fresh.serving():
+            fresh.vouch(token, digest, [path for path, _ in memo.looks] + looked, index)
+        elif vouched is not None and fresh.settles(index):
+            fresh.vouch(token, digest, [], index)
     return Outcome(
         sources=len(memo.found),
         checked=0 if vouched is not None else len(memo.looks) + len(looked),
@@ -195,10 +199,15 @@ def unchanged(
     )
 
 
-def _token(conn: sqlite3.Connection, data: bytes) -> str:
-    """What a resident's vouch is for: this index file and this memo."""
+def _database(conn: sqlite3.Connection) -> str:
+    """The file of ``conn``'s main database, as SQLite names it (``""``: none)."""
     files = conn.execute("PRAGMA database_list").fetchall()
-    return json.dumps([files[0][2] if files else "", hashlib.blake2b(data, digest_size=16).hexdigest()])
+    return str(files[0][2]) if files else ""
+
+
+def _token(index: str, data: bytes) -> str:
+    """What a resident's vouch is for: this index file and this memo."""
+    return json.dumps([index, hashlib.blake2b(data, digest_size=16).hexdigest()])
 
 
 def _rows_unchanged(

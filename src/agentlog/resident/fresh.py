@@ -22,18 +22,29 @@ whole check and found nothing changed:
    an event in the system call that makes the change: a change made before the
    command started is seen), and the child inherits the generation and the clean
    tokens (:data:`CURRENT`); a child whose token is clean only reads the rows
-   again and compares their digest (another process may have written the index).
+   again and compares their digest (another process may have written the index);
+5. the resident also watches the index's own files for writes by any process
+   (:meth:`agentlog.resident.watch.Inotify.cover_index`); a vouch made with no
+   index write since the child's fork (and the index watched since before it)
+   *settles* the token, and a child whose token is settled does not read the
+   rows at all (:func:`settled`).  Any index write unsettles every token (not
+   the clean ones: the next child reads the rows and, finding the same digest,
+   vouches again with no paths, which settles its token again); any change of
+   step 3 forgets the settled tokens with the clean ones.
 
 Not watched, hence never clean: paths on a file system other machines write
 (NFS, SMB, FUSE: :data:`agentlog.resident.watch.LOCAL_FILE_SYSTEMS`), more paths
 than ``AGENTLOG_DAEMON_WATCHES`` (or than inotify's limit), a resident without
-inotify.  A sync with ``--root``, ``--full``, or outside a resident's child, does
+inotify; and never settled, an index whose files cannot be watched so, or
+whose ``-wal`` holds frames (a connection held open, as ``serve``'s: see
+:meth:`agentlog.resident.watch.Freshness.weigh`): its rows are read by every
+child.  A sync with ``--root``, ``--full``, or outside a resident's child, does
 what it always did.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass
@@ -46,6 +57,14 @@ class Snapshot:
     identity: tuple[object, ...]
     watching: bool
     """Whether the resident can vouch at all (it has a working watch)."""
+    writes: int = 0
+    """The index writes the resident had seen at the fork."""
+    settled: set[str] = field(default_factory=set)
+    """Clean tokens whose rows no process wrote since they were read."""
+    unsettled: set[str] = field(default_factory=set)
+    """Databases a vouch cannot settle a token of now: their files cannot be
+    watched, or their ``-wal`` held frames at a vouch and nothing happened to
+    their files since."""
 
 
 CURRENT: Snapshot | None = None
@@ -59,17 +78,31 @@ def vouched(token: str) -> str | None:
     return CURRENT.clean.get(token) if CURRENT is not None else None
 
 
+def settled(token: str) -> bool:
+    """Whether the resident vouches that no path a check of ``token`` looked at
+    changed, and that no process wrote the index, since that check read the
+    rows (then the rows need not be read again)."""
+    return CURRENT is not None and token in CURRENT.settled and token in CURRENT.clean
+
+
+def settles(index: str) -> bool:
+    """Whether a vouch could settle a token of the database ``index`` (else a
+    child whose token is clean does not vouch again)."""
+    return CURRENT is not None and CURRENT.watching and index not in CURRENT.unsettled
+
+
 def serving() -> bool:
     """Whether this process is the child of a resident that can vouch (a check it
     passes is worth telling)."""
     return CURRENT is not None and CURRENT.watching
 
 
-def vouch(token: str, digest: str, paths: list[str]) -> None:
+def vouch(token: str, digest: str, paths: list[str], index: str) -> None:
     """Tell the resident that the whole check of ``token`` passed at this child's
-    generation, having read rows of ``digest`` and looked at ``paths``.  Waits for
-    its answer (a command run next is then served knowing it); a failure is only
-    a lost shortcut."""
+    generation, having read rows of ``digest`` from the database ``index`` and
+    looked at ``paths`` (none: a clean token's rows read again, of the same
+    digest).  Waits for its answer (a command run next is then served knowing
+    it); a failure is only a lost shortcut."""
     if CURRENT is None:
         return
     import marshal
@@ -82,7 +115,9 @@ def vouch(token: str, digest: str, paths: list[str]) -> None:
             "token": token,
             "digest": digest,
             "generation": CURRENT.generation,
+            "writes": CURRENT.writes,
             "paths": paths,
+            "index": index,
         }
     )
     try:

@@ -82,10 +82,13 @@ PRELOAD = (
     "tzlocal",
     "rich.console",
     "rich.table",
+    "difflib",
 )
 """Modules imported before the first fork (beyond the command line and the
 adapters, which :func:`agentlog._console.main` loads): what ``usage``,
-``sessions``, ``show``, ``search`` and ``index`` import as they run.  Each is
+``sessions``, ``show``, ``search`` and ``index`` import as they run (``difflib``:
+click's parser first tries a short option such as ``-z`` as a long one, and the
+``NoSuchOption`` it makes and drops imports it for its suggestions).  Each is
 only imported, never called, so nothing it would read from the caller's
 environment is read here."""
 

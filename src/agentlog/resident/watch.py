@@ -13,6 +13,23 @@ change.
 Each watch has its *interest*: every event (``None``), or only the events about
 some names in it (an ancestor folder watched for the one child on the way to a
 watched path: ``$HOME`` for ``.claude``, not for ``.bash_history``).
+
+The index's own files are watched apart (:meth:`Inotify.cover_index`): not for
+any change, but for a *write* by any process (:meth:`Inotify._file_event`), so
+that a child can also skip reading the index's rows when no one wrote it since
+they were last read (:mod:`agentlog.resident.fresh`).  Every read of a WAL
+database creates its ``-wal`` (and ``-shm``) and the last connection's close
+removes them: those are no writes.  What SQLite writes — a transaction's frames
+appended to the ``-wal``, a checkpoint or a rollback-mode commit to the file
+itself — is always a ``write`` (an ``IN_MODIFY``; SQLite never writes through a
+memory map unless built with ``SQLITE_MMAP_READWRITE``), and any other event
+about the database's name (replaced, moved, removed, its attributes changed),
+about its ``-journal``, or a ``-wal`` moved into place, counts as a write too.
+A ``-wal`` that appears is a write unless it is empty (``stat``-ed when its
+event is read), and one that goes unless it was empty when the rows were last
+vouched for (SQLite removes it only after a checkpoint copied every frame into
+the database: a write of its own; removed by hand, its frames are lost).  A
+token settles only while the ``-wal`` holds no frame (:meth:`Freshness.weigh`).
 """
 
 from __future__ import annotations
@@ -20,6 +37,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import stat
 import struct
 from dataclasses import dataclass, field
 
@@ -64,6 +82,9 @@ MASK = (
 (ctime: a ``chmod``, ``utime``), entries added, removed or renamed, the watched
 path itself removed or moved (an open for writing without a write changes nothing)."""
 
+_FILES = (("", "db"), ("-wal", "wal"), ("-journal", "journal"))
+"""The files of a SQLite database watched for its writes: the name's tail, its role."""
+
 _EVENT = struct.Struct("iIII")  # struct inotify_event: wd, mask, cookie, len (then the name)
 
 LOCAL_FILE_SYSTEMS = frozenset(
@@ -90,28 +111,79 @@ class Inotify:
         self.dropped = 0
         self.devices = local_devices()
         self.above: set[tuple[str, str]] = set()
+        """(folder, name) watched for that name (and so every folder above it)."""
         self.lost: list[str] = []
         """Paths whose watch the kernel dropped since :attr:`lost` was emptied."""
-        """(folder, name) watched for that name (and so every folder above it)."""
+        self.files: dict[int, dict[str, tuple[str, str, str]]] = {}
+        """Watches of an index's files (:meth:`cover_index`): each name watched in
+        it (``""``: the watched file itself) with its database, its role
+        (``db``, ``wal``, ``journal``) and its path."""
+        self.written: set[str] = set()
+        """Databases written since it was emptied (:meth:`_file_event`)."""
+        self.wal_made: set[str] = set()
+        """``-wal`` paths created since it was emptied (with their database: :attr:`wal_of`)."""
+        self.wal_gone: set[str] = set()
+        """Databases whose ``-wal`` was removed or moved away since it was emptied."""
+        self.wal_of: dict[str, str] = {}
+        self.lost_files: list[str] = []
+        """Paths of an index's watches (:attr:`files`) the kernel dropped since it was emptied."""
 
     def watch(self, path: str, names: set[str] | None) -> int:
         """Watch ``path`` (a folder or a file, links followed) for every event
         (``names`` ``None``) or for those about ``names`` in it; 0, or the error
         number of why not (``ENOSPC``: over the limit)."""
-        wd = self.wds.get(path)
-        if wd is None:
-            if self.limit is not None and len(self.wds) >= self.limit:
-                return errno.ENOSPC
-            wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), MASK)
-            if wd < 0:
-                return ctypes.get_errno() or errno.EIO
-            self.wds[path] = wd  # the same inode by two paths: one wd, interests merged
+        wd = self._wd(path)
+        if wd < 0:
+            return -wd
         kept = self.interest.get(wd, set())
         if kept is None or names is None:
             self.interest[wd] = None
         else:
             self.interest[wd] = kept | names
         return 0
+
+    def _wd(self, path: str) -> int:
+        """The watch of ``path`` (added if new), or minus the error number of why not."""
+        wd = self.wds.get(path)
+        if wd is None:
+            if self.limit is not None and len(self.wds) >= self.limit:
+                return -errno.ENOSPC
+            wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), MASK)
+            if wd < 0:
+                return -(ctypes.get_errno() or errno.EIO)
+            self.wds[path] = wd  # the same inode by two paths: one wd, interests merged
+        return wd
+
+    def cover_index(self, database: str) -> str:
+        """Watch the SQLite database ``database`` for writes (see the module): the
+        file itself, its folder for its name, its ``-wal`` and ``-journal``, and each
+        folder above for the one name on the way (any event there is a change), as
+        given and as resolved; why not, or ``""``."""
+        for each in {database, os.path.realpath(database)}:
+            folder, base = os.path.split(each)
+            names = {"": ("db", each)}
+            inside = {base + tail: (role, os.path.join(folder, base + tail)) for tail, role in _FILES}
+            for path, roles in ((each, names), (folder, inside)):
+                try:
+                    st = os.stat(path)
+                except OSError as exc:
+                    return f"{path}: {exc.strerror}"
+                if self.devices is None or st.st_dev not in self.devices:
+                    return f"{path}: not on a local file system"
+                wd = self._wd(path)
+                if wd < 0:
+                    if -wd == errno.ENOSPC and self.limit is not None:
+                        return f"more than {self.limit} watches ({WATCHES_ENV})"
+                    return f"{path}: {os.strerror(-wd)}"
+                kept = self.files.setdefault(wd, {})
+                for name, (role, full) in roles.items():
+                    kept[name] = (database, role, full)
+                    if role == "wal":
+                        self.wal_of[full] = database
+            why = self.cover(folder, whole=False)
+            if why:
+                return why
+        return ""
 
     def cover(self, path: str, whole: bool = True) -> str:
         """Watch ``path`` itself (unless not ``whole``) and each folder above it
@@ -171,17 +243,44 @@ class Inotify:
                     self._forget(wd)
                     changed = True
                 else:
-                    interest = self.interest.get(wd, None)
-                    if interest is None or not name or os.fsdecode(name) in interest:
-                        changed = True
+                    files = self.files.get(wd)
+                    if files is not None:
+                        self._file_event(files, os.fsdecode(name), mask)
+                    if wd in self.interest or files is None:
+                        interest = self.interest.get(wd, None)
+                        if interest is None or not name or os.fsdecode(name) in interest:
+                            changed = True
+
+    def _file_event(self, files: dict[str, tuple[str, str, str]], name: str, mask: int) -> None:
+        """Note an event about an index's file (see the module)."""
+        if not name:  # about the watched file, or the watched folder itself
+            for database, _, _ in files.values():
+                self.written.add(database)
+            return
+        found = files.get(name)
+        if found is None:
+            return
+        database, role, path = found
+        if role != "wal":
+            self.written.add(database)
+        elif mask & IN_CREATE:
+            self.wal_made.add(path)
+        elif mask & (IN_DELETE | IN_MOVED_FROM):
+            self.wal_gone.add(database)
+        elif not mask & IN_ATTRIB:  # written, truncated, or moved into place
+            self.written.add(database)
 
     def _forget(self, wd: int) -> None:
         """A watch the kernel removed (its path deleted, or unmounted): watched no more."""
         self.dropped += 1
+        logs, files = wd in self.interest, self.files.pop(wd, None) is not None
         self.interest.pop(wd, None)
         for path in [p for p, w in self.wds.items() if w == wd]:
             del self.wds[path]
-            self.lost.append(path)
+            if logs or not files:
+                self.lost.append(path)
+            if files:
+                self.lost_files.append(path)
             inside = path.rstrip("/") + "/"
             self.above = {(d, n) for d, n in self.above if d != path and not d.startswith(inside)}
 
@@ -211,7 +310,8 @@ def local_devices() -> set[int] | None:
 @dataclass
 class Freshness:
     """The resident's side of :mod:`agentlog.resident.fresh`: its watch,
-    generation and clean tokens."""
+    generation and clean tokens, and the index writes (:attr:`writes`) and
+    settled tokens."""
 
     limit: int | None = None
     watch: Inotify | None = None
@@ -221,6 +321,20 @@ class Freshness:
     """Paths whose watches (the path and the folders above it) are in place."""
     broken: str = ""
     """Why nothing is vouched for any more (no inotify, a watch that could not be added)."""
+    writes: int = 0
+    """Index writes seen (any database): a settled token is one no write came after."""
+    settled: set[str] = field(default_factory=set)
+    """Clean tokens whose rows, as their digest says, no process wrote since."""
+    indexes: dict[str, bool] = field(default_factory=dict)
+    """Databases whose files are watched (:meth:`Inotify.cover_index`), each with
+    whether its ``-wal`` has been empty (or absent) since a token of it was settled."""
+    unwatched: dict[str, str] = field(default_factory=dict)
+    """Databases whose files cannot be watched, and why: their tokens never settle."""
+    framed: set[str] = field(default_factory=set)
+    """Databases whose ``-wal`` held frames at a vouch, with no event of their
+    files since: a vouch would not settle their tokens now."""
+    vouches: int = 0
+    """Vouches received (kept or not)."""
 
     def start(self) -> None:
         try:
@@ -235,6 +349,10 @@ class Freshness:
             return
         if self.watch.drain():
             self._bump()
+        self._index_writes()
+        if self.watch.lost_files:  # set up again at the next vouch
+            self.watch.lost_files.clear()
+            self.indexes.clear()
         lost = set(self.watch.lost)  # walked again at their next vouch: a file replaced alone,
         self.watch.lost.clear()  # else (a folder, a resolved path) every one
         if lost <= self.covered:
@@ -242,24 +360,66 @@ class Freshness:
         elif lost:
             self.covered.clear()
 
+    def _index_writes(self) -> None:
+        """Count the index writes the last drain read (see the module)."""
+        assert self.watch is not None
+        watch = self.watch
+        written = set(watch.written)
+        written.update(db for db in watch.wal_gone if not self.indexes.get(db, False))
+        written.update(watch.wal_of[wal] for wal in watch.wal_made if not _empty(wal))
+        if watch.written or watch.wal_gone or watch.wal_made:
+            self.framed.clear()
+        watch.written.clear()
+        watch.wal_gone.clear()
+        watch.wal_made.clear()
+        if written:
+            self.writes += 1
+            self.settled.clear()
+            for db in written:
+                if db in self.indexes:
+                    self.indexes[db] = False
+
     def _bump(self) -> None:
         self.generation += 1
         self.clean.clear()
+        self.settled.clear()
 
     def snapshot(self, sock_path: str, identity: tuple[object, ...]) -> Snapshot:
         return Snapshot(
-            self.generation, dict(self.clean), sock_path, identity, self.watch is not None and not self.broken
+            self.generation,
+            dict(self.clean),
+            sock_path,
+            identity,
+            self.watch is not None and not self.broken,
+            self.writes,
+            set(self.settled),
+            {*self.unwatched, *self.framed},
         )
 
     def weigh(self, request: dict[str, object]) -> bool:
         """Keep a child's vouch (:func:`agentlog.resident.fresh.vouch`) if every
         path was watched since before that child's fork and nothing changed
-        since; whether it was kept."""
+        since; settle its token too if its index was watched since then, no one
+        wrote it, and its ``-wal`` holds no frame; whether the vouch was kept.
+
+        Why no frame: a commit to a WAL database writes its frames (an event),
+        then makes them visible in the WAL index, in the ``-shm`` through a
+        memory map (no event); a read that began between the two did not see
+        that commit, though its events came before the child's fork.  When the
+        ``-wal`` is empty now, and no event came since the fork, every byte the
+        child read was in the database file, as it is now.
+
+        A vouch with no paths (a child whose token was clean, that read the rows
+        again and found the same digest) only settles the token."""
         self.drain()
+        self.vouches += 1
         paths, token, digest = request.get("paths"), request.get("token"), request.get("digest")
+        index = request.get("index")
         if self.watch is None or self.broken:
             return False
         if not (isinstance(paths, list) and isinstance(token, str) and isinstance(digest, str)):
+            return False
+        if not isinstance(index, str):
             return False
         watches = len(self.watch.wds)
         for path in paths:
@@ -271,15 +431,44 @@ class Freshness:
             if why:
                 self.broken = why
                 self.clean.clear()
+                self.settled.clear()
                 return False
             self.covered.add(path)
-        if len(self.watch.wds) != watches:
+        new = len(self.watch.wds) != watches
+        index_new = self._watch_index(index)  # even now: the next vouch can settle
+        if new:
             self._bump()  # what the new watches would have seen before now is unknown
             return False
         if request.get("generation") != self.generation:
             return False
-        self.clean[token] = digest
+        if paths:
+            self.clean[token] = digest
+        elif self.clean.get(token) != digest:
+            return False  # only a clean token settles without its paths
+        if not index_new and index in self.indexes and request.get("writes") == self.writes:
+            if all(_empty(p + "-wal") for p in {index, os.path.realpath(index)}):
+                self.settled.add(token)
+                self.indexes[index] = True
+            else:
+                self.framed.add(index)  # until an event of its files: no child vouches for it
         return True
+
+    def _watch_index(self, index: str) -> bool:
+        """Watch the files of the database ``index`` unless they are; whether any
+        watch was added now (what it would have seen before is unknown) or it
+        cannot be watched."""
+        assert self.watch is not None
+        if index in self.indexes:
+            return False
+        if index in self.unwatched:
+            return True
+        watches = len(self.watch.wds)
+        why = self.watch.cover_index(index) if index else "no file (a database in memory)"
+        if why:
+            self.unwatched[index] = why
+            return True
+        self.indexes[index] = False
+        return len(self.watch.wds) != watches
 
     def state(self) -> dict[str, object]:
         """What ``agentlog daemon status --json`` shows of it."""
@@ -289,9 +478,25 @@ class Freshness:
             "clean": len(self.clean),
             "overflows": self.watch.overflows if self.watch is not None else 0,
             "unavailable": self.broken,
+            "writes": self.writes,
+            "settled": len(self.settled),
+            "vouches": self.vouches,
+            "unwatched": dict(self.unwatched),
+            "framed": len(self.framed),
         }
 
     def close_in_child(self) -> None:
         """A forked child's copy of the descriptor closed (the resident's stays)."""
         if self.watch is not None:
             os.close(self.watch.fd)
+
+
+def _empty(path: str) -> bool:
+    """Whether the file ``path`` is absent or an empty regular file."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size == 0
