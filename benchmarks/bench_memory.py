@@ -18,13 +18,17 @@ there (delete a folder to make it again); each index is built fresh:
   folder) and parquet;
 * ``home``: a multi-agent home of :mod:`home` of about ``--home-mb`` MB of
   Claude logs (plus Codex rollouts and OpenCode databases): its first
-  ``agentlog index``.
+  ``agentlog index``, then ``agentsview sync`` of the same home (``--agentsview``,
+  skipped when absent), with the ratios of wall and CPU.
 
 Every figure is a fresh process tree (``python -m agentlog``); its peak RSS is
 each process's own high-water mark (``VmHWM`` of ``/proc/<pid>/status``, read
 every 20 ms while it runs, the last reading kept; the index's parse worker is a
-forked child, reported beside it), and the largest sum of the tree's current
-RSS seen at one reading.  ``PYTHONPATH=<another src>`` measures another
+forked child, reported beside it), the largest sum of the tree's current
+RSS seen at one reading, and the largest sum of its PSS (every 100 ms: a page
+a forked worker still shares with the main process counts once, not in each,
+as in the RSS sum), which the target is checked on with each process's peak;
+CPU seconds are the whole tree's.  ``PYTHONPATH=<another src>`` measures another
 agentlog tree (before/after).
 """
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -56,6 +61,13 @@ class Peak:
     code: int
     peaks: dict[str, float] = field(default_factory=dict)
     tree: float = 0.0
+    """The largest sum of the tree's RSS at one reading: a page a forked worker
+    still shares with the main process (copy-on-write) is counted in both."""
+    tree_pss: float = 0.0
+    """The largest sum of the tree's PSS (``Pss`` of ``/proc/<pid>/smaps_rollup``,
+    a shared page divided among its sharers) at one reading: the memory the tree
+    holds, each page once."""
+    cpu: float = 0.0
 
 
 def _status(pid: int) -> tuple[int, int, int] | None:
@@ -75,6 +87,18 @@ def _status(pid: int) -> tuple[int, int, int] | None:
     )
 
 
+def _pss(pid: int) -> int:
+    """``Pss`` in kB of a live process (0 once gone)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            for line in fh:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as fh:
@@ -84,20 +108,24 @@ def _children(pid: int) -> list[int]:
 
 
 def measure(cmd: list[str], env: dict[str, str], timeout: float) -> Peak:
-    """Run ``cmd`` (output to ``/dev/null``), sampling its process tree's memory."""
+    """Run ``cmd`` (output to ``/dev/null``), sampling its process tree's memory;
+    its CPU seconds (user + system of the tree: the processes it waited for) are
+    the growth of this process's children's usage."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with open(os.devnull, "wb") as sink:
         proc = subprocess.Popen(cmd, env=env, stdout=sink, stderr=subprocess.DEVNULL)
     hwm: dict[int, int] = {}
     order: list[int] = []
-    tree = 0
+    tree = tree_pss = 0
+    readings = 0
     while proc.poll() is None:
         if time.perf_counter() - start > timeout:
             proc.kill()
             proc.wait()
             break
         pids = [proc.pid]
-        total = 0
+        total = pss = 0
         while pids:
             pid = pids.pop()
             status = _status(pid)
@@ -107,16 +135,24 @@ def measure(cmd: list[str], env: dict[str, str], timeout: float) -> Peak:
                 order.append(pid)
             hwm[pid] = status[1]
             total += status[2]
+            pss += _pss(pid) if readings % 5 == 0 else 0
             pids.extend(_children(pid))
         tree = max(tree, total)
+        tree_pss = max(tree_pss, pss)
+        readings += 1
         time.sleep(0.02)
-    peak = Peak(time.perf_counter() - start, proc.returncode, tree=tree / 1024)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    peak = Peak(
+        time.perf_counter() - start, proc.returncode, tree=tree / 1024, tree_pss=tree_pss / 1024, cpu=cpu
+    )
     for n, pid in enumerate(order):
         peak.peaks["main" if n == 0 else f"worker{n}"] = hwm[pid] / 1024
     return peak
 
 
-def show(figure: str, peak: Peak, target: float = 300) -> None:
+def show(figure: str, peak: Peak, target: float | None = 300) -> None:
+    """One line of figures; with ``target``, whether the peaks are within it."""
     workers = [mb for name, mb in peak.peaks.items() if name != "main"]
     procs = f"main {peak.peaks.get('main', 0):.0f} MB"
     if workers:
@@ -125,10 +161,11 @@ def show(figure: str, peak: Peak, target: float = 300) -> None:
         )
     top = max(peak.peaks.values(), default=0.0)
     code = f", exit {peak.code}{' (killed: time limit)' if peak.code == -9 else ''}" if peak.code else ""
-    verdict = "ok" if top <= target and not peak.code else "OVER"
+    verdict = "ok" if target is not None and max(top, peak.tree_pss) <= target and not peak.code else "OVER"
     print(
-        f"{figure:34} peak RSS {procs} | tree {peak.tree:.0f} MB | {peak.wall:6.1f} s{code}"
-        f"  [{verdict}: <= {target:.0f} MB]",
+        f"{figure:34} peak RSS {procs} | tree {peak.tree:.0f} MB (PSS {peak.tree_pss:.0f} MB)"
+        f" | {peak.wall:6.1f} s, CPU {peak.cpu:.1f} s{code}"
+        + (f"  [{verdict}: <= {target:.0f} MB]" if target is not None else ""),
         flush=True,
     )
 
@@ -220,7 +257,26 @@ class Bench:
         print(f"\n== home: {files:,} files, {size / 1e9:.2f} GB")
         index = self.work / f"home-{self.args.home_mb:g}.sqlite"
         self.fresh(index)
-        self.run("first index", ["index"], self.env(home, index))
+        ours = self.run("first index", ["index"], self.env(home, index))
+        if self.args.agentsview and Path(self.args.agentsview).exists():
+            self.peer(home, ours)
+
+    def peer(self, home: Path, ours: Peak) -> None:
+        """``agentsview sync`` of the same home (``HOME``, ``AGENTSVIEW_NO_DAEMON=1``,
+        its database in the work folder, removed after), measured as ours, and the
+        ratios of wall and CPU."""
+        data = self.work / "agentsview"
+        shutil.rmtree(data, ignore_errors=True)
+        env = {**self.env(home, self.work / "unused.sqlite"), "AGENTSVIEW_NO_DAEMON": "1",
+               "AGENTSVIEW_DATA_DIR": str(data)}  # fmt: skip
+        theirs = measure([self.args.agentsview, "sync"], env, self.args.timeout)
+        show("agentsview sync (same home)", theirs, target=None)
+        shutil.rmtree(data, ignore_errors=True)
+        print(
+            f"{'ratio (agentlog / agentsview)':34} {ours.wall / max(theirs.wall, 1e-9):.2f} wall, "
+            f"{ours.cpu / max(theirs.cpu, 1e-9):.2f} CPU (target <= 0.2x)",
+            flush=True,
+        )
 
 
 PARTS = ["record", "show", "home"]
@@ -237,6 +293,11 @@ def main() -> None:
     parser.add_argument("--home-mb", type=float, default=2000, help="Claude MB of the multi-agent home")
     parser.add_argument("--claude", type=int, default=6000, help="Claude sessions in the home")
     parser.add_argument("--codex", type=int, default=1200, help="Codex rollouts in the home")
+    parser.add_argument(
+        "--agentsview",
+        default="/tmp/av/bin/agentsview",
+        help="agentsview to sync the home after ours (skipped when absent or empty)",
+    )
     parser.add_argument("--timeout", type=float, default=600, help="seconds before a command is killed")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
