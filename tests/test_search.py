@@ -201,6 +201,12 @@ def test_offset_limit_total_and_sort(conn, index):
     assert "5–5 of 5 hits · open one" in " ".join(err.split())
     code, _, err = cli(index, "release")
     assert " ".join(err.split()).startswith("1 hit · open one")  # not "1–1 of 1 hits"
+    client = create_app(index).test_client()
+    count_line = re.compile(r'<p class="count-line">(.*?) for <q>')
+    one = client.get("/search", query_string={"q": "release"}).get_data(as_text=True)
+    many = client.get("/search", query_string={"q": "claude", "sessions": "1"}).get_data(as_text=True)
+    assert count_line.search(one).group(1) == "1–1 of 1 hit"  # the viewer says it as the CLI does
+    assert count_line.search(many).group(1).endswith(" sessions")
     with pytest.raises(UsageError, match="unknown sort"):
         search(conn, "claude", sort="best")  # type: ignore[arg-type]
 
