@@ -306,3 +306,33 @@ def test_what_says_a_source_cannot_be_read_rather_than_changed(tmp_path):
     assert _unreadable(cannot_open) and _unreadable(PermissionError(13, "Permission denied"))
     malformed = sqlite3.DatabaseError("database disk image is malformed")
     assert not _unreadable(malformed) and not _unreadable(ValueError("not JSON"))
+
+
+def test_index_says_the_sources_an_earlier_sync_could_not_read(tmp_path):
+    """A source that failed is not tried again until it changes, so a later
+    ``index`` has no failure of its own: it still says the index holds one it
+    could not read (tester finding 8, session 9), until it can be read."""
+    prefix = _without_dac()
+    home, project = make_home(tmp_path)
+    locked = project / "locked.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / MINIMAL, locked)
+    locked.chmod(0)
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite"), "PATH": os.environ.get("PATH", "")}
+
+    def index(*args: str) -> str:
+        done = subprocess.run(
+            [*prefix, sys.executable, "-m", "agentlog", "index", *args], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    first = json.loads(index("--json"))
+    assert ([f["path"] for f in first["failed"]], first["still_unreadable"]) == ([str(locked)], 0)
+    later = json.loads(index("--json"))
+    assert (later["failed"], later["still_unreadable"], later["unchanged"]) == ([], 1, 3)
+    assert "  1 source an earlier sync could not read, unchanged since (see `agentlog doctor`)\n" in index()
+    locked.chmod(0o644)
+    os.utime(locked)  # readable again, and changed: read
+    again = json.loads(index("--json"))
+    assert (again["failed"], again["still_unreadable"]) == ([], 0), again
+    assert (again["sources"], again["unchanged"], again["duplicates"]) == (3, 2, 1), again  # read: a copy of another

@@ -17,7 +17,7 @@ from agentlog.index import db
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
 from agentlog.query import resolve_agent
-from agentlog.service.index import prune
+from agentlog.service.index import prune, still_unreadable
 
 
 @main.command("index")
@@ -28,8 +28,9 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     """Bring the index up to date (every read command does this first)."""
     from agentlog.service.first_run import build_ended
 
-    _, report = open_index(app, full=full, building="sync")
+    conn, report = open_index(app, full=full, building="sync")
     build_ended(app.env)  # only once built: a build that failed leaves its marker (the index is partial)
+    still = still_unreadable(conn, report)
     if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
         raise db.damaged(app.index_path, "its tables are not this agentlog's")
     result = {
@@ -43,6 +44,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
         "removed": report.removed,
         "duplicates": report.duplicates,
         "failed": [{"path": p, "error": e} for p, e in report.failed],
+        "still_unreadable": len(still),
         "bytes_parsed": report.bytes_parsed,
         "seconds": round(report.seconds, 3),
         "checked": report.checked,
@@ -51,17 +53,19 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     if as_json:
         print_json(result)
         return
-    plain = _summary(report, app.index_path, partial(clean, markup=False))
+    plain = _summary(report, len(still), app.index_path, partial(clean, markup=False))
     if all(printed_as_written(line) for line in plain):
         print_lines(plain)
         return
-    for line in _summary(report, app.index_path, clean):  # rich: a closed pipe ends quietly there too
+    for line in _summary(report, len(still), app.index_path, clean):  # rich: a closed pipe ends quietly there too
         app.console.print(line, highlight=False, soft_wrap=True)
 
 
-def _summary(report: SyncReport, index: Path, text: Callable[..., str]) -> list[str]:
+def _summary(report: SyncReport, still: int, index: Path, text: Callable[..., str]) -> list[str]:
     """The lines ``agentlog index`` prints, log text through ``text``
-    (:func:`~agentlog.present.clean`, for rich or not)."""
+    (:func:`~agentlog.present.clean`, for rich or not); ``still``: the sources an
+    earlier sync could not read that are unchanged since (not tried again, so not
+    among this sync's failures)."""
     return [
         f"{report.sources} sources: {report.unchanged} unchanged, {report.appended} appended, "
         f"{report.reparsed} read whole, {report.duplicates} duplicates, {len(report.failed)} failed; "
@@ -79,6 +83,11 @@ def _summary(report: SyncReport, index: Path, text: Callable[..., str]) -> list[
         ),
         *([f"  {report.restored} archived sources back"] if report.restored else []),
         *([f"  {report.removed} gone that held no session: forgotten"] if report.removed else []),
+        *(
+            [f"  {plural(still, 'source')} an earlier sync could not read, unchanged since (see `agentlog doctor`)"]
+            if still
+            else []
+        ),
         f"index: {text(str(index))}",
         *(
             [f"{plural(len(report.roots.problems), 'path')} could not be looked at (see `agentlog doctor`)"]

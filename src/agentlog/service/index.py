@@ -27,6 +27,16 @@ def update_index(
         save_registry()
 
 
+def still_unreadable(conn: sqlite3.Connection, report: SyncReport) -> list[str]:
+    """The sources an earlier sync could not read that are unchanged since (so not
+    tried again, and not among ``report``'s failures): what ``index`` says is still
+    unreadable beside what it failed now."""
+    from agentlog.index.queries import source_problems
+
+    failed_now = {path for path, _ in report.failed}
+    return [path for path, _ in source_problems(conn)[0] if path not in failed_now]
+
+
 def sync_changed(
     conn: sqlite3.Connection, home: Home, paths: Iterable[str], discover: bool = True
 ) -> tuple[SyncReport, bool]:
