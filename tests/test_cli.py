@@ -433,3 +433,14 @@ def test_a_root_that_is_a_fifo_or_a_device_is_said_in_one_line_and_never_opened(
         assert (code, err) == (0, line)
         problem = {"agent": None, "path": str(root), "error": f"OSError: not a folder ({kind})"}
         assert json.loads(out)["path_problems"] == [problem]
+
+
+def test_index_with_no_sync_is_refused_not_a_report_of_nothing(tmp_path):
+    """``index --no-sync`` would print "0 sources" for an index full of them
+    (tester finding 10, session 9): a bad combination of arguments, exit 2."""
+    env = {"HOME": str(tmp_path), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    for args in (("--no-sync", "index"), ("index", "--no-sync"), ("index", "--json", "--no-sync")):
+        code, out, err = run(*args, env=env)
+        assert (code, out) == (2, ""), args
+        assert err == "agentlog: index is the sync that --no-sync skips: run it without --no-sync\n"
+    assert not (tmp_path / "index.sqlite").exists()

@@ -13,6 +13,7 @@ import msgspec
 from agentlog.cli import App, main
 from agentlog.cli.render import print_json, print_lines, printed_as_written
 from agentlog.cli.synced import open_index
+from agentlog.errors import UsageError
 from agentlog.index import db
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural
@@ -28,6 +29,8 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     """Bring the index up to date (every read command does this first)."""
     from agentlog.service.first_run import build_ended
 
+    if app.no_sync:
+        raise UsageError("index is the sync that --no-sync skips: run it without --no-sync")
     conn, report = open_index(app, full=full, building="sync")
     build_ended(app.env)  # only once built: a build that failed leaves its marker (the index is partial)
     still = still_unreadable(conn, report)
