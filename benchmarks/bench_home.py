@@ -68,7 +68,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from corpus import write_claude, write_record  # noqa: E402
+from corpus import big_session, write_record  # noqa: E402
 from home import HomeShape, write_home  # noqa: E402
 
 CCUSAGE = "/tmp/ccusage/node_modules/.bin/ccusage"
@@ -411,9 +411,7 @@ class Bench:
 
     def log(self) -> None:
         home = self.work / "log"
-        target = home / ".claude" / "projects" / "-home-bench-project" / "big-session.jsonl"
-        if not target.exists():
-            write_claude(target, self.args.log_mb)
+        target = big_session(home, self.args.log_mb)
         print(f"\n== log: one Claude Code file of {target.stat().st_size / 1e6:.0f} MB")
         index = self.work / "log.sqlite"
         self.fresh(index)

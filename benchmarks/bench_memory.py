@@ -47,7 +47,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 
-from corpus import write_claude, write_record  # noqa: E402
+from corpus import big_session, write_record  # noqa: E402
 from home import HomeShape, write_home  # noqa: E402
 
 
@@ -234,9 +234,7 @@ class Bench:
 
     def show(self) -> None:
         home = self.work / "log"
-        target = home / ".claude" / "projects" / "-home-bench-project" / "big-session.jsonl"
-        if not target.exists():
-            write_claude(target, self.args.log_mib)
+        target = big_session(home, self.args.log_mib)
         print(f"\n== show: one Claude Code session of {target.stat().st_size / 1e6:.0f} MB")
         index = self.work / "log.sqlite"
         env = self.env(home, index)

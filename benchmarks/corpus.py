@@ -176,6 +176,16 @@ def write_claude(path: Path, megabytes: float, seed: int = 1, scale: float = 1.0
     return size
 
 
+def big_session(home: Path, megabytes: float) -> Path:
+    """The Claude Code session ``big-session`` of about ``megabytes`` MB in ``home``
+    (:func:`write_claude`), written only when it is not there yet (the benches
+    that keep a work folder reuse it): its path."""
+    path = home / ".claude" / "projects" / "-home-bench-project" / "big-session.jsonl"
+    if not path.exists():
+        write_claude(path, megabytes)
+    return path
+
+
 def write_record(path: Path, mib: int) -> int:
     """Write a Claude Code session of one line of about ``mib`` MiB (a prompt of one
     word repeated), in pieces (this process stays small, and a child's peak RSS,
