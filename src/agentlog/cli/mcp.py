@@ -13,6 +13,8 @@ from agentlog.errors import AgentlogError, UsageError
 from agentlog.loopback import is_loopback
 
 MCP_EXTRA = "agentlog mcp needs the MCP SDK: pip install 'agentlog[mcp]'"
+
+
 def http_address(text: str) -> tuple[str, int]:
     """``PORT``, ``:PORT`` or ``HOST:PORT`` (``[::1]:PORT``) as ``(host, port)``,
     the host ``127.0.0.1`` when not given.  Raises :class:`UsageError` for a bad

@@ -107,10 +107,7 @@ class Home(msgspec.Struct, frozen=True):
     @staticmethod
     def _holder_by_path(real: str, folders: Iterable[Path]) -> str | None:
         """The first (sorted) real path of ``folders`` that is or holds ``real``."""
-        for folder in sorted({os.path.realpath(f) for f in folders}):
-            if real == folder or real.startswith(folder.rstrip(os.sep) + os.sep):
-                return folder
-        return None
+        return next((f for f in sorted({os.path.realpath(f) for f in folders}) if is_within(real, f)), None)
 
     def _agent_folder(self, root: Path) -> Path:
         """The agent's own folder holding ``root``: its hidden folder in the home
@@ -187,6 +184,12 @@ class Home(msgspec.Struct, frozen=True):
             from agentlog.errors import UsageError
 
             raise UsageError(f"--index {refused}: agentlog never writes there; choose another file")
+
+
+def is_within(real: str, folder: str) -> bool:
+    """Whether the real path ``real`` is the real path ``folder`` or inside it (by
+    name: ``/a/bc`` is not inside ``/a/b``)."""
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def hard_linked(path: str) -> os.stat_result | None:
@@ -303,7 +306,7 @@ def own_guard(env: Mapping[str, str], index: str | Path | None = None) -> Callab
             if sqlite_main(real) == file or real == file:
                 return f"{path} is agentlog's {what} ({file})"
         for what, held in folders:
-            if real == held or real.startswith(held.rstrip(os.sep) + os.sep):
+            if is_within(real, held):
                 return f"{path} is inside agentlog's {what} folder ({held})"
         return None
 
