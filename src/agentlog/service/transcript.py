@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from agentlog.export.redaction import redact_header, redact_message
-from agentlog.index import queries, summaries
+from agentlog.index import queries
 from agentlog.index.summaries import StoredSummary
 from agentlog.model import Message, Session
 from agentlog.service.export import stream_messages
@@ -77,6 +77,7 @@ def session_overview(
     Raises :class:`~agentlog.errors.NotFound` when no session or several match."""
     from agentlog.live.procs import scan
     from agentlog.service.costed import with_costs
+    from agentlog.service.summaries import latest_summary
 
     key = queries.resolve_key(conn, ref)
     procs = scan()
@@ -91,7 +92,7 @@ def session_overview(
         last=[(start + i, m) for i, m in enumerate(tail)],
         total=total,
         subagents=with_costs(conn, kids),
-        summary=summaries.latest(conn, key),
+        summary=latest_summary(conn, key),
     )
 
 
