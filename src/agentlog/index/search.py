@@ -627,12 +627,14 @@ looks each hit's time up instead (and four times the parts between two of its hi
 NEWEST_WALK_RATIO = 8
 """Parts :func:`newest_times` reads at most a hit: a part read from the indexes costs
 0.3–0.7 µs, a hit's time looked up 2–15 µs (its part's row and its message's, apart)."""
-_NEWEST_WALK = """SELECT ts FROM (SELECT p.rowid AS part, m.timestamp AS ts FROM messages m INDEXED BY messages_time
+_NEWEST_WALK = """SELECT ts FROM (SELECT max(ts) AS ts, count(*) AS held FROM (
+        SELECT p.rowid AS part, m.timestamp AS ts FROM messages m INDEXED BY messages_time
         JOIN parts p INDEXED BY parts_message ON p.message_rowid = m.rowid
         WHERE m.session_key = ? AND m.timestamp IS NOT NULL ORDER BY m.timestamp DESC LIMIT ?)
-    WHERE part IN (SELECT value FROM json_each(?)) LIMIT 1"""
-"""The time of the newest of a session's timed messages, among its newest ones (up to the
-limit's parts), that holds one of the listed parts (no row: none of those does)."""
+    WHERE part IN (SELECT value FROM json_each(?))) WHERE held > 0"""
+"""The newest time of the listed parts among a session's newest timed messages (up to the
+limit's parts; no row: none of those holds one).  ``max``, not the first row in time
+order: a query without ORDER BY gives its rows in no order SQL promises."""
 _NEWEST = """SELECT max(m.timestamp) FROM parts p JOIN messages m ON m.rowid = p.message_rowid
     WHERE p.rowid IN (SELECT value FROM json_each(?))"""
 """The newest time of the listed parts' messages (``NULL``: none has a time)."""
