@@ -46,6 +46,7 @@ import msgspec
 
 from agentlog import _version
 from agentlog.adapters import Adapter, LazyAdapter
+from agentlog.index.db import conn_path
 from agentlog.load import LoadReport
 from agentlog.probe import Look, PathProblem, Problems, fingerprint
 from agentlog.resident import fresh
@@ -172,7 +173,7 @@ def unchanged(
         if kept is None or [r for r, _ in kept] != [str(r) for r in listed]:
             return None
         roots[slug] = [(r, present) for r, (_, present) in zip(listed, kept, strict=True)]
-    index = _database(conn)
+    index = conn_path(conn)
     token = _token(index, data)
     vouched = fresh.vouched(token)
     if vouched is None:
@@ -197,12 +198,6 @@ def unchanged(
         duplicates=memo.duplicates,
         problems=Problems(memo.problems),
     )
-
-
-def _database(conn: sqlite3.Connection) -> str:
-    """The file of ``conn``'s main database, as SQLite names it (``""``: none)."""
-    files = conn.execute("PRAGMA database_list").fetchall()
-    return str(files[0][2]) if files else ""
 
 
 def _token(index: str, data: bytes) -> str:

@@ -52,7 +52,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agentlog.index.db import BUSY_TIMEOUT_MS, MMAP_SIZE
+from agentlog.index.db import BUSY_TIMEOUT_MS, MMAP_SIZE, conn_path
 from agentlog.index.runs import Run
 
 if TYPE_CHECKING:
@@ -271,8 +271,7 @@ def _counted(conn: sqlite3.Connection, run: Run, phrase: str, seen: Seen | None)
 def _seen(conn: sqlite3.Connection, run: Run) -> Seen | None:
     """``conn``'s main database file (path, device, inode, change time) and the
     full-text index's records :data:`_CHECK` reads; ``None`` without a file."""
-    rows = conn.execute("PRAGMA database_list").fetchall()
-    name = next((row[2] for row in rows if row[1] == "main"), "")
+    name = conn_path(conn)
     try:
         st = os.stat(name) if name else None
     except OSError:
@@ -408,8 +407,7 @@ def _kept(conn: sqlite3.Connection) -> _Kept | None:
         import apsw
     except ImportError:
         return None
-    rows = conn.execute("PRAGMA database_list").fetchall()
-    name = next((row[2] for row in rows if row[1] == "main"), "")
+    name = conn_path(conn)
     if not name:
         return None
     try:

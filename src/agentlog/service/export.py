@@ -22,6 +22,7 @@ from agentlog.export import ExportOptions, Format, Transcript, focus
 from agentlog.export.redaction import redact_header, redact_message
 from agentlog.export.target import Target
 from agentlog.index import queries
+from agentlog.index.db import conn_path
 from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
@@ -168,14 +169,6 @@ def _is_source(conn: sqlite3.Connection, real: str) -> bool:
     return False
 
 
-def _index_file(conn: sqlite3.Connection) -> str | None:
-    """The file of ``conn``'s main database (``None`` in memory)."""
-    for _, name, file in conn.execute("PRAGMA database_list"):
-        if name == "main":
-            return file or None
-    return None
-
-
 def export_sessions(
     conn: sqlite3.Connection,
     fmt: Format,
@@ -200,7 +193,7 @@ def export_sessions(
     :class:`~agentlog.export.target.Target`), or pyarrow is missing for
     ``parquet``; :class:`~agentlog.errors.AgentlogError` naming the path when it
     cannot be written (a folder where a file goes, no permission, a full disk …)."""
-    index = _index_file(conn)
+    index = conn_path(conn) or None  # None: an index in memory
     own = own_guard(home.env if home is not None else os.environ, index)
     if home is not None:  # the --root folders earlier syncs were given are log folders too
         home = msgspec.structs.replace(home, roots=[*home.roots, *queries.stored_roots(conn)])
