@@ -164,17 +164,12 @@ class Inotify:
             names = {"": ("db", each)}
             inside = {base + tail: (role, os.path.join(folder, base + tail)) for tail, role in _FILES}
             for path, roles in ((each, names), (folder, inside)):
-                try:
-                    st = os.stat(path)
-                except OSError as exc:
-                    return f"{path}: {exc.strerror}"
-                if self.devices is None or st.st_dev not in self.devices:
-                    return f"{path}: not on a local file system"
+                why, _ = self._local(path)
+                if why:
+                    return why
                 wd = self._wd(path)
                 if wd < 0:
-                    if -wd == errno.ENOSPC and self.limit is not None:
-                        return f"more than {self.limit} watches ({WATCHES_ENV})"
-                    return f"{path}: {os.strerror(-wd)}"
+                    return self._refused(path, -wd)
                 kept = self.files.setdefault(wd, {})
                 for name, (role, full) in roles.items():
                     kept[name] = (database, role, full)
@@ -204,20 +199,34 @@ class Inotify:
     def _add(self, path: str, names: set[str] | None) -> str:
         """Watch ``path`` (nothing when it is not there: the folder above is
         watched for its name); why it cannot be, or ``""``."""
-        try:
-            st = os.stat(path)
-        except (FileNotFoundError, NotADirectoryError):
-            return ""
-        except OSError as exc:
-            return f"{path}: {exc.strerror}"
-        if self.devices is None or st.st_dev not in self.devices:
-            return f"{path}: not on a local file system"
+        why, missing = self._local(path)
+        if missing or why:
+            return "" if missing else why
         error = self.watch(path, names)
         if error == errno.ENOENT:
             return ""  # removed since the stat: its name's event is on the folder above
+        return self._refused(path, error) if error else ""
+
+    def _local(self, path: str) -> tuple[str, bool]:
+        """Why ``path`` cannot be watched as it is (it cannot be ``stat``-ed, or is
+        not on a local file system: ``""`` when it can), and whether it is missing
+        (not there, or a name under a file)."""
+        try:
+            st = os.stat(path)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            return f"{path}: {exc.strerror}", True
+        except OSError as exc:
+            return f"{path}: {exc.strerror}", False
+        if self.devices is None or st.st_dev not in self.devices:
+            return f"{path}: not on a local file system", False
+        return "", False
+
+    def _refused(self, path: str, error: int) -> str:
+        """Why the watch of ``path`` was refused with ``error`` (an errno): the
+        :data:`WATCHES_ENV` cap once it is reached, else the error."""
         if error == errno.ENOSPC and self.limit is not None and len(self.wds) >= self.limit:
             return f"more than {self.limit} watches ({WATCHES_ENV})"
-        return f"{path}: {os.strerror(error)}" if error else ""
+        return f"{path}: {os.strerror(error)}"
 
     def drain(self) -> bool:
         """Read every queued event (without waiting); whether any is one of interest."""
