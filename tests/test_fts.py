@@ -188,6 +188,7 @@ def test_the_index_and_snippets_read_the_text_a_terminal_shows():
     assert visible_text(COLOURED) == "build FAILED in job7 at stepx"
     assert index_text(COLOURED) == "build FAILED in job7 at stepx"
     assert visible_text("lone \x1b and [31m") == "lone \x1b and [31m"  # no sequence: kept
+    assert visible_text("\x1b]0;title, never ended: the words after it") == "0;title, never ended: the words after it"
     assert visible_text(text := "no escape") is text
     assert snippet(COLOURED, ("failed",), "[", "]") == "build [FAILED] in job7 at stepx"
 

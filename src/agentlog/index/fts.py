@@ -131,10 +131,11 @@ def indexed_head(text: str) -> str:
     return text[: space + 1 if space >= 0 else INDEXED_CHARS]
 
 
-_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[0-~])")
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[0-~])")
 """A terminal escape sequence (ECMA-48): a CSI (``ESC [`` … final byte: colours,
 ``\x1b[31m``; cursor moves), an OSC (``ESC ]`` … BEL or ST: titles, hyperlinks) or
-a two-character escape (``ESC 7``, ``ESC c``)."""
+a two-character escape (``ESC 7``, ``ESC c``).  An OSC never ended is only its
+``ESC ]``: the text after it stays searchable."""
 
 
 def visible_text(text: str) -> str:
