@@ -56,7 +56,7 @@ def overview(app: App, recent: int, as_json: bool) -> None:
     if as_json:
         print_json(
             {
-                "agents": [a for a in view.agents if a.sessions or a.roots],
+                "agents": [a for a in view.agents if a.sessions or a.exec_runs or a.roots],
                 "recent": [session_row(s, view.children.get(s.key, 0)) for s in view.recent],
                 "errors": [{"path": p, "error": e} for p, e in view.unreadable],
                 "path_problems": report.roots.problems,
@@ -65,18 +65,19 @@ def overview(app: App, recent: int, as_json: bool) -> None:
         return
     console = app.console
     where = " (demo corpus)" if app.demo else ""
+    runs = f", {plural(view.exec_runs, 'exec run')} (`sessions --exec`)" if view.exec_runs else ""
     console.print(
-        f"[bold]agentlog[/bold]{where}: {plural(view.mains, 'session')}, {plural(view.subagents, 'subagent')}"
+        f"[bold]agentlog[/bold]{where}: {plural(view.mains, 'session')}{runs}, {plural(view.subagents, 'subagent')}"
     )
     table = plain_table()
     for col in ("agent", "sessions", "subagents", "tokens", "last active", "found in"):
         table.add_column(col, justify="right" if col in ("sessions", "subagents", "tokens") else "left")
     for row in view.agents:
-        if not row.sessions and not row.subagents:
+        if not row.sessions and not row.exec_runs and not row.subagents:
             continue
         table.add_row(
             row.name,
-            str(row.sessions),
+            f"{row.sessions} (+{row.exec_runs} exec)" if row.exec_runs else str(row.sessions),
             str(row.subagents),
             compact(row.total_tokens),
             local(row.last_active),
