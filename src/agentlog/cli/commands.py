@@ -15,6 +15,7 @@ from agentlog.cli.options import agent_option, filter_options, json_option, pass
 from agentlog.cli.render import (
     plain_table,
     print_json,
+    print_markup,
     print_session_json,
     render_transcript,
     session_row,
@@ -170,10 +171,11 @@ def show(
     _print_summary(app, conn, header.key)
     children = subagents(conn, header.key)
     if children:
-        app.console.print("\n[bold]subagents[/bold]")
+        lines = ["\n[bold]subagents[/bold]"]
         for sub in children if no_redact else redacted_headers(children):
             line = f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160]
-            app.console.print(clean(line, one_line=True))
+            lines.append(clean(line, one_line=True))
+        print_markup(app.console, *lines)
 
 
 def _print_summary(app: App, conn: sqlite3.Connection, key: str) -> None:
@@ -186,10 +188,11 @@ def _print_summary(app: App, conn: sqlite3.Connection, key: str) -> None:
         return
     found = shown.summary
     earlier = "" if shown.current else "; of an earlier state of this session"
-    app.console.print(
-        f"\n[bold]summary[/bold] [dim]({clean(found.model, one_line=True)}, {local(found.created_at)}{earlier})[/dim]"
+    print_markup(
+        app.console,
+        f"\n[bold]summary[/bold] [dim]({clean(found.model, one_line=True)}, {local(found.created_at)}{earlier})[/dim]",
+        clean(found.text),
     )
-    app.console.print(clean(found.text))
 
 
 def agents_markdown() -> str:
