@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -152,18 +153,39 @@ def without_binary(value: Any, media_hint: str = "", block: bool = False) -> Any
             )
         return value
     if isinstance(value, list):
-        items = [without_binary(item, block=True) for item in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        return _changed(value, enumerate(value), "", True)
     if isinstance(value, dict):
         if block and (value.get("type") in _BLOCK_TYPES or "source" in value or "inlineData" in value):
             found = _found(value)
             if found is not None:
                 name = next((v for k in _NAME_KEYS if isinstance(v := value.get(k), str) and v), "")
                 return _file(found[0] or _media(value), found[1], name)
-        hint = _media(value)
-        fields = {key: without_binary(item, hint) for key, item in value.items()}
-        return fields if any(fields[k] is not value[k] for k in value) else value
+        return _changed(value, iter(value.items()), _media(value), False)
     return value
+
+
+def _changed(
+    value: list[Any] | dict[Any, Any], items: Iterator[tuple[Any, Any]], hint: str, block: bool
+) -> list[Any] | dict[Any, Any]:
+    """:func:`without_binary` of each item of a list or dict given with its ``(index
+    or key, item)`` pairs: ``value`` itself when none changes, else a copy from the
+    first item changed on (numbers and strings too short for a payload are not
+    looked into)."""
+    for at, item in items:
+        kind = type(item)
+        if kind in _SCALARS or (kind is str and len(item) < MIN_PAYLOAD):
+            continue  # without_binary returns it as it is
+        free = without_binary(item, hint, block)
+        if free is not item:
+            copy = value.copy()
+            copy[at] = free
+            for rest_at, rest in items:  # the items after it
+                copy[rest_at] = without_binary(rest, hint, block)
+            return copy
+    return value
+
+
+_SCALARS = (int, float, bool, type(None))
 
 
 def binary_free(result: ToolResult) -> ToolResult:
