@@ -140,12 +140,19 @@ _SIZE = struct.Struct("!Q")
 
 def _send(send: Connection, data: bytes | memoryview) -> None:
     """Write one message: its :data:`_SIZE` header, then its bytes as they are (no
-    copy, however large)."""
+    copy, however large; a small one in the same write as its header)."""
     fd = send.fileno()
-    for piece in (_SIZE.pack(len(data)), data):
+    header = _SIZE.pack(len(data))
+    pieces = (header + data,) if len(data) <= _SMALL else (header, data)
+    for piece in pieces:
         view = memoryview(piece)
         while view:
             view = view[os.write(fd, view) :]
+
+
+_SMALL = 1 << 16
+"""Bytes up to which a message is copied behind its header and written at once (one
+system call, as for the many small sources of a first index)."""
 
 
 def _receive(receive: Connection) -> bytearray:
