@@ -389,3 +389,36 @@ def test_an_empty_database_with_another_programs_schema_version_is_refused(tmp_p
         f"index (never another program's) is it damaged: {REBUILD_HINT}\n"
     )
     assert snapshot(path.parent) == before
+
+
+LAST_CLOSE = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1])
+conn.execute("SELECT count(*) FROM sources").fetchall()
+conn.close()  # the last connection (by the locks it can take) checkpoints and deletes the -wal
+"""
+
+
+@pytest.mark.parametrize("check", [db.check_index, db._stamped, db.diagnose])
+def test_checking_the_file_keeps_this_process_sqlite_locks(tmp_path, check):
+    """Reading the index's header while this process has it open must not drop
+    SQLite's locks (closing any descriptor of a file drops all of a process's POSIX
+    locks on it): another process closing its connection then took itself for the
+    last one and deleted the ``-wal`` under this one's open transaction, which
+    corrupted the index (``tail`` connecting each round while ``status`` synced)."""
+    path = tmp_path / "index.sqlite"
+    conn = db.connect(path)
+    conn.execute("PRAGMA wal_autocheckpoint = 0")
+    conn.execute("INSERT INTO roots (path) VALUES ('/nowhere')")  # frames in the -wal
+    conn.execute("BEGIN")
+    assert conn.execute("SELECT count(*) FROM roots").fetchone() == (1,)  # a read transaction: locks held
+    wal = Path(f"{path}-wal")
+    assert wal.stat().st_size > 0
+    check(path)
+    subprocess.run([sys.executable, "-c", LAST_CLOSE, str(path)], check=True)
+    assert wal.exists() and wal.stat().st_size > 0  # not taken for the last connection
+    conn.execute("COMMIT")
+    conn.execute("INSERT INTO roots (path) VALUES ('/elsewhere')")
+    assert conn.execute("PRAGMA quick_check").fetchone() == ("ok",)
+    conn.close()
+    assert sqlite3.connect(path).execute("SELECT count(*) FROM roots").fetchone() == (2,)

@@ -114,6 +114,37 @@ def damaged(path: Path, why: object) -> IndexProblem:
     return IndexProblem(f"the index {path} is damaged ({text}): {REBUILD_HINT}")
 
 
+def read_head(path: Path, st: os.stat_result, size: int) -> bytes:
+    """The first ``size`` bytes of the file at ``path`` (whose ``os.stat`` is ``st``),
+    read without closing a descriptor of a file this process's SQLite may hold
+    locks on.  Closing any descriptor of a file drops every POSIX lock the process
+    holds on it, SQLite's included (sqlite.org/howtocorrupt.html, 2.2): another
+    agentlog process then took itself for the index's last connection and deleted
+    its ``-wal`` under this one's writes (``tail`` following a session, which
+    connects again each round, while ``status`` synced: the index was corrupted).
+    So a descriptor this process already has open on the file (SQLite's) is read
+    with ``pread``, which moves nothing; only a file no descriptor of the process
+    has open is opened and closed.  Raises ``OSError``."""
+    for fd in _open_descriptors():
+        try:
+            found = os.fstat(fd)
+        except OSError:  # closed since it was listed (the listing's own descriptor)
+            continue
+        if (found.st_dev, found.st_ino) == (st.st_dev, st.st_ino) and stat.S_ISREG(found.st_mode):
+            return os.pread(fd, size, 0)
+    with open(path, "rb") as fh:
+        return fh.read(size)
+
+
+def _open_descriptors() -> list[int]:
+    """The descriptors open in this process (``/dev/fd``: Linux and macOS), or none
+    where they cannot be listed."""
+    try:
+        return [int(name) for name in os.listdir("/dev/fd") if name.isdigit()]
+    except OSError:
+        return []
+
+
 def check_index(path: Path) -> bool:
     """Whether ``path`` holds an agentlog index (``False``: no file, or an empty
     one, which becomes a new index).  Nothing is written, locked or created.
@@ -126,8 +157,7 @@ def check_index(path: Path) -> bool:
             raise not_an_index(path, "not a regular file")
         if st.st_size == 0:
             return False
-        with open(path, "rb") as fh:
-            head = fh.read(100)
+        head = read_head(path, st, 100)
     except FileNotFoundError:
         return False
     except OSError as exc:
@@ -240,10 +270,10 @@ def _stamped(path: Path) -> bool:
     """Whether ``path`` is a regular file whose SQLite header carries agentlog's
     ``application_id`` (a damaged index of ours, not another program's file)."""
     try:
-        if not stat.S_ISREG(path.stat().st_mode):
+        st = path.stat()
+        if not stat.S_ISREG(st.st_mode):
             return False
-        with open(path, "rb") as fh:
-            head = fh.read(72)
+        head = read_head(path, st, 72)
     except OSError:
         return False
     return head.startswith(SQLITE_MAGIC) and int.from_bytes(head[68:72], "big", signed=True) == APPLICATION_ID
