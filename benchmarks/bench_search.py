@@ -6,9 +6,9 @@
     python benchmarks/bench_search.py --only latency --home DIR --index FILE   # bench_mcp.py's corpus
 
 * latency: p50/p95 of :func:`agentlog.service.search.search` for rare words, common
-  words, phrases and prefixes, as hit lists and grouped by session (``--sessions``),
-  sorted by rank, then newest and oldest first, on an index of at least ``--messages``
-  messages (or the index ``--index`` of the logs under ``--home``, e.g. the corpus
+  words, phrases, prefixes and words with punctuation (a page by rank looks for them as
+  typed), as hit lists and grouped by session (``--sessions``), sorted by rank, then
+  newest and oldest first, on an index of at least ``--messages`` messages (or the index ``--index`` of the logs under ``--home``, e.g. the corpus
   ``bench_mcp.py`` builds: many sessions), its size per GB of those logs, and how long a
   300-term prefix query takes to be answered or refused (bound: 1 s);
 * size: the index's bytes per GB of logs on a generated Claude Code file of ``--mb`` MB
@@ -97,6 +97,7 @@ def latency(cache: Path, messages: int, rounds: int, home: Path | None, index: P
         "common words": [rng.choice(WORDS[:100]) for _ in range(10)],
         "phrases": [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(10)],
         "prefixes": [rng.choice(WORDS[100:])[:4] + "*" for _ in range(10)],
+        "punctuation": [rng.choice(WORDS[:300]) + rng.choice(["++", ".py", "/", "()"]) for _ in range(10)],
     }
     for sort, grouped in (
         ("rank", False), ("rank", True), ("newest", False), ("oldest", False), ("newest", True), ("oldest", True)

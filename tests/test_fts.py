@@ -335,3 +335,19 @@ def test_a_common_word_is_ranked_among_its_newest_hits_and_counted_whole(home, t
     assert (newest.total, newest.note) == (5, None)
     deep = search(conn, "claude", limit=2, offset=3)  # a page past the first block: the same total and note
     assert (deep.total, deep.note) == (5, "ranked within each 2 newest hits of 5")
+
+
+def test_the_pieces_a_page_by_rank_looks_for_as_typed_are_those_holding_what_the_index_drops():
+    query = 'C++ cache "a + b" $HOME.x* NEAR(a.b c) OR CLAUDE.md C++ 🚀 最新 plain* don\'t'
+    assert translate(query).literals == ("C++", "a + b", "$HOME.x", "CLAUDE.md", "🚀", "don't")
+    assert translate("cache plain* OR 最新").literals == ()  # words only: nothing to reorder
+    assert translate("C++", raw=True).literals == ()  # raw syntax: nothing read as typed
+    text = "Learning C++ and c++, with $home.x\x1b[31m set"
+    assert [fts.literal_count(text, lits) for lits in [("c++",), ("C++", "$HOME.x"), ("C#",), ("set",), ()]] == [
+        1,
+        2,
+        0,
+        1,
+        0,
+    ]
+    assert fts.literal_count("x\x1b[0m++", ("x++",)) == 1  # the text a terminal shows, as the index reads it

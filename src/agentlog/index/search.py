@@ -29,7 +29,7 @@ import msgspec
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import runs
 from agentlog.index.blocks import Block, First, Walked, firsts_of, flat, grouped, rank_order
-from agentlog.index.fts import Translation, fallback, stored_text, translate
+from agentlog.index.fts import Translation, fallback, literal_count, stored_text, translate
 from agentlog.index.rank import (
     COMPOUND,
     COUNT_CAP,
@@ -192,7 +192,9 @@ def search(
 
     ``sort``: ``rank`` (best bm25 first; ties newest first), ``newest`` or
     ``oldest``; then by session, message and part, so every index of the same
-    logs gives the same order.  ``by_session``: one hit per session (its best;
+    logs gives the same order.  A page by rank shows first, in that order, its hits
+    whose text holds the query's pieces with punctuation as typed (``C++``: the
+    index reads the word ``c``; :attr:`~agentlog.index.fts.Translation.literals`).  ``by_session``: one hit per session (its best;
     sorted by time, its first in that order, :mod:`agentlog.index.timeline`), with
     ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
     ``offset``.  Raises :class:`~agentlog.errors.UsageError` for an empty,
@@ -400,7 +402,7 @@ def _ranked(
         counted = (matches, True)
     if not by_session:
         total, exact = counted
-    page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
+    page = _page(_hits(conn, budget, translation.terms, ranked, translation.literals), total, offset, limit, translation)
     page.total_exact = exact
     if source.estimated:
         page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
@@ -735,21 +737,36 @@ _HIT_COLUMNS = "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.ty
 
 
 def _hits(
-    conn: sqlite3.Connection, budget: Budget, terms: tuple[str, ...], ranked: list[tuple[Any, ...]]
+    conn: sqlite3.Connection,
+    budget: Budget,
+    terms: tuple[str, ...],
+    ranked: list[tuple[Any, ...]],
+    literals: tuple[str, ...] = (),
 ) -> list[Hit]:
     """The hits at the part rowids of ``ranked`` (``rowid, score, session hits, …``),
-    in that order, with their snippets cut for ``terms``."""
+    in that order, with their snippets cut for ``terms``; with ``literals`` (a page
+    sorted by rank: :attr:`agentlog.index.fts.Translation.literals`), those whose
+    text holds more of them first, in that order otherwise (a stable sort: the page
+    is the same hits, so pages never overlap).  The index reads ``C++`` as the word
+    ``c``, so without this a hit of "C and C#" could rank above one of "C++"."""
     if not ranked:
         return []
     sql = f"""SELECT p.rowid, {_HIT_COLUMNS} FROM parts p JOIN messages m ON m.rowid = p.message_rowid
         JOIN sessions s ON s.key = m.session_key WHERE p.rowid IN ({", ".join("?" * len(ranked))})"""
     rows = {row[0]: row[1:] for row in budget.run(conn, sql, tuple(r[0] for r in ranked))}
-    return [_row_hit(rows[rowid], terms, score, hits) for rowid, score, hits, _ in ranked]
+    found = [_row_hit(rows[rowid], terms, score, hits, literals) for rowid, score, hits, _ in ranked]
+    if literals:
+        found.sort(key=lambda hit: -hit[1])
+    return [hit for hit, _ in found]
 
 
 @row_decoder("search hit")
-def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int) -> Hit:
-    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`, its snippet cut for ``terms``."""
+def _row_hit(
+    r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int, literals: tuple[str, ...] = ()
+) -> tuple[Hit, int]:
+    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`, its snippet cut for ``terms``, and
+    how many of ``literals`` its text holds (:func:`agentlog.index.fts.literal_count`)."""
+    text = stored_text(r[8], r[9])
     return Hit(
         session_key=r[0],
         session_title=r[1],
@@ -759,7 +776,7 @@ def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int
         timestamp=stored_time(r[5]),
         part_type=r[6],
         tool=r[7],
-        snippet=snippet(stored_text(r[8], r[9]), terms, MARK_START, MARK_END),
+        snippet=snippet(text, terms, MARK_START, MARK_END),
         rank=score,
         session_hits=hits,
-    )
+    ), literal_count(text, literals)
