@@ -8,9 +8,10 @@
 * latency: p50/p95 of :func:`agentlog.service.search.search` for rare words, common
   words, phrases, prefixes and words with punctuation (a page by rank looks for them as
   typed), as hit lists and grouped by session (``--sessions``), sorted by rank, then
-  newest and oldest first, on an index of at least ``--messages`` messages (or the index ``--index`` of the logs under ``--home``, e.g. the corpus
-  ``bench_mcp.py`` builds: many sessions), its size per GB of those logs, and how long a
-  300-term prefix query takes to be answered or refused (bound: 1 s);
+  newest and oldest first, on an index of at least ``--messages`` messages (or the
+  index ``--index`` of the logs under ``--home``, e.g. the corpus ``bench_mcp.py``
+  builds: many sessions), its size per GB of those logs, and how long a 300-term
+  prefix query takes to be answered or refused (bound: 1 s);
 * size: the index's bytes per GB of logs on a generated Claude Code file of ``--mb`` MB
   (normal-length messages and tool results), the full-text tables apart;
 * unspaced: the full-text index of ``--mb``/10 MB of unspaced Japanese text, with and
