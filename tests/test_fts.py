@@ -337,7 +337,7 @@ def test_a_common_word_is_ranked_among_its_newest_hits_and_counted_whole(home, t
     assert (deep.total, deep.note) == (5, "ranked within each 2 newest hits of 5")
 
 
-def test_the_pieces_a_page_by_rank_looks_for_as_typed_are_those_holding_what_the_index_drops():
+def test_the_pieces_a_page_by_rank_looks_for_as_typed_are_those_holding_what_the_index_drops(monkeypatch):
     query = 'C++ cache "a + b" $HOME.x* NEAR(a.b c) OR CLAUDE.md C++ 🚀 最新 plain* don\'t'
     assert translate(query).literals == ("C++", "a + b", "$HOME.x", "CLAUDE.md", "🚀", "don't")
     assert translate("cache plain* OR 最新").literals == ()  # words only: nothing to reorder
@@ -351,3 +351,5 @@ def test_the_pieces_a_page_by_rank_looks_for_as_typed_are_those_holding_what_the
         0,
     ]
     assert fts.literal_count("x\x1b[0m++", ("x++",)) == 1  # the text a terminal shows, as the index reads it
+    monkeypatch.setattr(fts, "INDEXED_CHARS", 12)
+    assert [fts.literal_count("c++ at first, then c# much later", (lit,)) for lit in ("c++", "c#")] == [1, 0]

@@ -293,12 +293,12 @@ def _literal_patterns(literals: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
 
 def literal_count(text: str, literals: tuple[str, ...]) -> int:
     """How many of ``literals`` (:attr:`Translation.literals`) the search text ``text``
-    (its :func:`visible_text`, what the index reads) holds as written, in any case:
-    ``C++`` is in "learning c++" but not in "C and C#", which the index finds alike
-    (its words are ``c``)."""
+    holds as written, in any case, in what the index reads of it (its
+    :func:`indexed_head`, :func:`visible_text`): ``C++`` is in "learning c++" but
+    not in "C and C#", which the index finds alike (its words are ``c``)."""
     if not literals:
         return 0
-    shown = visible_text(text)
+    shown = visible_text(indexed_head(text))
     return sum(1 for pattern in _literal_patterns(literals) if pattern.search(shown))
 
 
