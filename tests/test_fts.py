@@ -341,6 +341,8 @@ def test_the_pieces_a_page_by_rank_looks_for_as_typed_are_those_holding_what_the
     query = 'C++ cache "a + b" $HOME.x* NEAR(a.b c) OR CLAUDE.md C++ 🚀 最新 plain* don\'t'
     assert translate(query).literals == ("C++", "a + b", "$HOME.x", "CLAUDE.md", "🚀", "don't")
     assert translate("cache plain* OR 最新").literals == ()  # words only: nothing to reorder
+    assert translate('"Hello, Alice').literals == ()  # an unbalanced quote and a comma: punctuation around words
+    assert translate("fix 'CLAUDE.md'. now, (src/app.py)").literals == ("CLAUDE.md", "(src/app.py)")
     assert translate("C++", raw=True).literals == ()  # raw syntax: nothing read as typed
     text = "Learning C++ and c++, with $home.x\x1b[31m set"
     assert [fts.literal_count(text, lits) for lits in [("c++",), ("C++", "$HOME.x"), ("C#",), ("set",), ()]] == [

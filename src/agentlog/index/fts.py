@@ -84,8 +84,9 @@ class Translation(msgspec.Struct, frozen=True, kw_only=True):
     literals: tuple[str, ...] = ()
     """The pieces of the query, as typed, that hold characters the index drops
     (punctuation and symbols: ``C++``, ``$HOME``, ``CLAUDE.md``; a prefix without its
-    ``*``, a quoted phrase without its quotes), in order, each once: a page sorted by
-    rank shows first the hits whose text holds them (:func:`literal_count`)."""
+    ``*``, a quoted phrase without its quotes, a piece without the quotes and
+    clause marks around it: ``"Hello,`` is none), in order, each once: a page
+    sorted by rank shows first the hits whose text holds them (:func:`literal_count`)."""
 
 
 UNSPACED = (
@@ -357,11 +358,21 @@ def _items(text: str, literals: list[str] | None = None) -> list[_Operand | str]
     return items
 
 
+_OPENING = "\"'"
+_CLOSING = "\"',.;:!?"
+"""What a literal piece is cut of at its start and end: quotes (an unbalanced one is
+punctuation) and the marks that end a clause (``CLAUDE.md.`` is ``CLAUDE.md``)."""
+
+
 def _literal(piece: str, literals: list[str] | None) -> None:
-    """Add ``piece`` (an operand's text as typed) to ``literals`` when it holds a
-    character the index drops."""
-    if literals is not None and _dropped(piece):
-        literals.append(piece.strip())
+    """Add ``piece`` (an operand's text as typed, cut of :data:`_OPENING` and
+    :data:`_CLOSING`) to ``literals`` when it still holds a character the index
+    drops among its words."""
+    if literals is None:
+        return
+    cut = piece.strip().lstrip(_OPENING).rstrip(_CLOSING)
+    if _dropped(cut) and words(cut):
+        literals.append(cut)
 
 
 def _operand(text: str, prefix: bool) -> _Operand:
