@@ -6,11 +6,12 @@
     python benchmarks/bench_search.py --only latency --home DIR --index FILE   # bench_mcp.py's corpus
 
 * latency: p50/p95 of :func:`agentlog.service.search.search` for rare words, common
-  words, phrases and prefixes, as hit lists and grouped by session (``--sessions``),
-  sorted by rank, then newest and oldest first, on an index of at least ``--messages``
-  messages (or the index ``--index`` of the logs under ``--home``, e.g. the corpus
-  ``bench_mcp.py`` builds: many sessions), its size per GB of those logs, and how long a
-  300-term prefix query takes to be answered or refused (bound: 1 s);
+  words, phrases, prefixes and words with punctuation (a page by rank looks for them as
+  typed), as hit lists and grouped by session (``--sessions``), sorted by rank, then
+  newest and oldest first, on an index of at least ``--messages`` messages (or the
+  index ``--index`` of the logs under ``--home``, e.g. the corpus ``bench_mcp.py``
+  builds: many sessions), its size per GB of those logs, and how long a 300-term
+  prefix query takes to be answered or refused (bound: 1 s);
 * size: the index's bytes per GB of logs on a generated Claude Code file of ``--mb`` MB
   (normal-length messages and tool results), the full-text tables apart;
 * unspaced: the full-text index of ``--mb``/10 MB of unspaced Japanese text, with and
@@ -79,16 +80,19 @@ def latency(cache: Path, messages: int, rounds: int, home: Path | None, index: P
         index, seconds = build(cache, messages)
     else:
         seconds = 0.0
-    assert home is not None
     conn = connect(index)
     count = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
     sessions = conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0]
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    size, logs = index.stat().st_size, log_bytes(home)
+    size = index.stat().st_size
+    if home is None:  # --index without --home: no size per GB of logs
+        per_gb = "logs not given (--home)"
+    else:
+        logs = log_bytes(home)
+        per_gb = f"for {logs / 1e6:.0f} MB of logs ({size / logs * 1000:.0f} MB per GB of logs)"
     print(
-        f"index of {count:,} messages, {sessions:,} sessions: {size / 1e6:.0f} MB for {logs / 1e6:.0f} MB of logs "
-        f"({size / logs * 1000:.0f} MB per GB of logs; built in {seconds:.0f} s this run); "
-        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+        f"index of {count:,} messages, {sessions:,} sessions: {size / 1e6:.0f} MB {per_gb}; "
+        f"built in {seconds:.0f} s this run; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
     search(conn, WORDS[150])  # the first search opens the tables: not timed
     rng = random.Random(7)
@@ -97,6 +101,7 @@ def latency(cache: Path, messages: int, rounds: int, home: Path | None, index: P
         "common words": [rng.choice(WORDS[:100]) for _ in range(10)],
         "phrases": [f'"{rng.choice(WORDS[:300])} {rng.choice(WORDS[:300])}"' for _ in range(10)],
         "prefixes": [rng.choice(WORDS[100:])[:4] + "*" for _ in range(10)],
+        "punctuation": [rng.choice(WORDS[:300]) + rng.choice(["++", ".py", "/", "()"]) for _ in range(10)],
     }
     for sort, grouped in (
         ("rank", False), ("rank", True), ("newest", False), ("oldest", False), ("newest", True), ("oldest", True)
@@ -229,7 +234,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="times each query is run")
     parser.add_argument("--mb", type=float, default=50, help="log size for the size figures")
     parser.add_argument("--cache", type=Path, default=Path("/tmp/agentlog-bench-search"))
-    parser.add_argument("--home", type=Path, help="the logs of --index (for its size per GB)")
+    parser.add_argument("--home", type=Path, help="the logs of --index (for its size per GB; optional)")
     parser.add_argument("--index", type=Path, help="an index built before (not synced), instead of --cache's")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)

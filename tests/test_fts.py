@@ -370,3 +370,23 @@ def test_an_upgrade_that_indexes_the_text_again_says_so_first(tmp_path):
     assert "upgrading" not in stderr_of("search", "failed")
     assert upgrade_notice(str(path), 0) is None  # a new index: its tables are empty
     assert upgrade_notice(str(path), 1) == notice.replace(f"schema {len(MIGRATIONS) - 1} ", "schema 1 ")
+
+
+def test_the_pieces_a_page_by_rank_looks_for_as_typed_are_those_holding_what_the_index_drops(monkeypatch):
+    query = 'C++ cache "a + b" $HOME.x* NEAR(a.b c) OR CLAUDE.md C++ 🚀 最新 plain* don\'t'
+    assert translate(query).literals == ("C++", "a + b", "$HOME.x", "CLAUDE.md", "🚀", "don't")
+    assert translate("cache plain* OR 最新").literals == ()  # words only: nothing to reorder
+    assert translate('"Hello, Alice').literals == ()  # an unbalanced quote and a comma: punctuation around words
+    assert translate("fix 'CLAUDE.md'. now, (src/app.py)").literals == ("CLAUDE.md", "(src/app.py)")
+    assert translate("C++", raw=True).literals == ()  # raw syntax: nothing read as typed
+    text = "Learning C++ and c++, with $home.x\x1b[31m set"
+    assert [fts.literal_count(text, lits) for lits in [("c++",), ("C++", "$HOME.x"), ("C#",), ("set",), ()]] == [
+        1,
+        2,
+        0,
+        1,
+        0,
+    ]
+    assert fts.literal_count("x\x1b[0m++", ("x++",)) == 1  # the text a terminal shows, as the index reads it
+    monkeypatch.setattr(fts, "INDEXED_CHARS", 12)
+    assert [fts.literal_count("c++ at first, then c# much later", (lit,)) for lit in ("c++", "c#")] == [1, 0]

@@ -434,3 +434,79 @@ def test_the_python_api_bounds_a_page_as_the_command_line_does(paging, message, 
         agentlog.search("CLAUDE.md", index=index, sync=False, **paging)
     assert str(raised.value) == message
     assert ids(agentlog.search("CLAUDE.md", index=index, sync=False, limit=1000, offset=0))
+
+
+LITERAL_PROMPTS = [
+    ("m_c", "C and C and C: c"),  # the words c only, short: the best bm25
+    ("m_csharp", "C# or C, said the C# guide"),
+    ("m_cpp", "we could rewrite the whole parser in modern c++ templates one day, said the lead"),
+    ("m_cpp_upper", "the C++ build of the parser is slow today, and the C build is not"),
+]
+
+
+def test_a_page_by_rank_shows_first_the_hits_holding_the_query_as_typed(tmp_path, monkeypatch):
+    """Tester finding 4 of session 9: ``C++`` found the hit holding "C++" only 5th."""
+    from agentlog.adapters import all_adapters
+    from agentlog.index import db
+    from agentlog.index.sync import sync
+
+    home = write_prompts(tmp_path / "home", LITERAL_PROMPTS)
+    index = tmp_path / "index.sqlite"
+    with db.connect(index) as conn:
+        sync(conn, all_adapters(), {"HOME": str(home)}, home)
+        by_score = [h.message_id for h in search(conn, "c").hits]
+        ranked = search(conn, "C++")
+        newest = [h.message_id for h in search(conn, "C++", sort="newest").hits]
+        pages = [[h.message_id for h in search(conn, "C++", limit=2, offset=n).hits] for n in (0, 2)]
+    # the index reads C++ as the word c: bm25 alone puts the short hits of "C" first
+    assert by_score == ["m_c", "m_csharp", "m_cpp_upper", "m_cpp"]
+    # those holding "C++" (any case) first, each group in rank order; the ranks kept
+    assert [h.message_id for h in ranked.hits] == ["m_cpp_upper", "m_cpp", "m_c", "m_csharp"]
+    assert [h.rank for h in ranked.hits[2:]] == sorted(h.rank for h in ranked.hits[2:])
+    assert newest == ["m_cpp_upper", "m_cpp", "m_csharp", "m_c"]  # a time sort stays by time
+    # within each page: pages are the blocks' hits, never overlapping
+    assert pages == [["m_c", "m_csharp"], ["m_cpp_upper", "m_cpp"]]
+    expected = ["m_cpp_upper", "m_cpp", "m_c", "m_csharp"]
+    code, out, err = cli(index, "--json", "--", "C++")
+    assert (code, [h["message_id"] for h in json.loads(out)["hits"]]) == (0, expected), err
+    assert web_order(create_app(index).test_client(), "C++") == expected
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    assert [h.message_id for h in agentlog.search("C++", index=index, sync=False).hits] == expected
+
+
+def test_a_page_of_sessions_by_rank_shows_first_those_whose_hit_holds_the_query_as_typed(tmp_path, monkeypatch):
+    """Grouped (the MCP tool's page): the sessions reordered by their shown hit, which
+    stays each session's best-scored one."""
+    from mcp.client import Client
+
+    from agentlog.adapters import all_adapters
+    from agentlog.index import db
+    from agentlog.index.sync import sync
+    from agentlog.mcp.server import Index, build_server
+    from search_home import _line
+
+    home = write_prompts(tmp_path / "home", LITERAL_PROMPTS[:2])  # session delta: "C" only
+    rows = [_line("echo", uuid, n, {"role": "user", "content": text}, "user") for n, (uuid, text) in enumerate(LITERAL_PROMPTS[2:])]
+    (home / ".claude/projects/-work/echo.jsonl").write_text("\n".join(rows) + "\n")
+    index = tmp_path / "index.sqlite"
+    with db.connect(index) as conn:
+        sync(conn, all_adapters(), {"HOME": str(home)}, home)
+        plain = [(h.session_key, h.message_id) for h in search(conn, "c", by_session=True).hits]
+        grouped = [(h.session_key, h.message_id) for h in search(conn, "C++", by_session=True).hits]
+    assert plain == [("claude_code:delta", "m_c"), ("claude_code:echo", "m_cpp_upper")]
+    assert grouped == [("claude_code:echo", "m_cpp_upper"), ("claude_code:delta", "m_c")]
+    server = build_server(Index(lambda: db.connect(index, readonly=True), None))
+
+    async def mcp_sessions() -> list[str]:
+        async with Client(server) as client:
+            found = await client.call_tool("search_sessions", {"query": "C++", "include_active": True})
+            return [r["session_id"] for r in found.structured_content["results"]]
+
+    assert anyio.run(mcp_sessions) == ["claude_code:echo", "claude_code:delta"]
+
+
+def web_order(client, query: str) -> list[str]:
+    html = client.get("/search", query_string={"q": query}).get_data(as_text=True)
+    links = re.findall(r'class="hit-title" href="/message\?([^"]+)"', html)
+    return [re.search(r"id=([^&]+)", unescape(link)).group(1) for link in links]

@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 import msgspec
@@ -80,6 +81,12 @@ class Translation(msgspec.Struct, frozen=True, kw_only=True):
     terms: tuple[str, ...] = ()
     note: str | None = None
     raw: bool = False
+    literals: tuple[str, ...] = ()
+    """The pieces of the query, as typed, that hold characters the index drops
+    (punctuation and symbols: ``C++``, ``$HOME``, ``CLAUDE.md``; a prefix without its
+    ``*``, a quoted phrase without its quotes, a piece without the quotes and
+    clause marks around it: ``"Hello,`` is none), in order, each once: a page
+    sorted by rank shows first the hits whose text holds them (:func:`literal_count`)."""
 
 
 UNSPACED = (
@@ -265,10 +272,35 @@ def translate(text: str, raw: bool = False) -> Translation:
         )
     if raw:
         return Translation(match=raw_match(text), terms=_raw_terms(text), raw=True)
-    operands, terms = _combine(_items(text))
+    literals: list[str] = []
+    operands, terms = _combine(_items(text, literals))
     if not operands:
         return Translation(match="", note="the query holds no letters or digits to search for")
-    return Translation(match=" ".join(operands), terms=tuple(dict.fromkeys(terms)))
+    return Translation(
+        match=" ".join(operands), terms=tuple(dict.fromkeys(terms)), literals=tuple(dict.fromkeys(literals))
+    )
+
+
+def _dropped(piece: str) -> bool:
+    """Whether ``piece`` holds a character the index drops (neither a token
+    character, :func:`is_token_char`, nor white space)."""
+    return any(not is_token_char(ch) and not ch.isspace() for ch in piece)
+
+
+@lru_cache(maxsize=64)
+def _literal_patterns(literals: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(re.escape(literal), re.IGNORECASE) for literal in literals)
+
+
+def literal_count(text: str, literals: tuple[str, ...]) -> int:
+    """How many of ``literals`` (:attr:`Translation.literals`) the search text ``text``
+    holds as written, in any case, in what the index reads of it (its
+    :func:`indexed_head`, :func:`visible_text`): ``C++`` is in "learning c++" but
+    not in "C and C#", which the index finds alike (its words are ``c``)."""
+    if not literals:
+        return 0
+    shown = visible_text(indexed_head(text))
+    return sum(1 for pattern in _literal_patterns(literals) if pattern.search(shown))
 
 
 def _raw_terms(text: str) -> tuple[str, ...]:
@@ -289,8 +321,10 @@ _Operand = tuple[str, list[str]]
 """An FTS5 operand and the words it matches (lower case, a prefix's last with ``*``)."""
 
 
-def _items(text: str) -> list[_Operand | str]:
-    """``text`` as FTS5 operands and operator words (``str``)."""
+def _items(text: str, literals: list[str] | None = None) -> list[_Operand | str]:
+    """``text`` as FTS5 operands and operator words (``str``); each operand's text as
+    typed that holds a character the index drops is added to ``literals``
+    (:attr:`Translation.literals`) when given (``NEAR(…)``'s never)."""
     items: list[_Operand | str] = []
     i = 0
     while i < len(text):
@@ -307,6 +341,7 @@ def _items(text: str) -> list[_Operand | str]:
             prefix = text.startswith("*", end)
             if words(text[i + 1 : close]):
                 items.append(_operand(text[i + 1 : close], prefix))
+                _literal(text[i + 1 : close], literals)
             i = end + prefix
             continue
         end = i
@@ -319,7 +354,25 @@ def _items(text: str) -> list[_Operand | str]:
         elif words(piece):
             prefix = piece.endswith("*") and is_token_char(piece.rstrip("*")[-1:] or " ")
             items.append(_operand(piece.rstrip("*") if prefix else piece, prefix))
+            _literal(piece.rstrip("*") if prefix else piece, literals)
     return items
+
+
+_OPENING = "\"'"
+_CLOSING = "\"',.;:!?"
+"""What a literal piece is cut of at its start and end: quotes (an unbalanced one is
+punctuation) and the marks that end a clause (``CLAUDE.md.`` is ``CLAUDE.md``)."""
+
+
+def _literal(piece: str, literals: list[str] | None) -> None:
+    """Add ``piece`` (an operand's text as typed, cut of :data:`_OPENING` and
+    :data:`_CLOSING`) to ``literals`` when it still holds a character the index
+    drops among its words."""
+    if literals is None:
+        return
+    cut = piece.strip().lstrip(_OPENING).rstrip(_CLOSING)
+    if _dropped(cut) and words(cut):
+        literals.append(cut)
 
 
 def _operand(text: str, prefix: bool) -> _Operand:

@@ -29,9 +29,8 @@ import msgspec
 from agentlog.errors import AgentlogError, UsageError
 from agentlog.index import runs
 from agentlog.index.blocks import Block, First, Walked, firsts_of, flat, grouped, rank_order
-from agentlog.index.fts import Translation, fallback, stored_text, translate
+from agentlog.index.fts import Translation, fallback, literal_count, stored_text, translate
 from agentlog.index.rank import (
-    COMPOUND,
     COUNT_CAP,
     ESTIMATED_NOTE,
     Scored,
@@ -192,7 +191,9 @@ def search(
 
     ``sort``: ``rank`` (best bm25 first; ties newest first), ``newest`` or
     ``oldest``; then by session, message and part, so every index of the same
-    logs gives the same order.  ``by_session``: one hit per session (its best;
+    logs gives the same order.  A page by rank shows first, in that order, its hits
+    whose text holds the query's pieces with punctuation as typed (``C++``: the
+    index reads the word ``c``; :attr:`~agentlog.index.fts.Translation.literals`).  ``by_session``: one hit per session (its best;
     sorted by time, its first in that order, :mod:`agentlog.index.timeline`), with
     ``session_hits``; ``total`` then counts sessions.  ``limit`` hits from
     ``offset``.  Raises :class:`~agentlog.errors.UsageError` for an empty,
@@ -400,7 +401,7 @@ def _ranked(
         counted = (matches, True)
     if not by_session:
         total, exact = counted
-    page = _page(_hits(conn, budget, translation.terms, ranked), total, offset, limit, translation)
+    page = _page(_hits(conn, budget, translation.terms, ranked, translation.literals), total, offset, limit, translation)
     page.total_exact = exact
     if source.estimated:
         page.note = f"{page.note}; {ESTIMATED_NOTE}" if page.note else ESTIMATED_NOTE
@@ -635,9 +636,11 @@ _NEWEST_WALK = """SELECT ts FROM (SELECT max(ts) AS ts, count(*) AS held FROM (
 """The newest time of the listed parts among a session's newest timed messages (up to the
 limit's parts; no row: none of those holds one).  ``max``, not the first row in time
 order: a query without ORDER BY gives its rows in no order SQL promises."""
-_NEWEST = """SELECT max(m.timestamp) FROM parts p JOIN messages m ON m.rowid = p.message_rowid
-    WHERE p.rowid IN (SELECT value FROM json_each(?))"""
-"""The newest time of the listed parts' messages (``NULL``: none has a time)."""
+_NEWEST = """SELECT json_extract(h.value, '$[1]') AS held, max(m.timestamp) FROM json_each(?) h
+    JOIN parts p ON p.rowid = json_extract(h.value, '$[0]') JOIN messages m ON m.rowid = p.message_rowid
+    GROUP BY held"""
+"""The newest time of each group's parts' messages (``NULL``: none has a time), of a JSON
+list of ``[part rowid, group]``: one statement, the same text, however many groups."""
 
 
 def newest_times(conn: sqlite3.Connection, run: runs.Run, hits: dict[tuple[int, str], list[int]]) -> dict[tuple[int, str], Any]:
@@ -647,23 +650,24 @@ def newest_times(conn: sqlite3.Connection, run: runs.Run, hits: dict[tuple[int, 
     session's first block holds its last written hits, mostly its newest: a few parts
     read), up to :data:`NEWEST_WALK` parts and four times the hits' mean distance, when
     that is at most :data:`NEWEST_WALK_RATIO` parts a hit; the groups no walk answered
-    have each hit's time looked up (:data:`_NEWEST`, two seeks a hit; up to
-    :data:`agentlog.index.rank.COMPOUND` groups in one statement).  7,673 hits of a prefix
-    in 18 sessions of 1 M messages: 3–15 ms, against 30–160 ms looked up."""
+    have each hit's time looked up (:data:`_NEWEST`, two seeks a hit, all groups in one
+    statement: a compound of one arm a group cost 30–70 µs an arm to prepare, its text
+    new at each count).  7,673 hits of a prefix in 18 sessions of 1 M messages: 3–15 ms,
+    against 30–160 ms looked up."""
     newest: dict[tuple[int, str], Any] = {}
-    looked: list[tuple[tuple[int, str], str]] = []
+    looked: list[tuple[tuple[int, str], list[int]]] = []
     for held, rowids in hits.items():
-        listed = json.dumps(rowids)
         limit = NEWEST_WALK + 4 * (max(rowids) - min(rowids) + 1) // len(rowids)
-        found = run(conn, _NEWEST_WALK, (held[1], limit, listed)) if limit <= NEWEST_WALK_RATIO * len(rowids) else []
+        walked = limit <= NEWEST_WALK_RATIO * len(rowids)
+        found = run(conn, _NEWEST_WALK, (held[1], limit, json.dumps(rowids))) if walked else []
         if found:
             newest[held] = found[0][0]
         else:
-            looked.append((held, listed))
-    for at in range(0, len(looked), COMPOUND):
-        part = looked[at : at + COMPOUND]
-        rows = run(conn, " UNION ALL ".join([_NEWEST] * len(part)), tuple(listed for _, listed in part))
-        newest.update((held, ts) for (held, _), (ts,) in zip(part, rows, strict=True))
+            looked.append((held, rowids))
+    if looked:
+        pairs = json.dumps([[rowid, n] for n, (_, rowids) in enumerate(looked) for rowid in rowids])
+        found_times: dict[int, Any] = dict(run(conn, _NEWEST, (pairs,)))
+        newest.update((held, found_times.get(n)) for n, (held, _) in enumerate(looked))
     return newest
 
 
@@ -735,21 +739,36 @@ _HIT_COLUMNS = "m.session_key, s.title, s.agent, m.id, m.role, m.timestamp, p.ty
 
 
 def _hits(
-    conn: sqlite3.Connection, budget: Budget, terms: tuple[str, ...], ranked: list[tuple[Any, ...]]
+    conn: sqlite3.Connection,
+    budget: Budget,
+    terms: tuple[str, ...],
+    ranked: list[tuple[Any, ...]],
+    literals: tuple[str, ...] = (),
 ) -> list[Hit]:
     """The hits at the part rowids of ``ranked`` (``rowid, score, session hits, …``),
-    in that order, with their snippets cut for ``terms``."""
+    in that order, with their snippets cut for ``terms``; with ``literals`` (a page
+    sorted by rank: :attr:`agentlog.index.fts.Translation.literals`), those whose
+    text holds more of them first, in that order otherwise (a stable sort: the page
+    is the same hits, so pages never overlap).  The index reads ``C++`` as the word
+    ``c``, so without this a hit of "C and C#" could rank above one of "C++"."""
     if not ranked:
         return []
     sql = f"""SELECT p.rowid, {_HIT_COLUMNS} FROM parts p JOIN messages m ON m.rowid = p.message_rowid
         JOIN sessions s ON s.key = m.session_key WHERE p.rowid IN ({", ".join("?" * len(ranked))})"""
     rows = {row[0]: row[1:] for row in budget.run(conn, sql, tuple(r[0] for r in ranked))}
-    return [_row_hit(rows[rowid], terms, score, hits) for rowid, score, hits, _ in ranked]
+    found = [_row_hit(rows[rowid], terms, score, hits, literals) for rowid, score, hits, _ in ranked]
+    if literals:
+        found.sort(key=lambda hit: -hit[1])
+    return [hit for hit, _ in found]
 
 
 @row_decoder("search hit")
-def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int) -> Hit:
-    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`, its snippet cut for ``terms``."""
+def _row_hit(
+    r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int, literals: tuple[str, ...] = ()
+) -> tuple[Hit, int]:
+    """A :data:`_HIT_COLUMNS` row as a :class:`Hit`, its snippet cut for ``terms``, and
+    how many of ``literals`` its text holds (:func:`agentlog.index.fts.literal_count`)."""
+    text = stored_text(r[8], r[9])
     return Hit(
         session_key=r[0],
         session_title=r[1],
@@ -759,7 +778,7 @@ def _row_hit(r: tuple[Any, ...], terms: tuple[str, ...], score: float, hits: int
         timestamp=stored_time(r[5]),
         part_type=r[6],
         tool=r[7],
-        snippet=snippet(stored_text(r[8], r[9]), terms, MARK_START, MARK_END),
+        snippet=snippet(text, terms, MARK_START, MARK_END),
         rank=score,
         session_hits=hits,
-    )
+    ), literal_count(text, literals)
