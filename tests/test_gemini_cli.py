@@ -24,11 +24,19 @@ CHILD = "gemini_cli/chats/a1b2c3d4-0000-4000-8000-000000000001/b2c3d4e5-0000-400
 def test_upsert_log_keeps_each_message_once_with_its_final_content():
     s = parse_one("gemini_cli", fixture(UPSERT))
     assert s.key == "gemini_cli:a1b2c3d4-0000-4000-8000-000000000001"
-    # u2/a2 were rewound; a1 and a3 were written twice.
-    assert [m.id.split(":")[1] for m in s.messages] == ["u1", "a1", "u3", "a3", "i1"]
+    # u2/a2 were rewound (a2, a billed response, is kept hidden with its usage); a1 and a3 were written twice.
+    assert [(m.id.split(":")[1], m.flags) for m in s.messages] == [
+        ("u1", []),
+        ("a1", []),
+        ("a2#rewound", ["abandoned"]),
+        ("u3", []),
+        ("a3", []),
+        ("i1", ["meta"]),
+    ]
+    assert [m.id.split(":")[1] for m in s.messages if not m.hidden] == ["u1", "a1", "u3", "a3"]
     assert s.messages[0].id == "a1b2c3d4-0000-4000-8000-000000000001:u1"
-    assert roles(s) == {"user": 2, "assistant": 2, "system*": 1}
-    a3 = s.messages[3]
+    assert roles(s) == {"user": 2, "assistant": 2, "assistant*": 1, "system*": 1}
+    a3 = s.messages[4]
     assert a3.text == "util.py holds the string helpers."
     assert [p.summary for p in a3.parts if isinstance(p, ReasoningPart)] == [
         "Reading: Summarise the helpers."
@@ -37,10 +45,10 @@ def test_upsert_log_keeps_each_message_once_with_its_final_content():
     assert (shell.tool, shell.raw_name, shell.input) == ("bash", "run_shell_command", {"command": "ls *.py"})
     assert shell.result is not None and shell.result.output == "main.py\nutil.py"
     assert calls(s) == (2, 2)
-    # a1: 500/0/40+10; a3: 1000−600+20 / 600 / 50+30.
-    assert buckets(s) == (920, 600, 0, 130, 40)
+    # a1: 500/0/40+10; a2 (rewound, billed): 700−100 / 100 / 20; a3: 1000−600+20 / 600 / 50+30.
+    assert buckets(s) == (1520, 700, 0, 150, 40)
     assert s.title == "Summarise util.py"
-    assert s.diagnostics.skipped == {"superseded:message": 2, "rewound:message": 2}
+    assert s.diagnostics.skipped == {"superseded:message": 2, "rewound:message": 1}
     assert s.diagnostics.records_total == 13 and accounted(s)
     assert GeminiCliAdapter().resume_command(s) == "gemini --resume a1b2c3d4-0000-4000-8000-000000000001"
 

@@ -20,7 +20,9 @@ Formats
     ``session-*.jsonl``: line 1 the metadata (``sessionId, projectHash, startTime,
     lastUpdated, kind``); then ``MessageRecord`` lines, ``{"$set": {...}}`` metadata
     patches (a ``$set`` holding ``messages`` replaces the whole list) and
-    ``{"$rewindTo": "<message id>"}`` (drops that message and everything after it).
+    ``{"$rewindTo": "<message id>"}`` (drops that message and everything after it
+    from the transcript; a billed response among them is kept hidden, flagged
+    ``abandoned``, with its usage).
 
     **Why a document, not a resumable line parser:** the log is appended to, but
     its meaning is upserts — ``pushMessage`` re-appends the *whole* message each
@@ -230,13 +232,25 @@ class _Chat:
         self.messages = {**kept, **self.messages}
 
     def rewind(self, target: str) -> None:
+        """A ``$rewindTo``: message ``target`` and those after it leave the
+        transcript, but a billed response among them keeps its usage (as in
+        :meth:`replace`: a message flagged ``abandoned`` in its place, under the key
+        ``<id>#rewound``, so a later message of that id is a new one); cost.md §0."""
         keys = list(self.messages)
         if target not in keys:
             return
-        dropped = keys[keys.index(target) :]
-        for key in dropped:
+        gone = 0
+        for key in keys[keys.index(target) :]:
+            record = self.messages[key]
+            if record.get("$compressed") is True:
+                continue  # left out before: kept as it is
             del self.messages[key]
-        self.diagnostics.skip("rewound:message", len(dropped))
+            if isinstance(record.get("tokens"), dict):
+                self.messages[f"{key}#rewound"] = {**record, "$compressed": True}
+            else:
+                gone += 1
+        if gone:
+            self.diagnostics.skip("rewound:message", gone)
 
     def feed(self, record: dict[str, Any]) -> None:
         """Apply one JSONL record (metadata, message, ``$set`` or ``$rewindTo``)."""
@@ -322,7 +336,7 @@ class GeminiCliAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "Gemini CLI"
-    parser_version = 4
+    parser_version = 5  # 5: a rewound billed response keeps its usage
     env_vars = ("GEMINI_CLI_HOME",)
     source_format = "json"
     assistant_types: ClassVar[tuple[str, ...]] = ("gemini", "model")
@@ -440,7 +454,7 @@ class _ChatParse(DocumentParser):
                 mid = f"{sid}:{key}" if not key.startswith("@") else f"{sid}@{n}"
                 message = self.adapter._message(record, mid, self.diagnostics)
                 if record.get("$compressed") is True:
-                    message.flag("abandoned")  # left out by a $set of messages, its usage kept
+                    message.flag("abandoned")  # left out by a $set of messages or a rewind, its usage kept
                 self.emit(sid, message)
                 if (
                     header.title is None
