@@ -6,11 +6,15 @@ half read skipped."""
 from __future__ import annotations
 
 import errno
+import functools
+import os
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
 
+import worker_probes
 from agentlog import worker
 from agentlog.adapters import SourceRef, get_adapter
 from agentlog.adapters.base import JsonlAdapter
@@ -62,17 +66,25 @@ def test_jobs_passed_over_or_half_read_are_skipped(tmp_path):
         assert _there(shared.batches(3)) == _here(jobs[3], 3)  # 1 and 2 passed over
 
 
+def _workers() -> list[int]:
+    """The process ids of this process's fresh workers (Linux: ``/proc``)."""
+    me = os.getpid()
+    children = [
+        int(pid) for task in Path(f"/proc/{me}/task").iterdir() for pid in (task / "children").read_text().split()
+    ]
+    return [pid for pid in children if b"agentlog.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the worker in /proc (Linux)")
 def test_a_worker_killed_fails_the_job_it_was_on_and_says_so(tmp_path):
-    import multiprocessing
-    import os
     import signal
 
     big = max(sorted((FIXTURES / "claude_code").glob("*.jsonl")), key=lambda p: p.stat().st_size)
     jobs: list[worker.ParseJob] = [(CLAUDE, SourceRef(agent="claude_code", path=str(big)), 0, None)] * 400
     with worker.SharedParse(jobs, lines=3) as shared:
         assert _there(shared.batches(0)) == _here(jobs[0], 3)
-        for child in multiprocessing.active_children():
-            os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        (child,) = _workers()
+        os.kill(child, signal.SIGKILL)
         with pytest.raises(OSError, match="ended"):
             for job in range(1, len(jobs)):  # what reached the pipe before the kill, then the failure
                 list(shared.batches(job))
@@ -93,3 +105,22 @@ def test_a_message_cut_short_by_the_workers_death_says_it_ended():
     with pytest.raises(OSError, match=r"^the parser ended unexpectedly \(in the middle of a message\)$"):
         next(worker._messages(receive, "the parser", None))
     receive.close()
+
+
+def test_a_parse_worker_is_a_fresh_interpreter_and_ends_with_its_context():
+    """Parse workers are new interpreters, not forks of this process (whose pages a
+    fork would count again in its RSS): one has imported what its work needs, not
+    what this process has (pytest, this module), and it is gone when its context ends."""
+    names = ["agentlog.worker", "pytest", "test_shared_parse", "worker_probes"]
+    assert all(name in sys.modules for name in names)
+    produce = functools.partial(worker_probes.loaded, names)
+    with worker.run_in_worker(produce, "the probe", fresh=True) as messages:
+        assert [msgspec.msgpack.decode(m) for m in messages] == [["agentlog.worker", "worker_probes"]]
+        if Path("/proc/self/task").exists():
+            assert len(_workers()) <= 1  # it may have ended already
+    if Path("/proc/self/task").exists():
+        assert _workers() == []
+    with worker.run_in_worker(produce, "the probe") as messages:  # forked: this process's modules
+        assert [msgspec.msgpack.decode(m) for m in messages] == [
+            ["agentlog.worker", "pytest", "test_shared_parse", "worker_probes"]
+        ]
