@@ -124,3 +124,33 @@ def test_a_parse_worker_is_a_fresh_interpreter_and_ends_with_its_context():
         assert [msgspec.msgpack.decode(m) for m in messages] == [
             ["agentlog.worker", "pytest", "test_shared_parse", "worker_probes"]
         ]
+
+
+def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_much(tmp_path, monkeypatch):
+    """Two changed small sessions: a fork (a warm report's sync, where ~0.1-0.3 s
+    of an interpreter's start would be most of its time); as many new bytes as
+    a large source's: a fresh worker, as that source's own."""
+    import shutil
+
+    from agentlog.index import sync as sync_module
+    from agentlog.index.db import connect
+
+    files = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:2]
+    project = tmp_path / "home" / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    for path in files:
+        shutil.copy(path, project / path.name)
+    started: list[bool] = []
+    real = worker.SharedParse
+
+    def spy(jobs: list[worker.ParseJob], lines: int = 25_000, *, fresh: bool = True) -> worker.SharedParse:
+        started.append(fresh)
+        return real(jobs, lines, fresh=fresh)
+
+    monkeypatch.setattr(worker, "SharedParse", spy)
+    env = {"HOME": str(tmp_path / "home")}
+    report = sync_module.sync(connect(tmp_path / "a.db"), [CLAUDE], env, tmp_path / "home")
+    assert (report.reparsed, report.failed, started) == (2, [], [False])
+    monkeypatch.setattr(sync_module, "WORKER_MIN", max(p.stat().st_size for p in files) + 1)
+    report = sync_module.sync(connect(tmp_path / "b.db"), [CLAUDE], env, tmp_path / "home")
+    assert (report.reparsed, report.failed, started) == (2, [], [False, True])

@@ -335,13 +335,15 @@ class SharedParse:
     :func:`run_in_worker` raises it; if the worker ends unexpectedly, that job
     raises ``OSError`` and :attr:`broken` is set (parse the rest here).  The
     pipe bounds how far ahead the worker runs (its peak memory: a batch).
+    ``fresh``: the worker is a new interpreter (:func:`run_in_worker`), for jobs
+    large enough to pay its start; else a fork of this process.
     Close it with :meth:`close` (or as a context manager)."""
 
-    def __init__(self, jobs: list[ParseJob], lines: int = 25_000) -> None:
+    def __init__(self, jobs: list[ParseJob], lines: int = 25_000, *, fresh: bool = True) -> None:
         self._jobs = jobs
         self._stack = contextlib.ExitStack()
         produce = functools.partial(_parse_jobs, jobs, lines)
-        self._stream = self._stack.enter_context(run_in_worker(produce, "the parser process", fresh=True))
+        self._stream = self._stack.enter_context(run_in_worker(produce, "the parser process", fresh=fresh))
         self._held: _Batch | None = None
         self.broken = False
 
