@@ -139,14 +139,16 @@ def day_sums(
     spans = conn.execute("SELECT DISTINCT bucket FROM usage_rollup WHERE bucket IS NOT NULL")
     days = span_days([span for (span,) in spans], tz)
     who = "s.agent" if by_agent else "''"
-    query = f"""WITH day(span, local_day) AS MATERIALIZED (SELECT key, value FROM json_each(?))
+    # every span on its UTC day (UTC, or a zone near it at the hours used): no join with the map
+    utc = all(day == span[:10] for span, day in days.items())
+    query = f"""{"" if utc else "WITH day(span, local_day) AS MATERIALIZED (SELECT key, value FROM json_each(?))"}
         SELECT {who}, r.model, r.service_tier, r.recorded, r.model_inferred, substr(r.bucket, 1, 10) AS utc_day,
-            d.local_day, {_SUMS}
+            {"substr(r.bucket, 1, 10)" if utc else "d.local_day"}, {_SUMS}
         FROM usage_rollup r {"JOIN sessions s ON s.key = r.session_key" if by_agent else ""}
-        LEFT JOIN day d ON d.span = r.bucket
+        {"" if utc else "LEFT JOIN day d ON d.span = r.bucket"}
         WHERE {_COUNTED} {"AND r.session_key IN (SELECT key FROM sessions WHERE agent = ?)" if agent else ""}
         GROUP BY 1, 2, 3, 4, 5, 6, 7"""
-    params = [json.dumps(days), *([agent] if agent else [])]
+    params = [*([] if utc else [json.dumps(days)]), *([agent] if agent else [])]
     calls: list[Call] = []
     keys: list[DayKey] = []
     for row in conn.execute(query, params):
