@@ -154,3 +154,18 @@ def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_mu
     monkeypatch.setattr(sync_module, "WORKER_MIN", max(p.stat().st_size for p in files) + 1)
     report = sync_module.sync(connect(tmp_path / "b.db"), [CLAUDE], env, tmp_path / "home")
     assert (report.reparsed, report.failed, started) == (2, [], [False, True])
+
+
+def test_jobs_that_do_not_pickle_are_parsed_in_a_fork():
+    """A third-party adapter whose state does not pickle (a lambda here) cannot go
+    to a fresh interpreter: its jobs are parsed in a forked worker all the same."""
+    from agentlog.adapters.claude_code import ClaudeCodeAdapter
+
+    adapter = ClaudeCodeAdapter()
+    adapter.hook = lambda: None  # type: ignore[attr-defined]
+    files = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:2]
+    jobs: list[worker.ParseJob] = [(adapter, SourceRef(agent="claude_code", path=str(p)), 0, None) for p in files]
+    with worker.SharedParse(jobs, lines=3) as shared:
+        if Path("/proc/self/task").exists():
+            assert _workers() == []  # forked: not an agentlog.worker command line
+        assert [_there(shared.batches(n)) for n in range(2)] == [_here(job, 3) for job in jobs]

@@ -119,7 +119,9 @@ def run_in_worker(
     forked from a 140 MB index process held 85-95 MB of such copies), while a
     fresh one starts at ~25 MB but costs an interpreter's start and its imports
     (~0.1-0.3 s: for a source that takes seconds to parse).  ``produce`` must
-    then pickle (a module-level function, or a :func:`functools.partial` of one).
+    then pickle (a module-level function, or a :func:`functools.partial` of one):
+    when it does not (a third-party adapter's state), or no interpreter starts,
+    the child is forked.
 
     An error in the child is raised again by that iterator as the same kind of exception
     (``OSError`` with its errno and ``filename``, ``RecursionError``,
@@ -129,7 +131,7 @@ def run_in_worker(
     """
     receive, send = multiprocessing.Pipe(duplex=False)
     _widen(receive)
-    stop = _spawn(receive, send, produce) if fresh else _fork(receive, send, produce)
+    stop = (_spawn(receive, send, produce) if fresh else None) or _fork(receive, send, produce)
     send.close()
     try:
         yield _messages(receive, name, filename)
@@ -167,22 +169,29 @@ then ``produce``, each pickled; its arguments are the pipe's two ends."""
 
 def _spawn(
     receive: Connection, send: Connection, produce: Callable[[], Iterable[bytes]]
-) -> Callable[[], None]:
+) -> Callable[[], None] | None:
     """A new interpreter serving ``produce`` (not :mod:`multiprocessing`'s
     ``spawn`` or ``forkserver``: those run the main script again in the child
     when it has no ``if __name__ == "__main__"``, an API caller's script, and
     start a resource tracker process besides); the function that reaps it.
     It gets both ends of the pipe, as a fork does (:func:`_serve` closes the
     read end), its output goes nowhere (``agentlog mcp`` speaks on standard
-    output) and its errors to this process's standard error."""
-    payload = pickle.dumps(sys.path, pickle.HIGHEST_PROTOCOL) + pickle.dumps(produce, pickle.HIGHEST_PROTOCOL)
+    output) and its errors to this process's standard error.  ``None`` when
+    ``produce`` does not pickle or the interpreter cannot be started."""
+    try:
+        payload = pickle.dumps(sys.path, pickle.HIGHEST_PROTOCOL) + pickle.dumps(produce, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # anything a third party's __reduce__ raises
+        return None
     fds = (receive.fileno(), send.fileno())
-    child = subprocess.Popen(
-        [sys.executable, "-c", _CHILD, *map(str, fds)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        pass_fds=fds,
-    )
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, *map(str, fds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            pass_fds=fds,
+        )
+    except OSError:
+        return None
     assert child.stdin is not None
     with contextlib.suppress(BrokenPipeError), child.stdin:  # died at once: its reader says it ended
         child.stdin.write(payload)
