@@ -169,3 +169,10 @@ def test_jobs_that_do_not_pickle_are_parsed_in_a_fork():
         if Path("/proc/self/task").exists():
             assert _workers() == []  # forked: not an agentlog.worker command line
         assert [_there(shared.batches(n)) for n in range(2)] == [_here(job, 3) for job in jobs]
+
+
+def test_ctrl_c_is_left_to_the_process_that_started_the_worker():
+    """A fresh worker ignores ``SIGINT`` (a Ctrl-C reaches the whole process group):
+    the process that reads it decides, and the worker ends with the pipe."""
+    with worker.run_in_worker(worker_probes.interrupted, "the probe", fresh=True) as messages:
+        assert [msgspec.msgpack.decode(m) for m in messages] == [True]

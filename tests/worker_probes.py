@@ -31,3 +31,12 @@ class BoomAdapter(ClaudeCodeAdapter):
 
     def new_parser(self, ref: SourceRef, sidecars: Mapping[str, bytes]) -> ClaudeParser:
         return BoomParser(ref, sidecars)
+
+
+def interrupted() -> Iterator[bytes]:
+    """Ctrl-C (``SIGINT``) to the worker itself, then one message: ``true``."""
+    import os
+    import signal
+
+    os.kill(os.getpid(), signal.SIGINT)
+    yield msgspec.msgpack.encode(True)

@@ -159,12 +159,15 @@ def _fork(
 
 
 _CHILD = (
-    "import io, pickle, sys; payload = io.BytesIO(sys.stdin.buffer.read()); sys.path[:] = pickle.load(payload);"
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN);"
+    " import io, pickle, sys; payload = io.BytesIO(sys.stdin.buffer.read()); sys.path[:] = pickle.load(payload);"
     " from agentlog.worker import _child; _child(payload, int(sys.argv[1]), int(sys.argv[2]))"
 )
 """The program of a fresh child: its standard input is this process's
 ``sys.path`` (where ``agentlog`` and what ``produce`` names are imported from),
-then ``produce``, each pickled; its arguments are the pipe's two ends."""
+then ``produce``, each pickled; its arguments are the pipe's two ends.  Ctrl-C
+is this process's to act on (a traceback of the child's would only add noise):
+the child ends when this one closes the pipe or ends."""
 
 
 def _spawn(
