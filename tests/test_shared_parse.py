@@ -131,6 +131,7 @@ def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_mu
     of an interpreter's start would be most of its time); as many new bytes as
     a large source's: a fresh worker, as that source's own."""
     import shutil
+    import threading
 
     from agentlog.index import sync as sync_module
     from agentlog.index.db import connect
@@ -148,6 +149,7 @@ def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_mu
         return real(jobs, lines, fresh=fresh)
 
     monkeypatch.setattr(worker, "SharedParse", spy)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # threads other tests left: no shared worker
     env = {"HOME": str(tmp_path / "home")}
     report = sync_module.sync(connect(tmp_path / "a.db"), [CLAUDE], env, tmp_path / "home")
     assert (report.reparsed, report.failed, started) == (2, [], [False])
