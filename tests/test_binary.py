@@ -124,3 +124,36 @@ def _strings(value):
     elif isinstance(value, list):
         for v in value:
             yield from _strings(v)
+
+
+def test_only_a_payload_s_containers_are_copied_and_the_rest_kept_in_order():
+    """A list or dict is copied only once an item changes: the items before it and
+    after it are the same objects, in the same order; nothing changed, the value
+    itself."""
+    text, number, small = "plain text " * 40, 7, "ab"
+    kept = {"a": text, "b": [number, small], "c": None}
+    assert without_binary(kept) is kept
+    value = {"a": text, "b": [number, small, PNG, {"x": text}], "c": None, "d": {"data": PNG}}
+    free = without_binary(value)
+    png = {"type": "file", "media_type": "image/png", "size": 520}
+    assert free == {"a": text, "b": [number, small, png, {"x": text}], "c": None, "d": {"data": png}}
+    assert list(free) == ["a", "b", "c", "d"] and free["a"] is text and free["b"][3] is value["b"][3]
+    assert value["b"][2] is PNG and value["d"] == {"data": PNG}  # the input is left as it was
+
+
+def test_a_structured_result_repeating_its_output_gets_what_the_output_gets():
+    """binary_free scans a structured string equal to the output only when the
+    output held a payload: a clean output's copies stay as they are (the same
+    objects), a payload's copies become file parts too, and a payload only in the
+    structured result is still found."""
+    from agentlog.adapters._binary import binary_free
+    from agentlog.model import ToolResult
+
+    text = "plain text " * 40
+    png = {"type": "file", "media_type": "image/png", "size": 520}
+    clean = binary_free(ToolResult(output=text, structured={"stdout": "".join(text), "n": 1}))
+    assert clean.output is text and clean.structured == {"stdout": text, "n": 1}
+    both = binary_free(ToolResult(output=PNG, structured={"stdout": "".join(PNG), "data": [PNG]}))
+    assert (both.output, both.structured) == (png, {"stdout": png, "data": [png]})
+    inner = binary_free(ToolResult(output=text, structured={"stdout": text, "image": PNG}))
+    assert (inner.output, inner.structured) == (text, {"stdout": text, "image": png})

@@ -914,6 +914,12 @@ def test_exec_runs_are_left_out_of_the_session_list_unless_asked(tmp_path):
     assert listed() == []  # the fork has a parent (not in this home): a child row
     assert listed("--exec") == sorted(exec_rows)
     assert listed("--subagents") == sorted([*exec_rows, fork])
+    code, out, _ = run("overview", "--json", env=env)
+    (codex,) = [a for a in json.loads(out)["agents"] if a["agent"] == "codex"]
+    assert (code, codex["sessions"], codex["exec_runs"], codex["subagents"]) == (0, 0, 2, 1)
+    code, out, _ = run("overview", env=env)
+    assert code == 0 and "0 sessions, 2 exec runs (`sessions --exec`), 1 subagent" in out
+    assert "0 (+2 exec)" in out  # the Codex row: as `sessions` lists them, and the runs apart
     sessions = load_sessions(["codex"], env, tmp_path)
     assert [s.id for s in sessions if SessionFilter().matches(s)] == []
     assert sorted(s.id for s in sessions if SessionFilter(include_exec=True).matches(s)) == sorted(

@@ -94,6 +94,34 @@ def test_two_halves_equal_one_go(adapter, path, tmp_path):
         assert msgspec.json.encode(halves) == msgspec.json.encode(whole), f"cut at {cut}"
 
 
+@pytest.mark.parametrize(
+    ("adapter", "path"), SPLIT_CASES, ids=lambda x: getattr(x, "name", getattr(x, "slug", ""))
+)
+def test_empty_objects_are_counted_and_change_nothing_else(adapter, path, tmp_path):
+    """A ``{}`` line between every two lines of a real log gives what a blank line
+    of the same length there gives (ignored: the same offsets), and each ``{}`` is
+    counted as skipped (``empty_object``), never kept raw."""
+    from agentlog.adapters.base import EMPTY_OBJECT
+
+    lines = path.read_bytes().splitlines()
+    copy = tmp_path / path.parent.name / path.name  # the same folder name: ids may be made of it
+    copy.parent.mkdir()
+    ref = SourceRef(agent=adapter.slug, path=str(copy))
+
+    def parsed(between: bytes) -> list:
+        copy.write_bytes(b"".join(line + b"\n" + between + b"\n" for line in lines))
+        return build_sessions([(adapter, parse_source(adapter, ref))])
+
+    plain, mixed = parsed(b"  "), parsed(b"{}")
+    counted = 0
+    for s in mixed:  # the sessions with the `{}` taken out of their diagnostics
+        n = s.diagnostics.skipped.pop(EMPTY_OBJECT, 0)
+        s.diagnostics.records_total -= n
+        counted += n
+    assert msgspec.json.encode(mixed) == msgspec.json.encode(plain)
+    assert counted == len(lines)
+
+
 def _tree_digest(root: Path) -> dict[str, tuple[str, int]]:
     out = {}
     for dirpath, _dirs, names in os.walk(root):

@@ -335,3 +335,38 @@ def test_a_common_word_is_ranked_among_its_newest_hits_and_counted_whole(home, t
     assert (newest.total, newest.note) == (5, None)
     deep = search(conn, "claude", limit=2, offset=3)  # a page past the first block: the same total and note
     assert (deep.total, deep.note) == (5, "ranked within each 2 newest hits of 5")
+
+
+def test_an_upgrade_that_indexes_the_text_again_says_so_first(tmp_path):
+    """The command that upgrades an index by a migration rebuilding ``parts_fts``
+    says so on stderr before it starts (it takes a minute on a large index); a new
+    index and an index already current say nothing."""
+    from click.testing import CliRunner
+
+    from agentlog.cli import main
+    from agentlog.index.db import upgrade_notice
+
+    home = write_prompts(tmp_path / "home", [("m_1", "build FAILED in job7")])
+    path = tmp_path / "index.sqlite"
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(path), "AGENTLOG_NO_DAEMON": "1"}
+
+    def stderr_of(*args: str) -> str:
+        result = CliRunner().invoke(main, list(args), env=env)
+        assert result.exit_code == 0, result.output
+        return result.stderr
+
+    assert "upgrading" not in stderr_of("search", "failed")  # a new index
+    assert "upgrading" not in stderr_of("search", "failed")  # current
+    conn = connect(path)
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.close()
+    notice = (
+        f"upgrading the index {path} (schema {len(MIGRATIONS) - 1} to {len(MIGRATIONS)}): its search "
+        "text is indexed again, once; on a large index this takes a minute"
+    )
+    said = " ".join(stderr_of("search", "failed").split())
+    assert said == f"{notice} 1 hit · open one with: agentlog show <key>"  # before the command's own
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    assert "upgrading" not in stderr_of("search", "failed")
+    assert upgrade_notice(str(path), 0) is None  # a new index: its tables are empty
+    assert upgrade_notice(str(path), 1) == notice.replace(f"schema {len(MIGRATIONS) - 1} ", "schema 1 ")

@@ -523,3 +523,24 @@ def test_a_prompt_as_a_title_is_stripped_then_bounded():
     for text in ("\n" + "word " * 3_000, " " * 900 + "short" + " " * 900, "b" * 1_001):
         assert prompt_as_title(text) == bounded_title(text.strip())
     assert prompt_as_title(" " * 900 + "short" + " " * 900) == "short"
+
+
+def test_as_int_keeps_counts_in_range_and_bounds_or_zeroes_the_rest():
+    """The fast path for a plain ``int`` gives what the full tests give: in range
+    as it is, at or beyond ±2**53 the bound, bools, non-numbers and NaN 0,
+    floats truncated, an ``int`` subclass as a plain ``int``."""
+    import math
+
+    from agentlog.adapters._values import BOUND, as_int
+
+    class Count(int):
+        pass
+
+    cases = [
+        (0, 0), (7, 7), (-7, -7), (BOUND - 1, BOUND - 1), (BOUND, BOUND), (BOUND + 1, BOUND),
+        (-BOUND + 1, -BOUND + 1), (-BOUND, -BOUND), (10**30, BOUND), (-(10**30), -BOUND),
+        (True, 0), (False, 0), (None, 0), ("3", 0), ([], 0), (math.nan, 0), (math.inf, BOUND),
+        (-math.inf, -BOUND), (2.9, 2), (-2.9, -2), (Count(5), 5), (Count(BOUND), BOUND),
+    ]  # fmt: skip
+    got = [(as_int(value), type(as_int(value))) for value, _ in cases]
+    assert got == [(want, int) for _, want in cases]

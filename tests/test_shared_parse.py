@@ -97,10 +97,38 @@ def test_a_message_cut_short_by_the_workers_death_says_it_ended():
     the test above matches, whichever the kill hits)."""
     import multiprocessing
     import os
-    import struct
 
     receive, send = multiprocessing.Pipe(duplex=False)
-    os.write(send.fileno(), struct.pack("!i", 100) + b"x" * 10)  # a header for 100 bytes, 10 sent
+    os.write(send.fileno(), worker._SIZE.pack(100) + b"x" * 10)  # a header for 100 bytes, 10 sent
+    send.close()
+    with pytest.raises(OSError, match=r"^the parser ended unexpectedly \(in the middle of a message\)$"):
+        next(worker._messages(receive, "the parser", None))
+    receive.close()
+
+
+def test_messages_arrive_whole_and_in_order_and_a_cut_header_says_it_ended():
+    """:func:`worker._send` and :func:`worker._receive` carry messages of any size
+    (empty, one byte, many pipe buffers) byte for byte; a pipe that ends inside
+    a header is a message cut short, one that ends between messages the end."""
+    import multiprocessing
+    import os
+    import random
+    import threading
+
+    rng = random.Random(7)
+    sent = [b"", b"\x90", rng.randbytes(3 << 20), rng.randbytes(70_000), b"D"]
+    receive, send = multiprocessing.Pipe(duplex=False)
+    writer = threading.Thread(target=lambda: [worker._send(send, data) for data in sent])
+    writer.start()
+    got = [bytes(worker._receive(receive)) for _ in sent]
+    writer.join()
+    send.close()
+    assert got == sent
+    with pytest.raises(EOFError):
+        worker._receive(receive)
+    receive.close()
+    receive, send = multiprocessing.Pipe(duplex=False)
+    os.write(send.fileno(), worker._SIZE.pack(5)[:3])
     send.close()
     with pytest.raises(OSError, match=r"^the parser ended unexpectedly \(in the middle of a message\)$"):
         next(worker._messages(receive, "the parser", None))

@@ -85,13 +85,19 @@ def test_show_full_of_every_demo_session_is_what_it_was(monkeypatch):
 def test_a_message_printed_at_once_is_what_its_lines_printed_one_by_one(monkeypatch, colour):
     """``show`` prints each message's lines in one ``print`` (:func:`render._flush`):
     for every demo session, in colour too, that is byte for byte what a print per
-    line printed."""
+    line printed.  Off a terminal without colour the transcript is written plain
+    (:func:`render.writes_plain`): what a print per line printed on a console too
+    wide to wrap, each line whole whatever ``COLUMNS`` says."""
     keys = [row["key"] for row in json.loads(run("--demo", "sessions", "--subagents", "--json")[1])]
-    env = {"FORCE_COLOR": "1", "COLUMNS": "90"} if colour else {}
+    env = {"FORCE_COLOR": "1", "COLUMNS": "90"} if colour else {"COLUMNS": "1000000"}
+    wrapped = 0
     for key in keys:
         for flags in ((), ("--all", "--reasoning")):
             args = ("--demo", "--no-sync", "show", key, *flags)
             joined = run(*args, env=env)
+            if not colour:
+                assert run(*args, env={"COLUMNS": "40"}) == joined
+                wrapped += max(map(len, joined[1].splitlines())) > 90
 
             def one_by_one(console: Console, lines: list[str]) -> None:
                 for line in lines:
@@ -102,3 +108,4 @@ def test_a_message_printed_at_once_is_what_its_lines_printed_one_by_one(monkeypa
             separate = run(*args, env=env)
             monkeypatch.undo()
             assert joined == separate and joined[0] == 0 and ("\x1b[" in joined[1]) == colour
+    assert wrapped == (0 if colour else 2 * len(keys))  # plain: lines longer than a terminal, kept whole

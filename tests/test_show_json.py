@@ -113,7 +113,7 @@ def test_show_prints_the_transcript_of_the_whole_session_reading_a_page_at_a_tim
     loads the session whole (no summary is kept, so nothing needs it)."""
     from rich.console import Console
 
-    from agentlog.cli.render import render_transcript
+    from agentlog.cli.render import print_markup, render_transcript
     from agentlog.export.redaction import redact_header as redacted
     from agentlog.present import clean
 
@@ -128,9 +128,11 @@ def test_show_prints_the_transcript_of_the_whole_session_reading_a_page_at_a_tim
         console = Console(file=io.StringIO(), width=80, color_system=None, highlight=False)
         render_transcript(console, whole, [redact_message(m) for m in found.session.messages])
         if found.children:
-            console.print("\nsubagents")
-            for c in found.children:
-                console.print(clean(f"  {c.key}  {c.subagent_type or c.kind}  {redacted(c).title or ''}"[:160], one_line=True))
+            print_markup(
+                console,
+                "\nsubagents",
+                *(clean(f"  {c.key}  {c.subagent_type or c.kind}  {redacted(c).title or ''}"[:160], one_line=True) for c in found.children),
+            )
         text = console.file.getvalue()  # type: ignore[attr-defined]
         expected[key] = text
     assert any(sessions.session(conn, k).children for k in keys)

@@ -19,6 +19,7 @@ import io
 import multiprocessing
 import os
 import pickle
+import struct
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -225,11 +226,62 @@ def _widen(receive: Connection) -> None:
             fcntl.fcntl(receive.fileno(), fcntl.F_SETPIPE_SZ, 1 << 20)
 
 
+_SIZE = struct.Struct("!Q")
+"""The header of each message on the pipe (:func:`_send`): its length in bytes."""
+
+
+def _send(send: Connection, data: bytes | memoryview) -> None:
+    """Write one message: its :data:`_SIZE` header, then its bytes as they are (no
+    copy, however large; a small one in the same write as its header)."""
+    fd = send.fileno()
+    header = _SIZE.pack(len(data))
+    pieces = (header + data,) if len(data) <= _SMALL else (header, data)
+    for piece in pieces:
+        view = memoryview(piece)
+        while view:
+            view = view[os.write(fd, view) :]
+
+
+_SMALL = 1 << 16
+"""Bytes up to which a message is copied behind its header and written at once (one
+system call, as for the many small sources of a first index)."""
+
+
+def _receive(receive: Connection) -> bytearray:
+    """The next message :func:`_send` wrote, read straight into one buffer of its
+    size (``Connection.recv_bytes`` copies it chunk by chunk into a growing
+    ``BytesIO``, then out of it: 3-4 times the CPU, a 300 MB log's batches 0.46 s
+    against 0.13).  ``EOFError`` when the pipe ends between messages; ``OSError``
+    without an errno when it ends in the middle of one."""
+    fd = receive.fileno()
+    header = bytearray(_SIZE.size)
+    got = _fill(fd, memoryview(header))
+    if got == 0:
+        raise EOFError
+    if got < len(header):
+        raise OSError("got end of file during message")
+    data = bytearray(_SIZE.unpack(header)[0])
+    if _fill(fd, memoryview(data)) < len(data):
+        raise OSError("got end of file during message")
+    return data
+
+
+def _fill(fd: int, view: memoryview) -> int:
+    """Read from ``fd`` into ``view`` until it is full or the pipe ends; the bytes read."""
+    got = 0
+    while got < len(view):
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            break
+        got += n
+    return got
+
+
 def _messages(receive: Connection, name: str, filename: str | None) -> Iterator[memoryview]:
     """The messages :func:`_serve` sends, up to ``D`` (done) or ``E`` (raised)."""
     while True:
         try:
-            data = receive.recv_bytes()
+            data = _receive(receive)
         except EOFError:
             raise OSError(f"{name} ended unexpectedly") from None
         except OSError as error:  # "got end of file during message": killed while writing one
@@ -282,12 +334,12 @@ def _serve(receive: Connection, send: Connection, produce: Callable[[], Iterable
         for data in produce():
             if data[:1] in (_DONE, _RAISED):
                 raise ValueError("a worker message must not start with D or E")
-            send.send_bytes(data)
+            _send(send, data)
             del data
-        send.send_bytes(_DONE)
+        _send(send, _DONE)
     except Exception as exc:  # any failure is the source's error, raised again in the parent
         with contextlib.suppress(OSError):  # the parent may be gone
-            send.send_bytes(_RAISED + msgspec.msgpack.encode(_error_of(exc)))
+            _send(send, _RAISED + msgspec.msgpack.encode(_error_of(exc)))
     finally:
         send.close()
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
@@ -137,12 +138,16 @@ def _found(value: Any) -> tuple[str, str] | None:
     return None
 
 
-def without_binary(value: Any, media_hint: str = "", block: bool = False) -> Any:
+def without_binary(value: Any, media_hint: str = "", block: bool = False, clean: str | None = None) -> Any:
     """``value`` (a tool result's output or structured result, any JSON value) with
     each payload as a file part (see the module docstring); ``value`` itself when it
     holds none.  ``block``: ``value`` is an item of a list (a content block, which
-    becomes one file part as a whole)."""
+    becomes one file part as a whole).  ``clean``: a text known to hold none (what
+    this returned as it is), so that a string equal to it is not scanned again (a
+    structured result repeats its output: Claude's ``toolUseResult.stdout``)."""
     if isinstance(value, str):
+        if value == clean:
+            return value
         found = _payload(value)
         if found is not None:
             return _file(found[0] or media_hint, found[1])
@@ -152,23 +157,46 @@ def without_binary(value: Any, media_hint: str = "", block: bool = False) -> Any
             )
         return value
     if isinstance(value, list):
-        items = [without_binary(item, block=True) for item in value]
-        return items if any(a is not b for a, b in zip(items, value, strict=True)) else value
+        return _changed(value, enumerate(value), "", True, clean)
     if isinstance(value, dict):
         if block and (value.get("type") in _BLOCK_TYPES or "source" in value or "inlineData" in value):
             found = _found(value)
             if found is not None:
                 name = next((v for k in _NAME_KEYS if isinstance(v := value.get(k), str) and v), "")
                 return _file(found[0] or _media(value), found[1], name)
-        hint = _media(value)
-        fields = {key: without_binary(item, hint) for key, item in value.items()}
-        return fields if any(fields[k] is not value[k] for k in value) else value
+        return _changed(value, iter(value.items()), _media(value), False, clean)
     return value
+
+
+def _changed(
+    value: list[Any] | dict[Any, Any], items: Iterator[tuple[Any, Any]], hint: str, block: bool, clean: str | None
+) -> list[Any] | dict[Any, Any]:
+    """:func:`without_binary` of each item of a list or dict given with its ``(index
+    or key, item)`` pairs: ``value`` itself when none changes, else a copy from the
+    first item changed on (numbers and strings too short for a payload are not
+    looked into)."""
+    for at, item in items:
+        kind = type(item)
+        if kind in _SCALARS or (kind is str and len(item) < MIN_PAYLOAD):
+            continue  # without_binary returns it as it is
+        free = without_binary(item, hint, block, clean)
+        if free is not item:
+            copy = value.copy()
+            copy[at] = free
+            for rest_at, rest in items:  # the items after it
+                copy[rest_at] = without_binary(rest, hint, block, clean)
+            return copy
+    return value
+
+
+_SCALARS = (int, float, bool, type(None))
 
 
 def binary_free(result: ToolResult) -> ToolResult:
     """``result`` with the payloads of its output and structured result as file parts
     (changed in place; returned for convenience)."""
-    result.output = without_binary(result.output)
-    result.structured = without_binary(result.structured)
+    output = without_binary(result.output)
+    clean = output if type(output) is str and output is result.output else None  # it holds none
+    result.output = output
+    result.structured = without_binary(result.structured, clean=clean)
     return result

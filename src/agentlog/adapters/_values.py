@@ -77,6 +77,8 @@ def as_int(value: Any) -> int:
     ``null``, non-numeric or NaN → 0; beyond ±2**53 (or infinite) → the bound, so
     that a count out of range stays out of range and is zeroed and reported by
     the one rule for token counts (:func:`agentlog.rules.bounded_usage`)."""
+    if type(value) is int and -BOUND < value < BOUND:  # most counts: returned without more tests
+        return value
     if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return 0
     if value >= BOUND:

@@ -15,6 +15,7 @@ from agentlog.cli.options import agent_option, filter_options, json_option, pass
 from agentlog.cli.render import (
     plain_table,
     print_json,
+    print_markup,
     print_session_json,
     render_transcript,
     session_row,
@@ -56,7 +57,7 @@ def overview(app: App, recent: int, as_json: bool) -> None:
     if as_json:
         print_json(
             {
-                "agents": [a for a in view.agents if a.sessions or a.roots],
+                "agents": [a for a in view.agents if a.sessions or a.exec_runs or a.roots],
                 "recent": [session_row(s, view.children.get(s.key, 0)) for s in view.recent],
                 "errors": [{"path": p, "error": e} for p, e in view.unreadable],
                 "path_problems": report.roots.problems,
@@ -65,18 +66,19 @@ def overview(app: App, recent: int, as_json: bool) -> None:
         return
     console = app.console
     where = " (demo corpus)" if app.demo else ""
+    runs = f", {plural(view.exec_runs, 'exec run')} (`sessions --exec`)" if view.exec_runs else ""
     console.print(
-        f"[bold]agentlog[/bold]{where}: {plural(view.mains, 'session')}, {plural(view.subagents, 'subagent')}"
+        f"[bold]agentlog[/bold]{where}: {plural(view.mains, 'session')}{runs}, {plural(view.subagents, 'subagent')}"
     )
     table = plain_table()
     for col in ("agent", "sessions", "subagents", "tokens", "last active", "found in"):
         table.add_column(col, justify="right" if col in ("sessions", "subagents", "tokens") else "left")
     for row in view.agents:
-        if not row.sessions and not row.subagents:
+        if not row.sessions and not row.exec_runs and not row.subagents:
             continue
         table.add_row(
             row.name,
-            str(row.sessions),
+            f"{row.sessions} (+{row.exec_runs} exec)" if row.exec_runs else str(row.sessions),
             str(row.subagents),
             compact(row.total_tokens),
             local(row.last_active),
@@ -169,10 +171,11 @@ def show(
     _print_summary(app, conn, header.key)
     children = subagents(conn, header.key)
     if children:
-        app.console.print("\n[bold]subagents[/bold]")
+        lines = ["\n[bold]subagents[/bold]"]
         for sub in children if no_redact else redacted_headers(children):
             line = f"  {sub.key}  {sub.subagent_type or sub.kind}  {sub.title or ''}"[:160]
-            app.console.print(clean(line, one_line=True))
+            lines.append(clean(line, one_line=True))
+        print_markup(app.console, *lines)
 
 
 def _print_summary(app: App, conn: sqlite3.Connection, key: str) -> None:
@@ -185,10 +188,11 @@ def _print_summary(app: App, conn: sqlite3.Connection, key: str) -> None:
         return
     found = shown.summary
     earlier = "" if shown.current else "; of an earlier state of this session"
-    app.console.print(
-        f"\n[bold]summary[/bold] [dim]({clean(found.model, one_line=True)}, {local(found.created_at)}{earlier})[/dim]"
+    print_markup(
+        app.console,
+        f"\n[bold]summary[/bold] [dim]({clean(found.model, one_line=True)}, {local(found.created_at)}{earlier})[/dim]",
+        clean(found.text),
     )
-    app.console.print(clean(found.text))
 
 
 def agents_markdown() -> str:

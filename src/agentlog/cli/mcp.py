@@ -50,15 +50,17 @@ def mcp_command(app: App, http: str | None) -> None:
         if exc.name is not None and exc.name.split(".")[0] in ("mcp", "pydantic"):
             raise AgentlogError(MCP_EXTRA) from None
         raise
+    from agentlog.cli.synced import say_upgrade
     from agentlog.index import db
     from agentlog.service.index import update_index
 
     home = app.where
 
     def connect() -> sqlite3.Connection:
-        if app.demo:  # only a cache: rebuilt when another build left it
-            return db.connect_cache(app.index_path)[0]
-        return (db.connect_current(app.index_path) if app.no_sync else None) or db.connect(app.index_path)
+        with db.telling_upgrades(lambda line: say_upgrade(app, line)):
+            if app.demo:  # only a cache: rebuilt when another build left it
+                return db.connect_cache(app.index_path)[0]
+            return (db.connect_current(app.index_path) if app.no_sync else None) or db.connect(app.index_path)
 
     index = Index(connect, None if app.no_sync else lambda conn: update_index(conn, home))
     server = build_server(index)

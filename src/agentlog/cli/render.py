@@ -224,23 +224,22 @@ def render_transcript(
 ) -> None:
     """Print the session whose header is ``session`` as a readable transcript of
     ``messages`` (in order; each printed as it comes, so a stream is never held whole)."""
-    console.print(f"[bold]{clean(_cut_title(session.title or session.id))}[/bold]")
+    lines = [f"[bold]{clean(_cut_title(session.title or session.id))}[/bold]"]
     facts = [session.key, session.cwd or "", ", ".join(session.models)]
-    console.print("[dim]" + clean(" · ".join(f for f in facts if f), one_line=True) + "[/dim]")
+    lines.append("[dim]" + clean(" · ".join(f for f in facts if f), one_line=True) + "[/dim]")
     if session.parent_key:
         via = f" via {session.parent_tool_call_id}" if session.parent_tool_call_id else ""
-        console.print(f"[dim]{session.kind} of {clean(session.parent_key + via, one_line=True)}[/dim]")
-    console.print(
+        lines.append(f"[dim]{session.kind} of {clean(session.parent_key + via, one_line=True)}[/dim]")
+    lines.append(
         f"[dim]{local(session.started_at)} → {local(session.ended_at)} · {usage_line(session.usage)}[/dim]"
     )
     if session.resume_command:
-        console.print(f"[dim]resume: {clean(session.resume_command, one_line=True)}[/dim]")
+        lines.append(f"[dim]resume: {clean(session.resume_command, one_line=True)}[/dim]")
     if session.prompt_only:
-        console.print(f"[yellow]{PROMPT_ONLY_NOTE}[/yellow]")
+        lines.append(f"[yellow]{PROMPT_ONLY_NOTE}[/yellow]")
     elif session.archived:
-        console.print(f"[yellow]{ARCHIVED_NOTE}[/yellow]")
+        lines.append(f"[yellow]{ARCHIVED_NOTE}[/yellow]")
     hidden = 0
-    lines: list[str] = []
     for message in messages:
         if message.hidden and not show_all:
             hidden += 1
@@ -249,9 +248,9 @@ def render_transcript(
         _render_message(console, lines, message, reasoning, full)
         if len(lines) >= FLUSH_LINES or sum(map(len, lines)) >= FLUSH_CHARS:
             _flush(console, lines)
-    _flush(console, lines)
     if hidden:
-        console.print(f"\n[dim]{hidden} meta/injected messages hidden (--all shows them)[/dim]")
+        lines.append(f"\n[dim]{hidden} meta/injected messages hidden (--all shows them)[/dim]")
+    _flush(console, lines)
 
 
 ARCHIVED_NOTE = "archived: its log is gone (or cannot be read); kept by the index until `agentlog prune`"
@@ -283,15 +282,48 @@ FLUSH_CHARS = 1 << 16
 printed (:func:`_flush`)."""
 
 
+def writes_plain(console: Console) -> bool:
+    """Whether a transcript goes to ``console`` as plain lines, unwrapped: off a
+    terminal and without colour (a file or a pipe), each line of the log is one
+    line of the output, whole, for grep and editors (a pager wraps it), and rich's
+    wrapping is skipped (half the time ``show`` of a 15,862-message session took)."""
+    return not console.is_terminal and console.color_system is None
+
+
 def _flush(console: Console, lines: list[str]) -> None:
     """Print ``lines`` (markup, each closing what it opens) as one string, and
     empty the list: rich costs about as much per ``print`` as per line it renders
     (printing whole messages up to :data:`FLUSH_LINES` lines or :data:`FLUSH_CHARS`
     characters at once made ``show`` of a 10,000-message session to a file 2.3x
-    faster than a print per line), and a text of several lines prints the same."""
-    if lines:
+    faster than a print per line), and a text of several lines prints the same.
+    Where :func:`writes_plain`, the markup's text is written as rich would print it
+    on a console too wide to wrap (tabs expanded, ``:emoji:`` codes replaced)."""
+    if not lines:
+        return
+    if writes_plain(console):
+        from rich.markup import render
+
+        text = render("\n".join(lines))
+        text.expand_tabs(TAB_SIZE)
+        _write(console, text.plain + "\n")
+    else:
         console.print("\n".join(lines))
-        lines.clear()
+    lines.clear()
+
+
+def print_markup(console: Console, *lines: str) -> None:
+    """Print ``lines`` (markup) after a transcript, as it prints its own (:func:`_flush`)."""
+    _flush(console, list(lines))
+
+
+def _write(console: Console, text: str) -> None:
+    """``text`` on ``console``'s file; a closed pipe ends the command quietly
+    (:func:`closed_pipe`), as the console's own prints do."""
+    try:
+        console.file.write(text)
+        console.file.flush()
+    except BrokenPipeError:
+        closed_pipe()
 
 
 def _print_text(console: Console, lines: list[str], text: str, full: bool, style: str = "") -> None:
@@ -305,9 +337,16 @@ def _print_text(console: Console, lines: list[str], text: str, full: bool, style
         from rich.text import Text
 
         _flush(console, lines)
+        plain = writes_plain(console)
         for piece in expand_tabs(clean_pieces(text)):
-            console.print(Text(piece, style=style), soft_wrap=True, end="")
-        console.print()
+            if plain:
+                _write(console, piece)
+            else:
+                console.print(Text(piece, style=style), soft_wrap=True, end="")
+        if plain:
+            _write(console, "\n")
+        else:
+            console.print()
     else:
         text = text.strip()
         lines.append(f"[{style}]{clean(_cut(text, full))}[/]" if style else clean(_cut(text, full)))

@@ -37,11 +37,12 @@ def open_index(
         _say_partial(app, background.build_state(path))
         return reader, SyncReport()
     try:
-        if app.demo:  # only a cache: rebuilt when another build left it (then synced all the same)
-            conn, rebuilt = db.connect_cache(path)
-            no_sync = no_sync and not rebuilt
-        else:
-            conn = db.connect(path)
+        with db.telling_upgrades(lambda line: say_upgrade(app, line)):
+            if app.demo:  # only a cache: rebuilt when another build left it (then synced all the same)
+                conn, rebuilt = db.connect_cache(path)
+                no_sync = no_sync and not rebuilt
+            else:
+                conn = db.connect(path)
     except (sqlite3.Error, OSError) as exc:
         problem = db.explain(exc, path) if isinstance(exc, sqlite3.Error) else None
         raise problem or AgentlogError(f"cannot open the index {path}: {exc}") from None
@@ -77,6 +78,11 @@ PARTIAL = {
 }
 """What a command reading an index that holds only part of the logs says on stderr,
 by :func:`agentlog.service.first_run.build_state`."""
+
+
+def say_upgrade(app: App, line: str) -> None:
+    """Say on stderr that the index is being upgraded (:func:`db.telling_upgrades`)."""
+    app.err.print(f"[yellow]{clean(line)}[/yellow]", soft_wrap=True)
 
 
 def _say_partial(app: App, state: str | None) -> None:

@@ -15,8 +15,9 @@ import os
 import sqlite3
 import stat
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import cache
 from pathlib import Path
 from types import ModuleType
@@ -302,9 +303,41 @@ def connect_current(path: Path) -> sqlite3.Connection | None:
     return None
 
 
+_told: ContextVar[Callable[[str], None] | None] = ContextVar("agentlog_upgrade_notice", default=None)
+
+
+@contextmanager
+def telling_upgrades(say: Callable[[str], None]) -> Iterator[None]:
+    """Inside the block (in this thread or task), :func:`migrate` calls ``say``
+    with one line before it upgrades an existing index by a migration that
+    indexes its text again (a 1 GB index takes about half a minute): the
+    command would otherwise seem to hang, saying nothing."""
+    token = _told.set(say)
+    try:
+        yield
+    finally:
+        _told.reset(token)
+
+
+_REINDEXES = "VALUES ('rebuild')"
+"""What a migration that rebuilds ``parts_fts`` from its rows holds."""
+
+
+def upgrade_notice(path: str, version: int) -> str | None:
+    """The line :func:`telling_upgrades` says before the migrations from schema
+    ``version`` run on the index at ``path``, or ``None`` when they are quick (or
+    build a new index: ``version`` 0)."""
+    if not version or not any(_REINDEXES in m for m in MIGRATIONS[version:]):
+        return None
+    return (
+        f"upgrading the index {path} (schema {version} to {len(MIGRATIONS)}): its search text is "
+        "indexed again, once; on a large index this takes a minute"
+    )
+
+
 def migrate(conn: sqlite3.Connection) -> bool:
     """Apply the migrations newer than the database's ``user_version``, in one
-    transaction; whether there were any.  Raises
+    transaction; whether there were any (see :func:`telling_upgrades`).  Raises
     :class:`~agentlog.errors.IndexProblem` for an index written by a newer agentlog."""
     with transaction(conn):
         version: int = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -313,6 +346,8 @@ def migrate(conn: sqlite3.Connection) -> bool:
                 f"the index {conn_path(conn)} has schema {version}, newer than this agentlog's "
                 f"({len(MIGRATIONS)}): upgrade agentlog, or delete it to rebuild"
             )
+        if (say := _told.get()) is not None and (notice := upgrade_notice(conn_path(conn), version)):
+            say(notice)
         for number in range(version, len(MIGRATIONS)):
             for statement in _statements(MIGRATIONS[number]):
                 try:

@@ -203,12 +203,15 @@ def transcript_page(
 
 class AgentSummary(msgspec.Struct, kw_only=True):
     """One agent in the overview: the folders where its logs were found, its main
-    sessions and subagents/forks, their tokens and the last activity."""
+    sessions (as ``agentlog sessions`` lists them), its non-interactive runs
+    (``exec_runs``: ``codex exec``, listed with ``--exec``) and subagents/forks,
+    their tokens and the last activity."""
 
     agent: str
     name: str
     roots: list[str]
     sessions: int
+    exec_runs: int
     subagents: int
     total_tokens: int
     last_active: datetime | None
@@ -217,11 +220,12 @@ class AgentSummary(msgspec.Struct, kw_only=True):
 @dataclass
 class Overview:
     """Every agent (registry order), every indexed session's count (``mains``:
-    main sessions, ``subagents``), the ``recent`` main sessions, subagent counts
-    by key and the sources that could not be read."""
+    main sessions, ``exec_runs``, ``subagents``), the ``recent`` main sessions,
+    subagent counts by key and the sources that could not be read."""
 
     agents: list[AgentSummary]
     mains: int
+    exec_runs: int
     subagents: int
     recent: list[Session]
     children: dict[str, int]
@@ -242,18 +246,21 @@ def overview(conn: sqlite3.Connection, found_roots: dict[str, list[str]], recent
                 agent=adapter.slug,
                 name=adapter.display_name,
                 roots=found_roots.get(adapter.slug, []),
-                sessions=sum(1 for s in mine if not s.parent_key),
+                sessions=sum(1 for s in mine if not s.parent_key and s.kind != "exec"),
+                exec_runs=sum(1 for s in mine if not s.parent_key and s.kind == "exec"),
                 subagents=sum(1 for s in mine if s.parent_key),
                 total_tokens=sum((s.usage for s in mine), Usage()).total_tokens,
                 last_active=max((s.ended_at for s in mine if s.ended_at), default=None),
             )
         )
     mains = [s for s in everything if not s.parent_key]
+    listed = [s for s in mains if SessionFilter().matches(s)]  # as `agentlog sessions`: no `codex exec` runs
     return Overview(
         agents=agents,
-        mains=len(mains),
+        mains=len(listed),
+        exec_runs=len(mains) - len(listed),
         subagents=len(everything) - len(mains),
-        recent=[redact_header(s) for s in refine_sessions(conn, [s for s in mains if SessionFilter().matches(s)][:recent])],  # no `codex exec` runs
+        recent=[redact_header(s) for s in refine_sessions(conn, listed[:recent])],
         children=queries.child_counts(conn),
         unreadable=queries.source_problems(conn)[0],
     )
