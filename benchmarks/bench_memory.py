@@ -23,11 +23,11 @@ there (delete a folder to make it again); each index is built fresh:
 
 Every figure is a fresh process tree (``python -m agentlog``); its peak RSS is
 each process's own high-water mark (``VmHWM`` of ``/proc/<pid>/status``, read
-every 20 ms while it runs, the last reading kept; the index's parse worker is a
-forked child, reported beside it), the largest sum of the tree's current
-RSS seen at one reading, and the largest sum of its PSS (every 100 ms: a page
-a forked worker still shares with the main process counts once, not in each,
-as in the RSS sum), which the target is checked on with each process's peak;
+every 20 ms while it runs, the last reading kept; the index's parse workers are
+children, each a fresh interpreter, reported beside it), the largest sum of the
+tree's current RSS seen at one reading (the target is checked on it: it bounds
+each process's RSS and the PSS sum), and the largest sum of its PSS (every
+100 ms: a page two processes share counts once, not in each, as in the RSS sum);
 CPU seconds are the whole tree's.  ``PYTHONPATH=<another src>`` measures another
 agentlog tree (before/after).
 """
@@ -54,15 +54,15 @@ from home import HomeShape, write_home  # noqa: E402
 @dataclass
 class Peak:
     """One command's run: wall seconds, exit code, each process's peak RSS (MB,
-    ``"main"`` first, then ``"worker<n>"``s by start order: a sync forks one per
+    ``"main"`` first, then ``"worker<n>"``s by start order: a sync starts one per
     large log) and the tree's."""
 
     wall: float
     code: int
     peaks: dict[str, float] = field(default_factory=dict)
     tree: float = 0.0
-    """The largest sum of the tree's RSS at one reading: a page a forked worker
-    still shares with the main process (copy-on-write) is counted in both."""
+    """The largest sum of the tree's RSS at one reading: a page two processes
+    share (a forked child's copy-on-write pages, a library's code) is counted in both."""
     tree_pss: float = 0.0
     """The largest sum of the tree's PSS (``Pss`` of ``/proc/<pid>/smaps_rollup``,
     a shared page divided among its sharers) at one reading: the memory the tree
@@ -161,7 +161,7 @@ def show(figure: str, peak: Peak, target: float | None = 300) -> None:
         )
     top = max(peak.peaks.values(), default=0.0)
     code = f", exit {peak.code}{' (killed: time limit)' if peak.code == -9 else ''}" if peak.code else ""
-    verdict = "ok" if target is not None and max(top, peak.tree_pss) <= target and not peak.code else "OVER"
+    verdict = "ok" if target is not None and max(top, peak.tree_pss, peak.tree) <= target and not peak.code else "OVER"
     print(
         f"{figure:34} peak RSS {procs} | tree {peak.tree:.0f} MB (PSS {peak.tree_pss:.0f} MB)"
         f" | {peak.wall:6.1f} s, CPU {peak.cpu:.1f} s{code}"

@@ -156,3 +156,51 @@ def test_the_cli_without_the_index_agrees(tmp_path):
         indexed = _cli(env, "usage", report, "--json", "-z", "America/New_York", "-b")
         direct = _cli(env, "usage", report, "--json", "-z", "America/New_York", "-b", "--no-index")
         assert indexed["rows"] and indexed == direct, report
+
+
+def _spans(first: str, days: int) -> list[str]:
+    from datetime import datetime, timedelta
+
+    start = datetime.fromisoformat(first)
+    return [f"{start + n * timedelta(minutes=15):%Y-%m-%dT%H:%M}" for n in range(days * 96)]
+
+
+@pytest.mark.parametrize(
+    "tz_name",
+    ["UTC", "Europe/Paris", "America/St_Johns", "Asia/Kathmandu", "Australia/Lord_Howe", "Pacific/Chatham",
+     "Pacific/Kiritimati", "Etc/GMT+12", "America/Sao_Paulo", "Pacific/Apia"],
+)  # fmt: skip
+def test_span_days_are_each_span_start_s_local_day(tz_name):
+    """Every quarter hour of months holding both of a year's changes of offset
+    (whole hours, half hours; Lord Howe's half-hour summer time; Apia's skipped day
+    of 2011): the day each span's start converts to."""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from agentlog.index.grouped import span_days
+    from agentlog.usage.report import local_day
+
+    tz = ZoneInfo(tz_name)
+    spans = [*_spans("2024-03-01T00:00", 45), *_spans("2024-09-20T00:00", 50), *_spans("2011-12-28T00:00", 5)]
+    expected = {s: local_day(datetime.fromisoformat(s).replace(tzinfo=UTC), tz).isoformat() for s in spans}
+    assert span_days(spans, tz) == expected
+    assert len(set(expected.values())) > 90  # the days do move
+
+
+def test_span_days_at_a_day_s_edges_and_of_odd_text():
+    from zoneinfo import ZoneInfo
+
+    from agentlog.index.grouped import span_days
+
+    spans = ["2024-03-10T18:00", "2024-03-10T18:15", "2024-03-10T00:00"]
+    assert span_days(spans, ZoneInfo("Asia/Kathmandu")) == {  # +5:45
+        "2024-03-10T18:00": "2024-03-10",
+        "2024-03-10T18:15": "2024-03-11",
+        "2024-03-10T00:00": "2024-03-10",
+    }
+    assert span_days(["2024-03-10T02:30", "2024-03-10T02:30:00"], ZoneInfo("America/St_Johns")) == {  # -3:30
+        "2024-03-10T02:30": "2024-03-09",
+        "2024-03-10T02:30:00": "2024-03-09",  # not a span's form: converted as a time
+    }
+    with pytest.raises(ValueError):
+        span_days(["2024-03-10T25:00"], ZoneInfo("UTC"))  # as the span's conversion raises

@@ -6,11 +6,15 @@ half read skipped."""
 from __future__ import annotations
 
 import errno
+import functools
+import os
+import sys
 from pathlib import Path
 
 import msgspec
 import pytest
 
+import worker_probes
 from agentlog import worker
 from agentlog.adapters import SourceRef, get_adapter
 from agentlog.adapters.base import JsonlAdapter
@@ -62,17 +66,25 @@ def test_jobs_passed_over_or_half_read_are_skipped(tmp_path):
         assert _there(shared.batches(3)) == _here(jobs[3], 3)  # 1 and 2 passed over
 
 
+def _workers() -> list[int]:
+    """The process ids of this process's fresh workers (Linux: ``/proc``)."""
+    me = os.getpid()
+    children = [
+        int(pid) for task in Path(f"/proc/{me}/task").iterdir() for pid in (task / "children").read_text().split()
+    ]
+    return [pid for pid in children if b"agentlog.worker" in Path(f"/proc/{pid}/cmdline").read_bytes()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="finds the worker in /proc (Linux)")
 def test_a_worker_killed_fails_the_job_it_was_on_and_says_so(tmp_path):
-    import multiprocessing
-    import os
     import signal
 
     big = max(sorted((FIXTURES / "claude_code").glob("*.jsonl")), key=lambda p: p.stat().st_size)
     jobs: list[worker.ParseJob] = [(CLAUDE, SourceRef(agent="claude_code", path=str(big)), 0, None)] * 400
     with worker.SharedParse(jobs, lines=3) as shared:
         assert _there(shared.batches(0)) == _here(jobs[0], 3)
-        for child in multiprocessing.active_children():
-            os.kill(child.pid, signal.SIGKILL)  # type: ignore[arg-type]
+        (child,) = _workers()
+        os.kill(child, signal.SIGKILL)
         with pytest.raises(OSError, match="ended"):
             for job in range(1, len(jobs)):  # what reached the pipe before the kill, then the failure
                 list(shared.batches(job))
@@ -121,3 +133,76 @@ def test_messages_arrive_whole_and_in_order_and_a_cut_header_says_it_ended():
     with pytest.raises(OSError, match=r"^the parser ended unexpectedly \(in the middle of a message\)$"):
         next(worker._messages(receive, "the parser", None))
     receive.close()
+
+
+def test_a_parse_worker_is_a_fresh_interpreter_and_ends_with_its_context():
+    """Parse workers are new interpreters, not forks of this process (whose pages a
+    fork would count again in its RSS): one has imported what its work needs, not
+    what this process has (pytest, this module), and it is gone when its context ends."""
+    names = ["agentlog.worker", "pytest", "test_shared_parse", "worker_probes"]
+    assert all(name in sys.modules for name in names)
+    produce = functools.partial(worker_probes.loaded, names)
+    with worker.run_in_worker(produce, "the probe", fresh=True) as messages:
+        assert [msgspec.msgpack.decode(m) for m in messages] == [["agentlog.worker", "worker_probes"]]
+        if Path("/proc/self/task").exists():
+            assert len(_workers()) <= 1  # it may have ended already
+    if Path("/proc/self/task").exists():
+        assert _workers() == []
+    with worker.run_in_worker(produce, "the probe") as messages:  # forked: this process's modules
+        assert [msgspec.msgpack.decode(m) for m in messages] == [
+            ["agentlog.worker", "pytest", "test_shared_parse", "worker_probes"]
+        ]
+
+
+def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_much(tmp_path, monkeypatch):
+    """Two changed small sessions: a fork (a warm report's sync, where ~0.1-0.3 s
+    of an interpreter's start would be most of its time); as many new bytes as
+    a large source's: a fresh worker, as that source's own."""
+    import shutil
+    import threading
+
+    from agentlog.index import sync as sync_module
+    from agentlog.index.db import connect
+
+    files = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:2]
+    project = tmp_path / "home" / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    for path in files:
+        shutil.copy(path, project / path.name)
+    started: list[bool] = []
+    real = worker.SharedParse
+
+    def spy(jobs: list[worker.ParseJob], lines: int = 25_000, *, fresh: bool = True) -> worker.SharedParse:
+        started.append(fresh)
+        return real(jobs, lines, fresh=fresh)
+
+    monkeypatch.setattr(worker, "SharedParse", spy)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # threads other tests left: no shared worker
+    env = {"HOME": str(tmp_path / "home")}
+    report = sync_module.sync(connect(tmp_path / "a.db"), [CLAUDE], env, tmp_path / "home")
+    assert (report.reparsed, report.failed, started) == (2, [], [False])
+    monkeypatch.setattr(sync_module, "WORKER_MIN", max(p.stat().st_size for p in files) + 1)
+    report = sync_module.sync(connect(tmp_path / "b.db"), [CLAUDE], env, tmp_path / "home")
+    assert (report.reparsed, report.failed, started) == (2, [], [False, True])
+
+
+def test_jobs_that_do_not_pickle_are_parsed_in_a_fork():
+    """A third-party adapter whose state does not pickle (a lambda here) cannot go
+    to a fresh interpreter: its jobs are parsed in a forked worker all the same."""
+    from agentlog.adapters.claude_code import ClaudeCodeAdapter
+
+    adapter = ClaudeCodeAdapter()
+    adapter.hook = lambda: None  # type: ignore[attr-defined]
+    files = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:2]
+    jobs: list[worker.ParseJob] = [(adapter, SourceRef(agent="claude_code", path=str(p)), 0, None) for p in files]
+    with worker.SharedParse(jobs, lines=3) as shared:
+        if Path("/proc/self/task").exists():
+            assert _workers() == []  # forked: not an agentlog.worker command line
+        assert [_there(shared.batches(n)) for n in range(2)] == [_here(job, 3) for job in jobs]
+
+
+def test_ctrl_c_is_left_to_the_process_that_started_the_worker():
+    """A fresh worker ignores ``SIGINT`` (a Ctrl-C reaches the whole process group):
+    the process that reads it decides, and the worker ends with the pipe."""
+    with worker.run_in_worker(worker_probes.interrupted, "the probe", fresh=True) as messages:
+        assert [msgspec.msgpack.decode(m) for m in messages] == [True]

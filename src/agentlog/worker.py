@@ -2,8 +2,8 @@
 source while this process stores it (the index sync of a 300 MB log is mostly
 both), or scanning half of the usage logs (:mod:`agentlog.usage.scan`).
 
-:func:`run_in_worker` forks a child and streams back the bytes it produces over
-a pipe; an error in the child is raised again in the caller as the same kind of
+:func:`run_in_worker` starts a child (forked, or with ``fresh`` a new interpreter:
+see there) and streams back the bytes it produces over a pipe; an error in the child is raised again in the caller as the same kind of
 exception (``OSError`` with its errno, ``RecursionError``, a
 :class:`~agentlog.adapters.base.ParserError` for any other failure of the parser,
 else ``ValueError``).
@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import multiprocessing
 import os
+import pickle
 import struct
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from multiprocessing.connection import Connection
 
@@ -56,9 +60,15 @@ _ERROR = msgspec.msgpack.Decoder(_Error)
 
 @functools.cache
 def available() -> bool:
-    """A worker needs ``fork`` (POSIX): the child starts with everything loaded and
-    never re-imports ``__main__``.  It touches no open database of the parent."""
-    return "fork" in multiprocessing.get_all_start_methods() and (os.cpu_count() or 1) > 1
+    """A worker needs a second core and POSIX (``fork``; for a ``fresh`` one, file
+    descriptors passed to a new interpreter, which a frozen program has none of).
+    It never re-imports ``__main__`` and touches no open database of the parent."""
+    return (
+        "fork" in multiprocessing.get_all_start_methods()
+        and (os.cpu_count() or 1) > 1
+        and bool(sys.executable)
+        and not getattr(sys, "frozen", False)
+    )
 
 
 def parse_in_worker(
@@ -71,7 +81,7 @@ def parse_in_worker(
 ) -> Iterator[tuple[list[tuple[str, Message | ToolOutput]], list[Session], tuple[int, bytes] | None]]:
     """Like :func:`agentlog.load.jsonl_batches`, computed in a worker process."""
     produce = functools.partial(_batches, slug, ref, dict(sidecars), start, state, lines)
-    with run_in_worker(produce, f"the parser process for {ref.path}", ref.path) as stream:
+    with run_in_worker(produce, f"the parser process for {ref.path}", ref.path, fresh=True) as stream:
         for data in stream:
             item = _decoded(data)
             del data  # hold no batch while the next one is read: peak memory is one batch
@@ -98,10 +108,21 @@ def _fragments(batch: _Batch) -> _Decoded:
 
 @contextlib.contextmanager
 def run_in_worker(
-    produce: Callable[[], Iterable[bytes]], name: str, filename: str | None = None
+    produce: Callable[[], Iterable[bytes]], name: str, filename: str | None = None, *, fresh: bool = False
 ) -> Iterator[Iterator[memoryview]]:
-    """Start ``produce()`` in a forked child process at once; the context is an
+    """Start ``produce()`` in a child process at once; the context is an
     iterator over the messages it yields, in order, as they arrive.
+
+    The child is forked from this process, or with ``fresh`` it is a new
+    interpreter (:func:`_spawn`) that imports only what ``produce`` needs: a
+    forked child starts with this whole process mapped, its pages counted again
+    in its RSS and copied as either side writes them (a sync's parse worker
+    forked from a 140 MB index process held 85-95 MB of such copies), while a
+    fresh one starts at ~25 MB but costs an interpreter's start and its imports
+    (~0.1-0.3 s: for a source that takes seconds to parse).  ``produce`` must
+    then pickle (a module-level function, or a :func:`functools.partial` of one):
+    when it does not (a third-party adapter's state), or no interpreter starts,
+    the child is forked.
 
     An error in the child is raised again by that iterator as the same kind of exception
     (``OSError`` with its errno and ``filename``, ``RecursionError``,
@@ -109,20 +130,91 @@ def run_in_worker(
     ``OSError`` saying ``name`` ended unexpectedly.  The child dies with this
     process (see :func:`_serve`) and is reaped when the context ends.
     """
-    ctx = multiprocessing.get_context("fork")
-    receive, send = ctx.Pipe(duplex=False)
+    receive, send = multiprocessing.Pipe(duplex=False)
     _widen(receive)
-    process = ctx.Process(target=_serve, args=(receive, send, produce), daemon=True)
-    process.start()
+    stop = (_spawn(receive, send, produce) if fresh else None) or _fork(receive, send, produce)
     send.close()
     try:
         yield _messages(receive, name, filename)
     finally:
         receive.close()
+        stop()
+
+
+def _fork(
+    receive: Connection, send: Connection, produce: Callable[[], Iterable[bytes]]
+) -> Callable[[], None]:
+    """A forked child serving ``produce``; the function that reaps it."""
+    process = multiprocessing.get_context("fork").Process(
+        target=_serve, args=(receive, send, produce), daemon=True
+    )
+    process.start()
+
+    def stop() -> None:
         process.join(timeout=5)
         if process.is_alive():
             process.terminate()
             process.join()
+
+    return stop
+
+
+_CHILD = (
+    "import signal; signal.signal(signal.SIGINT, signal.SIG_IGN);"
+    " import io, pickle, sys; payload = io.BytesIO(sys.stdin.buffer.read()); sys.path[:] = pickle.load(payload);"
+    " from agentlog.worker import _child; _child(payload, int(sys.argv[1]), int(sys.argv[2]))"
+)
+"""The program of a fresh child: its standard input is this process's
+``sys.path`` (where ``agentlog`` and what ``produce`` names are imported from),
+then ``produce``, each pickled; its arguments are the pipe's two ends.  Ctrl-C
+is this process's to act on (a traceback of the child's would only add noise):
+the child ends when this one closes the pipe or ends."""
+
+
+def _spawn(
+    receive: Connection, send: Connection, produce: Callable[[], Iterable[bytes]]
+) -> Callable[[], None] | None:
+    """A new interpreter serving ``produce`` (not :mod:`multiprocessing`'s
+    ``spawn`` or ``forkserver``: those run the main script again in the child
+    when it has no ``if __name__ == "__main__"``, an API caller's script, and
+    start a resource tracker process besides); the function that reaps it.
+    It gets both ends of the pipe, as a fork does (:func:`_serve` closes the
+    read end), its output goes nowhere (``agentlog mcp`` speaks on standard
+    output) and its errors to this process's standard error.  ``None`` when
+    ``produce`` does not pickle or the interpreter cannot be started."""
+    try:
+        payload = pickle.dumps(sys.path, pickle.HIGHEST_PROTOCOL) + pickle.dumps(produce, pickle.HIGHEST_PROTOCOL)
+    except Exception:  # anything a third party's __reduce__ raises
+        return None
+    fds = (receive.fileno(), send.fileno())
+    try:
+        child = subprocess.Popen(
+            [sys.executable, "-c", _CHILD, *map(str, fds)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            pass_fds=fds,
+        )
+    except OSError:
+        return None
+    assert child.stdin is not None
+    with contextlib.suppress(BrokenPipeError), child.stdin:  # died at once: its reader says it ended
+        child.stdin.write(payload)
+
+    def stop() -> None:
+        try:
+            child.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            child.terminate()
+            child.wait()
+
+    return stop
+
+
+def _child(payload: io.BytesIO, receive: int, send: int) -> None:
+    """A fresh child's side (:data:`_CHILD`): ``produce`` from ``payload``, served."""
+    produce = pickle.load(payload)
+    del payload
+    _serve(Connection(receive, writable=False), Connection(send, readable=False), produce)
 
 
 def _widen(receive: Connection) -> None:
@@ -307,13 +399,15 @@ class SharedParse:
     :func:`run_in_worker` raises it; if the worker ends unexpectedly, that job
     raises ``OSError`` and :attr:`broken` is set (parse the rest here).  The
     pipe bounds how far ahead the worker runs (its peak memory: a batch).
+    ``fresh``: the worker is a new interpreter (:func:`run_in_worker`), for jobs
+    large enough to pay its start; else a fork of this process.
     Close it with :meth:`close` (or as a context manager)."""
 
-    def __init__(self, jobs: list[ParseJob], lines: int = 25_000) -> None:
+    def __init__(self, jobs: list[ParseJob], lines: int = 25_000, *, fresh: bool = True) -> None:
         self._jobs = jobs
         self._stack = contextlib.ExitStack()
         produce = functools.partial(_parse_jobs, jobs, lines)
-        self._stream = self._stack.enter_context(run_in_worker(produce, "the parser process"))
+        self._stream = self._stack.enter_context(run_in_worker(produce, "the parser process", fresh=fresh))
         self._held: _Batch | None = None
         self.broken = False
 

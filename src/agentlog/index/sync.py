@@ -600,7 +600,8 @@ def _shared_parse(
     """One worker parsing, ahead of the store, the small line-by-line sources of
     ``work`` (those under :data:`WORKER_MIN` new bytes, without sidecars: a large
     one gets a worker of its own); with ``{position in work: job number}``.
-    ``None`` when there are too few, no second core, or other threads in this
+    The worker is a new interpreter when their new bytes reach :data:`WORKER_MIN`,
+    else a fork of this process.  ``None`` when there are too few, no second core, or other threads in this
     process (``serve``'s, a notebook's: a fork copies only this one, and a lock
     another held, the import lock say, would stay held in the child forever)."""
     if len(work) < SHARED_MIN:
@@ -613,6 +614,7 @@ def _shared_parse(
         return None
     jobs: list[ParseJob] = []
     numbers: dict[int, int] = {}
+    size = 0
     for n, ((adapter, ref, st, _, _), plan) in enumerate(zip(work, plans, strict=True)):
         if (
             plan.error is None
@@ -623,9 +625,12 @@ def _shared_parse(
         ):
             numbers[n] = len(jobs)
             jobs.append((adapter, ref, plan.start, plan.state))
+            size += st.st_size - plan.start
     if len(jobs) < SHARED_MIN:
         return None
-    return worker.SharedParse(jobs), numbers
+    # a new interpreter (~0.1-0.3 s to start) for seconds of parsing, as a large source's
+    # worker; a fork (~10 ms) for a few appended lines, as a warm report's sync has
+    return worker.SharedParse(jobs, fresh=size >= WORKER_MIN), numbers
 
 
 def _sync_one(
