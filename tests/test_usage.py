@@ -532,6 +532,21 @@ def test_tables_fit_80_columns(tmp_path):
         assert max(len(line) for line in out.splitlines()) <= 80, report
 
 
+def test_a_narrow_table_shrinks_its_labels_never_its_figures(tmp_path):
+    """On a terminal too narrow for the table, the label column is cut or wrapped;
+    every figure, and the cost above all, is printed whole."""
+    env = claude_home(
+        tmp_path, shared_fixture(f"claude-code/{TOOLS}"), shared_fixture(f"claude-code/{SIDECHAIN}")
+    )
+    data = usage_json(env, "session")
+    costs = [f"${row['cost_usd']:,.2f}" for row in data["rows"]] + [f"${data['totals']['cost_usd']:,.2f}"]
+    for columns in ("60", "50"):
+        code, out, _ = run("usage", "session", env={**env, "COLUMNS": columns})
+        assert code == 0 and "…" not in "".join(line[-30:] for line in out.splitlines())
+        shown = [line.split()[-1] for line in out.splitlines() if line.rstrip().endswith(tuple("0123456789*"))]
+        assert [c.rstrip("*") for c in shown if c.startswith("$")] == costs, columns
+
+
 # -- the fast path equals the full model ----------------------------------------------
 
 

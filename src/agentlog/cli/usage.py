@@ -50,8 +50,8 @@ def _table(
 ) -> Table:
     narrow = width < 110
     table = plain_table()
-    table.add_column(
-        {"daily": "date", "weekly": "week of", "monthly": "month"}.get(group, group), no_wrap=True
+    table.add_column(  # the one column a narrow terminal shrinks (ellipsis): never the figures
+        {"daily": "date", "weekly": "week of", "monthly": "month"}.get(group, group), overflow="ellipsis"
     )
     for name in ("input", "output", "cache wr", "cache rd", "total"):
         table.add_column(name, justify="right", no_wrap=True)
@@ -176,8 +176,8 @@ def _blocks(app: App, priced: list[PricedCall], tz: ZoneInfo | None, with_cost: 
         return
     table = plain_table()
     for name in ("block start", "status", "calls", "tokens", *(("cost",) if with_cost else ()), "models"):
-        table.add_column(
-            name, justify="right" if name in ("calls", "tokens", "cost") else "left", no_wrap=True
+        table.add_column(  # a narrow terminal shrinks the models' names, never the figures
+            name, justify="right" if name in ("calls", "tokens", "cost") else "left", no_wrap=name != "models"
         )
     for block in blocks:
         cells = [
