@@ -705,6 +705,9 @@ def test_usage_json_names_the_zone_rejects_reversed_ranges_and_empty_totals_have
     assert data["rows"] == [] and data["totals"]["cost_source"] is None and data["totals"]["calls"] == 0
     code, _, err = run("usage", "--since", "2026-02-01", "--until", "2026-01-01", env=env)
     assert code == 2 and "--since 2026-02-01 is after --until 2026-01-01" in err
+    code, _, err = run("usage", "--since", "2026-01-02", "--until", "2026-01-01", env=env)
+    assert code == 2 and "leave an empty span (a date counts through its end)" in err
+    assert run("usage", "--since", "2026-01-01", "--until", "2026-01-01", env=env)[0] == 0  # that one day
 
 
 # -- the fast path in two processes equals one pass -----------------------------------

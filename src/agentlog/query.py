@@ -138,12 +138,15 @@ def parse_span(
     since: str | None, until: str | None, tz: tzinfo | None = None, now: datetime | None = None
 ) -> Span:
     """``--since``/``--until`` texts as a :class:`Span` (either may be ``None``).
-    Raises :class:`UsageError` for a bad text or a ``since`` after ``until``."""
+    Raises :class:`UsageError` for a bad text, or a ``since`` after ``until`` or at
+    its end (an empty span: nothing could be found)."""
     now = now or datetime.now(UTC)
     first = parse_time(since, tz, now=now) if since else None
     last = parse_time(until, tz, end=True, now=now) if until else None
     if first is not None and last is not None and first > last:
         raise UsageError(f"--since {since} is after --until {until}")
+    if first is not None and first == last:  # `--since D+1 --until D`: D counts through its end
+        raise UsageError(f"--since {since} and --until {until} leave an empty span (a date counts through its end)")
     return Span(first, last)
 
 

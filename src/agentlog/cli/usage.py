@@ -88,6 +88,7 @@ def _table(
 @filter_options("calls")
 @click.option(
     "--timezone",
+    "--tz",
     "-z",
     "tz_name",
     callback=given,
