@@ -444,3 +444,17 @@ def test_index_with_no_sync_is_refused_not_a_report_of_nothing(tmp_path):
         assert (code, out) == (2, ""), args
         assert err == "agentlog: index is the sync that --no-sync skips: run it without --no-sync\n"
     assert not (tmp_path / "index.sqlite").exists()
+
+
+def test_an_overview_with_no_sync_of_an_empty_index_says_the_logs_were_not_read(tmp_path):
+    """``--no-sync`` on an index never synced: nothing was read, so it does not
+    claim that no logs exist (they do here)."""
+    project = tmp_path / "home/.claude/projects/-p"
+    project.mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code/v1.0.98-session.jsonl", project)
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    code, out, _ = run("--no-sync", "overview", env=env)
+    assert code == 0 and "No agent logs found" not in out
+    assert " ".join(out.split()).endswith("(--no-sync: the logs were not read; `agentlog index` reads them).")
+    code, out, _ = run("overview", env=env)
+    assert code == 0 and "1 session" in out and "No sessions" not in out

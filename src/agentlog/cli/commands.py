@@ -86,6 +86,9 @@ def overview(app: App, recent: int, as_json: bool) -> None:
         )
     if table.row_count:
         console.print(table)
+    elif app.no_sync:  # nothing read: the logs may be there all the same
+        console.print("No sessions in the index (--no-sync: the logs were not read; `agentlog index` reads them).")
+        return
     else:
         console.print(
             "No agent logs found. Try `agentlog --demo` or `agentlog agents` to see where I looked."
