@@ -213,6 +213,32 @@ def test_log_status_of_a_tail():
     assert log_status("codex", "main", "waiting_for_user", "x", [prompt, question]).status == "needs_you"
 
 
+def test_a_manual_compaction_leaves_the_agent_at_its_prompt_an_automatic_one_goes_on():
+    """Claude's ``/compact``: a ``compact_boundary`` (trigger ``manual``) and the hidden
+    summary end the log, and the agent waits at its prompt; an automatic compaction
+    mid-turn is followed by more work (tester finding 3 of session 10)."""
+    from agentlog.model import CompactionPart
+
+    prompt = _msg("u1", "user", TextPart(text="go"))
+    reply = _msg("a1", "assistant", TextPart(text="done"))
+    summary = _msg("u2", "user", TextPart(text="This session is being continued…"), flags=("compaction_summary",))
+    for trigger, status in (("manual", "waiting_for_user"), ("auto", "working")):
+        boundary = _msg("s1", "system", CompactionPart(trigger=trigger, tokens_before=150_000))
+        facts = log_status("claude_code", "main", "unknown", None, [prompt, reply, boundary, summary])
+        assert facts.status == status, trigger
+        alone = log_status("claude_code", "main", "unknown", None, [prompt, reply, boundary])
+        assert alone.status == ("waiting_for_user" if trigger == "manual" else "unknown"), trigger
+    manual = _msg("s1", "system", CompactionPart(trigger="manual"))
+    facts = log_status("claude_code", "main", "unknown", None, [prompt, reply, manual, summary])
+    assert (facts.evidence, facts.inferred, facts.reason) == (
+        "user message u2: a manual compaction ends the log",
+        True,
+        "a compaction the user asked for (/compact) leaves the agent at its prompt",
+    )
+    later = _msg("u3", "user", TextPart(text="now the tests"))
+    assert log_status("claude_code", "main", "unknown", None, [manual, summary, later]).status == "working"
+
+
 def test_refine_adds_the_clock_and_the_processes():
     running = StatusFacts("running_tool", "e", NOW, NOW, pending=("edit",))
     later = NOW + PROMPT_AFTER + timedelta(seconds=1)

@@ -54,7 +54,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from agentlog.model import Message, Session, SessionStatus, ToolCallPart
+from agentlog.model import CompactionPart, Message, Session, SessionStatus, ToolCallPart
 
 TAIL = 200
 """How many of a session's last messages :func:`log_status` reads (both paths)."""
@@ -167,9 +167,10 @@ def log_status(
     ``errored``, ``needs_you``) is kept, unless a question is pending.  Otherwise the last counted message
     decides: interrupted/api_error flags; a pending question → ``needs_you``;
     pending spawn calls only → ``waiting_for_subagents``; other pending calls →
-    ``running_tool``; an assistant message ending in text with no pending call →
-    ``waiting_for_user`` (inferred unless flagged ``turn_end``); a prompt or a
-    result → ``working``.  A subagent never waits at a prompt: its
+    ``running_tool``; a manual compaction (and its summary) last →
+    ``waiting_for_user`` (inferred; an automatic one goes on: ``working``); an
+    assistant message ending in text with no pending call → ``waiting_for_user``
+    (inferred unless flagged ``turn_end``); a prompt or a result → ``working``.  A subagent never waits at a prompt: its
     ``waiting_for_user`` is ``done``."""
     facts = _from_tail(agent, recorded, recorded_evidence, [m for m in tail if _counts(m)])
     if kind == "subagent" and facts.status == "waiting_for_user":
@@ -213,6 +214,15 @@ def _from_tail(
             status, f"{_where(m)}: pending tool_call {p.raw_name} {p.call_id}", last.timestamp, m.timestamp,
             pending=ids,
         )
+    if _ending_compaction(tail) == "manual":
+        return StatusFacts(
+            "waiting_for_user",
+            f"{_where(last)}: a manual compaction ends the log",
+            last.timestamp,
+            last.timestamp,
+            inferred=True,
+            reason="a compaction the user asked for (/compact) leaves the agent at its prompt",
+        )
     if last.role == "assistant" and last.parts and not isinstance(last.parts[-1], ToolCallPart):
         if "turn_end" in last.flags:
             return StatusFacts("waiting_for_user", f"{_where(last)}: turn_end", last.timestamp, last.timestamp)
@@ -229,6 +239,18 @@ def _from_tail(
         evidence = f"{_where(last)}: {what} is the last record"
         return StatusFacts("working", evidence, last.timestamp, last.timestamp)
     return StatusFacts(recorded, recorded_evidence, last.timestamp, last.timestamp)
+
+
+def _ending_compaction(tail: list[Message]) -> str | None:
+    """The ``trigger`` of the compaction that ends ``tail`` (its part, then only
+    messages flagged ``compaction_summary``), or ``None`` when something else ends it."""
+    for message in reversed(tail):
+        found = [p for p in message.parts if isinstance(p, CompactionPart)]
+        if found:
+            return found[-1].trigger
+        if "compaction_summary" not in message.flags:
+            return None
+    return None
 
 
 def session_log_status(session: Session) -> StatusFacts:
