@@ -808,3 +808,37 @@ def test_a_dash_for_output_is_standard_output(tmp_path, monkeypatch):
     assert dashed[0] == plain[0] == 0, (plain[2], dashed[2])
     assert dashed[1] == plain[1] and "# weather: fix" in plain[1]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_data_exports_hold_every_message_with_its_flags_transcripts_the_shown_ones(demo, tmp_path):
+    """json, jsonl and parquet hold the hidden messages too (meta, compaction
+    summaries, replayed copies…), each with its flags, as ``show --json``; md, html
+    and slim hide them as ``show`` does, unless ``--hidden`` (tester finding 5 of
+    session 10: Parquet's ``messages`` left out 169 messages, silently)."""
+    ds = pytest.importorskip("pyarrow.dataset")
+    (path,) = [row[2] for row in demo.execute("PRAGMA database_list") if row[1] == "main"]
+    env = {"AGENTLOG_INDEX": path, "HOME": str(tmp_path / "nohome"), **AGENT_VARS}
+    (every,) = demo.execute("SELECT COUNT(*) FROM messages").fetchone()
+    (shown,) = demo.execute("SELECT COUNT(*) FROM messages WHERE hidden = 0 AND replayed = 0").fetchone()
+    assert every > shown  # the demo has hidden messages
+
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(main, ["--no-sync", "export", "--all", *args], env=env)
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    cli("--format", "parquet", "-o", str(tmp_path / "pq"))
+    messages = ds.dataset(tmp_path / "pq" / "messages", format="parquet", partitioning="hive").to_table()
+    assert messages.num_rows == every
+    flagged = [flags for flags in messages.column("flags").to_pylist() if flags]
+    assert len(flagged) >= every - shown
+    records = [json.loads(line) for line in cli("--format", "jsonl", "--subagents").splitlines()]
+    assert sum(1 for r in records if r.get("type") != "session") == every
+    key = demo.execute("SELECT key FROM sessions WHERE key IN (SELECT session_key FROM messages WHERE hidden = 1) LIMIT 1").fetchone()[0]
+    hidden_ids = {i for (i,) in demo.execute("SELECT id FROM messages WHERE session_key = ? AND hidden = 1", (key,))}
+    document = json.loads(CliRunner().invoke(main, ["--no-sync", "export", key, "--format", "json"], env=env).stdout)
+    exported = {m["id"] for s in (document if isinstance(document, list) else [document]) for m in s["messages"]}
+    assert hidden_ids and hidden_ids <= exported
+    markdown = CliRunner().invoke(main, ["--no-sync", "export", key, "--format", "md"], env=env).stdout
+    with_hidden = CliRunner().invoke(main, ["--no-sync", "export", key, "--format", "md", "--hidden"], env=env).stdout
+    assert len(with_hidden) > len(markdown)

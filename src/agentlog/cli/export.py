@@ -12,7 +12,7 @@ from agentlog.cli import App, main
 from agentlog.cli.options import filter_options, pass_app
 from agentlog.cli.synced import open_index
 from agentlog.errors import UsageError
-from agentlog.export import FORMATS, ExportOptions, Format
+from agentlog.export import DATA_FORMATS, FORMATS, ExportOptions, Format
 from agentlog.present import plural
 from agentlog.query import SQL_INT_MAX
 from agentlog.service.export import export_sessions, select
@@ -47,6 +47,12 @@ from agentlog.service.filters import session_filter
 @click.option(
     "--subagents", is_flag=True, help="Include each session's subagents and forks (parquet always does)."
 )
+@click.option(
+    "--hidden",
+    is_flag=True,
+    help="Include the messages a transcript hides (meta, compaction summaries, replayed copies), "
+    "with their flags (json, jsonl and parquet always do).",
+)
 @click.option("--no-redact", is_flag=True, help="Keep API keys, tokens and passwords (redacted by default).")
 @click.option(
     "--max-tokens",
@@ -66,6 +72,7 @@ def export_command(
     output: Path | None,
     focused: bool,
     subagents: bool,
+    hidden: bool,
     no_redact: bool,
     max_tokens: int | None,
 ) -> None:
@@ -84,7 +91,11 @@ def export_command(
     if output == Path("-"):  # the usual spelling of standard output
         output = None
     options = ExportOptions(
-        focused=focused, subagents=subagents or fmt == "parquet", redact=not no_redact, max_tokens=max_tokens
+        focused=focused,
+        subagents=subagents or fmt == "parquet",
+        redact=not no_redact,
+        max_tokens=max_tokens,
+        hidden=hidden or fmt in DATA_FORMATS,
     )
     if output is None and sys.stdout.isatty() and fmt in ("html", "parquet"):
         raise UsageError(f"--format {fmt} is not for a terminal: give a file with -o PATH")

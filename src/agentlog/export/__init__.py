@@ -26,17 +26,25 @@ Format = Literal["json", "jsonl", "md", "html", "slim", "parquet"]
 FORMATS: tuple[str, ...] = get_args(Format)
 
 
+DATA_FORMATS: tuple[Format, ...] = ("json", "jsonl", "parquet")
+"""The formats whose exports hold every message, the hidden ones with their flags
+(as ``show --json``): data to filter, where a transcript to read hides them."""
+
+
 class ExportOptions(msgspec.Struct, kw_only=True, frozen=True):
     """What an export holds: ``focused`` (only prompts and replies: no reasoning,
     no tool calls, no meta messages), ``subagents`` (each session's subagents and
     forks too), ``redact`` (secrets replaced, :mod:`agentlog.redact`; on by
     default), ``max_tokens`` (the slim transcript's budget, in estimated
-    tokens; ``None``: no limit)."""
+    tokens; ``None``: no limit), ``hidden`` (the messages a transcript hides too:
+    meta, compaction summaries, replayed and abandoned copies, unknown records,
+    each with its ``flags``)."""
 
     focused: bool = False
     subagents: bool = False
     redact: bool = True
     max_tokens: int | None = None
+    hidden: bool = False
 
 
 class Transcript:

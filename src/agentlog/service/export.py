@@ -71,7 +71,7 @@ def _transcript(
     kids = queries.children(conn, key)
 
     def messages() -> Iterator[Message]:  # map, not a generator: the last message is not kept
-        found = stream_messages(conn, key)
+        found = stream_messages(conn, key, include_hidden=options.hidden)
         if options.focused:
             found = focus(found)
         return map(redact_message, found) if options.redact else found
