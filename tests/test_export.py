@@ -842,3 +842,28 @@ def test_data_exports_hold_every_message_with_its_flags_transcripts_the_shown_on
     markdown = CliRunner().invoke(main, ["--no-sync", "export", key, "--format", "md"], env=env).stdout
     with_hidden = CliRunner().invoke(main, ["--no-sync", "export", key, "--format", "md", "--hidden"], env=env).stdout
     assert len(with_hidden) > len(markdown)
+
+
+def test_a_subagent_no_tool_call_started_is_named_in_the_header(tmp_path):
+    """Claude's ``subagents/agent-*.jsonl`` whose spawning call is not in the parent's
+    log: ``show`` lists it, and so do the Markdown and HTML exports (in the session's
+    header, a link to its section with ``--subagents``); tester finding 6 of session 10."""
+    import shutil
+
+    from conftest import FIXTURES
+
+    project = tmp_path / "home/.claude/projects/-tmp"
+    shutil.copytree(FIXTURES / "claude_code/v2.1-subagents-layout", project)
+    conn = db.connect(build_index(tmp_path / "index.sqlite", tmp_path / "home"), readonly=True)
+    parent = "claude_code:0a1b2c3d-4e5f-4061-8071-2a3b4c5d6e7f"
+    child = "claude_code:agent-a0ad4f44468bdf20d"
+    (kid,) = queries.children(conn, parent)
+    assert (kid.key, kid.parent_tool_call_id) == (child, None)
+    named = f"- **subagents**: `{child}` (general-purpose) Search the repo for TODO comments\n"
+    assert named in export_bytes(conn, "md", [parent]).decode()
+    assert named in export_bytes(conn, "md", [parent], ExportOptions(subagents=True)).decode()
+    page = export_bytes(conn, "html", [parent]).decode()
+    assert f'<li><span class="mono">{child}</span> (general-purpose) Search the repo for TODO comments</li>' in page
+    linked = export_bytes(conn, "html", [parent], ExportOptions(subagents=True)).decode()
+    assert f'<li><a href="#s1">{child}</a> (general-purpose)' in linked and 'id="s1"' in linked
+    assert "subagents" not in export_bytes(conn, "md", [child]).decode().split("###")[0]

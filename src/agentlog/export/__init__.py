@@ -51,10 +51,12 @@ class Transcript:
     """One session to export: its ``session`` header (``messages`` left empty),
     ``messages()`` (a fresh iterator over its messages, in order, each time it is
     called, so a long session is never held whole), the ``children`` to export
-    with it (subagents and forks, when asked for) and ``links`` (the subagents
-    of the whole tree by the tool call that started them)."""
+    with it (subagents and forks, when asked for), ``links`` (the subagents
+    of the whole tree by the tool call that started them) and ``unlinked`` (this
+    session's subagents and forks that no tool call of it started: named in its
+    header, as ``show`` lists them)."""
 
-    __slots__ = ("children", "links", "messages", "session")
+    __slots__ = ("children", "links", "messages", "session", "unlinked")
 
     def __init__(
         self,
@@ -62,11 +64,13 @@ class Transcript:
         messages: Callable[[], Iterator[Message]],
         children: list[Transcript] | None = None,
         links: dict[str, Session] | None = None,
+        unlinked: list[Session] | None = None,
     ) -> None:
         self.session = session
         self.messages = messages
         self.children = children or []
         self.links = links or {}
+        self.unlinked = unlinked or []
 
     def tree(self) -> Iterator[Transcript]:
         """This transcript, then its children's trees, depth first."""

@@ -105,15 +105,16 @@ class _StandIns:
 
 class _Section:
     """One session on a page: its header, messages (huge prompts as stand-ins),
-    anchor and links."""
+    anchor, links and the subagents no tool call of it started."""
 
-    __slots__ = ("anchor", "links", "messages", "session")
+    __slots__ = ("anchor", "links", "messages", "session", "unlinked")
 
     def __init__(self, t: Transcript, anchor: str, links: dict[str, Any], stand_ins: _StandIns) -> None:
         self.session = t.session
         self.messages = lambda: map(stand_ins.message, t.messages())
         self.anchor = anchor
         self.links = links
+        self.unlinked = t.unlinked
 
 
 def _render(template: str, out: TextIO, stand_ins: _StandIns | None = None, **values: Any) -> None:

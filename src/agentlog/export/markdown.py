@@ -14,7 +14,7 @@ with their parent, follow it as sections of their own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from html import escape
 from typing import TextIO
 
@@ -145,8 +145,9 @@ def _code_pieces(text: str) -> Iterator[str]:
     yield f"\n{f}\n"
 
 
-def header(s: Session, level: int = 1) -> str:
-    """The session's title and facts."""
+def header(s: Session, level: int = 1, unlinked: Sequence[Session] = ()) -> str:
+    """The session's title and facts; ``unlinked``: its subagents and forks that no
+    tool call of it started (:attr:`Transcript.unlinked`)."""
     title = s.title or s.id
     facts = [
         ("agent", f"{s.agent} {s.agent_version or ''}".strip()),
@@ -165,8 +166,15 @@ def header(s: Session, level: int = 1) -> str:
         facts.insert(
             0, (s.kind, f"of {code_span(s.parent_key)}" + (f" ({s.subagent_type})" if s.subagent_type else ""))
         )
+    if unlinked:
+        facts.append(("subagents", "; ".join(_child(c) for c in unlinked)))
     lines = "\n".join(f"- **{k}**: {v}" for k, v in facts)
     return f"{'#' * level} {_one_line(title)}\n\n{lines}\n\n"
+
+
+def _child(c: Session) -> str:
+    name = _one_line(c.description or c.title or c.id)
+    return f"{code_span(c.key)} ({c.subagent_type or c.kind}) {name}"
 
 
 def write_markdown(transcripts: Iterable[Transcript], out: TextIO) -> None:
@@ -177,7 +185,7 @@ def write_markdown(transcripts: Iterable[Transcript], out: TextIO) -> None:
             if not first:
                 out.write("\n---\n\n")
             first = False
-            out.write(header(s.session, 1 if s is t else 2))
+            out.write(header(s.session, 1 if s is t else 2, s.unlinked))
             number = 0  # not enumerate: it keeps the last message while the next is read
             for message in s.messages():
                 number += 1  # noqa: SIM113

@@ -85,6 +85,7 @@ def _transcript(
         messages,
         children,
         {c.parent_tool_call_id: shown(c) for c in kids if c.parent_tool_call_id},
+        [shown(c) for c in kids if not c.parent_tool_call_id],
     )
 
 
