@@ -582,3 +582,28 @@ def test_a_folder_name_that_is_not_utf8_costs_only_its_own_events(tmp_path):
     assert watcher.mode == "events"
     assert seen[0] == set(UNKNOWN)  # a tick polls the folder left out
     assert str(log) in seen[-1]
+
+
+def test_tail_says_a_status_once_while_only_its_reason_ticks(tmp_path):
+    """A session gone quiet mid-turn turns stale once; ``tail`` does not print it
+    again each minute as its reason's "no write for N min" grows (tester finding 7
+    of session 10: a deleted log printed a stale line every minute, forever)."""
+    from agentlog.index import db
+    from agentlog.service.tail import SessionTail
+
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    script.steps[0].write()  # the prompt: working
+    home.run("index")
+    conn = db.connect(home.index, readonly=True)
+    try:
+        follow = SessionTail(conn, script.key, backlog=0)
+        start = datetime.now(UTC)
+        said = [
+            [(e.status.status, e.status.reason) for e in follow.poll(conn, now=start + timedelta(minutes=m)) if e.status]
+            for m in (1, 40, 41, 55, 90)
+        ]
+    finally:
+        conn.close()
+    assert [len(events) for events in said] == [1, 1, 0, 0, 0]
+    assert said[0][0][0] == "working" and said[1][0][0] == "stale"

@@ -103,7 +103,7 @@ class SessionTail:
         writes = {k: last_write(p) for k, p in paths.items()}
         rows = board(sessions, {}, writes, now, procs, self.redact_secrets)
         for row in (r for top in rows for r in _flat(top)):
-            seen = (row.status, row.since, row.evidence, row.inferred, row.reason)
+            seen = (row.status, row.since, row.evidence, row.inferred)  # not the reason: "no write for 31 min" ticks
             if self.statuses.get(row.key) != seen:
                 self.statuses[row.key] = seen
                 bare = msgspec.structs.replace(row, children=[], turn=TurnUsage())
