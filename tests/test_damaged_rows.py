@@ -260,7 +260,8 @@ def test_a_sources_sidecars_value_that_is_not_json_costs_only_itself(tmp_path, f
     out = tmp_path / ("pq" if fmt == "parquet" else "weather.md")
     code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", fmt, "-o", str(out))
     said = "2 sessions" if fmt == "parquet" else "1 session"
-    rows = " (2 sessions, 14 messages, 17 parts, 2 usage)" if fmt == "parquet" else ""
+    # every message of the session and its subagent, the 2 hidden ones too (json, jsonl and parquet hold them)
+    rows = " (2 sessions, 16 messages, 19 parts, 2 usage)" if fmt == "parquet" else ""
     assert (code, err) == (0, f"{said} exported to {out}{rows}\n")
     assert out.exists()
     code, _, err = run("--demo", "--no-sync", "export", "de70", "-f", "md", "-o", str(side))

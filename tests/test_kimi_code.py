@@ -97,10 +97,13 @@ def test_session_with_tools_compaction_and_subagent(tmp_path):
     assert buckets(child) == (12905, 28416, 0, 330)
     assert Counter(c.tool for c in child.tool_calls()) == {"glob": 1, "bash": 1}
     assert child.diagnostics.records_total == 28
-    assert (main_s.status, main_s.status_evidence) == (
-        "working",
-        "context.append_message",
-    )  # no turn.ended after
+    # no turn.ended after, but the log ends with a compaction the user asked for
+    # (full_compaction.begin source "manual"): the agent waits at its prompt
+    assert (main_s.status, main_s.status_evidence, main_s.status_inferred) == (
+        "waiting_for_user",
+        f"system message {main_s.messages[-1].id}: a manual compaction ends the log",
+        True,
+    )
     assert (child.status, child.status_inferred) == ("done", True)  # a subagent whose reply ends its turn
 
 
