@@ -82,8 +82,7 @@ def tool_call(part: ToolCallPart, links: dict[str, Session]) -> str:
         body.append("Output:\n\n" + (_code(_cut(output)) if output else "(empty)\n"))
     child = links.get(part.call_id)
     if child is not None:
-        name = _one_line(child.description or child.title or child.id)
-        body.append(f"→ subagent **{name}** ({code_span(child.key)})\n")
+        body.append(f"→ subagent **{_child_name(child)}** ({code_span(child.key)})\n")
     return _details(f"{part.tool}: {tool_summary(part.input)}{status}", "\n".join(body))
 
 
@@ -173,8 +172,12 @@ def header(s: Session, level: int = 1, unlinked: Sequence[Session] = ()) -> str:
 
 
 def _child(c: Session) -> str:
-    name = _one_line(c.description or c.title or c.id)
-    return f"{code_span(c.key)} ({c.subagent_type or c.kind}) {name}"
+    return f"{code_span(c.key)} ({c.subagent_type or c.kind}) {_child_name(c)}"
+
+
+def _child_name(c: Session) -> str:
+    """What a subagent or fork is called: its description, title or id, on one line."""
+    return _one_line(c.description or c.title or c.id)
 
 
 def write_markdown(transcripts: Iterable[Transcript], out: TextIO) -> None:

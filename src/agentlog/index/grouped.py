@@ -93,6 +93,10 @@ def span_days(spans: list[str], tz: ZoneInfo | None) -> dict[str, str]:
         by_day.setdefault(span[:10], []).append(span)
     days: dict[str, str] = {}
     quarter = timedelta(minutes=15)
+
+    def converted(span: str) -> str:
+        return local_day(datetime.fromisoformat(span).replace(tzinfo=UTC), tz).isoformat()
+
     for day, group in by_day.items():
         try:
             start = datetime.fromisoformat(day).replace(tzinfo=UTC)
@@ -100,19 +104,14 @@ def span_days(spans: list[str], tz: ZoneInfo | None) -> dict[str, str]:
         except ValueError:  # not a day: converted span by span (raising as they would)
             first = last = None
         if first is None or first != last or first % quarter:
-            days.update(
-                {span: local_day(datetime.fromisoformat(span).replace(tzinfo=UTC), tz).isoformat() for span in group}
-            )
+            days.update({span: converted(span) for span in group})
             continue
         shift = first // timedelta(minutes=1)
         base = date.fromisoformat(day)
         names = {n: (base + timedelta(days=n)).isoformat() for n in (-1, 0, 1)}
         for span in group:
             minute = _MINUTES.get(span[10:]) if len(span) == 16 else None
-            if minute is None:
-                days[span] = local_day(datetime.fromisoformat(span).replace(tzinfo=UTC), tz).isoformat()
-            else:
-                days[span] = names[(minute + shift) // 1440]
+            days[span] = converted(span) if minute is None else names[(minute + shift) // 1440]
     return days
 
 

@@ -238,29 +238,32 @@ def overview(conn: sqlite3.Connection, found_roots: dict[str, list[str]], recent
     from agentlog.adapters import all_adapters
 
     everything = queries.list_sessions(conn)
+    listed = SessionFilter().matches  # as `agentlog sessions` lists them: no `codex exec` runs
     agents = []
     for adapter in all_adapters():
         mine = [s for s in everything if s.agent == adapter.slug]
+        own_mains = sum(1 for s in mine if not s.parent_key)
+        shown = sum(1 for s in mine if listed(s))
         agents.append(
             AgentSummary(
                 agent=adapter.slug,
                 name=adapter.display_name,
                 roots=found_roots.get(adapter.slug, []),
-                sessions=sum(1 for s in mine if not s.parent_key and s.kind != "exec"),
-                exec_runs=sum(1 for s in mine if not s.parent_key and s.kind == "exec"),
-                subagents=sum(1 for s in mine if s.parent_key),
+                sessions=shown,
+                exec_runs=own_mains - shown,
+                subagents=len(mine) - own_mains,
                 total_tokens=sum((s.usage for s in mine), Usage()).total_tokens,
                 last_active=max((s.ended_at for s in mine if s.ended_at), default=None),
             )
         )
     mains = [s for s in everything if not s.parent_key]
-    listed = [s for s in mains if SessionFilter().matches(s)]  # as `agentlog sessions`: no `codex exec` runs
+    shown_mains = [s for s in mains if listed(s)]
     return Overview(
         agents=agents,
-        mains=len(listed),
-        exec_runs=len(mains) - len(listed),
+        mains=len(shown_mains),
+        exec_runs=len(mains) - len(shown_mains),
         subagents=len(everything) - len(mains),
-        recent=[redact_header(s) for s in refine_sessions(conn, listed[:recent])],
+        recent=[redact_header(s) for s in refine_sessions(conn, shown_mains[:recent])],
         children=queries.child_counts(conn),
         unreadable=queries.source_problems(conn)[0],
     )
