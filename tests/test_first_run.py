@@ -55,9 +55,9 @@ def test_a_first_usage_reads_the_logs_and_builds_the_index_behind(tmp_path):
     assert json.loads(first.stdout) == json.loads(direct.stdout)
     assert first.stderr == "first run: read from the logs; the index is being built in the background\n"
     deadline = time.monotonic() + 60
-    while first_run.build_running(index) and time.monotonic() < deadline:
+    while first_run.build_state(index) == "running" and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not first_run.build_running(index)
+    assert first_run.build_state(index) != "running"
     assert not first_run.marker(index).exists()  # the build removed its marker
     again = _agentlog(home, index, "index", "--json", background="1")
     report = json.loads(again.stdout)
@@ -84,7 +84,7 @@ def test_read_commands_say_the_index_is_still_being_built(tmp_path):
     build = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         first_run.marker(index).write_text(str(build.pid))
-        assert first_run.build_running(index)
+        assert first_run.build_state(index) == "running"
         found = _agentlog(home, index, "search", "the", "--json", background="1")
         assert found.returncode == 0, found.stderr
         assert "still being built in the background" in found.stderr
@@ -95,7 +95,7 @@ def test_read_commands_say_the_index_is_still_being_built(tmp_path):
         build.kill()
         build.wait()
     # a marker whose process is gone: the build was killed, the index holds part of the logs
-    assert first_run.build_state(index) == "interrupted" and not first_run.build_running(index)
+    assert first_run.build_state(index) == "interrupted"
     for _ in range(2):  # said by each --no-sync command until a sync finishes the build
         partial = _agentlog(home, index, "--no-sync", "sessions", "--json", background="1")
         assert partial.returncode == 0 and " ".join(partial.stderr.split()) == (
@@ -163,9 +163,9 @@ def test_the_background_build_starts_once_the_command_has_answered(tmp_path, mon
     assert [fn for fn, _ in at_exit] == [first_run._start_after_output]
     fn, args = at_exit[0]
     fn(*args)  # type: ignore[operator]
-    assert first_run.build_running(index)
+    assert first_run.build_state(index) == "running"
     deadline = time.monotonic() + 60
-    while first_run.build_running(index) and time.monotonic() < deadline:
+    while first_run.build_state(index) == "running" and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not first_run.marker(index).exists()
     assert _sources(index) == len(list(home.rglob("*.jsonl")))

@@ -34,7 +34,7 @@ def index_command(app: App, full: bool, as_json: bool) -> None:
     conn, report = open_index(app, full=full, building="sync")
     build_ended(app.env)  # only once built: a build that failed leaves its marker (the index is partial)
     still = still_unreadable(conn, report)
-    if not db.schema_matches(app.index_path):  # what was not touched is checked too (~7 ms)
+    if not db.schema_matches(app.index_path):  # what was not touched is checked too (~1 ms)
         raise db.damaged(app.index_path, "its tables are not this agentlog's")
     result = {
         "index": str(app.index_path),

@@ -7,7 +7,7 @@ synced, ``usage`` reads the logs directly (:func:`agentlog.service.usage.log_usa
 the fast scanner: exact, the same numbers the index gives, proved equal in
 ``tests/test_equivalence.py``) and :func:`start_build_at_exit` starts ``agentlog
 index`` in a process of its own, detached, once the numbers are printed.  Until it is
-done (:func:`build_running`), read commands read what is stored and say that the
+done (:func:`build_state` ``running``), read commands read what is stored and say that the
 index is still being built; ``usage`` keeps reading the logs.
 
 Only on a terminal (a person waiting) unless ``AGENTLOG_BACKGROUND_INDEX`` says
@@ -51,12 +51,6 @@ def wanted(env: Mapping[str, str], interactive: bool) -> bool:
 def never_synced(conn: sqlite3.Connection) -> bool:
     """Whether the index at ``conn`` holds no source yet (a new install)."""
     return bool(conn.execute("SELECT NOT EXISTS (SELECT 1 FROM sources)").fetchone()[0])
-
-
-def build_running(index_path: Path) -> bool:
-    """Whether a background build of the index at ``index_path`` is under way:
-    its marker names a process that is alive."""
-    return build_state(index_path) == "running"
 
 
 def build_state(index_path: Path) -> str | None:
