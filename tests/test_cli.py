@@ -458,3 +458,34 @@ def test_an_overview_with_no_sync_of_an_empty_index_says_the_logs_were_not_read(
     assert " ".join(out.split()).endswith("(--no-sync: the logs were not read; `agentlog index` reads them).")
     code, out, _ = run("overview", env=env)
     assert code == 0 and "1 session" in out and "No sessions" not in out
+
+
+@pytest.mark.parametrize(
+    ("tz", "unknown"),
+    [
+        ("Nowhere/Invalid", True),
+        ("garbage", True),
+        ("/no/such/zone/file", True),
+        ("Europe/Paris", False),
+        (":Europe/Paris", False),
+        ("UTC", False),
+        ("CET-1CEST", False),
+        ("<+03>-3", False),
+        ("EST5EDT", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_unknown_tz_is_what_the_c_library_would_silently_read_as_utc(tz, unknown):
+    from agentlog.usage.report import unknown_tz
+
+    assert unknown_tz(tz) is unknown
+
+
+def test_a_tz_that_names_no_zone_is_said_once_on_stderr():
+    code, out, err = run("--demo", "--no-sync", "usage", "daily", env={"TZ": "Nowhere/[bold]x"})
+    assert code == 0
+    assert err.splitlines()[0] == "agentlog: TZ=Nowhere/[bold]x is not a time zone; local times are UTC"
+    assert "TZ=" not in out
+    _, _, err = run("--demo", "--no-sync", "usage", "daily", env={"TZ": "Europe/Paris"})
+    assert "TZ=" not in err

@@ -199,6 +199,14 @@ def main(ctx: click.Context) -> None:
     options below go before the command or after it.
     """
     ctx.obj = make_app(said(ctx))
+    tz = ctx.obj.env.get("TZ")
+    if tz:
+        from agentlog.usage.report import unknown_tz
+
+        if unknown_tz(tz):
+            ctx.obj.err.print(
+                f"agentlog: TZ={clean(tz, one_line=True)} is not a time zone; local times are UTC"
+            )
     if ctx.invoked_subcommand is None:
         from agentlog.cli.commands import overview
 

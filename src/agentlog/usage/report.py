@@ -10,6 +10,7 @@ model, project or agent.  Every row and ``totals`` carry the token buckets,
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 
+from agentlog import lazy
 from agentlog.rules import project_folder
 from agentlog.usage.money import usd, usd_float
 
@@ -127,6 +129,28 @@ def zone(name: str | None) -> ZoneInfo | None:
         return get_localzone()
     except Exception:  # tzlocal's own errors for a setting it cannot read
         return None
+
+
+_POSIX_TZ = lazy.pattern(r"(?:[A-Za-z]{3,}|<[A-Za-z0-9+-]{3,}>)[+-]?\d")
+"""The start of a POSIX ``TZ`` rule (``EST5EDT``, ``<+03>-3``, ``UTC0``): a zone name
+and an offset, which the C library reads without a zone file (POSIX.1, 8.3)."""
+
+
+def unknown_tz(value: str | None) -> bool:
+    """Whether ``TZ`` = ``value`` names no time zone, so that the C library (and
+    :func:`zone`) silently use UTC: not a zone name or file the system has
+    (``Europe/Paris``, ``:Europe/Paris``, ``/etc/localtime``), nor a POSIX rule
+    (:data:`_POSIX_TZ`).  ``None`` or empty (UTC, by POSIX) is known."""
+    name = (value or "").removeprefix(":")
+    if not name or _POSIX_TZ.match(name):
+        return False
+    if name.startswith("/"):
+        return not os.path.isfile(name)
+    try:
+        ZoneInfo(name)
+    except (ValueError, OSError, KeyError):  # ZoneInfoNotFoundError is a KeyError
+        return True
+    return False
 
 
 def local_day(stamp: datetime, tz: ZoneInfo | None) -> date:
