@@ -607,3 +607,60 @@ def test_tail_says_a_status_once_while_only_its_reason_ticks(tmp_path):
         conn.close()
     assert [len(events) for events in said] == [1, 1, 0, 0, 0]
     assert said[0][0][0] == "working" and said[1][0][0] == "stale"
+
+
+def test_tail_says_when_its_log_is_removed_truncated_or_back(tmp_path):
+    """A log removed, cut shorter or written again is one ``log`` event each (tester
+    finding 7 of session 10: the removal went unsaid); the index keeps the messages."""
+    from agentlog.index import db
+    from agentlog.index.live import last_messages
+    from agentlog.service.tail import SessionTail, log_change
+
+    assert [log_change(*sizes) for sizes in [(-1, None), (-1, 5), (5, 5), (5, 9), (5, None), (None, 3), (9, 5)]] == [
+        None, None, None, None, "removed", "back", "truncated",
+    ]  # fmt: skip
+    home = Home(tmp_path)
+    script = SCRIPTS["claude_code"](home.home, home.cwd)
+    script.steps[0].write()
+    home.run("index")
+    log = Path(db.connect(home.index, readonly=True).execute("SELECT path FROM sources").fetchone()[0])
+    text = log.read_bytes()
+    conn = db.connect(home.index, readonly=True)
+    try:
+        follow = SessionTail(conn, script.key, backlog=1)
+
+        def logs() -> list[tuple[str | None, str | None]]:
+            return [(e.log, e.path) for e in follow.poll(conn) if e.event == "log"]
+
+        said = [logs()]
+        log.unlink()
+        said += [logs(), logs()]
+        log.write_bytes(text)
+        said.append(logs())
+        log.write_bytes(text[: len(text) // 2])
+        said += [logs(), logs()]
+        kept = [m.id for m in last_messages(conn, script.key, 10)]
+    finally:
+        conn.close()
+    path = str(log)
+    assert said == [[], [("removed", path)], [], [("back", path)], [("truncated", path)], []]
+    assert len(kept) == 1  # the prompt, still in the index
+
+
+def test_tail_prints_a_log_event_as_one_escaped_line():
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from agentlog.cli.live import _print_event
+    from agentlog.service.tail import TailEvent
+
+    out = io.StringIO()
+    app = SimpleNamespace(console=Console(file=out, width=200, color_system=None))
+    for change in ("removed", "back", "truncated"):
+        _print_event(app, "k", TailEvent(event="log", session="k", log=change, path="/h/[bold]x.jsonl"))  # type: ignore[arg-type]
+    assert out.getvalue().splitlines() == [
+        "● log removed /h/[bold]x.jsonl (the index keeps what it read)",
+        "● log back /h/[bold]x.jsonl",
+        "● log truncated /h/[bold]x.jsonl (the index keeps what it read)",
+    ]

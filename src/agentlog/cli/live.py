@@ -210,6 +210,9 @@ def _print_event(app: App, key: str, event: object) -> None:
         text = output_text(event.part.result.output).strip().splitlines()
         first = text[0][:200] if text else "(empty)"
         console.print(f"{under}  [dim]→ {clean(event.part.tool, one_line=True)}: {clean(first)}[/dim]")
+    elif event.event == "log" and event.path is not None:
+        kept = "" if event.log == "back" else " (the index keeps what it read)"
+        console.print(f"{under}[bold]● log {event.log}[/bold] [dim]{clean(event.path, one_line=True)}{kept}[/dim]")
     elif event.event == "status" and event.status is not None:
         row = event.status
         why = row.reason if row.inferred and row.reason else row.evidence or ""

@@ -7,11 +7,14 @@ seen (each message's part count and which tool calls had a result) and the
 board status; :meth:`SessionTail.poll` returns the :class:`TailEvent` items
 since: a ``message`` (a new message), a ``part`` (a new part of a known message,
 or a tool call whose ``tool_result`` arrived: the call with its result), a
-``status`` (the status, :class:`~agentlog.service.status.LiveSession`, changed).
+``status`` (the status, :class:`~agentlog.service.status.LiveSession`, changed), a
+``log`` (its log file was ``removed``, is ``back``, or was ``truncated``: shorter than
+at the last look; the index keeps what it read, so the messages stay).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import UTC, datetime
 from typing import Literal
@@ -26,14 +29,16 @@ from agentlog.live.status import TAIL
 from agentlog.model import Message, Part, Session, ToolCallPart
 from agentlog.service.status import LiveSession, TurnUsage, board, last_write
 
-EventKind = Literal["message", "part", "status"]
+EventKind = Literal["message", "part", "status", "log"]
+LogChange = Literal["removed", "back", "truncated"]
 
 
 class TailEvent(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One NDJSON line of ``tail --json``: ``event`` (``message``, ``part``,
-    ``status``), the ``session`` key it belongs to and its ``parent`` (a
+    ``status``, ``log``), the ``session`` key it belongs to and its ``parent`` (a
     subagent's messages come under their parent), then ``message`` (the whole
-    message), ``message_id`` + ``part`` (the new part) or ``status`` (the row)."""
+    message), ``message_id`` + ``part`` (the new part), ``status`` (the row) or
+    ``log`` (what happened to the log file) + ``path`` (that file)."""
 
     event: EventKind
     session: str
@@ -42,6 +47,30 @@ class TailEvent(msgspec.Struct, kw_only=True, omit_defaults=True):
     message_id: str | None = None
     part: Part | None = None
     status: LiveSession | None = None
+    log: LogChange | None = None
+    path: str | None = None
+
+
+def _size(path: str) -> int | None:
+    """The size of regular file ``path`` in bytes; ``None`` when it is gone or not one."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_size if st.st_mode & 0o170000 == 0o100000 else None
+
+
+def log_change(before: int | None, after: int | None) -> LogChange | None:
+    """What happened to a log between two looks at its size in bytes (``None``:
+    absent; a first look, ``before`` ``-1``, tells nothing): ``removed``, ``back``,
+    ``truncated`` (shorter), else ``None``.  Pure."""
+    if before == -1 or before == after:
+        return None
+    if after is None:
+        return "removed"
+    if before is None:
+        return "back"
+    return "truncated" if after < before else None
 
 
 def _signature(message: Message) -> tuple[int, tuple[bool, ...]]:
@@ -66,6 +95,7 @@ class SessionTail:
         self.redact_secrets = redact_secrets
         self.seen: dict[tuple[str, str], tuple[int, tuple[bool, ...]]] = {}
         self.statuses: dict[str, tuple[object, ...]] = {}
+        self.sizes: dict[str, int | None] = {}
         self.started = False
 
     def tree(self, conn: sqlite3.Connection) -> list[Session]:
@@ -101,6 +131,12 @@ class SessionTail:
                 events += self._changes(s.key, parents[s.key], m)
         paths = source_paths(conn, [s.key for s in sessions])
         writes = {k: last_write(p) for k, p in paths.items()}
+        for key, path in paths.items():
+            size = _size(path)
+            change = log_change(self.sizes.get(key, -1), size)
+            self.sizes[key] = size
+            if change is not None:
+                events.append(TailEvent(event="log", session=key, parent=parents.get(key), log=change, path=path))
         rows = board(sessions, {}, writes, now, procs, self.redact_secrets)
         for row in (r for top in rows for r in _flat(top)):
             seen = (row.status, row.since, row.evidence, row.inferred)  # not the reason: "no write for 31 min" ticks
