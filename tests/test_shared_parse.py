@@ -186,6 +186,62 @@ def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_mu
     assert (report.reparsed, report.failed, started) == (2, [], [False, True])
 
 
+def test_with_other_threads_a_sync_never_forks_its_shared_worker(tmp_path, monkeypatch):
+    """In a process with threads (``serve``'s) a fork is not safe: the two small
+    sessions get no shared worker, and as many new bytes as a large source's get a
+    fresh one."""
+    import shutil
+    import threading
+
+    from agentlog.index import sync as sync_module
+    from agentlog.index.db import connect
+
+    files = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:2]
+    project = tmp_path / "home" / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    for path in files:
+        shutil.copy(path, project / path.name)
+    started: list[bool] = []
+    real = worker.SharedParse
+
+    def spy(jobs: list[worker.ParseJob], lines: int = 25_000, *, fresh: bool = True) -> worker.SharedParse:
+        started.append(fresh)
+        return real(jobs, lines, fresh=fresh)
+
+    monkeypatch.setattr(worker, "SharedParse", spy)
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    env = {"HOME": str(tmp_path / "home")}
+    report = sync_module.sync(connect(tmp_path / "a.db"), [CLAUDE], env, tmp_path / "home")
+    assert (report.reparsed, report.failed, started) == (2, [], [])
+    monkeypatch.setattr(sync_module, "WORKER_MIN", max(p.stat().st_size for p in files) + 1)
+    report = sync_module.sync(connect(tmp_path / "b.db"), [CLAUDE], env, tmp_path / "home")
+    assert (report.reparsed, report.failed, started) == (2, [], [True])
+    keys = "SELECT key, message_count FROM sessions ORDER BY key"
+    assert connect(tmp_path / "a.db").execute(keys).fetchall() == connect(tmp_path / "b.db").execute(keys).fetchall()
+
+
+def test_with_other_threads_a_worker_is_fresh_or_its_work_runs_here(monkeypatch):
+    """Where a fork is not safe, a worker asked to fork is a fresh interpreter, and
+    one whose work does not pickle runs in this process: the same messages."""
+    import threading
+
+    monkeypatch.setattr(threading, "active_count", lambda: 2)
+    names = ["agentlog.worker", "pytest", "worker_probes"]
+    produce = functools.partial(worker_probes.loaded, names)
+    with worker.run_in_worker(produce, "the probe") as messages:  # not forked: not this process's modules
+        assert [msgspec.msgpack.decode(m) for m in messages] == [["agentlog.worker", "worker_probes"]]
+
+    def here() -> object:  # a local function: it does not pickle
+        yield msgspec.msgpack.encode(["here"])
+        yield msgspec.msgpack.encode([len(_workers())])
+
+    with worker.run_in_worker(here, "the probe", fresh=True) as messages:
+        got = [msgspec.msgpack.decode(m) for m in messages]
+    assert got[0] == ["here"]
+    if Path("/proc/self/task").exists():
+        assert got[1] == [0]  # no worker process ran it
+
+
 def test_jobs_that_do_not_pickle_are_parsed_in_a_fork():
     """A third-party adapter whose state does not pickle (a lambda here) cannot go
     to a fresh interpreter: its jobs are parsed in a forked worker all the same."""

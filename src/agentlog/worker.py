@@ -122,7 +122,10 @@ def run_in_worker(
     (~0.1-0.3 s: for a source that takes seconds to parse).  ``produce`` must
     then pickle (a module-level function, or a :func:`functools.partial` of one):
     when it does not (a third-party adapter's state), or no interpreter starts,
-    the child is forked.
+    the child is forked, unless this process runs other threads (``serve``'s, a
+    notebook's: a fork copies only the calling one, and a lock another held, the
+    import lock say, would stay held in the child forever); then ``produce``
+    runs in this process, as the iterator is read (its errors raised as they are).
 
     An error in the child is raised again by that iterator as the same kind of exception
     (``OSError`` with its errno and ``filename``, ``RecursionError``,
@@ -130,15 +133,30 @@ def run_in_worker(
     ``OSError`` saying ``name`` ended unexpectedly.  The child dies with this
     process (see :func:`_serve`) and is reaped when the context ends.
     """
+    forkable = forks_safely()
     receive, send = multiprocessing.Pipe(duplex=False)
     _widen(receive)
-    stop = (_spawn(receive, send, produce) if fresh else None) or _fork(receive, send, produce)
+    stop = (_spawn(receive, send, produce) if fresh or not forkable else None) or (
+        _fork(receive, send, produce) if forkable else None
+    )
     send.close()
+    if stop is None:
+        receive.close()
+        yield (memoryview(data) for data in produce())
+        return
     try:
         yield _messages(receive, name, filename)
     finally:
         receive.close()
         stop()
+
+
+def forks_safely() -> bool:
+    """Whether a fork of this process is safe: no other thread runs in it (a
+    fork copies only the calling thread; what another held stays held)."""
+    import threading
+
+    return threading.active_count() == 1
 
 
 def _fork(

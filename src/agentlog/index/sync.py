@@ -601,16 +601,14 @@ def _shared_parse(
     ``work`` (those under :data:`WORKER_MIN` new bytes, without sidecars: a large
     one gets a worker of its own); with ``{position in work: job number}``.
     The worker is a new interpreter when their new bytes reach :data:`WORKER_MIN`,
-    else a fork of this process.  ``None`` when there are too few, no second core, or other threads in this
-    process (``serve``'s, a notebook's: a fork copies only this one, and a lock
-    another held, the import lock say, would stay held in the child forever)."""
+    else a fork of this process.  ``None`` when there are too few, no second core, or
+    a fork would be needed where it is not safe (:func:`agentlog.worker.forks_safely`:
+    ``serve``'s threads, a notebook's)."""
     if len(work) < SHARED_MIN:
         return None
-    import threading
-
     from agentlog import worker  # multiprocessing: only when logs changed
 
-    if not worker.available() or threading.active_count() > 1:
+    if not worker.available():
         return None
     jobs: list[ParseJob] = []
     numbers: dict[int, int] = {}
@@ -626,11 +624,12 @@ def _shared_parse(
             numbers[n] = len(jobs)
             jobs.append((adapter, ref, plan.start, plan.state))
             size += st.st_size - plan.start
-    if len(jobs) < SHARED_MIN:
-        return None
     # a new interpreter (~0.1-0.3 s to start) for seconds of parsing, as a large source's
     # worker; a fork (~10 ms) for a few appended lines, as a warm report's sync has
-    return worker.SharedParse(jobs, fresh=size >= WORKER_MIN), numbers
+    fresh = size >= WORKER_MIN
+    if len(jobs) < SHARED_MIN or not (fresh or worker.forks_safely()):
+        return None
+    return worker.SharedParse(jobs, fresh=fresh), numbers
 
 
 def _sync_one(
