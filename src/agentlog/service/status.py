@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, NamedTuple
@@ -123,12 +124,19 @@ def turn_usage(session: Session, turn: list[Message], prices: Pricer | None) -> 
 
 def last_write(path: str | None) -> datetime | None:
     """The modification time of ``path`` (UTC), ``None`` when it cannot be read."""
+    return look(path)[0]
+
+
+def look(path: str | None) -> tuple[datetime | None, int | None]:
+    """One ``stat`` of ``path``: its modification time (UTC; ``None`` when it
+    cannot be read) and its size in bytes (``None`` unless it is a regular file)."""
     if not path:
-        return None
+        return None, None
     try:
-        return datetime.fromtimestamp(os.stat(path).st_mtime, UTC)
+        st = os.stat(path)
+        return datetime.fromtimestamp(st.st_mtime, UTC), st.st_size if stat.S_ISREG(st.st_mode) else None
     except (OSError, ValueError):
-        return None
+        return None, None
 
 
 def board(

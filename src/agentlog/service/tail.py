@@ -14,7 +14,6 @@ at the last look; the index keeps what it read, so the messages stay).
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from datetime import UTC, datetime
 from typing import Literal
@@ -27,7 +26,7 @@ from agentlog.index.live import last_messages, source_paths
 from agentlog.live.procs import ProcessTable
 from agentlog.live.status import TAIL
 from agentlog.model import Message, Part, Session, ToolCallPart
-from agentlog.service.status import LiveSession, TurnUsage, board, last_write
+from agentlog.service.status import LiveSession, TurnUsage, board, look
 
 EventKind = Literal["message", "part", "status", "log"]
 LogChange = Literal["removed", "back", "truncated"]
@@ -49,15 +48,6 @@ class TailEvent(msgspec.Struct, kw_only=True, omit_defaults=True):
     status: LiveSession | None = None
     log: LogChange | None = None
     path: str | None = None
-
-
-def _size(path: str) -> int | None:
-    """The size of regular file ``path`` in bytes; ``None`` when it is gone or not one."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return st.st_size if st.st_mode & 0o170000 == 0o100000 else None
 
 
 def log_change(before: int | None, after: int | None) -> LogChange | None:
@@ -130,9 +120,10 @@ class SessionTail:
             for m in messages:
                 events += self._changes(s.key, parents[s.key], m)
         paths = source_paths(conn, [s.key for s in sessions])
-        writes = {k: last_write(p) for k, p in paths.items()}
+        looks = {k: look(p) for k, p in paths.items()}
+        writes = {k: wrote for k, (wrote, _) in looks.items()}
         for key, path in paths.items():
-            size = _size(path)
+            size = looks[key][1]
             change = log_change(self.sizes.get(key, -1), size)
             self.sizes[key] = size
             if change is not None:
