@@ -136,9 +136,9 @@ def run_in_worker(
     forkable = forks_safely()
     receive, send = multiprocessing.Pipe(duplex=False)
     _widen(receive)
-    stop = (_spawn(receive, send, produce) if fresh or not forkable else None) or (
-        _fork(receive, send, produce) if forkable else None
-    )
+    stop = _spawn(receive, send, produce) if fresh or not forkable else None
+    if stop is None and forkable:
+        stop = _fork(receive, send, produce)
     send.close()
     if stop is None:
         receive.close()
