@@ -154,10 +154,15 @@ def test_a_parse_worker_is_a_fresh_interpreter_and_ends_with_its_context():
         ]
 
 
-def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_much(tmp_path, monkeypatch):
+@pytest.mark.parametrize(("threads", "small", "much"), [(1, [False], [False, True]), (2, [], [True])])
+def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_much(
+    tmp_path, monkeypatch, threads, small, much
+):
     """Two changed small sessions: a fork (a warm report's sync, where ~0.1-0.3 s
     of an interpreter's start would be most of its time); as many new bytes as
-    a large source's: a fresh worker, as that source's own."""
+    a large source's: a fresh worker, as that source's own.  In a process with
+    other threads (``serve``'s) a fork is not safe: the small sessions get no
+    shared worker, the many new bytes a fresh one.  The rows are the same."""
     import shutil
     import threading
 
@@ -177,47 +182,18 @@ def test_a_sync_forks_its_shared_worker_for_little_and_starts_a_fresh_one_for_mu
         return real(jobs, lines, fresh=fresh)
 
     monkeypatch.setattr(worker, "SharedParse", spy)
-    monkeypatch.setattr(threading, "active_count", lambda: 1)  # threads other tests left: no shared worker
+    monkeypatch.setattr(threading, "active_count", lambda: threads)  # not the threads other tests left
     env = {"HOME": str(tmp_path / "home")}
     report = sync_module.sync(connect(tmp_path / "a.db"), [CLAUDE], env, tmp_path / "home")
-    assert (report.reparsed, report.failed, started) == (2, [], [False])
+    assert (report.reparsed, report.failed, started) == (2, [], small)
     monkeypatch.setattr(sync_module, "WORKER_MIN", max(p.stat().st_size for p in files) + 1)
     report = sync_module.sync(connect(tmp_path / "b.db"), [CLAUDE], env, tmp_path / "home")
-    assert (report.reparsed, report.failed, started) == (2, [], [False, True])
-
-
-def test_with_other_threads_a_sync_never_forks_its_shared_worker(tmp_path, monkeypatch):
-    """In a process with threads (``serve``'s) a fork is not safe: the two small
-    sessions get no shared worker, and as many new bytes as a large source's get a
-    fresh one."""
-    import shutil
-    import threading
-
-    from agentlog.index import sync as sync_module
-    from agentlog.index.db import connect
-
-    files = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[:2]
-    project = tmp_path / "home" / ".claude" / "projects" / "-p"
-    project.mkdir(parents=True)
-    for path in files:
-        shutil.copy(path, project / path.name)
-    started: list[bool] = []
-    real = worker.SharedParse
-
-    def spy(jobs: list[worker.ParseJob], lines: int = 25_000, *, fresh: bool = True) -> worker.SharedParse:
-        started.append(fresh)
-        return real(jobs, lines, fresh=fresh)
-
-    monkeypatch.setattr(worker, "SharedParse", spy)
-    monkeypatch.setattr(threading, "active_count", lambda: 2)
-    env = {"HOME": str(tmp_path / "home")}
-    report = sync_module.sync(connect(tmp_path / "a.db"), [CLAUDE], env, tmp_path / "home")
-    assert (report.reparsed, report.failed, started) == (2, [], [])
-    monkeypatch.setattr(sync_module, "WORKER_MIN", max(p.stat().st_size for p in files) + 1)
-    report = sync_module.sync(connect(tmp_path / "b.db"), [CLAUDE], env, tmp_path / "home")
-    assert (report.reparsed, report.failed, started) == (2, [], [True])
+    assert (report.reparsed, report.failed, started) == (2, [], much)
     keys = "SELECT key, message_count FROM sessions ORDER BY key"
-    assert connect(tmp_path / "a.db").execute(keys).fetchall() == connect(tmp_path / "b.db").execute(keys).fetchall()
+    assert (
+        connect(tmp_path / "a.db").execute(keys).fetchall()
+        == connect(tmp_path / "b.db").execute(keys).fetchall()
+    )
 
 
 def test_with_other_threads_a_worker_is_fresh_or_its_work_runs_here(monkeypatch):
