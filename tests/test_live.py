@@ -664,3 +664,34 @@ def test_tail_prints_a_log_event_as_one_escaped_line():
         "● log back /h/[bold]x.jsonl",
         "● log truncated /h/[bold]x.jsonl (the index keeps what it read)",
     ]
+
+
+def test_tail_says_once_when_a_log_holding_a_subagent_too_is_removed(tmp_path):
+    """A real Claude Code file holding a session and its sidechain subagent: one
+    ``log`` event for the file, under the session (not one for each session)."""
+    import shutil
+
+    from agentlog.index import db
+    from agentlog.service.tail import SessionTail
+    from conftest import FIXTURES
+
+    project = tmp_path / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    log = project / "s.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "v2.0.28-legacy-root-agent-file" / "agent-test-hash-123.jsonl", log)
+    index = tmp_path / "index.sqlite"
+    result = CliRunner().invoke(main, ["--index", str(index), "index"], env={"HOME": str(tmp_path)})
+    assert result.exit_code == 0, result.output
+    conn = db.connect(index, readonly=True)
+    try:
+        assert conn.execute("SELECT key, kind FROM sessions ORDER BY key").fetchall() == [
+            ("claude_code:s", "main"),
+            ("claude_code:sidechain-a1111111-1111-4111-a111-111111111111", "subagent"),
+        ]
+        follow = SessionTail(conn, "claude_code:s", backlog=0)
+        follow.poll(conn)
+        log.unlink()
+        gone = [(e.session, e.log, e.path) for e in follow.poll(conn) if e.event == "log"]
+    finally:
+        conn.close()
+    assert gone == [("claude_code:s", "removed", str(log))]

@@ -8,8 +8,9 @@ board status; :meth:`SessionTail.poll` returns the :class:`TailEvent` items
 since: a ``message`` (a new message), a ``part`` (a new part of a known message,
 or a tool call whose ``tool_result`` arrived: the call with its result), a
 ``status`` (the status, :class:`~agentlog.service.status.LiveSession`, changed), a
-``log`` (its log file was ``removed``, is ``back``, or was ``truncated``: shorter than
-at the last look; the index keeps what it read, so the messages stay).
+``log`` (a log file of the tree was ``removed``, is ``back``, or was ``truncated``:
+shorter than at the last look; once a file, under the first of its sessions; the
+index keeps what it read, so the messages stay).
 """
 
 from __future__ import annotations
@@ -122,12 +123,16 @@ class SessionTail:
         paths = source_paths(conn, [s.key for s in sessions])
         looks = {k: look(p) for k, p in paths.items()}
         writes = {k: wrote for k, (wrote, _) in looks.items()}
-        for key, path in paths.items():
+        owners: dict[str, str] = {}  # a file's first session in the tree (one log holds a subagent's too)
+        for s in sessions:
+            if s.key in paths:
+                owners.setdefault(paths[s.key], s.key)
+        for path, key in owners.items():
             size = looks[key][1]
-            change = log_change(self.sizes.get(key, -1), size)
-            self.sizes[key] = size
+            change = log_change(self.sizes.get(path, -1), size)
+            self.sizes[path] = size
             if change is not None:
-                events.append(TailEvent(event="log", session=key, parent=parents.get(key), log=change, path=path))
+                events.append(TailEvent(event="log", session=key, parent=parents[key], log=change, path=path))
         rows = board(sessions, {}, writes, now, procs, self.redact_secrets)
         for row in (r for top in rows for r in _flat(top)):
             seen = (row.status, row.since, row.evidence, row.inferred)  # not the reason: "no write for 31 min" ticks
