@@ -135,7 +135,7 @@ def test_messages_arrive_whole_and_in_order_and_a_cut_header_says_it_ended():
     receive.close()
 
 
-def test_a_parse_worker_is_a_fresh_interpreter_and_ends_with_its_context():
+def test_a_parse_worker_is_a_fresh_interpreter_and_ends_with_its_context(monkeypatch):
     """Parse workers are new interpreters, not forks of this process (whose pages a
     fork would count again in its RSS): one has imported what its work needs, not
     what this process has (pytest, this module), and it is gone when its context ends."""
@@ -148,6 +148,9 @@ def test_a_parse_worker_is_a_fresh_interpreter_and_ends_with_its_context():
             assert len(_workers()) <= 1  # it may have ended already
     if Path("/proc/self/task").exists():
         assert _workers() == []
+    import threading
+
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # threads other tests left: it would not fork
     with worker.run_in_worker(produce, "the probe") as messages:  # forked: this process's modules
         assert [msgspec.msgpack.decode(m) for m in messages] == [
             ["agentlog.worker", "pytest", "test_shared_parse", "worker_probes"]
