@@ -78,6 +78,18 @@ def test_snippets_mark_substrings_words_and_prefixes_in_the_text_itself():
     )
 
 
+def test_a_snippet_never_cuts_a_redaction_marker_the_text_holds():
+    """A ``[REDACTED:kind]`` in the log itself, glued to a long word, used to be cut at a
+    snippet's start (``…<api_key>]``) or end (``[REDACT…``): it is now shown whole."""
+    start = "x" * 300 + "[REDACTED:api_key]" + "y" * 10 + " the end"
+    assert snippet(start, ("api_key",), "<", ">") == "…[REDACTED:<api_key>]yyyyyyyyyy the end"
+    assert snippet(start, ("redacted",), "<", ">") == "…[<REDACTED>:api_key]yyyyyyyyyy the end"
+    end = "hit" + "q" * 190 + "[REDACTED:github_token]rest of it"
+    assert snippet(end, ("hit*",), "<", ">") == "<hit" + "q" * 190 + ">[REDACTED:github_token]…"
+    plain = "hit" + "q" * 190 + "[REDACTEDgithub_token]rest of it"  # no marker: cut as before
+    assert snippet(plain, ("hit*",), "<", ">") == "<hit" + "q" * 190 + ">[REDACT…"
+
+
 @pytest.fixture(scope="module")
 def home(tmp_path_factory):
     return write_home(tmp_path_factory.mktemp("fts") / "home")

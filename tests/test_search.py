@@ -332,6 +332,26 @@ def test_a_query_over_the_caps_is_refused_with_a_clear_message(conn, index):
     assert '<input type="search" name="q" value="' in html  # the search box stays
 
 
+def test_the_word_cap_counts_the_words_matched_not_the_operators_between_them():
+    """``MAX_TERMS`` words joined by ``OR`` (and ``NEAR``'s distance, raw column names)
+    are within the cap: only the words matched count, repeats included."""
+    joined = " OR ".join(f"w{i}" for i in range(MAX_TERMS))
+    assert len(translate(joined).terms) == MAX_TERMS
+    assert translate(joined).match.count(" OR ") == MAX_TERMS - 1
+    assert len(translate(joined, raw=True).terms) == MAX_TERMS
+    columns = " OR ".join(f"text:w{i}" for i in range(MAX_TERMS))
+    assert len(translate(columns, raw=True).terms) == MAX_TERMS
+    near = f"NEAR({' '.join(f'w{i}' for i in range(MAX_TERMS))}, 10)"
+    assert len(translate(near).terms) == MAX_TERMS
+    with pytest.raises(UsageError, match=f"has {MAX_TERMS + 1} words"):
+        translate(joined + " OR extra")
+    with pytest.raises(UsageError, match=f"has {MAX_TERMS + 1} words"):
+        translate(joined + " OR extra", raw=True)
+    with pytest.raises(UsageError, match=f"has {MAX_TERMS + 1} words"):
+        translate(" ".join(["same"] * (MAX_TERMS + 1)))  # each repeat is a walk
+    assert translate("OR " * MAX_TERMS).terms == ("or",)  # operators with no operands are words
+
+
 def test_a_search_past_its_time_limit_or_cancelled_stops(conn, monkeypatch):
     monkeypatch.setattr(search_module, "PROGRESS_STEPS", 1)
     with pytest.raises(SearchStopped, match="took longer than 0 s"):

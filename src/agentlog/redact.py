@@ -61,6 +61,12 @@ def marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
+MARKERS = re.compile(r"\[REDACTED:[\w.-]{1,48}\]")
+"""A :func:`marker` as a text holds it (one this module made, or one the log itself
+holds: an agent's own redaction, pasted output); at most :data:`MARKER_CHARS` long."""
+MARKER_CHARS = 59
+
+
 _PLACEHOLDER = re.compile(
     r"""(?ix)
     ^(?:

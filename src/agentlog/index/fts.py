@@ -256,8 +256,8 @@ def translate(text: str, raw: bool = False) -> Translation:
     """The FTS5 expression for the query ``text`` (see the module docstring).
 
     Raises :class:`~agentlog.errors.UsageError` for an empty query, one longer
-    than :data:`MAX_QUERY_CHARS` characters or with more than :data:`MAX_TERMS`
-    words."""
+    than :data:`MAX_QUERY_CHARS` characters or whose operands match more than
+    :data:`MAX_TERMS` words (:func:`_bounded`: operators are not counted)."""
     if not text.strip():
         raise UsageError("empty search query")
     if len(text) > MAX_QUERY_CHARS:
@@ -265,15 +265,13 @@ def translate(text: str, raw: bool = False) -> Translation:
             f"search query too long: {len(text):,} characters (at most {MAX_QUERY_CHARS:,}); "
             "search for a few distinctive words"
         )
-    found = words(text)
-    if len(found) > MAX_TERMS:
-        raise UsageError(
-            f"search query has {len(found)} words (at most {MAX_TERMS}); search for a few distinctive words"
-        )
     if raw:
-        return Translation(match=raw_match(text), terms=_raw_terms(text), raw=True)
+        matched = _combine(_items(_RAW_SYNTAX.sub(" ", text)))[1]
+        _bounded(matched)
+        return Translation(match=raw_match(text), terms=tuple(dict.fromkeys(matched)), raw=True)
     literals: list[str] = []
     operands, terms = _combine(_items(text, literals))
+    _bounded(terms)
     if not operands:
         return Translation(match="", note="the query holds no letters or digits to search for")
     return Translation(
@@ -303,10 +301,14 @@ def literal_count(text: str, literals: tuple[str, ...]) -> int:
     return sum(1 for pattern in _literal_patterns(literals) if pattern.search(shown))
 
 
-def _raw_terms(text: str) -> tuple[str, ...]:
-    """The words raw FTS5 syntax matches (:data:`_RAW_SYNTAX` left out), as
-    :attr:`Translation.terms`."""
-    return tuple(dict.fromkeys(_combine(_items(_RAW_SYNTAX.sub(" ", text)))[1]))
+def _bounded(matched: list[str]) -> None:
+    """Refuse a query whose operands match more than :data:`MAX_TERMS` words
+    (``matched``, repeats counted: each is a walk); the operators between them
+    (``OR``, ``AND``, ``NOT``, ``NEAR``) and raw column names are not words."""
+    if len(matched) > MAX_TERMS:
+        raise UsageError(
+            f"search query has {len(matched)} words (at most {MAX_TERMS}); search for a few distinctive words"
+        )
 
 
 def raw_match(text: str) -> str:

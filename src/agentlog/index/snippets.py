@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from agentlog.index.fts import SPECIAL_ANY, visible_text
 from agentlog.present import shown_as
+from agentlog.redact import MARKER_CHARS, MARKERS
 
 BEFORE_WORDS = 4
 """Words shown before the first mark."""
@@ -125,6 +126,7 @@ def _window(text: str, at: int, until: int, found: list[tuple[int, int, int]], s
     if hi < len(text) and hi == lo + MAX_CHARS and not text[hi].isspace():  # cut inside a word
         cut = tail.rfind(" ", until - lo)
         hi = max(lo + cut if cut > 0 else hi, until)
+    lo, hi = _whole_markers(text, lo, hi)
     spans: list[list[int]] = []
     for first, after, _ in found:
         if first >= lo and after <= hi:
@@ -139,3 +141,14 @@ def _window(text: str, at: int, until: int, found: list[tuple[int, int, int]], s
         last = after
     pieces += [text[last:hi].rstrip(), "…" if hi < len(text) else ""]
     return "".join(pieces)
+
+
+def _whole_markers(text: str, lo: int, hi: int) -> tuple[int, int]:
+    """``lo`` moved back to the start, and ``hi`` on to the end, of a redaction
+    marker (``[REDACTED:kind]``, :data:`agentlog.redact.MARKERS`) either falls inside:
+    a snippet shows such a marker whole, never ``…ACTED:api_key]``."""
+    for edge in (lo, hi):
+        for found in MARKERS.finditer(text, max(0, edge - MARKER_CHARS), edge + MARKER_CHARS):
+            if found.start() < edge < found.end():
+                lo, hi = min(lo, found.start()), max(hi, found.end())
+    return lo, hi
