@@ -396,6 +396,31 @@ def test_a_grouped_walk_never_reads_a_sessions_other_hits(timed, monkeypatch, pa
     assert statements and not any(re.search(r"messages_time\b|session_key IN", sql) for sql in statements)
 
 
+@pytest.mark.parametrize("filters", FILTERS[1:])
+def test_a_walk_with_filters_keeps_the_hits_counted_without_asking_fts5_again(timed, monkeypatch, filters):
+    """Every hit counted (the ``known`` path): a walk with filters keeps those of them
+    its filtered messages hold, as one without filters does, and never asks FTS5
+    which parts match (:func:`timeline._matching`); the page is the joined sort's."""
+    conn = db.connect(timed, readonly=True)
+    _path(monkeypatch, "known")
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    asked: list[int] = []
+    real = timeline._matching
+
+    def matching(*args, **kwargs):
+        asked.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(timeline, "_matching", matching)
+    for sort in ("newest", "oldest"):
+        for by_session in (False, True):
+            kwargs = {"limit": 3, "sort": sort, "by_session": by_session, **filters}
+            whole = _joined(monkeypatch, conn, "rocket", **kwargs)
+            walked = search(conn, "rocket", **kwargs)  # type: ignore[arg-type]
+            assert _grouped(walked) == _grouped(whole), (sort, by_session)
+    assert asked == []
+
+
 def test_a_time_sort_counts_the_phrase_once_and_scores_past_the_cap_estimated(timed, monkeypatch):
     conn = db.connect(timed, readonly=True)
     monkeypatch.setattr(rank, "_KEPT", {})  # room for this index's apsw connection (KEPT a process)

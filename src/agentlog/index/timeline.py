@@ -159,7 +159,7 @@ def time_sorted(
         few, total = sorted_whole(conn, run, scores, rowids, where, params, joins_sessions, wanted, sort)
         return Timed([(rowid, score, 1, 0) for rowid, score in few], total, True, listed_scores.estimated)
     total, exact = count(rows, head)
-    known = set(rowids) if rowids is not None and not where else None  # counted whole: the walk asks FTS5 nothing
+    known = set(rowids) if rowids is not None else None  # counted whole: the walk asks FTS5 nothing
     walked: list[tuple[int, float, int, int]] | None
     walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known, scores if prefix else None)
     if by_session:
