@@ -78,6 +78,28 @@ def test_snippets_mark_substrings_words_and_prefixes_in_the_text_itself():
     )
 
 
+def test_a_snippet_looks_for_its_terms_in_a_bounded_part_of_a_long_text(monkeypatch):
+    """A snippet reads at most ``SCAN_CHARS`` of a text: its first, else those around
+    a term's first occurrence (a 64 MiB tool output cost ~5-10 s a hit, past the
+    search's time limit); the marks and words are those of the whole-text scan."""
+    from agentlog.index import snippets
+
+    filler = "lorem ipsum " * 50
+    deep = filler + "the Deepword is here " + filler
+    cases = [
+        ("Needle here " + filler, ("needle",)),
+        (deep, ("deepword",)),
+        (deep, ("deep*",)),
+        ("un café " + filler, ("cafe",)),  # folded, in the first region (past it: not found, as documented)
+        (deep, ("zebra",)),  # none: the first words
+    ]
+    whole = [snippet(text, terms, "[", "]") for text, terms in cases]  # every text within SCAN_CHARS
+    monkeypatch.setattr(snippets, "SCAN_CHARS", 64)
+    assert [snippet(text, terms, "[", "]") for text, terms in cases] == whole
+    assert whole[1] == "…ipsum lorem ipsum the [Deepword] is here lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem…"
+    assert "[café]" in whole[3] and "[" not in whole[4]
+
+
 def test_a_snippet_never_cuts_a_redaction_marker_the_text_holds():
     """A ``[REDACTED:kind]`` in the log itself, glued to a long word, used to be cut at a
     snippet's start (``…<api_key>]``) or end (``[REDACT…``): it is now shown whole."""

@@ -17,7 +17,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from agentlog.index.fts import SPECIAL_ANY, visible_text
+from agentlog.index.fts import SPECIAL_ANY, indexed_head, visible_text
 from agentlog.present import shown_as
 from agentlog.redact import MARKER_CHARS, MARKERS
 
@@ -29,6 +29,11 @@ MAX_CHARS = 200
 """Characters a snippet holds at most (a "word" of code may be long)."""
 _SCAN = 500
 """Matches looked at to find the best place."""
+SCAN_CHARS = 1 << 20
+"""Characters of a text a snippet's terms are looked for in (1 Mi): its first, or
+those around a term's first occurrence past them (:func:`_region`).  A pattern of
+every term, in any case, reads ~10 MB/s: a whole 64 MiB tool output cost seconds
+a hit, past the search's time limit."""
 
 
 @lru_cache(maxsize=64)
@@ -53,14 +58,14 @@ def _continues(text: str, at: int) -> bool:
     return 0 <= at < len(text) and text[at].isalnum() and not SPECIAL_ANY.match(text, at)
 
 
-def _matches(text: str, terms: tuple[str, ...]) -> list[tuple[int, int, int]]:
+def _matches(text: str, terms: tuple[str, ...], lo: int = 0, hi: int | None = None) -> list[tuple[int, int, int]]:
     """``(start, end, term number)`` of the first :data:`_SCAN` occurrences of
-    ``terms`` in ``text``, by the index's rules."""
+    ``terms`` in ``text[lo:hi]``, by the index's rules."""
     pattern, kinds = _pattern(terms)
     if pattern is None:
         return []
     out: list[tuple[int, int, int]] = []
-    for found in pattern.finditer(text):
+    for found in pattern.finditer(text, lo, len(text) if hi is None else hi):
         group = (found.lastindex or 1) - 1
         first, after = found.span()
         kind = kinds[group]
@@ -77,6 +82,19 @@ def _matches(text: str, terms: tuple[str, ...]) -> list[tuple[int, int, int]]:
     return out
 
 
+def _far(text: str, terms: tuple[str, ...]) -> int:
+    """Where the :data:`SCAN_CHARS` a snippet looks in start when none of ``terms``
+    occurs in the first of them: half of them before the first place one (``*``
+    left out) occurs in the text lower-cased (one pass in C), else 0 (none found,
+    or lower case changes the text's length).  A term matched only without its
+    diacritics (``cafe`` for ``café``) is looked for in the first ``SCAN_CHARS`` alone."""
+    lower = text.lower()
+    if len(lower) != len(text):
+        return 0
+    firsts = [at for term in terms if (body := term.rstrip("*").lower()) and (at := lower.find(body)) >= 0]
+    return max(0, min(firsts) - SCAN_CHARS // 2) if firsts else 0
+
+
 def _fold(text: str) -> str:
     """``text`` without diacritics, one character for one (so offsets hold)."""
     return "".join(unicodedata.normalize("NFD", ch)[0] if not ch.isascii() else ch for ch in text)
@@ -90,13 +108,18 @@ def snippet(text: str, terms: tuple[str, ...], start: str, end: str) -> str:
     index reads it; a ``start`` or ``end`` character the text holds itself is put
     as :func:`~agentlog.present.clean` shows it (``␂``), so every mark is the
     snippet's own."""
-    text = visible_text(text)
+    text = visible_text(indexed_head(text))
     for mark in (start, end):
         if mark in text:
             text = text.replace(mark, shown_as(mark))
-    found = _matches(text, terms)
-    if not found and not text.isascii():
-        found = _matches(_fold(text), terms)
+    lo = 0
+    found = _matches(text, terms, 0, SCAN_CHARS)
+    if not found and len(text) > SCAN_CHARS:
+        lo = _far(text, terms)
+        found = _matches(text, terms, lo, lo + SCAN_CHARS) if lo else []
+    hi = lo + SCAN_CHARS
+    if not found and not text[lo:hi].isascii():
+        found = [(a + lo, b + lo, n) for a, b, n in _matches(_fold(text[lo:hi]), terms)]
     if not found:
         return _window(text, 0, 0, [], start, end)
     best, score = found[0], 0
