@@ -22,7 +22,9 @@ from agentlog.index.db import connect
 from agentlog.index.search import search
 from agentlog.index.sync import sync
 from agentlog.load import load_sessions
+from agentlog.model import ToolCallPart
 from conftest import FIXTURES
+from test_equivalence import claude_line
 
 ADAPTERS = all_adapters()
 
@@ -732,3 +734,55 @@ def test_the_demo_index_is_rebuilt_when_another_build_left_it_never_the_users(tm
     conn = sqlite3.connect(demo_path)
     assert conn.execute("SELECT x FROM notes").fetchall() == [("mine",)]
     conn.close()
+
+
+def test_a_source_stored_one_line_a_batch_equals_one_parse_of_it(tmp_path, monkeypatch):
+    """Each line its own batch of a whole (fresh) source: what an earlier batch
+    stored is found again by the later ones — a message's later content block
+    (same id), the result of a call stored before, an orphan result its call claims,
+    a second copy of a message whose id another role took — as one parse finds it."""
+    import agentlog.index.sync as sync_module
+
+    home = tmp_path / "home"
+    folder = home / ".claude/projects/-tmp"
+    folder.mkdir(parents=True)
+    bash = {"type": "tool_use", "id": "T1", "name": "Bash", "input": {"command": "ls"}}
+    read = {"type": "tool_use", "id": "T9", "name": "Read", "input": {"file_path": "/x"}}
+    lines = [
+        ("u1", "user", "hello"),
+        ("a1", "assistant", [{"type": "text", "text": "let me look"}], "msg_A"),
+        ("a2", "assistant", [bash], "msg_A"),
+        ("r1", "user", [{"type": "tool_result", "tool_use_id": "T1", "content": "file.txt"}]),
+        ("r2", "user", [{"type": "tool_result", "tool_use_id": "T9", "content": "early"}]),
+        ("b1", "assistant", [read], "msg_B"),
+        ("msg_B", "user", "same id as the assistant's"),
+        ("msg_B", "user", "and a second copy of it"),
+    ]
+    text = "".join(
+        claude_line("cut", uuid, f"2026-11-01T10:00:{n:02d}Z", role, *rest)
+        for n, (uuid, role, *rest) in enumerate(lines)
+    )
+    (folder / "cut.jsonl").write_text(text)
+    real = sync_module.SourceParse
+
+    class OneLine(real):
+        def batches(self, lines=50_000):
+            return super().batches(1)
+
+    monkeypatch.setattr(sync_module, "SourceParse", OneLine)
+    conn = connect(tmp_path / "index.sqlite")
+    report = sync(conn, ADAPTERS, {"HOME": str(home)}, home)
+    assert (report.reparsed, report.failed) == (1, [])
+    assert index_sessions(conn) == memory_sessions(home)
+    session = queries.get_session(conn, "claude_code:cut")
+    assert [(m.id, m.role, [type(p).__name__ for p in m.parts]) for m in session.messages] == [
+        ("u1", "user", ["TextPart"]),
+        ("msg_A", "assistant", ["TextPart", "ToolCallPart"]),
+        ("msg_B", "assistant", ["ToolCallPart"]),
+        ("msg_B#user", "user", ["TextPart", "TextPart"]),
+    ]
+    found = [p for m in session.messages for p in m.parts if isinstance(p, ToolCallPart)]
+    assert [(c.call_id, c.result.output if c.result else None) for c in found] == [
+        ("T1", "file.txt"),
+        ("T9", "early"),
+    ]

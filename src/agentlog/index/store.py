@@ -9,6 +9,7 @@ results their calls claim), so an append costs only its own messages.
 from __future__ import annotations
 
 import json
+import operator
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -64,6 +65,7 @@ _STAMP = "CASE WHEN m.role = 'user' THEN m.timestamp END"
 """The part of :func:`~agentlog.rules.dedup_key` beyond agent, role and id: a prompt's time."""
 _SAME_STAMP = "(m.role != 'user' OR o.timestamp IS m.timestamp)"
 _CHUNK = 500
+_ID, _ROLE = operator.attrgetter("id"), operator.attrgetter("role")
 HEADER_COLUMNS = (
     "title", "cwd", "git_branch", "agent_version", "kind", "parent_key", "parent_tool_call_id",
     "subagent_type", "description", "status", "status_evidence", "resume_command",
@@ -244,18 +246,25 @@ class Store:
         return {session_key(agent, sid) for sid in groups}
 
     def _related(self, key: str, items: list[Message | ToolOutput]) -> list[Message]:
-        ids: set[str] = set()
-        answered: set[str] = set()
-        for item in items:
-            if isinstance(item, ToolOutput):
-                answered.add(item.call_id)
-            else:
-                ids.update((item.id, role_id(item.id, item.role)))  # and its id after a role collision
-                answered.update(p.call_id for p in item.parts if isinstance(p, ToolCallPart))
+        """The stored messages of session ``key`` that ``items`` can touch: those of
+        their ids (and their ids after a role collision, :func:`role_id`), and those
+        holding the calls their results answer or whose orphan results their calls
+        claim.  While a source is written whole, only what this store wrote is
+        looked for: nothing at all in a session's first batch."""
+        seen_ids, seen_calls = self._seen.get(key, (set(), set()))
+        if self.fresh_source and not seen_ids:  # none written yet (calls are seen with their messages)
+            return []
+        messages = [item for item in items if not isinstance(item, ToolOutput)]
+        calls = [item.call_id for item in items if isinstance(item, ToolOutput)]
+        calls += [p.call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart)]
+        ids_of = map(_ID, messages)
+        role_ids = map(role_id, map(_ID, messages), map(_ROLE, messages))
         if self.fresh_source:
-            seen_ids, seen_calls = self._seen.get(key, (set(), set()))
-            ids &= seen_ids
-            answered &= seen_calls
+            ids = seen_ids.intersection(ids_of)
+            ids.update(seen_ids.intersection(role_ids))
+            answered = seen_calls.intersection(calls)
+        else:
+            ids, answered = {*ids_of, *role_ids}, set(calls)
         rowids: set[int] = set()
         for chunk in _chunks(sorted(ids)):
             rowids.update(
@@ -379,11 +388,11 @@ class Store:
 
     def _stored_rowids(self, key: str, messages: list[Message]) -> dict[str, int]:
         """``{message id: rowid}`` of the ``messages`` already stored in session ``key``."""
-        lookup = [m.id for m in messages]
+        lookup = list(map(_ID, messages))
         if self.fresh_source:
             seen_ids, seen_calls = self._seen.setdefault(key, (set(), set()))
-            lookup = [i for i in lookup if i in seen_ids]
-            seen_ids.update(m.id for m in messages)
+            lookup = [i for i in lookup if i in seen_ids] if seen_ids else []
+            seen_ids.update(map(_ID, messages))
             seen_calls.update(p.call_id for m in messages for p in m.parts if isinstance(p, ToolCallPart))
         existing: dict[str, int] = {}
         for chunk in _chunks(lookup):
