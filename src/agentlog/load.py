@@ -123,6 +123,8 @@ def jsonl_batches(
             count, limit = 0, min(lines, 2 * limit)
     try:
         parser.diagnostics.incomplete_tail_bytes = reader.tail_bytes
+        if reader.oversized:
+            parser.diagnostics.skip("line_too_long", reader.oversized)
         count_replaced(parser.diagnostics)  # texts decoded outside a line (a sidecar)
         parser.headers()  # a parser may emit what it held back when asked (Claude Code)
         out.extend(parser.drain())

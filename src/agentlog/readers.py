@@ -32,6 +32,11 @@ from agentlog.probe import walk_files as walk_files  # listing lives with the ot
 
 CHUNK_SIZE = 1 << 20
 HEAD_SIZE = 64 * 1024
+MAX_LINE_BYTES = 256 << 20
+"""A JSONL line longer than this (256 MiB) is not read: it is skipped and counted
+(:attr:`LineReader.oversized`; a last line with no newline is a half-written tail
+of its length).  Held whole it would take twice its size in memory: an 8 GB file
+of zeros with no newline took 16.8 GB, again at every append."""
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
@@ -110,7 +115,9 @@ class LineReader:
     newline is yielded only if it is a complete JSON value (a writer that ends
     the file without a newline); otherwise it is a half-written line: it is not
     yielded, ``tail_bytes`` says how long it is, and ``consumed`` (the offset to
-    resume from next time) stops before it.
+    resume from next time) stops before it.  A line longer than
+    :data:`MAX_LINE_BYTES` is never held: it is not yielded, and ``oversized``
+    counts it (once its newline comes; without one it is the tail).
 
     Raises ``OSError`` if the file cannot be opened or read, ``ValueError`` if its
     Zstandard compression is corrupt.
@@ -122,6 +129,7 @@ class LineReader:
         self.chunk_size = chunk_size
         self.consumed = start
         self.tail_bytes = 0
+        self.oversized = 0
 
     def __iter__(self) -> Iterator[tuple[int, bytes]]:
         # A line longer than a chunk is kept as the list of its pieces and joined
@@ -141,16 +149,22 @@ class LineReader:
                 begin = 0
                 nl = chunk.find(b"\n")
                 if nl < 0:
-                    pieces.append(chunk)
                     held += len(chunk)
+                    if held > MAX_LINE_BYTES:
+                        pieces.clear()  # too long to read: only its length is kept
+                    else:
+                        pieces.append(chunk)
                     continue
-                if pieces:  # the held line ends in this chunk
+                if held:  # the held line ends in this chunk
                     start = pos - len(chunk) - held
-                    line = b"".join([*pieces, chunk[:nl]])
+                    if held + nl > MAX_LINE_BYTES:
+                        self.oversized += 1
+                    else:
+                        line = b"".join([*pieces, chunk[:nl]])
+                        yield start, line[:-1] if line.endswith(b"\r") else line
+                        del line
                     pieces.clear()
                     held = 0
-                    yield start, line[:-1] if line.endswith(b"\r") else line
-                    del line
                     begin = nl + 1
                     self.consumed = pos - len(chunk) + begin
                 base = pos - len(chunk)
@@ -158,14 +172,20 @@ class LineReader:
                     nl = chunk.find(b"\n", begin)
                     if nl < 0:
                         break
-                    end = nl - 1 if nl > begin and chunk[nl - 1] == 13 else nl
-                    yield base + begin, chunk[begin:end]
+                    if nl - begin > MAX_LINE_BYTES:
+                        self.oversized += 1
+                    else:
+                        end = nl - 1 if nl > begin and chunk[nl - 1] == 13 else nl
+                        yield base + begin, chunk[begin:end]
                     begin = nl + 1
                     self.consumed = base + begin
                 if begin < len(chunk):
-                    pieces.append(chunk[begin:])
                     held += len(chunk) - begin
-            if pieces:
+                    if held <= MAX_LINE_BYTES:
+                        pieces.append(chunk[begin:])
+            if held > MAX_LINE_BYTES:
+                self.tail_bytes = held
+            elif pieces:
                 pending = b"".join(pieces)
                 if _is_complete_json(pending):
                     yield pos - len(pending), pending
@@ -187,6 +207,7 @@ def read_blocks(
 
     Raises ``OSError`` if the file cannot be opened or read.
     """
+    first = size
     with open_regular(path) as fh:
         pos = start
         fh.seek(pos)
@@ -195,6 +216,10 @@ def read_blocks(
             if not data:
                 return
             end = data.rfind(b"\n") + 1
+            if len(data) > MAX_LINE_BYTES and end and (nl := data.find(b"\n")) > MAX_LINE_BYTES:
+                pos, size = pos + nl + 1, first  # a first line too long to read: skipped
+                fh.seek(pos)
+                continue
             if len(data) < size:  # the last block
                 if end < len(data) and _is_complete_json(data[end:]):
                     end = len(data)
@@ -202,12 +227,28 @@ def read_blocks(
                     yield pos, data, end
                 return
             if not end:  # one line longer than a block: read more of it
-                size *= 2
+                if size >= MAX_LINE_BYTES:  # too long to read: skipped, with what it ends
+                    after = _after_newline(fh)
+                    if after is None or (stop is not None and after >= stop):
+                        return  # no newline: a half-written tail
+                    pos, size = after, first
+                else:
+                    size *= 2
                 fh.seek(pos)
                 continue
             yield pos, data, end
             pos += end
             fh.seek(pos)
+
+
+def _after_newline(fh: IO[bytes]) -> int | None:
+    """The offset just after the next ``\n`` from ``fh``'s position (read a chunk at
+    a time, nothing held), ``None`` when the file ends first."""
+    while chunk := fh.read(CHUNK_SIZE):
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return fh.tell() - len(chunk) + nl + 1
+    return None
 
 
 def line_start_after(path: str | Path, pos: int) -> int:
