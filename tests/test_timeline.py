@@ -471,3 +471,25 @@ def test_a_prefix_walk_asks_fts5_each_batch_as_one_range(timed, monkeypatch):
             assert asked and (max(asked) == 1 if ranges == 1 else max(asked) >= ranges), (query, sort, asked)
             shown = [(session, message, part, score) for session, message, part, _, score in _keys(page)]
             assert shown == [hit[:4] for hit in _every_hit(conn, query, sort, "")[:5]], (query, sort)
+
+
+def test_the_head_of_a_word_is_its_listed_count_without_the_list(timed):
+    """A time sort's first count (:func:`timeline._head`): for a word, its first hit and
+    the one at the cap looked up when that many match, else the listed count; both give
+    the rows, lowest and highest rowid the listed count of every head gives."""
+    conn = db.connect(timed, readonly=True)
+    run = search_module.Budget().run
+    listed = {}
+    for query in ("rocket", "deploy", "fuel", '"the rocket"', "now", "nothinghere"):
+        match = f"{{text}} : ({query})"
+        every = [rowid for (rowid,) in conn.execute("SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?", (match,))]
+        for head in (1, 2, 5, len(every), len(every) + 1, 10_000):
+            word = timeline._head(conn, run, match, head, False)
+            whole = timeline._head(conn, run, match, head, True)
+            first = every[:head]
+            expected = (len(first), min(first, default=0), max(first, default=0))
+            listed[query, head] = whole[3]
+            assert word[:3] == whole[:3] == expected, (query, head)
+            assert whole[3] == (None if len(every) >= head else ",".join(map(str, every)) or None), (query, head)
+            assert word[3] == whole[3], (query, head)
+    assert listed["rocket", 10_000] and listed["rocket", 1] is None
