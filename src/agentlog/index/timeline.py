@@ -17,7 +17,10 @@ hits is found to have them by two look-ups, its first hit and the one at the cap
   limit`` hits, or sessions) is full (when every hit was counted, without filters,
   the batch's parts are kept by that list instead: no FTS5 statement; with a prefix
   term, whose every statement costs FTS5 the merge of all its words' lists, each
-  batch is one range, found and scored in one statement: :func:`_gap`);
+  batch is one range, found and scored in one statement: :func:`_gap`; a word's
+  batches, when scored through ``apsw``, are found and scored in one statement too:
+  the hits sharing the page's seconds, most of a batch's where many short sessions
+  share them, are not asked of FTS5 again);
 * when few do, looks up every hit's time (a message walked costs about half a hit
   looked up: one seek in ``parts_message`` each);
 
@@ -161,7 +164,10 @@ def time_sorted(
     total, exact = count(rows, head)
     known = set(rowids) if rowids is not None and not where else None  # counted whole: the walk asks FTS5 nothing
     walked: list[tuple[int, float, int, int]] | None
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known, scores if prefix else None)
+    scored_walk = prefix or (known is None and listed_scores.through_apsw)
+    if scored_walk and not prefix:
+        scores = _Remembered(listed_scores)
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known, scores if scored_walk else None)
     if by_session:
         walked, sessions = sessions_by_time(conn, run, scores, walk, wanted)
         if walked is not None:
@@ -209,8 +215,9 @@ class _Walk:
     ``density``: the share of parts that match, a guess (sizing the batches and the
     ranges asked of FTS5: never changes a result); ``known``: every hit, when known
     (then kept without asking FTS5); else ``scored``, when given: each batch's parts
-    asked of it (for a prefix term, whose every statement costs FTS5 the merge of its
-    words' lists (:func:`_gap`): the hits found and scored in one), else :func:`_matching`."""
+    asked of it (the hits found and scored in one statement: for a prefix term, whose
+    every statement costs FTS5 the merge of its words' lists (:func:`_gap`), and for
+    hits scored through ``apsw``), else :func:`_matching`."""
 
     def __init__(
         self,
