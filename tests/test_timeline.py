@@ -98,14 +98,19 @@ FILTERS: list[dict[str, object]] = [
 ]
 
 
-PATHS = ("few", "known", "fts")
+PATHS = ("few", "known", "fts", "scored")
+BUILTIN_ROWS = rank.BUILTIN_ROWS
 
 
-def _path(monkeypatch, path: str) -> None:
+def _path(monkeypatch, path: str, builtin_rows: int = BUILTIN_ROWS) -> None:
     """Send time sorts down one path: ``few`` (every hit's time looked up), ``known``
-    (a walk keeping the hits counted), ``fts`` (a walk asking FTS5 by ranges)."""
+    (a walk keeping the hits counted), ``fts`` (a walk asking FTS5 by ranges), ``scored``
+    (a walk asking the scorer, through ``apsw``, by ranges); ``builtin_rows``: the
+    other paths' :data:`agentlog.index.rank.BUILTIN_ROWS`."""
     monkeypatch.setattr(timeline, "TIME_SCAN_FROM", 10**9 if path == "few" else 1)
-    monkeypatch.setattr(timeline, "HEAD", 3 if path == "fts" else rank.COUNT_CAP + 1)  # fts: more than counted
+    walked = path in ("fts", "scored")
+    monkeypatch.setattr(timeline, "HEAD", 3 if walked else rank.COUNT_CAP + 1)  # more than counted
+    monkeypatch.setattr(rank, "BUILTIN_ROWS", 0 if path == "scored" else builtin_rows)
 
 
 def _joined(monkeypatch, conn, query: str, **kwargs):
@@ -326,7 +331,7 @@ def test_sessions_by_time_are_each_session_at_its_first_hit(timed, monkeypatch, 
                 joined = _joined(monkeypatch, conn, query, **kwargs)
                 assert (_keys(joined), joined.total) == (expected, sessions), (query, name, offset, limit)
                 for path in PATHS:
-                    _path(monkeypatch, path)
+                    _path(monkeypatch, path, builtin_rows)
                     page = search(conn, query, **kwargs)  # type: ignore[arg-type]
                     assert _keys(page) == expected, (query, name, offset, limit, path)
                     if page.total_exact:
@@ -355,8 +360,8 @@ def test_paging_through_offsets_lists_each_hit_and_session_once(timed, monkeypat
         for hit in hits:
             firsts.setdefault(hit[0], hit)
         expected = [hit[:3] for hit in (firsts.values() if by_session else hits)]
-        for path, first_batch in (("few", 256), ("known", 1), ("fts", 1), ("fts", 1000)):
-            _path(monkeypatch, path)
+        for path, first_batch in (("few", 256), ("known", 1), ("fts", 1), ("fts", 1000), ("scored", 1)):
+            _path(monkeypatch, path, 0)
             monkeypatch.setattr(timeline, "FIRST_BATCH", first_batch)
             listed: list[tuple[object, ...]] = []
             offset: int | None = 0
@@ -424,8 +429,7 @@ def test_a_walk_with_filters_keeps_the_hits_counted_without_asking_fts5_again(ti
 def test_a_time_sort_counts_the_phrase_once_and_scores_past_the_cap_estimated(timed, monkeypatch):
     conn = db.connect(timed, readonly=True)
     monkeypatch.setattr(rank, "_KEPT", {})  # room for this index's apsw connection (KEPT a process)
-    monkeypatch.setattr(rank, "BUILTIN_ROWS", 0)
-    _path(monkeypatch, "known")
+    _path(monkeypatch, "known", 0)
     statements: list[str] = []
     real = search_module.Budget.run
 
@@ -496,3 +500,45 @@ def test_a_prefix_walk_asks_fts5_each_batch_as_one_range(timed, monkeypatch):
             assert asked and (max(asked) == 1 if ranges == 1 else max(asked) >= ranges), (query, sort, asked)
             shown = [(session, message, part, score) for session, message, part, _, score in _keys(page)]
             assert shown == [hit[:4] for hit in _every_hit(conn, query, sort, "")[:5]], (query, sort)
+
+
+def test_the_head_of_a_word_is_its_listed_count_without_the_list(timed):
+    """A time sort's first count (:func:`timeline._head`): for a word, its first hit and
+    the one at the cap looked up when that many match, else the listed count; both give
+    the rows, lowest and highest rowid the listed count of every head gives."""
+    conn = db.connect(timed, readonly=True)
+    run = search_module.Budget().run
+    listed = {}
+    for query in ("rocket", "deploy", "fuel", '"the rocket"', "now", "nothinghere"):
+        match = f"{{text}} : ({query})"
+        every = [rowid for (rowid,) in conn.execute("SELECT rowid FROM parts_fts WHERE parts_fts MATCH ?", (match,))]
+        for head in (1, 2, 5, len(every), len(every) + 1, 10_000):
+            word = timeline._head(conn, run, match, head, False)
+            whole = timeline._head(conn, run, match, head, True)
+            first = every[:head]
+            expected = (len(first), min(first, default=0), max(first, default=0))
+            listed[query, head] = whole[3]
+            assert word[:3] == whole[:3] == expected, (query, head)
+            assert whole[3] == (None if len(every) >= head else ",".join(map(str, every)) or None), (query, head)
+            assert word[3] == whole[3], (query, head)
+    assert listed["rocket", 10_000] and listed["rocket", 1] is None
+
+
+def test_a_walk_scored_through_apsw_finds_and_scores_each_batch_in_one_statement(timed, monkeypatch):
+    """A word's walk whose hits are scored through ``apsw`` asks each batch's parts of
+    the scorer, not of FTS5 apart (in a corpus of short sessions sharing seconds, most of
+    a batch's hits share the page's: they were asked twice), and finds the page the sort
+    of every hit does."""
+    conn = db.connect(timed, readonly=True)
+    monkeypatch.setattr(rank, "_KEPT", {})  # room for this index's apsw connection (KEPT a process)
+    monkeypatch.setattr(timeline, "FIRST_BATCH", 1)
+    for path in ("fts", "scored"):
+        _path(monkeypatch, path)
+        statements = _recorded(monkeypatch)
+        for sort in ("newest", "oldest"):
+            statements.clear()
+            page = search(conn, "rocket", limit=5, sort=sort)
+            found_apart = [sql for sql in statements if sql.startswith("SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? AND rowid")]
+            assert bool(found_apart) == (path == "fts"), (path, sort)
+            shown = [(session, message, part, score) for session, message, part, _, score in _keys(page)]
+            assert shown == [hit[:4] for hit in _every_hit(conn, "rocket", sort, "")[:5]], (path, sort)

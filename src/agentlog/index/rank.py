@@ -523,24 +523,31 @@ class ListedScores:
             return
         self.counts, self.estimate, _, _ = _counts(self.conn, self.run, [self.scope + p for p in found])
 
+    @property
+    def through_apsw(self) -> bool:
+        """Whether the hits are scored through ``apsw`` with the phrases' counts (unless it
+        cannot score at the time: then by the built-in), not by the built-in ``bm25()``."""
+        if not self.decided:
+            self._decide()
+        return self.counts is not None and (self.estimate or sum(self.counts) > BUILTIN_ROWS)
+
     def __call__(self, rowids: list[int]) -> dict[int, float]:
         """``{rowid: score}`` of those of ``rowids`` that match (lower is better),
         asked by ranges of rowids split where two are more than ``gap`` apart
         (:func:`ranges_asked`; by the built-in, one range: it counts again in each)."""
         if not rowids:
             return {}
-        if not self.decided:
-            self._decide()
         ordered = sorted(rowids)
-        if self.counts is not None and (self.estimate or sum(self.counts) > BUILTIN_ROWS):
+        counts = self.counts if self.through_apsw else None
+        if counts is not None:
             scored: dict[int, float] = {}
             asked = ranges_asked(ordered, self.gap or ordered[-1])
-            params = ", ".join("?" * len(self.counts))
+            params = ", ".join("?" * len(counts))
             one = f"SELECT rowid, {FUNCTION}(parts_fts, {params}) FROM parts_fts WHERE parts_fts MATCH ?"
             for at in range(0, len(asked), COMPOUND):
                 part = asked[at : at + COMPOUND]
                 sql = " UNION ALL ".join(one + condition for condition, _ in part)
-                values = tuple(v for _, bound in part for v in (*self.counts, self.match, *bound))
+                values = tuple(v for _, bound in part for v in (*counts, self.match, *bound))
                 rows = _apsw_rows(self.conn, sql, values, self.run, self.stop)
                 if rows is None:
                     break

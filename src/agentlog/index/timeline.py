@@ -6,7 +6,9 @@ seconds, and bm25 alone reads each hit's size (FTS5's ``docsize`` table, a few �
 a hit: most of a prefix query's time).  Part rowids do not follow time across
 sessions, so FTS5's rowid order cannot stop early.  :func:`time_sorted` first
 counts the hits up to :data:`TIME_SCAN_FROM` or :data:`agentlog.index.rank.COUNT_CAP`
-(one statement, whose count is also the phrase's count bm25 needs), then:
+(one statement, whose count is also the phrase's count bm25 needs; a word with more
+hits is found to have them by two look-ups, its first hit and the one at the cap:
+:func:`_head`), then:
 
 * when many parts match, walks the index ``messages_timestamp`` from one end, a
   batch of whole seconds at a time (every message of each ``timestamp`` it reaches,
@@ -15,7 +17,10 @@ counts the hits up to :data:`TIME_SCAN_FROM` or :data:`agentlog.index.rank.COUNT
   limit`` hits, or sessions) is full (when every hit was counted, without filters,
   the batch's parts are kept by that list instead: no FTS5 statement; with a prefix
   term, whose every statement costs FTS5 the merge of all its words' lists, each
-  batch is one range, found and scored in one statement: :func:`_gap`);
+  batch is one range, found and scored in one statement: :func:`_gap`; a word's
+  batches, when scored through ``apsw``, are found and scored in one statement too:
+  the hits sharing the page's seconds, most of a batch's where many short sessions
+  share them, are not asked of FTS5 again);
 * when few do, looks up every hit's time (a message walked costs about half a hit
   looked up: one seek in ``parts_message`` each);
 
@@ -141,13 +146,11 @@ def time_sorted(
     lower bound).  ``run``: runs one statement within the search's time limit
     (:meth:`agentlog.index.search.Budget.run`), ``stop`` its progress check."""
     head = max(TIME_SCAN_FROM, HEAD)
-    found = f"""SELECT count(*), min(rowid), max(rowid), group_concat(rowid)
-        FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT {head})"""
-    rows, first, last, listed = run(conn, found, (match,))[0]
+    prefix = "*" in match  # (or a "*" in quotes, which FTS5 reads as a separator: only costs)
+    rows, first, last, listed = _head(conn, run, match, head, prefix)
     density = min(1.0, rows / (last - first + 1)) if rows else 1.0  # of the oldest rowids' hits: a guess
     cap_counted = rows < head or rows == head == COUNT_CAP + 1  # the count bm25 needs, up to the cap
     counted = (rows, last) if cap_counted and rows <= COUNT_CAP + 1 else None
-    prefix = "*" in match  # (or a "*" in quotes, which FTS5 reads as a separator: only costs)
     listed_scores = ListedScores(conn, match, query, scope, run, stop, counted, _gap(density, prefix))
     scores: Scorer = _Remembered(listed_scores) if prefix else listed_scores
     rowids = json.loads(f"[{listed or ''}]") if rows < head else None  # every hit, when counted whole
@@ -161,7 +164,10 @@ def time_sorted(
     total, exact = count(rows, head)
     known = set(rowids) if rowids is not None else None  # counted whole: the walk asks FTS5 nothing
     walked: list[tuple[int, float, int, int]] | None
-    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known, scores if prefix else None)
+    scored_walk = prefix or (known is None and listed_scores.through_apsw)
+    if scored_walk and not prefix:
+        scores = _Remembered(listed_scores)
+    walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known, scores if scored_walk else None)
     if by_session:
         walked, sessions = sessions_by_time(conn, run, scores, walk, wanted)
         if walked is not None:
@@ -178,6 +184,30 @@ def time_sorted(
     return Timed([(rowid, score, 1, 0) for rowid, score in whole], total, exact, listed_scores.estimated)
 
 
+_LISTED = """SELECT count(*), min(rowid), max(rowid), group_concat(rowid)
+    FROM (SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT ?)"""
+"""The first hits of a ``MATCH`` up to a limit, in FTS5's order (rowids ascending):
+how many, the lowest and highest rowid, and their rowids (``"1,5,9"``)."""
+_NTH = "SELECT rowid FROM parts_fts WHERE parts_fts MATCH ? LIMIT 1 OFFSET ?"
+"""The rowid of a ``MATCH``'s hit at an offset, in FTS5's order (none: fewer match)."""
+
+
+def _head(conn: sqlite3.Connection, run: Run, match: str, head: int, prefix: bool) -> tuple[int, int, int, str | None]:
+    """:data:`_LISTED` of ``match`` up to ``head`` hits: ``(rows, lowest rowid, highest
+    rowid, rowids)`` (rowids 0 when none match), the rowids ``None`` when ``head`` match
+    (a common word: not read).
+    Unless ``prefix`` (its every statement merges its words' lists again), the
+    ``head``-th hit is asked first (:data:`_NTH`): when there is one, the lowest is
+    the first (the list and the ``min``/``max`` of ``head`` hits cost 2–8 ms, the
+    two look-ups 0.5–1 ms)."""
+    if not prefix:
+        nth = run(conn, _NTH, (match, head - 1))
+        if nth:
+            return head, run(conn, _NTH, (match, 0))[0][0], nth[0][0], None
+    rows, first, last, listed = run(conn, _LISTED, (match, head))[0]
+    return rows, first or 0, last or 0, listed if rows < head else None
+
+
 class _Walk:
     """Messages walked from one end of time (``sort``), a batch of whole seconds at a
     time: :meth:`batches` yields each batch's hits ``(part rowid, timestamp)``, and
@@ -185,8 +215,9 @@ class _Walk:
     ``density``: the share of parts that match, a guess (sizing the batches and the
     ranges asked of FTS5: never changes a result); ``known``: every hit, when known
     (then kept without asking FTS5); else ``scored``, when given: each batch's parts
-    asked of it (for a prefix term, whose every statement costs FTS5 the merge of its
-    words' lists (:func:`_gap`): the hits found and scored in one), else :func:`_matching`."""
+    asked of it (the hits found and scored in one statement: for a prefix term, whose
+    every statement costs FTS5 the merge of its words' lists (:func:`_gap`), and for
+    hits scored through ``apsw``), else :func:`_matching`."""
 
     def __init__(
         self,
