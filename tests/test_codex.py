@@ -938,3 +938,36 @@ def test_only_rollouts_are_sources_in_a_codex_home(tmp_path):
     assert sorted(Path(r.path).name for r in ADAPTER.discover(tmp_path / ".codex")) == [
         "rollout-run-42.jsonl"
     ]
+
+
+def test_a_cumulative_total_out_of_range_is_zeroed_and_counted_not_a_call_of_its_bound(tmp_path):
+    """A ``total_token_usage`` of 1e27 (kept at 2**53 by ``as_int``) less the previous
+    total used to fall back in range: a call of 9·10^15 input tokens, $11 billion.
+    Now that component is out of range, zeroed and counted (``tokens_out_of_range``),
+    and the next total, lower, is a restarted counter: its ``last`` call counts."""
+    from agentlog.adapters.codex import total_delta
+    from agentlog.rules import MAX_TOKENS
+
+    assert total_delta([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0], None) == [MAX_TOKENS, 0, 0, 10, 0]
+    assert total_delta([3000, 0, 0, 30, 0], [MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
+
+    def count(n: int, total: int) -> str:
+        usage = {"input_tokens": total, "cached_input_tokens": 0, "output_tokens": 10 * n, "reasoning_output_tokens": 0}
+        last = {"input_tokens": 1000, "cached_input_tokens": 0, "output_tokens": 10, "reasoning_output_tokens": 0}
+        payload = {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": last}}
+        return json.dumps({"timestamp": f"2026-01-01T10:00:0{n + 1}Z", "type": "event_msg", "payload": payload})
+
+    lines = [
+        json.dumps({"timestamp": "2026-01-01T10:00:00Z", "type": "session_meta",
+                    "payload": {"id": "big-1", "timestamp": "2026-01-01T10:00:00Z", "cwd": "/w", "cli_version": "0.60.0"}}),
+        json.dumps({"timestamp": "2026-01-01T10:00:00Z", "type": "turn_context", "payload": {"cwd": "/w", "model": "gpt-5-codex"}}),
+        count(1, 1000),
+        count(2, 10**27),
+        count(3, 3000),
+    ]
+    path = tmp_path / "rollout-2026-01-01T10-00-00-big-1.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session = parse_one("codex", path)
+    inputs = [m.usage.input_tokens for m in session.messages if m.usage is not None]
+    assert inputs == [1000, 0, 1000]
+    assert session.diagnostics.invalid_values == {"tokens_out_of_range": 1}

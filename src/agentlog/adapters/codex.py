@@ -219,7 +219,7 @@ from agentlog.model import (
     UnknownPart,
     Usage,
 )
-from agentlog.rules import bounded_title, session_key
+from agentlog.rules import MAX_TOKENS, bounded_title, session_key
 
 SLUG = "codex"
 
@@ -414,7 +414,11 @@ def total_delta(
     A fork's counter either continues from the copied totals (builds that seed
     it: openai/codex ``codex-rs/core/src/codex.rs`` ``InitialHistory::Forked``
     calls ``last_token_info_from_rollout``) or starts again (builds without that
-    seeding); both read right."""
+    seeding); both read right.  A total out of range (:data:`agentlog.rules.MAX_TOKENS`
+    on: a number no counter reaches, kept at the bound by ``as_int``) is its own
+    component, so the one rule for token counts zeroes and counts it
+    (:func:`agentlog.rules.bounded_usage`): ``1e27`` less the previous total used to
+    fall back in range, a call of 9·10^15 tokens."""
     if prev is None:
         return total
     restarted = any(now < before for now, before in zip(total, prev, strict=True)) or (
@@ -422,7 +426,7 @@ def total_delta(
     )
     if restarted:
         return last if last is not None else total
-    return [max(0, now - before) for now, before in zip(total, prev, strict=True)]
+    return [now if now >= MAX_TOKENS else max(0, now - before) for now, before in zip(total, prev, strict=True)]
 
 
 def usage_of(vector: list[int], web_searches: int = 0, tier: str | None = None) -> Usage:
@@ -1333,7 +1337,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 5
+    parser_version = 6  # 6: a cumulative total out of range is zeroed and counted (total_delta)
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
