@@ -695,3 +695,23 @@ def test_tail_says_once_when_a_log_holding_a_subagent_too_is_removed(tmp_path):
     finally:
         conn.close()
     assert gone == [("claude_code:s", "removed", str(log))]
+
+
+def test_the_board_prints_markup_in_log_text_as_written_without_escapes(tmp_path):
+    """A folder ``/w/[red]evil[/red]`` and a prompt ``[bold red]HELLO[/]`` print as
+    written: the board's cells are rich ``Text`` (never read as markup), so the
+    markup-escaped ``clean`` printed ``/w/\\[red]evil\\[/red]``."""
+    now = datetime.now(UTC)
+    project = tmp_path / "home" / ".claude" / "projects" / "-w-evil"
+    project.mkdir(parents=True)
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    line = {
+        "type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": stamp, "cwd": "/w/[red]evil[/red]",
+        "message": {"role": "user", "content": "[bold red]HELLO[/] \x1b[31mx"},
+    }
+    (project / "s1.jsonl").write_text(json.dumps(line) + "\n")
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite"), "COLUMNS": "120"}
+    result = CliRunner().invoke(main, ["status", "--since", "1d"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "/w/[red]evil[/red]" in result.stdout and "[bold red]HELLO[/] ␛[31mx" in result.stdout
+    assert "\\[" not in result.stdout

@@ -92,7 +92,7 @@ def board_table(rows: list[LiveSession], now: datetime, width: int = 100, number
     lines = [line(head)]
     lines[0].stylize("bold")
     for project, members in sections:
-        heading = Text(clean(project or "(no folder)", one_line=True), style="bold")
+        heading = Text(clean(project or "(no folder)", one_line=True, markup=False), style="bold")
         heading.truncate(width, overflow="ellipsis")
         lines += [heading, *(line(cells) for cells in members)]
     return Text("\n").join(lines)
@@ -106,7 +106,7 @@ def _cells(row: LiveSession, now: datetime, depth: int, order: dict[str, int], c
     """The cells of ``row``'s line and of its subagents' lines, indented."""
     from rich.text import Text
 
-    name = clean(f"{short_id(row.id)} {row.title or ''}".strip(), one_line=True)
+    name = clean(f"{short_id(row.id)} {row.title or ''}".strip(), one_line=True, markup=False)
     spent = f" ${row.turn.cost_usd:.2f}" if cost and row.turn.cost_usd is not None else ""
     number = f"{order[row.key]:>2} " if row.key in order else ""
     status = Text(number + " " * depth) + Text(row.status, style=STYLES.get(row.status, ""))
@@ -116,6 +116,6 @@ def _cells(row: LiveSession, now: datetime, depth: int, order: dict[str, int], c
         Text(row.agent.replace("_code", "")),
         Text(("└ " if depth > 1 else "") + name),
         Text((compact(row.turn.total_tokens) + spent) if row.turn.total_tokens else ""),
-        Text(clean(_why(row), one_line=True)),
+        Text(clean(_why(row), one_line=True, markup=False)),
     )
     return [cells, *(c for child in row.children for c in _cells(child, now, depth + 1, order, cost))]
