@@ -310,6 +310,20 @@ def test_parquet_refuses_a_folder_of_other_files(demo, tmp_path):
 # --- the static site -----------------------------------------------------------------
 
 
+def test_a_site_is_never_written_over_a_folder_of_the_users_files(tmp_path):
+    """A folder holding files but no site manifest is refused (exit 2), its files
+    kept, as the Parquet export does; an empty or new folder, and an earlier site,
+    are written."""
+    (tmp_path / "index.html").write_text("precious")
+    code, _, err = run("--demo", "export", "--all", "-f", "html", "-o", str(tmp_path), "--no-sync")
+    assert code == 2 and "not empty and not an agentlog HTML site" in err
+    assert (tmp_path / "index.html").read_text() == "precious" and len(list(tmp_path.iterdir())) == 1
+    site = tmp_path / "site"
+    for _ in range(2):  # new, then an earlier site
+        assert run("--demo", "export", "--all", "-f", "html", "-o", str(site), "--no-sync")[0] == 0
+    assert "<html" in (site / "index.html").read_text()
+
+
 def test_site_rewrites_only_changed_sessions(tmp_path):
     home = secret_home(tmp_path / "home")
     index = tmp_path / "index.sqlite"

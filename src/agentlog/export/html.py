@@ -31,6 +31,7 @@ import msgspec
 from jinja2 import Environment, PackageLoader
 from markupsafe import Markup
 
+from agentlog.errors import UsageError
 from agentlog.export import HUGE, Transcript, utc
 from agentlog.export.target import Target
 from agentlog.model import Message, Part, TextPart
@@ -215,7 +216,9 @@ def write_site(
     """A static site in ``folder``: ``index.html`` and a page per transcript (its
     children on its page); a page whose :func:`fingerprint` is in the manifest
     and whose file exists is not rendered again.  Every file goes through
-    ``target`` (checked, then replaced whole: never half a page)."""
+    ``target`` (checked, then replaced whole: never half a page).  Raises
+    :class:`~agentlog.errors.UsageError` for a folder that holds files but no
+    manifest (the user's own files: never overwritten)."""
     folder = target.folder(folder)
     manifest_path = folder / MANIFEST
     try:
@@ -235,6 +238,8 @@ def write_site(
     rows = [(m.session, in_site[m.session.key]) for t in everything for m in t.tree()]
     for name in (*(page_path(t.session.key) for t in everything), "index.html", MANIFEST):
         target.check(folder / name)  # every file refused or not before the first is written
+    if not manifest_path.is_file() and any(folder.iterdir()):
+        raise UsageError(f"{folder} is not empty and not an agentlog HTML site: choose another folder")
     for t in everything:
         key = t.session.key
         name = page_path(key)
