@@ -239,3 +239,18 @@ def test_a_role_in_any_case_is_the_role(archive):
     assert upper.hits and [(h.session_key, h.message_id) for h in upper.hits] == [
         (h.session_key, h.message_id) for h in archive.search("weather", role="user").hits
     ]
+
+
+def test_every_surface_gives_a_session_the_same_status(archive):
+    """The board status (the log's, refined by the clock and the processes) is what
+    a session's header says everywhere: ``touching`` and exports gave the stored
+    log status (``waiting_for_user`` for a two-year-old session the rest call ``done``)."""
+    statuses = {s.key: s.status for s in archive.sessions(subagents=True)}
+    touched = [f.session for name in ("CLAUDE.md", "stats.py", "README.md") for f in archive.touching(name)]
+    assert touched and all(s.status == statuses[s.key] for s in touched), [(s.key, s.status) for s in touched]
+    assert any(s.key.startswith("claude_code:5c0375b4") for s in touched)
+    for key, status in statuses.items():
+        assert archive.session(key).status == status
+    exported = _cli_json("--demo", "export", "--all", "--format", "json")
+    found = {s["key"]: s["status"] for s in exported}  # type: ignore[union-attr]
+    assert len(found) == 6 and all(statuses[key] == status for key, status in found.items()), found

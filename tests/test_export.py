@@ -24,6 +24,7 @@ from agentlog.service import export as export_service
 from agentlog.service.export import export_sessions, select
 from agentlog.service.search import search
 from agentlog.service.secrets import sessions_with_secrets
+from agentlog.service.status import refine_sessions
 from agentlog.service.tail import SessionTail
 from agentlog.service.usage import UsageQuery, index_usage
 from agentlog.web.app import create_app
@@ -74,7 +75,7 @@ def test_json_export_is_the_model_and_validates(demo):
         data = json.loads(export_bytes(demo, "json", [s.key]))
         jsonschema.validate(data, json_schema())
         visible, _ = queries.message_page(demo, s.key, 0, 10_000)
-        (header,) = queries.list_sessions_by_keys(demo, [s.key])
+        (header,) = refine_sessions(demo, queries.list_sessions_by_keys(demo, [s.key]))  # as show --json
         expected = msgspec.structs.replace(header, messages=visible)
         assert data == json.loads(msgspec.json.encode(expected))
 

@@ -27,6 +27,7 @@ from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
 from agentlog.service.home import Home, hard_linked, own_guard
+from agentlog.service.status import refine_sessions
 
 PAGE = 500
 """Messages read from the index at once while exporting."""
@@ -68,7 +69,7 @@ def _transcript(
     conn: sqlite3.Connection, header: Session, options: ExportOptions, depth: int = 0
 ) -> Transcript:
     key = header.key
-    kids = queries.children(conn, key)
+    kids = refine_sessions(conn, queries.children(conn, key))  # the board status, as every listing
 
     def messages() -> Iterator[Message]:  # map, not a generator: the last message is not kept
         found = stream_messages(conn, key, include_hidden=options.hidden)
@@ -112,7 +113,7 @@ def select(
     by_key: dict[str, Session] = {}
     for at in range(0, len(keys), PAGE):  # headers with their sources, a bounded IN list at a time
         by_key.update((s.key, s) for s in queries.list_sessions_by_keys(conn, keys[at : at + PAGE]))
-    headers = [by_key[k] for k in keys]
+    headers = refine_sessions(conn, [by_key[k] for k in keys])  # the board status, as every listing
     return [_transcript(conn, h, options) for h in headers]
 
 

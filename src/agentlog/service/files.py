@@ -11,6 +11,7 @@ from agentlog.index import queries
 from agentlog.index.files import file_calls
 from agentlog.model import Session
 from agentlog.query import SessionFilter
+from agentlog.service.status import refine_sessions
 from agentlog.touched import path_matches, touched_path
 
 
@@ -41,7 +42,8 @@ def sessions_touching(
     """At most ``limit`` sessions ``where`` keeps whose tool calls read, wrote or
     edited ``path`` (an absolute path, or its last components: ``stats.py``,
     ``weather/stats.py``; :func:`agentlog.touched.path_matches`), the one that
-    touched it last first."""
+    touched it last first; each header with its board status, as every listing
+    gives it (:func:`agentlog.service.status.refine_sessions`)."""
     found: dict[str, list[Touch]] = {}
     for fc in file_calls(conn, path, where):
         touched = touched_path(fc.call, fc.cwd)
@@ -50,5 +52,5 @@ def sessions_touching(
         if fc.session_key not in found and len(found) == limit:
             continue
         found.setdefault(fc.session_key, []).append(Touch(touched, fc.call.tool, fc.message_id, fc.timestamp))
-    headers = {s.key: s for s in queries.list_sessions_by_keys(conn, list(found))}
+    headers = {s.key: s for s in refine_sessions(conn, queries.list_sessions_by_keys(conn, list(found)))}
     return [FileSession(headers[key], touches) for key, touches in found.items() if key in headers]
