@@ -489,3 +489,15 @@ def test_a_tz_that_names_no_zone_is_said_once_on_stderr():
     assert "TZ=" not in out
     _, _, err = run("--demo", "--no-sync", "usage", "daily", env={"TZ": "Europe/Paris"})
     assert "TZ=" not in err
+
+
+def test_the_agent_column_never_shows_one_agent_by_another_agents_name():
+    """``_code`` is dropped for a short column (``claude``), but ``kimi_code`` stays
+    whole: ``kimi`` is Kimi CLI's slug, and ``--agent kimi`` lists other sessions."""
+    from agentlog.adapters import registered
+    from agentlog.present import agent_label
+
+    labels = {a.slug: agent_label(a.slug) for a in registered()}
+    assert labels["claude_code"] == "claude" and labels["kimi_code"] == "kimi_code" and labels["kimi"] == "kimi"
+    assert len(set(labels.values())) == len(labels)  # one label an agent
+    assert all(label == slug or label == slug.removesuffix("_code") for slug, label in labels.items())

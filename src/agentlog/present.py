@@ -7,6 +7,7 @@ Pure string functions; nothing here draws or imports a surface.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shlex
@@ -121,6 +122,21 @@ def tilde(path: str, home: str) -> str:
     if home and (path == base or path.startswith(base + "/")):
         return "~" + path[len(base) :]
     return path
+
+
+def agent_label(slug: str) -> str:
+    """Agent ``slug`` as a table's agent column shows it: without ``_code``
+    (``claude_code`` → ``claude``), unless that is another agent's slug
+    (``kimi_code`` stays whole: ``kimi`` is Kimi CLI)."""
+    short = slug.removesuffix("_code")
+    return slug if short != slug and short in _slugs() else short
+
+
+@functools.cache
+def _slugs() -> frozenset[str]:
+    from agentlog.adapters import registered
+
+    return frozenset(a.slug for a in registered())
 
 
 def project_name(cwd: str | None) -> str:

@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agentlog.model import short_id
-from agentlog.present import clean, compact
+from agentlog.present import agent_label, clean, compact
 from agentlog.service.status import LiveSession, by_project, flatten
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def _cells(row: LiveSession, now: datetime, depth: int, order: dict[str, int], c
     cells = (
         status,
         Text(age(row.since, now)),
-        Text(row.agent.replace("_code", "")),
+        Text(agent_label(row.agent)),
         Text(("└ " if depth > 1 else "") + name),
         Text((compact(row.turn.total_tokens) + spent) if row.turn.total_tokens else ""),
         Text(clean(_why(row), one_line=True, markup=False)),

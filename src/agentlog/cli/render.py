@@ -24,6 +24,7 @@ from agentlog.model import (
     short_id,
 )
 from agentlog.present import (
+    agent_label,
     clean,
     clean_pieces,
     compact,
@@ -145,7 +146,7 @@ def sessions_table(sessions: list[Session], children: dict[str, int], width: int
     """Sessions as a table that fits ``width`` columns: the title takes what is left."""
     table = plain_table()
     table.add_column("started", no_wrap=True, min_width=12)
-    agents = [s.agent.replace("_code", "") for s in sessions]
+    agents = [agent_label(s.agent) for s in sessions]
     projects = [project_name(s.cwd) for s in sessions]
     agent_width = min(10, max((len(a) for a in agents), default=5))
     project_width = min(12, max(7, *(len(p) for p in projects)) if projects else 7)
