@@ -501,3 +501,19 @@ def test_the_agent_column_never_shows_one_agent_by_another_agents_name():
     assert labels["claude_code"] == "claude" and labels["kimi_code"] == "kimi_code" and labels["kimi"] == "kimi"
     assert len(set(labels.values())) == len(labels)  # one label an agent
     assert all(label == slug or label == slug.removesuffix("_code") for slug, label in labels.items())
+
+
+def test_no_sync_on_an_index_that_holds_nothing_says_the_logs_were_not_read(tmp_path):
+    """``--no-sync`` reads only the index: finding nothing there, ``sessions``, ``usage``
+    and the overview say the logs were not read (they said "no sessions found")."""
+    from agentlog.cli.synced import NOT_READ
+
+    home = tmp_path / "home"
+    shutil.copytree(FIXTURES / "claude_code" / "v2.0.28-legacy-root-agent-file", home / ".claude" / "projects" / "-p")
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite"), "COLUMNS": "200"}
+    assert run("--no-sync", "sessions", env=env) == (0, "", f"no sessions found ({NOT_READ})\n")
+    assert run("--no-sync", "usage", "daily", env=env) == (0, "", f"no usage found ({NOT_READ})\n")
+    assert f"({NOT_READ})" in run("--no-sync", env=env)[1]
+    assert run("sessions", env=env)[0] == 0  # read: then found
+    code, _, err = run("--no-sync", "sessions", "--since", "2099-01-01", env=env)
+    assert (code, err) == (0, "no sessions match\n")  # the index holds sessions: none in the span

@@ -21,7 +21,7 @@ from agentlog.cli.render import (
     session_row,
     sessions_table,
 )
-from agentlog.cli.synced import open_index
+from agentlog.cli.synced import NOT_READ, open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
 from agentlog.index.damage import RowCheck
@@ -87,7 +87,7 @@ def overview(app: App, recent: int, as_json: bool) -> None:
     if table.row_count:
         console.print(table)
     elif app.no_sync:  # nothing read: the logs may be there all the same
-        console.print("No sessions in the index (--no-sync: the logs were not read; `agentlog index` reads them).")
+        console.print(f"No sessions in the index ({NOT_READ}).")
         return
     else:
         console.print(
@@ -138,7 +138,8 @@ def sessions(
     if found.unreadable:
         app.err.print(f"[red]{plural(len(found.unreadable), 'log')} {UNREADABLE_HINT}")
     if not found.sessions:
-        app.err.print("no sessions match" if found.indexed else "no sessions found")
+        found_none = "no sessions match" if found.indexed else "no sessions found"
+        app.err.print(f"{found_none} ({NOT_READ})" if app.no_sync and not found.indexed else found_none)
         return
     app.console.print(sessions_table(found.sessions, found.children, app.console.width))
 

@@ -71,6 +71,9 @@ def open_index(
     return conn, report
 
 
+NOT_READ = "--no-sync: the logs were not read; `agentlog index` reads them"
+"""Why a ``--no-sync`` command may find nothing: said after "no sessions found" and the like."""
+
 PARTIAL = {
     "running": "the index is still being built in the background (first run): what it holds so far is shown",
     "interrupted": "the index's first build was interrupted: what it holds so far is shown "

@@ -13,7 +13,7 @@ import msgspec
 from agentlog.cli import App, main
 from agentlog.cli.options import filter_options, given, json_option, pass_app
 from agentlog.cli.render import plain_table, print_json
-from agentlog.cli.synced import open_index
+from agentlog.cli.synced import NOT_READ, open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
@@ -162,7 +162,7 @@ def usage(
     for warning in warnings:
         app.err.print(f"[yellow]warning:[/yellow] {clean(warning, one_line=True)}")
     if not rows:
-        app.err.print("no usage found")
+        app.err.print(f"no usage found ({NOT_READ})" if app.no_sync else "no usage found")
         return
     app.console.print(_table(rows, total, group, with_cost, breakdown, app.console.width))
     if with_cost and total.priced < total.calls:
