@@ -184,3 +184,35 @@ def test_the_first_run_note_is_dim_on_a_terminal_and_plain_with_no_color(monkeyp
     assert capsys.readouterr().err == f"\x1b[2m{text}\x1b[0m\n"
     first_run_note({"NO_COLOR": "1"})
     assert capsys.readouterr().err == f"{text}\n"
+
+
+def test_a_first_index_killed_in_the_foreground_is_known_to_be_partial(tmp_path, monkeypatch):
+    """``agentlog index`` on a new index marks the build it runs itself: killed (here:
+    its sync raises half-way), the marker stays, so reads say the index holds only part
+    of the logs, as for a killed background build; a build that ends removes it, and
+    a later sync is not marked (the index is no longer new)."""
+    from click.testing import CliRunner
+
+    from agentlog.cli import main, synced
+
+    home, index = _home(tmp_path), tmp_path / "index.sqlite"
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(index), first_run.ENV: "0"}
+    real = synced._sync
+
+    def killed(*args, **kwargs):
+        assert first_run.marker(index).read_text() == str(os.getpid())  # marked while it runs
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(synced, "_sync", killed)
+    assert CliRunner().invoke(main, ["index"], env=env).exit_code != 0
+    assert first_run.build_state(index) == "running"  # its pid is this process: alive
+    first_run.marker(index).write_text("999999999")  # as a killed process left it
+    assert first_run.build_state(index) == "interrupted"
+    result = CliRunner().invoke(main, ["--no-sync", "sessions"], env=env)
+    assert "first build was interrupted" in result.stderr
+    monkeypatch.setattr(synced, "_sync", real)
+    assert CliRunner().invoke(main, ["index"], env=env).exit_code == 0
+    assert first_run.build_state(index) is None and _sources(index) > 0
+    new = tmp_path / "new.sqlite"
+    assert CliRunner().invoke(main, ["index"], env={**env, "AGENTLOG_INDEX": str(new)}).exit_code == 0
+    assert first_run.build_state(new) is None and not first_run.marker(new).exists()

@@ -59,6 +59,7 @@ def open_index(
         background.start_build_at_exit(path, home, app.demo)
         first_run_note(app.env)
         return conn, SyncReport(building=True)
+    own = background.build_here(path) if state is None and background.never_synced(conn) else None
     try:
         report = _sync(app, conn, full)
     except sqlite3.OperationalError as exc:  # a full disk, a read-only file or folder
@@ -66,6 +67,8 @@ def open_index(
         if problem is None:
             raise
         raise problem from None
+    if own is not None:  # built: not partial (a failed or killed build leaves its marker)
+        background.build_ended({background.MARKER_ENV: str(own)})
     if state == "interrupted":
         background.clear_interrupted(path)  # this sync finished what the build left
     return conn, report

@@ -145,6 +145,21 @@ def _lower_priority() -> None:
         os.nice(BUILD_NICENESS)
 
 
+def build_here(index_path: Path) -> Path | None:
+    """Mark a first build of the index at ``index_path`` that this process runs
+    itself (``agentlog index``, or any command, on a new index): killed, it leaves
+    the marker, so the index is known to be partial, as a background build's is
+    (:func:`build_state`); :func:`build_ended` given the marker removes it once
+    built.  ``None`` when another build's marker is there or none can be written."""
+    path = marker(index_path)
+    try:
+        with path.open("x") as out:
+            out.write(str(os.getpid()))
+    except OSError:
+        return None
+    return path
+
+
 def build_ended(env: Mapping[str, str]) -> None:
     """Remove the marker of the background build this process is (if it is one),
     once it has finished: a build that failed leaves it, so the index is known to
