@@ -14,7 +14,7 @@ hits is found to have them by two look-ups, its first hit and the one at the cap
   batch of whole seconds at a time (every message of each ``timestamp`` it reaches,
   so a tie is never cut), and asks FTS5 which of the batch's parts match, by rowid
   ranges (FTS5 seeks its lists to a range); it stops once the page (``offset +
-  limit`` hits, or sessions) is full (when every hit was counted, without filters,
+  limit`` hits, or sessions) is full (when every hit was counted, filters or not,
   the batch's parts are kept by that list instead: no FTS5 statement; with a prefix
   term, whose every statement costs FTS5 the merge of all its words' lists, each
   batch is one range, found and scored in one statement: :func:`_gap`; a word's
