@@ -715,3 +715,50 @@ def test_the_board_prints_markup_in_log_text_as_written_without_escapes(tmp_path
     assert result.exit_code == 0, result.output
     assert "/w/[red]evil[/red]" in result.stdout and "[bold red]HELLO[/] ␛[31mx" in result.stdout
     assert "\\[" not in result.stdout
+
+
+def test_watch_off_a_terminal_prints_each_board_that_changed():
+    """Off a terminal rich's ``Live`` printed only its last frame, when ``watch`` exited:
+    a board is printed whole first and after each sync that changed it."""
+    from rich.console import Console
+    from rich.text import Text
+
+    from agentlog.cli import live as cli_live
+
+    out = io.StringIO()
+    bodies = iter(["a", "a", "b"])
+
+    class Syncs:
+        version = 0
+
+        def wait(self, version: int, timeout: float) -> int:
+            return version + 1
+
+    def frame(changed: bool):
+        body = next(bodies, None)
+        if body is None:
+            raise KeyboardInterrupt
+        return Text(f"head {changed}"), Text(body)
+
+    with pytest.raises(KeyboardInterrupt):
+        cli_live._printed(Console(file=out, width=40), frame, Syncs())  # type: ignore[arg-type]
+    assert out.getvalue() == "head True\na\nhead True\nb\n"
+
+
+def test_watch_into_a_file_writes_the_board_while_it_runs(tmp_path):
+    out = tmp_path / "board.txt"
+    env = {**os.environ, "AGENTLOG_NO_DAEMON": "1", "HOME": str(tmp_path)}
+    with out.open("w") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "agentlog", "--demo", "watch", "--since", "2000-01-01"],
+            stdout=sink, stderr=subprocess.DEVNULL, env=env,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while "de70c1a0" not in out.read_text() and time.monotonic() < deadline and proc.poll() is None:
+                time.sleep(0.2)
+            text = out.read_text()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    assert text.startswith("agentlog watch ") and "/home/demo/src/weather" in text and "de70c1a0" in text

@@ -5,6 +5,7 @@ needs you, and following one as it is written (:mod:`agentlog.service.status`,
 from __future__ import annotations
 
 import contextlib
+import io
 import queue
 import sqlite3
 import sys
@@ -28,7 +29,7 @@ from agentlog.service.filters import session_filter
 from agentlog.service.follow import Follower
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, RenderableType
 
     from agentlog.service.tail import SessionTail
 
@@ -236,6 +237,38 @@ def watch(app: App, since: str | None, agent: str | None, project: str | None) -
         _board(app, conn, follower, where)
 
 
+def _printed(
+    console: Console,
+    frame: Callable[[bool], tuple[RenderableType, RenderableType]],
+    follower: Follower | None,
+) -> None:
+    """``watch`` off a terminal (a pipe, a file), where rich's ``Live`` prints only
+    its last frame when it exits: the board printed whole (its head line, then the
+    table), first and after each sync whose board differs from the last printed."""
+    from rich.console import Console as Plain
+    from rich.console import Group
+
+    def text(body: RenderableType) -> str:
+        out = io.StringIO()
+        Plain(file=out, width=console.width, color_system=None).print(body)
+        return out.getvalue()
+
+    version, last = (follower.version if follower else 0), None
+    changed = True
+    while True:
+        head, body = frame(changed)
+        if (shown := text(body)) != last:
+            console.print(Group(head, body))
+            console.file.flush()
+            last = shown
+        if follower is None:  # nothing syncs: the board changes only with the clock
+            time.sleep(REDRAW)
+            changed = False
+        else:
+            now_version = follower.wait(version, REDRAW)
+            changed, version = now_version != version, now_version
+
+
 def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where: SessionFilter) -> None:
     """``watch``'s loop: the board, redrawn on each sync and every :data:`REDRAW` seconds."""
     from rich.live import Live
@@ -259,6 +292,10 @@ def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where:
 
     def view(changed: bool) -> RenderableType:
         from rich.console import Group
+
+        return Group(*frame(changed))
+
+    def frame(changed: bool) -> tuple[RenderableType, RenderableType]:
         from rich.text import Text
 
         read, now = reads.get(changed), datetime.now(UTC)
@@ -271,7 +308,7 @@ def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where:
             f"updates: {mode}{hint} · Ctrl-C exits[/dim]"
         )
         body = board_table(rows, now, console.width, numbers=keys) if rows else Text("no session written to in the span")
-        return Group(head, body)
+        return head, body
 
     def open_tail(choice: str) -> None:
         from agentlog.service.tail import SessionTail
@@ -283,6 +320,9 @@ def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where:
         with contextlib.suppress(KeyboardInterrupt):
             _follow(app, conn, SessionTail(conn, numbered[int(choice) - 1]), follower, False)
 
+    if not console.is_terminal:  # Live shows only its last frame there: a board a change (`watch | tee`)
+        _printed(console, frame, follower)
+        return
     while True:
         with Live(view(True), console=console, auto_refresh=False, screen=False) as live:
             version, drawn = follower.version if follower else 0, time.monotonic()
