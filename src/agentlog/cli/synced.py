@@ -68,7 +68,7 @@ def open_index(
             raise
         raise problem from None
     if own is not None:  # built: not partial (a failed or killed build leaves its marker)
-        background.build_ended({background.MARKER_ENV: str(own)})
+        background.end_build(own)
     if state == "interrupted":
         background.clear_interrupted(path)  # this sync finished what the build left
     return conn, report

@@ -31,7 +31,7 @@ _SCAN = 500
 """Matches looked at to find the best place."""
 SCAN_CHARS = 1 << 20
 """Characters of a text a snippet's terms are looked for in (1 Mi): its first, or
-those around a term's first occurrence past them (:func:`_region`).  A pattern of
+those around a term's first occurrence past them (:func:`_far`).  A pattern of
 every term, in any case, reads ~10 MB/s: a whole 64 MiB tool output cost seconds
 a hit, past the search's time limit."""
 

@@ -23,6 +23,8 @@ from agentlog.export.redaction import redact_header, redact_message
 from agentlog.export.target import Target
 from agentlog.index import queries
 from agentlog.index.db import conn_path
+from agentlog.live.procs import ProcessTable
+from agentlog.live.procs import scan as scan_processes
 from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
@@ -66,10 +68,10 @@ page cache, bounded; as a sync reads, :data:`agentlog.index.sync.SYNC_MMAP_SIZE`
 
 
 def _transcript(
-    conn: sqlite3.Connection, header: Session, options: ExportOptions, depth: int = 0
+    conn: sqlite3.Connection, header: Session, options: ExportOptions, procs: ProcessTable | None, depth: int = 0
 ) -> Transcript:
     key = header.key
-    kids = refine_sessions(conn, queries.children(conn, key))  # the board status, as every listing
+    kids = refine_sessions(conn, queries.children(conn, key), procs=procs)  # the board status, as every listing
 
     def messages() -> Iterator[Message]:  # map, not a generator: the last message is not kept
         found = stream_messages(conn, key, include_hidden=options.hidden)
@@ -78,7 +80,7 @@ def _transcript(
         return map(redact_message, found) if options.redact else found
 
     children = (
-        [_transcript(conn, c, options, depth + 1) for c in kids] if options.subagents and depth < 32 else []
+        [_transcript(conn, c, options, procs, depth + 1) for c in kids] if options.subagents and depth < 32 else []
     )
     shown = (lambda s: redact_header(s)) if options.redact else (lambda s: s)
     return Transcript(
@@ -113,8 +115,9 @@ def select(
     by_key: dict[str, Session] = {}
     for at in range(0, len(keys), PAGE):  # headers with their sources, a bounded IN list at a time
         by_key.update((s.key, s) for s in queries.list_sessions_by_keys(conn, keys[at : at + PAGE]))
-    headers = refine_sessions(conn, [by_key[k] for k in keys])  # the board status, as every listing
-    return [_transcript(conn, h, options) for h in headers]
+    procs = scan_processes()  # once for the export, not once a session
+    headers = refine_sessions(conn, [by_key[k] for k in keys], procs=procs)  # the board status, as every listing
+    return [_transcript(conn, h, options, procs) for h in headers]
 
 
 class ExportReport(msgspec.Struct, kw_only=True):

@@ -149,8 +149,8 @@ def build_here(index_path: Path) -> Path | None:
     """Mark a first build of the index at ``index_path`` that this process runs
     itself (``agentlog index``, or any command, on a new index): killed, it leaves
     the marker, so the index is known to be partial, as a background build's is
-    (:func:`build_state`); :func:`build_ended` given the marker removes it once
-    built.  ``None`` when another build's marker is there or none can be written."""
+    (:func:`build_state`); :func:`end_build` removes it once built.  ``None``
+    when another build's marker is there or none can be written."""
     path = marker(index_path)
     try:
         with path.open("x") as out:
@@ -166,8 +166,14 @@ def build_ended(env: Mapping[str, str]) -> None:
     be partial (:func:`build_state`)."""
     path = env.get(MARKER_ENV)
     if path:
-        try:
-            if Path(path).read_text().strip() == str(os.getpid()):
-                Path(path).unlink()
-        except OSError:
-            pass
+        end_build(Path(path))
+
+
+def end_build(path: Path) -> None:
+    """Remove the build marker at ``path`` if it names this process (a build it
+    ran that has finished: :func:`build_here`, or the background one)."""
+    try:
+        if path.read_text().strip() == str(os.getpid()):
+            path.unlink()
+    except OSError:
+        pass
