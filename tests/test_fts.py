@@ -92,12 +92,15 @@ def test_a_snippet_looks_for_its_terms_in_a_bounded_part_of_a_long_text(monkeypa
         (deep, ("deep*",)),
         ("un café " + filler, ("cafe",)),  # folded, in the first region (past it: not found, as documented)
         (deep, ("zebra",)),  # none: the first words
+        ("we redeploy " + filler + "then deploy it " + filler, ("deploy",)),  # not the one inside a word
+        ("REDEPLOY! " + filler + "Redeployed, deployable " + filler, ("deploy*",)),  # a word's start only
     ]
     whole = [snippet(text, terms, "[", "]") for text, terms in cases]  # every text within SCAN_CHARS
     monkeypatch.setattr(snippets, "SCAN_CHARS", 64)
     assert [snippet(text, terms, "[", "]") for text, terms in cases] == whole
     assert whole[1] == "…ipsum lorem ipsum the [Deepword] is here lorem ipsum lorem ipsum lorem ipsum lorem ipsum lorem…"
     assert "[café]" in whole[3] and "[" not in whole[4]
+    assert "then [deploy] it" in whole[5] and "[deployable]" in whole[6]
 
 
 def test_a_snippet_never_cuts_a_redaction_marker_the_text_holds():

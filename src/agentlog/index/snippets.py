@@ -44,12 +44,18 @@ def _pattern(terms: tuple[str, ...]) -> tuple[re.Pattern[str] | None, tuple[str,
     milliseconds to compile)."""
     alternatives, kinds = [], []
     for term in terms:
-        kind = "sub" if SPECIAL_ANY.search(term) else "prefix" if term.endswith("*") else "word"
+        kind = _kind(term)
         body = term[:-1] if kind == "prefix" else term
         if body:
             alternatives.append(f"({re.escape(body)})")
             kinds.append(kind)
     return (re.compile("|".join(alternatives), re.IGNORECASE) if alternatives else None), tuple(kinds)
+
+
+def _kind(term: str) -> str:
+    """How ``term`` matches: ``sub`` (anywhere: a term of an unspaced script),
+    ``prefix`` (``word*``: words it starts) or ``word`` (whole words)."""
+    return "sub" if SPECIAL_ANY.search(term) else "prefix" if term.endswith("*") else "word"
 
 
 def _continues(text: str, at: int) -> bool:
@@ -84,15 +90,40 @@ def _matches(text: str, terms: tuple[str, ...], lo: int = 0, hi: int | None = No
 
 def _far(text: str, terms: tuple[str, ...]) -> int:
     """Where the :data:`SCAN_CHARS` a snippet looks in start when none of ``terms``
-    occurs in the first of them: half of them before the first place one (``*``
-    left out) occurs in the text lower-cased (one pass in C), else 0 (none found,
-    or lower case changes the text's length).  A term matched only without its
-    diacritics (``cafe`` for ``café``) is looked for in the first ``SCAN_CHARS`` alone."""
+    occurs in the first of them: half of them before the first place one occurs in
+    the text as :func:`_matches` would match it (:func:`_first_at`), else 0 (none
+    found, or lower case changes the text's length).  A term matched only without
+    its diacritics (``cafe`` for ``café``) is looked for in the first
+    ``SCAN_CHARS`` alone."""
     lower = text.lower()
     if len(lower) != len(text):
         return 0
-    firsts = [at for term in terms if (body := term.rstrip("*").lower()) and (at := lower.find(body)) >= 0]
+    firsts = [at for term in terms if (at := _first_at(text, lower, term)) >= 0]
     return max(0, min(firsts) - SCAN_CHARS // 2) if firsts else 0
+
+
+_FINDS = 10_000
+"""Occurrences of a term inside other words :func:`_first_at` passes over at most
+(each a few C finds and two character tests)."""
+
+
+def _first_at(text: str, lower: str, term: str) -> int:
+    """Where ``term`` first occurs in ``text`` (``lower``: it lower-cased, as long) by
+    :func:`_matches`' rules: a whole word, a word's start (``word*``), anywhere for
+    an unspaced script; one inside another word (``deploy`` in ``redeploy``) is
+    passed over, at most :data:`_FINDS` of them.  ``-1``: not found."""
+    kind = _kind(term)
+    body = (term[:-1] if kind == "prefix" else term).lower()
+    if not body:
+        return -1
+    at = lower.find(body)
+    for _ in range(_FINDS):
+        if at < 0 or kind == "sub":
+            return at
+        if not _continues(text, at - 1) and (kind == "prefix" or not _continues(text, at + len(body))):
+            return at
+        at = lower.find(body, at + 1)
+    return -1
 
 
 def _fold(text: str) -> str:
