@@ -5,6 +5,7 @@ block in the status line; tester's finding 4, session of 2026-12-01."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from test_cli import run
 SID = "ffffffff-0000-0000-0000-000000000001"
 
 
-def _home(tmp_path: Path, start: datetime) -> tuple[Path, Path]:
+def _home(tmp_path: Path, start: datetime, model: str = "claude-sonnet-4-5") -> tuple[Path, Path]:
     folder = tmp_path / "home" / ".claude" / "projects" / "-z"
     folder.mkdir(parents=True)
     records = []
@@ -24,7 +25,7 @@ def _home(tmp_path: Path, start: datetime) -> tuple[Path, Path]:
         message = {
             "id": f"m{i}",
             "role": "assistant",
-            "model": "claude-sonnet-4-5",
+            "model": model,
             "content": [{"type": "text", "text": "ok"}],
             "usage": {"input_tokens": 1000, "output_tokens": 100},
         }
@@ -49,7 +50,23 @@ def test_a_block_ahead_of_now_is_not_active(tmp_path):
     code, out, _ = run("usage", "blocks", "-z", "UTC", env={"HOME": str(home)})
     assert code == 0 and "ACTIVE" not in out and "left" not in out
     status = json.dumps({"session_id": SID, "transcript_path": str(log), "model": {"id": "claude-sonnet-4-5"}})
-    assert run_statusline(home, status) == "$0.09 session · $– today · no block · ctx 0% (1k)\n"
+    assert run_statusline(home, status) == "$0.09 session · $0.00 today · no block · ctx 0% (1k)\n"
+
+
+def test_the_status_line_says_no_cost_only_where_calls_could_not_be_priced(tmp_path):
+    """No call today is $0.00 today (it said ``$–``, tester12 finding 15); calls of a
+    model with no price are ``$–``."""
+    now = datetime.now(UTC).replace(microsecond=0)
+    home, log = _home(tmp_path, now - timedelta(minutes=30), model="acme-unpriced-9")
+    status = json.dumps({"session_id": SID, "transcript_path": str(log), "model": {"id": "acme-unpriced-9"}})
+    line = run_statusline(home, status)
+    assert re.fullmatch(r"\$– session · \$– today · block \$– \dh\d\dm left · ctx 0% \(1k\)\n", line), line
+    code, out, _ = run("usage", "blocks", "-z", "UTC", env={"HOME": str(home)})
+    assert code == 0 and "tokens/min; projected" in out and "$0.00" not in out  # no burn in USD
+    (block,) = _blocks(home)
+    assert (block["cost_usd"], block["burn_rate"]["cost_usd_per_hour"], block["burn_rate"]["projected_cost_usd"]) == (
+        None, None, None
+    )
 
 
 def test_a_block_under_way_is_active(tmp_path):

@@ -204,8 +204,9 @@ def _burn(app: App, block: Block, now: datetime, tz: ZoneInfo | None, with_cost:
     if burn is None:
         app.console.print(f"active block ends {ends}; too early for a burn rate")
         return
-    cost = f", ${burn['cost_usd_per_hour']:,.2f}/h" if with_cost else ""
-    projected = f", ${burn['projected_cost_usd']:,.2f}" if with_cost else ""
+    priced = burn["cost_usd_per_hour"] is not None  # None: no call of the block could be priced
+    cost = f", ${burn['cost_usd_per_hour']:,.2f}/h" if priced else ""
+    projected = f", ${burn['projected_cost_usd']:,.2f}" if priced else ""
     app.console.print(
         f"active block ends {ends} ({burn['remaining_minutes']} min left): "
         f"{burn['tokens_per_minute']:,.0f} tokens/min{cost}; "

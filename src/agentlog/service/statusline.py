@@ -26,7 +26,8 @@ CONTEXT_WINDOW = 200_000
 
 
 class StatuslineFacts(msgspec.Struct, kw_only=True):
-    """What the status line shows: costs in USD (``None`` when nothing is priced),
+    """What the status line shows: costs in USD (0.0 when there were no calls,
+    ``None`` when there were some and none could be priced),
     the active 5-hour block (``block_start``/``block_end`` UTC, ``None`` when no
     block is active) with its cost and burn rate (USD per hour, tokens per minute;
     ``None`` under a minute of calls), and the context the last call used
@@ -75,14 +76,14 @@ def statusline_facts(
 
     def total(items: list[PricedCall]) -> float | None:
         costs = [p.cost for p in items if p.cost is not None]
-        return usd_float(sum(costs)) if costs else None
+        return usd_float(sum(costs)) if costs else None if items else 0.0
 
     facts = StatuslineFacts(session_cost_usd=total(mine), today_cost_usd=total(todays))
     blocks = build_blocks([p for p in priced if p.call.agent == "claude_code"], now)
     if blocks and blocks[-1].active:
         block = blocks[-1]
         facts.block_start, facts.block_end = block.start, block.end
-        facts.block_cost_usd = block.totals.cost_usd
+        facts.block_cost_usd = block.totals.cost_usd if block.totals.priced else None
         rate = block.burn_rate()
         if rate is not None:
             facts.burn_tokens_per_minute, facts.burn_usd_per_hour = rate

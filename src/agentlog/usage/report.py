@@ -260,16 +260,17 @@ class Block(msgspec.Struct):
     def end(self) -> datetime:
         return self.start + BLOCK
 
-    def burn_rate(self) -> tuple[float, float] | None:
-        """``(tokens per minute, USD per hour)`` from the first to the last call,
-        or ``None`` when they are less than a minute apart."""
+    def burn_rate(self) -> tuple[float, float | None] | None:
+        """``(tokens per minute, USD per hour)`` from the first to the last call
+        (USD ``None`` when no call of the block could be priced), or ``None`` when
+        they are less than a minute apart."""
         t = self.totals
         if t.first is None or t.last is None:
             return None
         minutes = (t.last - t.first).total_seconds() / 60
         if minutes < 1:
             return None
-        return t.tokens["total_tokens"] / minutes, t.cost_usd / minutes * 60
+        return t.tokens["total_tokens"] / minutes, t.cost_usd / minutes * 60 if t.priced else None
 
     def as_dict(self, now: datetime, with_cost: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -286,13 +287,13 @@ class Block(msgspec.Struct):
             left = max(0.0, (self.end - now).total_seconds() / 60)
             out["burn_rate"] = {
                 "tokens_per_minute": round(tokens_per_minute, 1),
-                "cost_usd_per_hour": round(usd_per_hour, 6) if with_cost else None,
+                "cost_usd_per_hour": round(usd_per_hour, 6) if with_cost and usd_per_hour is not None else None,
                 "remaining_minutes": round(left),
                 "projected_total_tokens": round(
                     self.totals.tokens["total_tokens"] + tokens_per_minute * left
                 ),
                 "projected_cost_usd": round(self.totals.cost_usd + usd_per_hour * left / 60, 6)
-                if with_cost
+                if with_cost and usd_per_hour is not None
                 else None,
             }
         return out
