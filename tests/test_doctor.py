@@ -176,4 +176,51 @@ def test_doctor_names_the_root_folders_an_earlier_sync_was_given(tmp_path):
     assert (code, report["remembered_roots"]) == (0, [str(logs)])
     assert [(a["agent"], a["sessions"]) for a in report["agents"]] == [("claude_code", 1)]
     code, out, _ = run(home, "--index", str(index), "doctor")
-    assert code == 0 and f"--root folders of earlier syncs, kept synced (read-only): {logs}\n" in out
+    assert code == 0 and (
+        f"--root folders of earlier syncs, kept synced (read-only): {logs}"
+        " (`agentlog prune --forget-root FOLDER` forgets one)\n"
+    ) in out
+
+
+def test_prune_forget_root_stops_reading_a_root_folder_and_removes_its_sessions(tmp_path):
+    """``--root`` is remembered by the index (tester12 finding 11: "forever"):
+    ``prune --forget-root FOLDER`` forgets it and removes its logs' sessions, which no
+    later sync (full or no-change) reads again; the home's own sessions stay."""
+    home = tmp_path / "home"
+    fixtures = sorted((FIXTURES / "claude_code").glob("*.jsonl"))
+    (home / ".claude" / "projects" / "-h").mkdir(parents=True)
+    shutil.copy(fixtures[0], home / ".claude" / "projects" / "-h" / "own.jsonl")
+    logs = tmp_path / "logs"
+    (logs / "-p").mkdir(parents=True)
+    shutil.copy(fixtures[1], logs / "-p" / "s.jsonl")
+    (tmp_path / "link").symlink_to(logs)
+    index = tmp_path / "index.sqlite"
+
+    def sessions() -> list[str]:
+        code, out, err = run(home, "--index", str(index), "sessions", "--json")
+        assert code == 0, err
+        return sorted(s["key"] for s in json.loads(out))
+
+    own = sessions()
+    assert run(home, "--index", str(index), "--root", str(logs), "index")[0] == 0
+    both = sessions()
+    assert len(own) == 1 and len(both) == 2 and set(own) < set(both)
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(tmp_path / "link"), "--dry-run", "--json")
+    assert code == 0, err
+    listed = json.loads(out)
+    assert (listed["dry_run"], [(s["path"], s["archived_at"]) for s in listed["sources"]]) == (
+        True, [(str(logs / "-p" / "s.jsonl"), None)]
+    )
+    assert sessions() == both  # nothing changed
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs))
+    assert code == 0, err
+    assert out == f"removed {logs / '-p' / 's.jsonl'}: 1 session\n"
+    assert err == f"removed 1 source, 1 session\nforgot {logs}: later syncs do not read it\n"
+    for _ in range(2):  # the sync after (full: the memo's sources changed), then a no-change one
+        assert sessions() == own
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    assert (code, json.loads(out)["remembered_roots"]) == (0, [])
+    code, _, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs))
+    assert (code, err) == (1, f"agentlog: {logs} is not a folder the index remembers (agentlog doctor lists them)\n")
+    code, _, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs), "--agent", "claude")
+    assert code == 2 and "takes no --agent" in err

@@ -373,7 +373,11 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
         console.print(f"[yellow]warning:[/yellow] {clean(warning.message, one_line=True)}")
     if result.remembered_roots:
         folders = ", ".join(clean(tilde(p, str(app.home)), one_line=True) for p in result.remembered_roots)
-        console.print(f"[dim]--root folders of earlier syncs, kept synced (read-only): {folders}[/dim]", soft_wrap=True)
+        console.print(
+            f"[dim]--root folders of earlier syncs, kept synced (read-only): {folders}"
+            " (`agentlog prune --forget-root FOLDER` forgets one)[/dim]",
+            soft_wrap=True,
+        )
     if not result.synced:
         print_never_synced(app, result)
     elif not result.agents and not result.unreadable and not result.path_problems:

@@ -13,12 +13,12 @@ import msgspec
 from agentlog.cli import App, main
 from agentlog.cli.render import print_json, print_lines, printed_as_written
 from agentlog.cli.synced import open_index
-from agentlog.errors import UsageError
+from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
 from agentlog.index.sync import SyncReport
-from agentlog.present import clean, local, plural
+from agentlog.present import clean, local, plural, tilde
 from agentlog.query import resolve_agent
-from agentlog.service.index import prune, still_unreadable
+from agentlog.service.index import forget_root, prune, still_unreadable
 
 
 @main.command("index")
@@ -102,34 +102,64 @@ def _summary(report: SyncReport, still: int, index: Path, text: Callable[..., st
 
 @main.command("prune")
 @click.option("--agent", "-a", help="Only this agent's sources.")
+@click.option(
+    "--forget-root",
+    "forget",
+    metavar="FOLDER",
+    type=click.Path(path_type=Path),
+    help="Instead: stop reading FOLDER, a --root given earlier, and remove its logs' sessions.",
+)
 @click.option("--dry-run", "-n", is_flag=True, help="List what would be removed; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a list.")
 @click.pass_obj
-def prune_command(app: App, agent: str | None, dry_run: bool, as_json: bool) -> None:
+def prune_command(app: App, agent: str | None, forget: Path | None, dry_run: bool, as_json: bool) -> None:
     """Remove the sessions of logs that are gone (archived) from the index.
 
     The index keeps the sessions of a log its agent deleted (Claude Code's
     cleanup) or that cannot be read any more; they are listed as archived until
-    this removes them.  They cannot be read again from the logs.
+    this removes them.  They cannot be read again from the logs.  With
+    --forget-root, a folder once given as --root is no longer remembered, and
+    the sessions of the logs under it are removed instead.
     """
+    if forget is not None and agent:
+        raise UsageError("--forget-root removes every agent's logs under the folder: it takes no --agent")
     agent = resolve_agent(agent)
     conn, _ = open_index(app)
-    pruned = prune(conn, agent, dry_run=dry_run)
+    if forget is None:
+        pruned = prune(conn, agent, dry_run=dry_run)
+    else:
+        forgotten = forget_root(conn, forget, dry_run=dry_run)
+        if forgotten is None:
+            raise NotFound(
+                f"{tilde(str(forget), str(app.home))} is not a folder the index remembers"
+                " (agentlog doctor lists them)"
+            )
+        pruned = forgotten
     if as_json:
         print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
         return
     verb = "would remove" if dry_run else "removed"
     for source in pruned:
         why = f" ({clean(source.error, one_line=True)})" if source.error else ""
+        archived = f", archived {local(source.archived_at)}" if source.archived_at else ""
         app.console.print(
-            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}, "
-            f"archived {local(source.archived_at)}",
+            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}{archived}",
             highlight=False,
             soft_wrap=True,
         )
     sessions = sum(len(p.sessions) for p in pruned)
     app.err.print(
-        f"{verb} {plural(len(pruned), 'archived source')}, {plural(sessions, 'session')}"
+        f"{verb} {plural(len(pruned), 'archived source' if forget is None else 'source')}, {plural(sessions, 'session')}"
         if pruned
         else "nothing archived"
+        if forget is None
+        else f"no log under {clean(tilde(str(forget), str(app.home)), one_line=True)}",
+        highlight=False,
+        soft_wrap=True,
     )
+    if forget is not None and not dry_run:
+        app.err.print(
+            f"forgot {clean(tilde(str(forget), str(app.home)), one_line=True)}: later syncs do not read it",
+            highlight=False,
+            soft_wrap=True,
+        )

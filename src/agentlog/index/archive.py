@@ -24,13 +24,14 @@ from agentlog.index.db import transaction
 
 class ArchivedSource(msgspec.Struct, kw_only=True):
     """A source kept after it was found gone or unreadable: its ``path`` and
-    ``agent``, when a sync first found it so (``archived_at``, aware UTC), why
+    ``agent``, when a sync first found it so (``archived_at``, aware UTC; ``None``
+    for a source :func:`forget_root` removes that was not archived), why
     (``error``: ``None`` when it is gone, else why it cannot be read) and the keys
     of the ``sessions`` it holds."""
 
     path: str
     agent: str
-    archived_at: datetime
+    archived_at: datetime | None
     error: str | None = None
     sessions: list[str] = msgspec.field(default_factory=list)
 
@@ -102,16 +103,24 @@ def is_archived(conn: sqlite3.Connection, source_id: int) -> bool:
 def archived_sources(conn: sqlite3.Connection, agent: str | None = None) -> list[ArchivedSource]:
     """Every archived source (of ``agent`` when given), oldest first, with its sessions."""
     only = " AND src.agent = ?" if agent else ""
+    return _sources(conn, f"src.archived_at IS NOT NULL{only}", (agent,) if agent else ())
+
+
+def _sources(conn: sqlite3.Connection, where: str, args: tuple[str, ...]) -> list[ArchivedSource]:
+    """The sources ``where`` holds for (SQL over ``sources src``), archived first by
+    when, then by path, each with its sessions."""
     out: dict[int, ArchivedSource] = {}
     for source_id, path, slug, stamp, error, key in conn.execute(
         f"""SELECT src.id, src.path, src.agent, src.archived_at, src.error, s.key FROM sources src
             LEFT JOIN sessions s ON s.source_id = src.id
-            WHERE src.archived_at IS NOT NULL{only} ORDER BY src.archived_at, src.path, s.key""",
-        (agent,) if agent else (),
+            WHERE {where} ORDER BY src.archived_at IS NULL, src.archived_at, src.path, s.key""",
+        args,
     ):
         found = out.setdefault(
             source_id,
-            ArchivedSource(path=path, agent=slug, archived_at=datetime.fromisoformat(stamp), error=error),
+            ArchivedSource(
+                path=path, agent=slug, archived_at=datetime.fromisoformat(stamp) if stamp else None, error=error
+            ),
         )
         if key is not None:
             found.sessions.append(key)
@@ -138,10 +147,33 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
     """Remove the archived sources (of ``agent``) and their sessions; copies of
     their calls in other sessions are counted instead.  With ``dry_run`` nothing
     changes.  Returns what was (or would be) removed."""
+    return _remove(conn, archived_sources(conn, agent), dry_run)
+
+
+def forget_root(conn: sqlite3.Connection, folder: str, dry_run: bool = False) -> list[ArchivedSource] | None:
+    """Forget ``folder`` (a real path), a ``--root`` an earlier sync was given and
+    the index remembers (:func:`agentlog.index.sync.remember_roots`): later syncs
+    no longer read it, and the sources under it and their sessions are removed as
+    :func:`prune` removes archived ones (a log there that an agent's own folders
+    hold is read again by the next sync, which finds it).  With ``dry_run`` nothing
+    changes.  What was (or would be) removed; ``None`` when ``folder`` is not
+    remembered."""
+    if conn.execute("SELECT 1 FROM roots WHERE path = ?", (folder,)).fetchone() is None:
+        return None
+    under = folder.rstrip("/") + "/"
+    found = _sources(conn, "src.path >= ? AND src.path < ?", (under, under[:-1] + "0"))  # "0" follows "/"
+    if not dry_run:
+        with transaction(conn):
+            conn.execute("DELETE FROM roots WHERE path = ?", (folder,))
+        _remove(conn, found, dry_run)
+    return found
+
+
+def _remove(conn: sqlite3.Connection, found: list[ArchivedSource], dry_run: bool) -> list[ArchivedSource]:
+    """Remove the sources ``found`` and their sessions (unless ``dry_run``): ``found``."""
     from agentlog.index.history import read_again  # it archives through this module
     from agentlog.index.store import Store
 
-    found = archived_sources(conn, agent)
     if found and not dry_run:
         with transaction(conn):
             store = Store(conn)

@@ -1,14 +1,17 @@
 """Bringing the index up to date: the one sync call the CLI and the viewer's
 background thread make; and removing what it keeps of logs that are gone
-(:func:`prune`, :mod:`agentlog.index.archive`)."""
+(:func:`prune`, :mod:`agentlog.index.archive`), or of a ``--root`` given once
+(:func:`forget_root`)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable
+from pathlib import Path
 
+from agentlog.index import archive
 from agentlog.index.archive import ArchivedSource
-from agentlog.index.archive import prune as prune_archived
 from agentlog.index.sync import Progress, SyncReport, sync, sync_known
 from agentlog.service.home import Home
 
@@ -56,4 +59,13 @@ def sync_changed(
 def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = False) -> list[ArchivedSource]:
     """Remove the archived sources of ``agent`` (every agent when ``None``) and
     their sessions (``dry_run``: change nothing); what was, or would be, removed."""
-    return prune_archived(conn, agent, dry_run=dry_run)
+    return archive.prune(conn, agent, dry_run=dry_run)
+
+
+def forget_root(conn: sqlite3.Connection, folder: Path, dry_run: bool = False) -> list[ArchivedSource] | None:
+    """Stop reading ``folder``, a ``--root`` an earlier sync was given (symlinks and
+    ``..`` resolved, as it was remembered): the sources under it and their sessions
+    are removed (``dry_run``: change nothing); what was, or would be, removed
+    (:func:`agentlog.index.archive.forget_root`), ``None`` when the index does not
+    remember ``folder``."""
+    return archive.forget_root(conn, os.path.realpath(folder), dry_run=dry_run)
