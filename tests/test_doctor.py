@@ -202,7 +202,9 @@ def test_prune_forget_root_stops_reading_a_root_folder_and_removes_its_sessions(
         return sorted(s["key"] for s in json.loads(out))
 
     own = sessions()
-    assert run(home, "--index", str(index), "--root", str(logs), "index")[0] == 0
+    assert run(home, "--index", str(index), "--root", str(logs), "--root", str(logs / "-p"), "index")[0] == 0
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    assert json.loads(out)["remembered_roots"] == [str(logs), str(logs / "-p")]
     both = sessions()
     assert len(own) == 1 and len(both) == 2 and set(own) < set(both)
     code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(tmp_path / "link"), "--dry-run", "--json")
@@ -219,7 +221,7 @@ def test_prune_forget_root_stops_reading_a_root_folder_and_removes_its_sessions(
     for _ in range(2):  # the sync after (full: the memo's sources changed), then a no-change one
         assert sessions() == own
     code, out, _ = run(home, "--index", str(index), "doctor", "--json")
-    assert (code, json.loads(out)["remembered_roots"]) == (0, [])
+    assert (code, json.loads(out)["remembered_roots"]) == (0, [])  # the one inside it too
     code, _, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs))
     assert (code, err) == (1, f"agentlog: {logs} is not a folder the index remembers (agentlog doctor lists them)\n")
     code, _, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs), "--agent", "claude")

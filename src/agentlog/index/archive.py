@@ -153,7 +153,8 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
 def forget_root(conn: sqlite3.Connection, folder: str, dry_run: bool = False) -> list[ArchivedSource] | None:
     """Forget ``folder`` (a real path), a ``--root`` an earlier sync was given and
     the index remembers (:func:`agentlog.index.sync.remember_roots`): later syncs
-    no longer read it, and the sources under it and their sessions are removed as
+    no longer read it (nor a remembered root inside it), and the sources under it
+    and their sessions are removed as
     :func:`prune` removes archived ones (a log there that an agent's own folders
     hold is read again by the next sync, which finds it).  With ``dry_run`` nothing
     changes.  What was (or would be) removed; ``None`` when ``folder`` is not
@@ -161,10 +162,11 @@ def forget_root(conn: sqlite3.Connection, folder: str, dry_run: bool = False) ->
     if conn.execute("SELECT 1 FROM roots WHERE path = ?", (folder,)).fetchone() is None:
         return None
     under = folder.rstrip("/") + "/"
-    found = _sources(conn, "src.path >= ? AND src.path < ?", (under, under[:-1] + "0"))  # "0" follows "/"
+    inside = (under, under[:-1] + "0")  # the paths under it: "0" follows "/"
+    found = _sources(conn, "src.path >= ? AND src.path < ?", inside)
     if not dry_run:
-        with transaction(conn):
-            conn.execute("DELETE FROM roots WHERE path = ?", (folder,))
+        with transaction(conn):  # with any remembered root inside it: its sources go too
+            conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *inside))
         _remove(conn, found, dry_run)
     return found
 
