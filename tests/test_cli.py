@@ -517,3 +517,34 @@ def test_no_sync_on_an_index_that_holds_nothing_says_the_logs_were_not_read(tmp_
     assert run("sessions", env=env)[0] == 0  # read: then found
     code, _, err = run("--no-sync", "sessions", "--since", "2099-01-01", env=env)
     assert (code, err) == (0, "no sessions match\n")  # the index holds sessions: none in the span
+
+
+def test_a_tool_result_whose_text_is_not_a_string_is_shown(tmp_path):
+    """A content block's ``text`` that is a number or ``null`` (tester13 finding 2)
+    made ``show``, the exports, the viewer and MCP exit 70 (``str.join`` of an int):
+    it is now shown as JSON text, by the one rule for a tool's output."""
+    from agentlog.present import output_text
+
+    assert output_text([{"type": "text", "text": 5}, {"type": "text", "text": None}, {"text": "ok"}, 7]) == "5\n\nok\n7"
+    folder = tmp_path / "home" / ".claude" / "projects" / "-w"
+    folder.mkdir(parents=True)
+    base = {"sessionId": "inttext", "cwd": "/w", "version": "2.1.0", "isSidechain": False}
+    lines = [
+        {**base, "type": "user", "uuid": "u0", "parentUuid": None, "timestamp": "2026-11-01T11:00:00Z",
+         "message": {"role": "user", "content": "run it"}},
+        {**base, "type": "assistant", "uuid": "a0", "parentUuid": "u0", "timestamp": "2026-11-01T11:00:01Z",
+         "requestId": "r0", "message": {"id": "m0", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+         "content": [{"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "echo 5"}}],
+         "usage": {"input_tokens": 10, "output_tokens": 5}}},
+        {**base, "type": "user", "uuid": "u1", "parentUuid": "a0", "timestamp": "2026-11-01T11:00:02Z",
+         "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+         "content": [{"type": "text", "text": 5}, {"type": "text", "text": 6.5}]}]}},
+    ]
+    (folder / "t.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    env = {"HOME": str(tmp_path / "home"), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    code, out, err = run("show", "inttext", "--full", env=env)
+    assert code == 0, err
+    assert "5\n" in out and "6.5" in out
+    for fmt, shown in (("md", "6.5"), ("html", "6.5"), ("slim", "→ ok: 5")):
+        code, out, err = run("export", "inttext", "--format", fmt, env=env)
+        assert code == 0 and shown in out, (fmt, err)

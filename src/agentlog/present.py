@@ -180,9 +180,10 @@ def checklist_counts(items: list[dict[str, Any]]) -> str:
 
 def output_text(output: Any) -> str:
     """A tool result's output as text: a string as it is, content blocks' texts
-    one per line, anything else as JSON (``None`` → empty)."""
+    one per line (a block's ``text`` that is not a string, as a log may hold, by
+    this same rule), anything else as JSON (``None`` → empty)."""
     if isinstance(output, str):
         return output
     if isinstance(output, list):
-        return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in output)
+        return "\n".join(output_text(b.get("text")) if isinstance(b, dict) else output_text(b) for b in output)
     return "" if output is None else json.dumps(output, ensure_ascii=False)
