@@ -494,3 +494,35 @@ def test_an_export_onto_a_hardlink_of_an_agents_file_in_a_project_is_refused(tmp
         f"agentlog: {out_path} is an agent's log file: agentlog never writes there; give another -o\n",
     )
     assert history.read_bytes() == before and os.path.samefile(history, out_path)
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_an_export_onto_a_log_reached_through_a_symlink_in_a_log_folder_is_refused(tmp_path, linked):
+    """A transcript kept outside ``~/.claude`` and reached through a symlink inside it
+    (the file, or a project folder): ``-o`` its real path overwrote the log, and the
+    next sync dropped its session (tester13 finding 1).  It is the same file as the
+    source by device and inode: refused, the log untouched."""
+    home = tmp_path / "home"
+    data = tmp_path / "data"
+    data.mkdir()
+    log = data / "edge-cases.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "edge-cases.jsonl", log)
+    projects = home / ".claude" / "projects"
+    projects.mkdir(parents=True)
+    if linked == "file":
+        (projects / "-p").mkdir()
+        (projects / "-p" / log.name).symlink_to(log)
+    else:
+        (projects / "-q").symlink_to(data)
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    code, out, err = run("sessions", "--json", env=env)
+    assert code == 0 and [s["id"] for s in json.loads(out)] == ["edge_cases"], err
+    before = log.read_bytes()
+    code, stdout, err = run("export", "edge_cases", "--format", "md", "-o", str(log), env=env)
+    assert (code, stdout, err) == (
+        2,
+        "",
+        f"agentlog: {log} is an agent's log file: agentlog never writes there; give another -o\n",
+    )
+    assert log.read_bytes() == before
+    assert run("export", "edge_cases", "--format", "md", "-o", str(data / "notes.md"), env=env)[0] == 0  # beside it: a file of the user's

@@ -11,6 +11,7 @@ import contextlib
 import io
 import os
 import sqlite3
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import BinaryIO, TextIO, cast
@@ -28,7 +29,7 @@ from agentlog.live.procs import scan as scan_processes
 from agentlog.model import Message, Session
 from agentlog.present import clean
 from agentlog.query import SessionFilter
-from agentlog.service.home import Home, hard_linked, own_guard
+from agentlog.service.home import Home, own_guard
 from agentlog.service.status import refine_sessions
 
 PAGE = 500
@@ -158,14 +159,20 @@ is not JSON (a damaged row) is not read as a list (SQLite's ``json_each`` raised
 
 def _is_source(conn: sqlite3.Connection, real: str) -> bool:
     """Whether ``real`` (a real path) is a source the index has read, one of its
-    sidecars, or another hard link of a source (the index keeps each source's
-    inode: a file agents keep in projects, such as Aider's history, lies in no
-    log folder :func:`~agentlog.service.home.linked_in` walks)."""
+    sidecars, or the same file as a source by device and inode (the index keeps
+    each source's inode, of the file its path names, symlinks followed): another
+    hard link of it (a file agents keep in projects, such as Aider's history,
+    lies in no log folder :func:`~agentlog.service.home.linked_in` walks), or the
+    file a source's path reaches through a symlink inside a log folder (the
+    index stores the path as discovery found it)."""
     row = conn.execute(SOURCE_SQL, (real,)).fetchone()
     if row is not None:
         return True
-    st = hard_linked(real)
-    if st is None:
+    try:
+        st = os.stat(real)
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode):
         return False
     for (path,) in conn.execute("SELECT path FROM sources WHERE inode = ?", (st.st_ino,)):
         with contextlib.suppress(OSError):
