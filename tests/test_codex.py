@@ -944,9 +944,15 @@ def test_a_cumulative_total_out_of_range_is_zeroed_and_counted_not_a_call_of_its
     """A ``total_token_usage`` of 1e27 (kept at 2**53 by ``as_int``) less the previous
     total used to fall back in range: a call of 9·10^15 input tokens, $11 billion.
     Now that component is out of range, zeroed and counted (``tokens_out_of_range``),
-    and the next total, lower, is a restarted counter: its ``last`` call counts."""
-    from agentlog.adapters.codex import total_delta
+    and it is no baseline (:func:`next_baseline`): the next total counts from the last
+    believable one (3000 − 1000), where it used to read as a restarted counter and a
+    total with no ``last`` was then counted whole a second time (tester13 finding 5)."""
+    from agentlog.adapters.codex import next_baseline, total_delta
     from agentlog.rules import MAX_TOKENS
+
+    assert next_baseline([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
+    assert next_baseline([-5, 0, 0, 0, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
+    assert next_baseline([MAX_TOKENS - 1, 0, 0, 0, 0], None) == [MAX_TOKENS - 1, 0, 0, 0, 0]
 
     assert total_delta([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0], None) == [MAX_TOKENS, 0, 0, 10, 0]
     assert total_delta([3000, 0, 0, 30, 0], [MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
@@ -969,5 +975,33 @@ def test_a_cumulative_total_out_of_range_is_zeroed_and_counted_not_a_call_of_its
     path.write_text("\n".join(lines) + "\n")
     session = parse_one("codex", path)
     inputs = [m.usage.input_tokens for m in session.messages if m.usage is not None]
-    assert inputs == [1000, 0, 1000]
+    assert inputs == [1000, 0, 2000]
     assert session.diagnostics.invalid_values == {"tokens_out_of_range": 1}
+
+
+def test_totals_out_of_range_without_last_do_not_count_the_next_total_twice(tmp_path):
+    """The tester's rollout (finding 5): totals 10,500 → 4,200 (a restarted counter)
+    → 15,900, then −5 and 2**60, then 17,000: the last call is 17,000 − 15,900, not
+    17,000 again (totals were 57,400 tokens where 41,500 are right)."""
+    def count(n: int, inp: int, cached: int, out: int) -> str:
+        usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": 0}
+        payload = {"type": "token_count", "info": {"total_token_usage": usage}}
+        return json.dumps({"timestamp": f"2026-01-01T10:00:{n:02d}Z", "type": "event_msg", "payload": payload})
+
+    lines = [
+        json.dumps({"timestamp": "2026-01-01T10:00:00Z", "type": "session_meta",
+                    "payload": {"id": "big-2", "timestamp": "2026-01-01T10:00:00Z", "cwd": "/w", "cli_version": "0.60.0"}}),
+        json.dumps({"timestamp": "2026-01-01T10:00:00Z", "type": "turn_context", "payload": {"cwd": "/w", "model": "gpt-5-codex"}}),
+        count(1, 10000, 2000, 500),
+        count(2, 4000, 1000, 200),
+        count(3, 15000, 3000, 900),
+        count(4, -5, 0, 0),
+        count(5, 2**60, 0, 0),
+        count(6, 16000, 3000, 1000),
+    ]
+    path = tmp_path / "rollout-2026-01-01T10-00-00-big-2.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    session = parse_one("codex", path)
+    calls = [(m.usage.input_tokens + m.usage.cache_read_tokens, m.usage.output_tokens) for m in session.messages if m.usage]
+    assert calls == [(10000, 500), (4000, 200), (11000, 700), (0, 0), (0, 0), (1000, 100)]
+    assert sum(i + o for i, o in calls) == 27500

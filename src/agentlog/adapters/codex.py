@@ -429,6 +429,15 @@ def total_delta(
     return [now if now >= MAX_TOKENS else max(0, now - before) for now, before in zip(total, prev, strict=True)]
 
 
+def next_baseline(total: list[int], prev: list[int] | None) -> list[int] | None:
+    """The cumulative total the next call's :func:`total_delta` starts from: ``total``,
+    unless a component of it is out of range (negative, or from
+    :data:`agentlog.rules.MAX_TOKENS` on: no counter's value), when ``prev`` stays:
+    such a total, zeroed and counted as its own call, used to restart the counter,
+    so the next real total was counted whole a second time."""
+    return total if min(total) >= 0 and max(total) < MAX_TOKENS else prev
+
+
 def usage_of(vector: list[int], web_searches: int = 0, tier: str | None = None) -> Usage:
     """Exclusive buckets from an inclusive Codex token vector (see :func:`token_vector`),
     at service tier ``tier``."""
@@ -1129,7 +1138,7 @@ class CodexParser(LineParser[CodexState]):
             delta = total_delta(
                 total, state.prev_total, last, state.fork_phase in (_FORK_BEFORE, _FORK_MATCH)
             )
-            state.prev_total = total
+            state.prev_total = next_baseline(total, state.prev_total)
         elif last is not None:
             delta = [0] * 5 if last == state.prev_last else last
             state.prev_last = last
@@ -1337,7 +1346,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 6  # 6: a cumulative total out of range is zeroed and counted (total_delta)
+    parser_version = 7  # 6: a cumulative total out of range is zeroed and counted (total_delta); 7: and is no baseline
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
