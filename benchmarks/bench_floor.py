@@ -263,7 +263,7 @@ def floor(path: Path, index: Path) -> dict[str, float]:
         _write(conn, rows, cpu)
         cpu["decode"] += t1 - t0
         cpu["assemble"] += t2 - t1
-    rows, part_rowid = _rows(pending, key, part_rowid)  # the last message
+    rows, part_rowid = _rows(pending, key, part_rowid)  # the messages still held at the end
     _write(conn, rows, cpu)
     t0 = clock()
     conn.execute(
