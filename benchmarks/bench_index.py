@@ -3,6 +3,7 @@
     python benchmarks/bench_index.py                  # everything below
     python benchmarks/bench_index.py --only sync      # one part: sync, resync, append
     python benchmarks/bench_index.py --agentsview /path/to/agentsview
+    python benchmarks/bench_index.py --only floor --mb 300   # the floor beside both (bench_floor.py)
 
 * full sync of generated Claude Code files of 50/150/300 MB (MB/s, peak RSS);
 * no-change resync of 5,000 small Codex rollouts;
@@ -10,7 +11,11 @@
 * (search latency and index size: ``benchmarks/bench_search.py``);
 * ``agentsview sync`` (PyPI ``agentsview==0.46.1``, run with
   ``HOME=<tmp> AGENTSVIEW_NO_DAEMON=1``, its database outside the home) on the
-  same 300 MB file right after ours, with the ratios (skipped when absent).
+  same 300 MB file right after ours, with the ratios (skipped when absent);
+* with ``--only floor``: agentlog's full index of the largest file, the floor of
+  any design of ours (``benchmarks/bench_floor.py``: each step's CPU s) and
+  agentsview's sync, one after the other, with the ratios; and whether the floor
+  indexed what agentlog's index holds.
 
 Each sync runs in its own process, so peak RSS is that sync's own; wall and CPU
 are the whole process's (its parse worker included).  On a shared machine
@@ -106,6 +111,48 @@ def bench_sync(tmp: Path, sizes: list[float], agentsview: str | None = None) -> 
     return last
 
 
+def bench_floor(tmp: Path, mb: float, agentsview: str | None) -> None:
+    """agentlog's full index of the generated ``mb`` MB file, the floor's
+    (:func:`bench_floor.floor`, its own process) and ``agentsview sync``, in one
+    run: each step's CPU s and the ratios."""
+    from bench_floor import compare
+
+    home = claude_home(tmp, f"sync{mb:g}", mb)
+    index, floor_index = tmp / f"sync{mb:g}.sqlite", tmp / f"floor{mb:g}.sqlite"
+    for path in [*tmp.glob(f"{index.name}*"), *tmp.glob(f"{floor_index.name}*")]:
+        path.unlink()
+    ours = run_sync(home, index)
+    source = next((home / ".claude/projects/-bench").glob("*.jsonl"))
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "bench_floor.py"), str(source), str(floor_index)], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status):
+        raise RuntimeError("the floor failed")
+    steps: dict[str, float] = json.loads(out)
+    floor_cpu, floor_wall = usage.ru_utime + usage.ru_stime, time.perf_counter() - start
+    av = run_agentsview(tmp, agentsview, home) if agentsview else None
+    print(f"{ours['mb']:.0f} MB Claude Code, load {os.getloadavg()[0]:.2f}:")
+    print(f"  agentlog full index: {ours['cpu']:.2f} s CPU, {ours['wall']:.2f} s wall")
+    print(
+        f"  floor: {floor_cpu:.2f} s CPU ({steps['sum']:.2f} s in its steps: "
+        + ", ".join(f"{name} {steps[name]:.2f}" for name in ("decode", "assemble", "fts", "rows", "commit"))
+        + f"), {floor_wall:.2f} s wall; agentlog / floor {ours['cpu'] / floor_cpu:.2f}x CPU"
+    )
+    if av is not None:
+        wall, cpu, code = av
+        print(
+            f"  agentsview sync: {cpu:.2f} s CPU, {wall:.2f} s wall (exit {code}) | agentlog {ours['cpu'] / cpu:.2f}x CPU, "
+            f"{ours['wall'] / wall:.2f}x wall; floor {floor_cpu / cpu:.2f}x CPU, {floor_wall / wall:.2f}x wall"
+            " (target <= 0.2x)"
+        )
+    differences = compare(floor_index, index)
+    print("  the floor indexed what agentlog's index holds" if not differences else "  FLOOR DIFFERS: " + "; ".join(differences))
+
+
 def bench_append(tmp: Path, home: Path) -> None:
     index = tmp / f"{home.name}.sqlite"
     path = next((home / ".claude/projects/-bench").glob("*.jsonl"))
@@ -156,7 +203,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--only", choices=["sync", "append", "resync"])
+    parser.add_argument("--only", choices=["sync", "append", "resync", "floor"])
     parser.add_argument("--mb", type=float, nargs="*", default=[50, 150, 300])
     parser.add_argument("--files", type=int, default=5000)
     parser.add_argument(
@@ -173,6 +220,8 @@ def main() -> None:
         tmp = args.work or Path(name)
         tmp.mkdir(parents=True, exist_ok=True)
         agentsview = args.agentsview if args.agentsview and Path(args.agentsview).exists() else None
+        if args.only == "floor":
+            bench_floor(tmp, args.mb[-1], agentsview)
         if args.only in (None, "sync", "append"):
             home = bench_sync(tmp, args.mb if args.only != "append" else args.mb[-1:], agentsview)
             if home and args.only in (None, "append"):

@@ -218,10 +218,7 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         return _connect_readonly(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    # A store may index text in a second thread while this one waits (never both at once).
-    conn = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-    )
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA mmap_size = {MMAP_SIZE}")

@@ -155,7 +155,6 @@ def add_prompts(conn: sqlite3.Connection, source_id: int, sessions: Sequence[Ses
         store.put_fragments(source_id, SLUG, [(session.id, m) for m in session.messages])
         touched.add(session.key)
     store.refresh_sessions(touched)
-    store.settle()
 
 
 def store_prompt_only(conn: sqlite3.Connection, source_id: int, sessions: Sequence[Session]) -> None:
@@ -186,7 +185,6 @@ def store_prompt_only(conn: sqlite3.Connection, source_id: int, sessions: Sequen
         store.put_fragments(source_id, SLUG, [(session.id, m) for m in session.messages])
         written.add(key)
     store.refresh_sessions(written)
-    store.settle()
 
 
 def yield_prompt_only(conn: sqlite3.Connection, key: str, owner: int) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import operator
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -87,11 +86,10 @@ class Store:
     def __init__(
         self, conn: sqlite3.Connection, fresh_source: bool = False, deferred: DeferredText | None = None
     ) -> None:
-        self._conn = conn
+        self.conn = conn
         self._deferred = deferred
         """Where the ``parts_fts`` rows of the parts written wait for their batch's
         commit (:mod:`agentlog.index.deferred`), else ``None``: inserted at once."""
-        self._indexing: _Background | None = None
         self._ensured: set[str] = set()
         self.fresh_source = fresh_source
         """True while a source is written whole: then only what this store wrote
@@ -113,20 +111,6 @@ class Store:
         self.orphans: set[tuple[str, str, str, str | None]] = set()
         """``(agent, message id)`` of counted calls removed with their source while
         copies remain elsewhere: ownership is decided again at the next refresh."""
-
-    @property
-    def conn(self) -> sqlite3.Connection:
-        """The connection, once the full-text indexing left running by the last
-        write is done."""
-        self.settle()
-        return self._conn
-
-    def settle(self) -> None:
-        """Wait for the full-text indexing running in the background (raising its
-        error); callers do before they use the connection themselves."""
-        if self._indexing is not None:
-            indexing, self._indexing = self._indexing, None
-            indexing.wait()
 
     # -- sources --------------------------------------------------------------
 
@@ -287,9 +271,7 @@ class Store:
 
     def _write_messages(self, key: str, source_id: int, messages: list[Message]) -> None:
         """Insert new messages and replace changed ones (their parts and usage
-        rewritten).  Their parts are added to the full-text index in a thread when
-        there are many (SQLite runs it without the GIL, while the caller goes on
-        with the next batch), else at once."""
+        rewritten, and added to the full-text index)."""
         if not messages:
             return
         values = [
@@ -299,7 +281,7 @@ class Store:
                 None if m.usage is None else _usage_row(m.usage),
             )
             for m in messages
-        ]  # the Python work first, while an earlier indexing may still run
+        ]
         existing = self._stored_rowids(key, messages)
         replayed: set[int] = set()
         if existing:
@@ -376,15 +358,10 @@ class Store:
             return
         del texts
         huge = [row for row in index if len(row[1] or row[2] or "") >= HUGE_VALUE]
-        if huge:  # indexed here and now, one at a time
-            self._conn.executemany(
-                _FTS_SQL, [row for row in index if len(row[1] or row[2] or "") < HUGE_VALUE]
-            )
-            _insert_apart(self._conn, _FTS_SQL, huge)
-        elif part_rowid - first_part >= BACKGROUND_PARTS:
-            self._indexing = _Background(self._conn, _FTS_SQL, index)
-        else:
-            self._conn.executemany(_FTS_SQL, index)
+        self.conn.executemany(
+            _FTS_SQL, [row for row in index if len(row[1] or row[2] or "") < HUGE_VALUE] if huge else index
+        )
+        _insert_apart(self.conn, _FTS_SQL, huge)  # one at a time
 
     def _stored_rowids(self, key: str, messages: list[Message]) -> dict[str, int]:
         """``{message id: rowid}`` of the ``messages`` already stored in session ``key``."""
@@ -769,9 +746,6 @@ def message_from(row: tuple[Any, ...], as_stored: bool = False) -> Message:
     return message
 
 
-BACKGROUND_PARTS = 1_000
-"""Parts written at once from which their full-text indexing runs in a thread."""
-
 _PARTS_SQL = (
     "INSERT INTO parts (rowid, message_rowid, idx, type, tool, call_id, text, data, searchable) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -800,28 +774,6 @@ def _insert_apart(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]
     for row in rows:
         conn.execute(apart, (*row, 1))
     conn.execute(apart, (*(None for _ in rows[0]), 0))
-
-
-class _Background:
-    """One SQL statement run for each of ``rows`` in a thread (SQLite runs it
-    without the GIL); :meth:`wait` for it, and its error, before the connection is
-    used again."""
-
-    def __init__(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(conn, sql, rows))
-        self._thread.start()
-
-    def _run(self, conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:
-        try:
-            conn.executemany(sql, rows)
-        except BaseException as exc:  # raised again by wait(), in the caller's thread
-            self._error = exc
-
-    def wait(self) -> None:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
 
 
 def _message_row(m: Message) -> tuple[Any, ...]:

@@ -144,10 +144,8 @@ def sync(
 ) -> SyncReport:
     """Bring the index up to date for ``adapters`` (adapters, or
     :class:`~agentlog.adapters.LazyAdapter` objects: imported only when their
-    files are found); returns what was done.
-
-    ``conn`` comes from :func:`agentlog.index.db.connect`: a store indexes text in
-    a second thread while this one goes on (never both on the connection at once)."""
+    files are found); returns what was done.  ``conn`` comes from
+    :func:`agentlog.index.db.connect`."""
     conn.execute(f"PRAGMA mmap_size = {SYNC_MMAP_SIZE}")
     try:
         return _sync(conn, adapters, env, home, extra_roots, full, progress)
@@ -727,51 +725,48 @@ def _store(
     renamed: bool | None = None  # decided on the first batch that has a header
     batches = _guarded(parse.batches())
     again: SourceParse | None = None  # a second read, when judging it took the whole source
-    try:
-        while (batch := next(batches, None)) is not None:
-            if renamed is None and parse.headers:
-                head = parse.headers[0]
-                owner = store.owner_of(head.key)
-                if (
-                    owner is not None
-                    and owner != source_id
-                    and history.yield_prompt_only(conn, head.key, owner)
-                ):
-                    owner = None  # its transcript is back: the prompts alone are not kept beside it
-                renamed = owner is not None and owner != source_id
-                # Another source holds this key: a copy, a longer copy or a different session
-                # (as build_sessions decides).  Once stored under its own ids, an append is no
-                # copy and stays so (the session is not split when the other source is gone).
-                if store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) == source_id:
-                    renamed = True
-                elif owner is not None and renamed:
-                    mine = signatures(batch, head.id)
-                    whole = True  # judged on the whole source: its later batches are read for it
-                    for later in batches:
-                        whole = False
-                        mine.extend(signatures(later, head.id))
-                    held_path: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
-                    taken = _judge(conn, store, owner, held_path, ref.path, _held(store, head.key), mine)
-                    if taken is None:
-                        return held_path
-                    renamed = not taken
-                    if not whole:  # read again, to store it
-                        again = SourceParse(adapter, ref, parse.start, parse.resume_state)
-                        batches = _guarded(again.batches())
-                        continue
-            if renamed:
-                batch = rename_source(parse.headers, batch, ref.path)[1]
-            keys |= store.put_fragments(source_id, adapter.slug, batch)
-            del batch  # not kept while the next one is made
-        if again is not None:
-            parse.headers, parse.consumed, parse.state = again.headers, again.consumed, again.state
+    while (batch := next(batches, None)) is not None:
+        if renamed is None and parse.headers:
+            head = parse.headers[0]
+            owner = store.owner_of(head.key)
+            if (
+                owner is not None
+                and owner != source_id
+                and history.yield_prompt_only(conn, head.key, owner)
+            ):
+                owner = None  # its transcript is back: the prompts alone are not kept beside it
+            renamed = owner is not None and owner != source_id
+            # Another source holds this key: a copy, a longer copy or a different session
+            # (as build_sessions decides).  Once stored under its own ids, an append is no
+            # copy and stays so (the session is not split when the other source is gone).
+            if store.owner_of(session_key(adapter.slug, distinct_id(head.id, ref.path))) == source_id:
+                renamed = True
+            elif owner is not None and renamed:
+                mine = signatures(batch, head.id)
+                whole = True  # judged on the whole source: its later batches are read for it
+                for later in batches:
+                    whole = False
+                    mine.extend(signatures(later, head.id))
+                held_path: str = conn.execute("SELECT path FROM sources WHERE id = ?", (owner,)).fetchone()[0]
+                taken = _judge(conn, store, owner, held_path, ref.path, _held(store, head.key), mine)
+                if taken is None:
+                    return held_path
+                renamed = not taken
+                if not whole:  # read again, to store it
+                    again = SourceParse(adapter, ref, parse.start, parse.resume_state)
+                    batches = _guarded(again.batches())
+                    continue
         if renamed:
-            parse.headers = rename_source(parse.headers, [], ref.path)[0]  # stored so too
-        headers = parse.headers
-        store.put_headers(source_id, headers)
-        store.refresh_sessions(keys | {h.key for h in headers})
-    finally:
-        store.settle()  # before the caller commits or rolls back
+            batch = rename_source(parse.headers, batch, ref.path)[1]
+        keys |= store.put_fragments(source_id, adapter.slug, batch)
+        del batch  # not kept while the next one is made
+    if again is not None:
+        parse.headers, parse.consumed, parse.state = again.headers, again.consumed, again.state
+    if renamed:
+        parse.headers = rename_source(parse.headers, [], ref.path)[0]  # stored so too
+    headers = parse.headers
+    store.put_headers(source_id, headers)
+    store.refresh_sessions(keys | {h.key for h in headers})
     return None
 
 
