@@ -177,8 +177,8 @@ def test_doctor_names_the_root_folders_an_earlier_sync_was_given(tmp_path):
     assert [(a["agent"], a["sessions"]) for a in report["agents"]] == [("claude_code", 1)]
     code, out, _ = run(home, "--index", str(index), "doctor")
     assert code == 0 and (
-        f"--root folders of earlier syncs, kept synced (read-only): {logs}"
-        " (`agentlog prune --forget-root FOLDER` forgets one)\n"
+        f"--root folders of earlier syncs, their logs kept synced (read-only): {logs}"
+        " (a new log there is found with --root again; `agentlog prune --forget-root FOLDER` forgets one)\n"
     ) in out
 
 
@@ -226,3 +226,53 @@ def test_prune_forget_root_stops_reading_a_root_folder_and_removes_its_sessions(
     assert (code, err) == (1, f"agentlog: {logs} is not a folder the index remembers (agentlog doctor lists them)\n")
     code, _, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs), "--agent", "claude")
     assert code == 2 and "takes no --agent" in err
+
+
+def test_forget_root_given_through_a_symlink_removes_its_logs(tmp_path):
+    """A ``--root`` given through a symlink is remembered by its real path, its logs
+    by the path discovery found (through the link): ``--forget-root`` by either
+    name removes them (tester13 finding 4: "no log under link", the logs kept and
+    then never removable)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    logs = tmp_path / "r"
+    (logs / "-p").mkdir(parents=True)
+    shutil.copy(sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0], logs / "-p" / "s.jsonl")
+    link = tmp_path / "link"
+    link.symlink_to(logs)
+    index = tmp_path / "index.sqlite"
+    assert run(home, "--index", str(index), "--root", str(link), "index")[0] == 0
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    assert code == 0 and len(json.loads(out)) == 1
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(link))
+    assert (code, out) == (0, f"removed {link / '-p' / 's.jsonl'}: 1 session\n"), err
+    assert err == f"removed 1 source, 1 session\nforgot {link}: later syncs do not read it\n"
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    assert code == 0 and json.loads(out) == []
+
+
+def test_forget_root_keeps_the_logs_of_an_agents_own_folder_it_overlaps(tmp_path):
+    """``--root ~/.claude/projects`` names Claude Code's own folder: forgetting it
+    keeps its logs, an archived one too (a transcript Claude Code deleted is
+    evidence only ``prune`` removes), and says so (tester13 finding 7: it removed
+    the archived session and said later syncs would not read the folder)."""
+    home = tmp_path / "home"
+    project = home / ".claude" / "projects" / "-p"
+    project.mkdir(parents=True)
+    fixtures = sorted((FIXTURES / "claude_code").glob("*.jsonl"))
+    for name in fixtures[:2]:
+        shutil.copy(name, project / name.name)
+    (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 3650}')
+    index = tmp_path / "index.sqlite"
+    assert run(home, "--index", str(index), "--root", str(home / ".claude" / "projects"), "index")[0] == 0
+    (project / fixtures[1].name).unlink()  # Claude Code's cleanup
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    before = sorted((s["key"], s["archived"]) for s in json.loads(out))
+    assert sorted(archived for _, archived in before) == [False, True]
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(home / ".claude" / "projects"), "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"dry_run": False, "sources": [], "kept": 2}
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    assert sorted((s["key"], s["archived"]) for s in json.loads(out)) == before
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    assert json.loads(out)["remembered_roots"] == []

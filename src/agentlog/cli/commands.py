@@ -374,8 +374,8 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
     if result.remembered_roots:
         folders = ", ".join(clean(tilde(p, str(app.home)), one_line=True) for p in result.remembered_roots)
         console.print(
-            f"[dim]--root folders of earlier syncs, kept synced (read-only): {folders}"
-            " (`agentlog prune --forget-root FOLDER` forgets one)[/dim]",
+            f"[dim]--root folders of earlier syncs, their logs kept synced (read-only): {folders}"
+            " (a new log there is found with --root again; `agentlog prune --forget-root FOLDER` forgets one)[/dim]",
             soft_wrap=True,
         )
     if not result.synced:

@@ -3,6 +3,7 @@ first, :func:`agentlog.cli.synced.open_index`) and ``agentlog prune``."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -15,6 +16,7 @@ from agentlog.cli.render import print_json, print_lines, printed_as_written
 from agentlog.cli.synced import open_index
 from agentlog.errors import NotFound, UsageError
 from agentlog.index import db
+from agentlog.index.archive import ArchivedSource
 from agentlog.index.sync import SyncReport
 from agentlog.present import clean, local, plural, tilde
 from agentlog.query import resolve_agent
@@ -125,41 +127,51 @@ def prune_command(app: App, agent: str | None, forget: Path | None, dry_run: boo
         raise UsageError("--forget-root removes every agent's logs under the folder: it takes no --agent")
     agent = resolve_agent(agent)
     conn, _ = open_index(app)
-    if forget is None:
-        pruned = prune(conn, agent, dry_run=dry_run)
-    else:
-        forgotten = forget_root(conn, forget, dry_run=dry_run)
-        if forgotten is None:
-            raise NotFound(
-                f"{tilde(str(forget), str(app.home))} is not a folder the index remembers"
-                " (agentlog doctor lists them)"
-            )
-        pruned = forgotten
+    if forget is not None:
+        _forget(app, conn, forget, dry_run, as_json)
+        return
+    pruned = prune(conn, agent, dry_run=dry_run)
     if as_json:
         print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in pruned]})
         return
+    _list_removed(app, pruned, dry_run)
+    sessions = sum(len(p.sessions) for p in pruned)
     verb = "would remove" if dry_run else "removed"
-    for source in pruned:
+    app.err.print(
+        f"{verb} {plural(len(pruned), 'archived source')}, {plural(sessions, 'session')}" if pruned else "nothing archived"
+    )
+
+
+def _forget(app: App, conn: sqlite3.Connection, folder: Path, dry_run: bool, as_json: bool) -> None:
+    """``prune --forget-root FOLDER``: :func:`~agentlog.service.index.forget_root`, said."""
+    forgotten = forget_root(conn, app.where, folder, dry_run=dry_run)
+    shown = clean(tilde(str(folder), str(app.home)), one_line=True)
+    if forgotten is None:
+        raise NotFound(f"{tilde(str(folder), str(app.home))} is not a folder the index remembers (agentlog doctor lists them)")
+    removed, kept = forgotten
+    if as_json:
+        print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in removed], "kept": kept})
+        return
+    _list_removed(app, removed, dry_run)
+    sessions = sum(len(p.sessions) for p in removed)
+    verb = "would remove" if dry_run else "removed"
+    said = [f"{verb} {plural(len(removed), 'source')}, {plural(sessions, 'session')}" if removed else f"no log to remove under {shown}"]
+    if kept:
+        said.append(f"{plural(kept, 'log')} under it in agents' own folders kept: syncs read them without --root")
+    if not dry_run:
+        said.append(f"forgot {shown}: later syncs do not read it" + (" (but for those)" if kept else ""))
+    for line in said:
+        app.err.print(line, highlight=False, soft_wrap=True)
+
+
+def _list_removed(app: App, removed: list[ArchivedSource], dry_run: bool) -> None:
+    """One line a source removed (or, with ``dry_run``, that would be)."""
+    verb = "would remove" if dry_run else "removed"
+    for source in removed:
         why = f" ({clean(source.error, one_line=True)})" if source.error else ""
         archived = f", archived {local(source.archived_at)}" if source.archived_at else ""
         app.console.print(
             f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}{archived}",
-            highlight=False,
-            soft_wrap=True,
-        )
-    sessions = sum(len(p.sessions) for p in pruned)
-    app.err.print(
-        f"{verb} {plural(len(pruned), 'archived source' if forget is None else 'source')}, {plural(sessions, 'session')}"
-        if pruned
-        else "nothing archived"
-        if forget is None
-        else f"no log under {clean(tilde(str(forget), str(app.home)), one_line=True)}",
-        highlight=False,
-        soft_wrap=True,
-    )
-    if forget is not None and not dry_run:
-        app.err.print(
-            f"forgot {clean(tilde(str(forget), str(app.home)), one_line=True)}: later syncs do not read it",
             highlight=False,
             soft_wrap=True,
         )

@@ -13,8 +13,9 @@ content still replaces its sessions (that is a change, not a loss).
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import msgspec
@@ -150,25 +151,37 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
     return _remove(conn, archived_sources(conn, agent), dry_run)
 
 
-def forget_root(conn: sqlite3.Connection, folder: str, dry_run: bool = False) -> list[ArchivedSource] | None:
+def forget_root(
+    conn: sqlite3.Connection, folder: str, dry_run: bool = False, keep: Sequence[str] = ()
+) -> tuple[list[ArchivedSource], int] | None:
     """Forget ``folder`` (a real path), a ``--root`` an earlier sync was given and
     the index remembers (:func:`agentlog.index.sync.remember_roots`): later syncs
     no longer read it (nor a remembered root inside it), and the sources under it
-    and their sessions are removed as
-    :func:`prune` removes archived ones (a log there that an agent's own folders
-    hold is read again by the next sync, which finds it).  With ``dry_run`` nothing
-    changes.  What was (or would be) removed; ``None`` when ``folder`` is not
-    remembered."""
+    (by their path as stored, or their real path: a root given through a symlink
+    is remembered by its real path, its sources by the path discovery found) and
+    their sessions are removed as :func:`prune` removes archived ones.  Sources
+    inside the folders ``keep`` (real paths: the agents' own, which syncs read
+    without a ``--root``) are left, archived ones too: they are the agents' logs,
+    not the root's.  With ``dry_run`` nothing changes.  ``(what was, or would be,
+    removed; the sources left)``, or ``None`` when ``folder`` is not remembered."""
     if conn.execute("SELECT 1 FROM roots WHERE path = ?", (folder,)).fetchone() is None:
         return None
     under = folder.rstrip("/") + "/"
     inside = (under, under[:-1] + "0")  # the paths under it: "0" follows "/"
-    found = _sources(conn, "src.path >= ? AND src.path < ?", inside)
+    found, kept = [], 0
+    for source in _sources(conn, "1", ()):
+        real = os.path.realpath(source.path)
+        if not (source.path.startswith(under) or real.startswith(under)):
+            continue
+        if any(real == own or real.startswith(own.rstrip("/") + "/") for own in keep):
+            kept += 1
+        else:
+            found.append(source)
     if not dry_run:
         with transaction(conn):  # with any remembered root inside it: its sources go too
             conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *inside))
         _remove(conn, found, dry_run)
-    return found
+    return found, kept
 
 
 def _remove(conn: sqlite3.Connection, found: list[ArchivedSource], dry_run: bool) -> list[ArchivedSource]:

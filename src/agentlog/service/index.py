@@ -10,6 +10,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+import msgspec
+
 from agentlog.index import archive
 from agentlog.index.archive import ArchivedSource
 from agentlog.index.sync import Progress, SyncReport, sync, sync_known
@@ -62,10 +64,15 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
     return archive.prune(conn, agent, dry_run=dry_run)
 
 
-def forget_root(conn: sqlite3.Connection, folder: Path, dry_run: bool = False) -> list[ArchivedSource] | None:
+def forget_root(
+    conn: sqlite3.Connection, home: Home, folder: Path, dry_run: bool = False
+) -> tuple[list[ArchivedSource], int] | None:
     """Stop reading ``folder``, a ``--root`` an earlier sync was given (symlinks and
     ``..`` resolved, as it was remembered): the sources under it and their sessions
-    are removed (``dry_run``: change nothing); what was, or would be, removed
+    are removed (``dry_run``: change nothing), except those in the agents' own
+    folders under ``home`` (:meth:`Home.log_folders` without roots), which syncs
+    read without it.  ``(what was, or would be, removed; the sources left)``
     (:func:`agentlog.index.archive.forget_root`), ``None`` when the index does not
     remember ``folder``."""
-    return archive.forget_root(conn, os.path.realpath(folder), dry_run=dry_run)
+    own = msgspec.structs.replace(home, roots=[]).log_folders()
+    return archive.forget_root(conn, os.path.realpath(folder), dry_run=dry_run, keep=own)
