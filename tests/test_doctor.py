@@ -276,3 +276,24 @@ def test_forget_root_keeps_the_logs_of_an_agents_own_folder_it_overlaps(tmp_path
     assert sorted((s["key"], s["archived"]) for s in json.loads(out)) == before
     code, out, _ = run(home, "--index", str(index), "doctor", "--json")
     assert json.loads(out)["remembered_roots"] == []
+
+
+def test_forget_root_inside_another_remembered_root_keeps_its_logs(tmp_path):
+    """Forgetting a root inside another one the index remembers keeps its logs: the
+    outer root still holds them (tester13 finding 6: they were removed for good,
+    since a remembered root is not searched again)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    logs = tmp_path / "logs"
+    (logs / "-p").mkdir(parents=True)
+    shutil.copy(sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0], logs / "-p" / "s.jsonl")
+    index = tmp_path / "index.sqlite"
+    assert run(home, "--index", str(index), "--root", str(logs), "--root", str(logs / "-p"), "index")[0] == 0
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs / "-p"), "--json")
+    assert (code, json.loads(out)) == (0, {"dry_run": False, "sources": [], "kept": 1}), err
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    assert json.loads(out)["remembered_roots"] == [str(logs)]
+    for flags in ((), ("--full",)):
+        assert run(home, "--index", str(index), "index", *flags)[0] == 0
+        code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+        assert code == 0 and len(json.loads(out)) == 1

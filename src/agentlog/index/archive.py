@@ -161,13 +161,15 @@ def forget_root(
     is remembered by its real path, its sources by the path discovery found) and
     their sessions are removed as :func:`prune` removes archived ones.  Sources
     inside the folders ``keep`` (real paths: the agents' own, which syncs read
-    without a ``--root``) are left, archived ones too: they are the agents' logs,
-    not the root's.  With ``dry_run`` nothing changes.  ``(what was, or would be,
+    without a ``--root``) or inside another remembered root that holds ``folder``
+    are left, archived ones too: they are the agents' logs, or that root's.  With ``dry_run`` nothing changes.  ``(what was, or would be,
     removed; the sources left)``, or ``None`` when ``folder`` is not remembered."""
     if conn.execute("SELECT 1 FROM roots WHERE path = ?", (folder,)).fetchone() is None:
         return None
     under = folder.rstrip("/") + "/"
     inside = (under, under[:-1] + "0")  # the paths under it: "0" follows "/"
+    outer = [p for (p,) in conn.execute("SELECT path FROM roots WHERE path != ?", (folder,)) if under.startswith(p.rstrip("/") + "/")]
+    keep = [*keep, *outer]  # a remembered root holding it stays, with its logs
     found, kept = [], 0
     for source in _sources(conn, "1", ()):
         real = os.path.realpath(source.path)
