@@ -77,7 +77,7 @@ def test_doctor_reports_the_places_read_with_and_without_a_sync(tmp_path):
     _, text, _ = run(home, "--index", str(index), "doctor")
     code, out, _ = run(home, "--index", str(index), "--no-sync", "doctor")
     assert (code, out) == (0, text)
-    assert out.splitlines()[0] == "claude_code: 2 sessions, 31 records, 26 used"
+    assert out.splitlines()[0] == "claude_code: 2 sessions, 31 records, 26 used"  # "1 session" for one (tester13)
 
 
 def _damaged_index(tmp_path: Path) -> tuple[Path, Path, int, str, str]:

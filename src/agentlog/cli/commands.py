@@ -336,7 +336,7 @@ def print_doctor(app: App, result: doctor_service.DoctorReport) -> None:
     for row in result.agents:
         r = row.total
         console.print(
-            f"[bold]{row.agent}[/bold]: {row.sessions} sessions, {r.records_total:,} records, "
+            f"[bold]{row.agent}[/bold]: {plural(row.sessions, 'session')}, {r.records_total:,} records, "
             f"{r.records_used:,} used"
         )
         for reason, n in sorted(r.skipped.items(), key=lambda kv: -kv[1]):

@@ -23,7 +23,7 @@ from agentlog.cli.options import agent_option, given, json_option, pass_app
 from agentlog.cli.synced import open_index
 from agentlog.errors import UsageError
 from agentlog.live.procs import ProcessTable
-from agentlog.present import clean
+from agentlog.present import clean, plural
 from agentlog.query import TIME_HELP, SessionFilter
 from agentlog.service.filters import session_filter
 from agentlog.service.follow import Follower
@@ -304,7 +304,7 @@ def _board(app: App, conn: sqlite3.Connection, follower: Follower | None, where:
         mode = follower.mode if follower else "no sync"
         hint = " · a row number + Enter: its tail" if keys else ""
         head = Text.from_markup(
-            f"[bold]agentlog watch[/bold] [dim]{now.astimezone():%H:%M:%S} · {len(rows)} sessions · "
+            f"[bold]agentlog watch[/bold] [dim]{now.astimezone():%H:%M:%S} · {plural(len(rows), 'session')} · "
             f"updates: {mode}{hint} · Ctrl-C exits[/dim]"
         )
         body = board_table(rows, now, console.width, numbers=keys) if rows else Text("no session written to in the span")
