@@ -14,7 +14,9 @@
   the last of Claude's streamed copies), so a damaged record may rightly change it;
   the usage of every case is held by the index and scanner checks instead;
 * for Claude Code, the fast usage scanner counts what the index counts
-  (:func:`scanner_view`).
+  (:func:`scanner_view`);
+* every session loaded is shown and exported to every text format without an
+  exception (:func:`rendering_failures`).
 """
 
 from __future__ import annotations
@@ -185,3 +187,46 @@ def first_difference(left: list[bytes], right: list[bytes]) -> str:
                     detail = f"; {len(a.get('messages', []))} messages in the index, {len(b.get('messages', []))} in memory"
             return f"session {key} differs in {fields}{detail}"
     return "equal"
+
+
+def rendering_failures(sessions: list[Session]) -> list[str]:
+    """What fails when each of ``sessions`` is shown as ``show --all --reasoning
+    --full`` prints it and exported to every text format (Markdown, slim, one HTML
+    page, JSON), its messages redacted as exports redact them: a damaged value the
+    parser kept must cost only itself there too (a tool result's ``text`` that is
+    a number made every one of these exit 70, tester13 finding 2)."""
+    import io
+
+    from rich.console import Console
+
+    from agentlog.cli.render import render_transcript
+    from agentlog.export import Transcript
+    from agentlog.export.html import write_page
+    from agentlog.export.jsonfmt import write_json
+    from agentlog.export.markdown import write_markdown
+    from agentlog.export.redaction import redact_message
+    from agentlog.export.slim import write_slim
+
+    failures = []
+    for session in sessions:
+        header = msgspec.structs.replace(session, messages=[])
+        shown = [redact_message(m) for m in session.messages]
+
+        def transcript(header: Session = header, shown: list[Any] = shown) -> list[Transcript]:
+            return [Transcript(header, lambda: iter(shown))]
+
+        renders = {
+            "show": lambda: render_transcript(
+                Console(file=io.StringIO(), width=100), header, iter(session.messages), True, True, True
+            ),
+            "md": lambda: write_markdown(transcript(), io.StringIO()),
+            "slim": lambda: write_slim(transcript(), io.StringIO(), None),
+            "html": lambda: write_page(transcript(), io.StringIO(), redacted=True),
+            "json": lambda: write_json(transcript(), io.BytesIO(), many=False),
+        }
+        for name, render in renders.items():
+            try:
+                render()
+            except Exception as exc:  # the finding: any exception is one
+                failures.append(f"{name} of {session.key}: {type(exc).__name__}: {exc}"[:300])
+    return failures

@@ -67,6 +67,7 @@ def run_case(case: Case, scratch: Path) -> list[str]:
         problems.append(f"fast scanner ≠ index: {_dict_diff(scanned, index_calls)}")
     if expected is not None and (lost := checks.survivors_kept(mutated, expected)):
         problems.append(f"{len(lost)} message(s) of other records lost, e.g. {lost[:2]!r:.300}")
+    problems.extend(checks.rendering_failures(mutated))
     return problems
 
 
