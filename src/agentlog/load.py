@@ -40,6 +40,7 @@ from agentlog.probe import (
     is_root,
     problem,
     regular_stat,
+    shown_path,
     stat_of,
 )
 from agentlog.readers import (
@@ -397,8 +398,7 @@ def discover_sources(
         path = ref.path
         if not path.isascii() and not _utf8(path):
             # A name that is not UTF-8 cannot be stored or shown faithfully: skip it, say so.
-            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-            report.errors.append((shown, "skipped: the file name is not valid UTF-8"))
+            report.errors.append((shown_path(path), "skipped: the file name is not valid UTF-8"))
             return
         st = stat_of(path, look=False)  # gone since it was listed, or not to be looked at (recorded)
         if st is None:

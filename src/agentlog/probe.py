@@ -172,10 +172,10 @@ def problem(path: str | os.PathLike[str], error: BaseException | str) -> None:
     if collector is None:
         return
     text = error if isinstance(error, str) else describe_error(error)
-    collector.into.add(PathProblem(agent=collector.agent, path=_shown(path), error=text))
+    collector.into.add(PathProblem(agent=collector.agent, path=shown_path(path), error=text))
 
 
-def _shown(path: str | os.PathLike[str]) -> str:
+def shown_path(path: str | os.PathLike[str]) -> str:
     """``path`` as text that can be printed and stored: a name that is not UTF-8
     keeps its bytes as ``\\xNN`` escapes."""
     return os.fspath(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
@@ -199,7 +199,7 @@ def stat_of(
             problem(path if blame is None else blame, exc)
     except ValueError as exc:  # a NUL or an unencodable character in the name
         if looks is not None and look:
-            looks.append((_shown(path), [_INVALID]))
+            looks.append((shown_path(path), [_INVALID]))
         problem(path if blame is None else blame, exc)
     else:
         if looks is not None and look:

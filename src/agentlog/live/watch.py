@@ -108,7 +108,11 @@ class LogWatcher:
             else:
                 watched, left_out = watchable(roots)
                 if left_out:
-                    log.warning("cannot watch %s (a name in it is not UTF-8): polling it every %s s", left_out, self.poll)
+                    log.warning(
+                        "no file-system events for %s (a name in them is not UTF-8): polling them every %s s",
+                        _listed(left_out),
+                        self.poll,
+                    )
                 try:
                     if watched:
                         self.mode = "events"
@@ -128,10 +132,19 @@ class LogWatcher:
                             yield {path for _, path in changes} or (set(UNKNOWN) if left_out else set())
                         return
                 except (OSError, RuntimeError) as exc:  # e.g. the inotify watch limit
-                    log.warning("cannot watch %s (%s): polling every %s s", roots, exc, self.poll)
+                    log.warning("cannot watch %s (%s): polling every %s s", _listed(roots), exc, self.poll)
         self.mode = "polling"
         while not self._stop.wait(self.poll):
             yield set(UNKNOWN)
+
+
+def _listed(folders: list[Path]) -> str:
+    """``folders`` as one printable line: names that are not UTF-8 keep their
+    bytes as ``\\xNN`` escapes, control characters are shown as symbols."""
+    from agentlog.present import clean
+    from agentlog.probe import shown_path
+
+    return ", ".join(clean(shown_path(f), one_line=True, markup=False) for f in folders)
 
 
 def watchable(roots: Iterable[Path]) -> tuple[list[Path], list[Path]]:
