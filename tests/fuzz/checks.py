@@ -216,8 +216,8 @@ def rendering_failures(sessions: list[Session]) -> list[str]:
             return [Transcript(header, lambda: iter(shown))]
 
         renders = {
-            "show": lambda: render_transcript(
-                Console(file=io.StringIO(), width=100), header, iter(session.messages), True, True, True
+            "show": lambda header=header, messages=session.messages: render_transcript(
+                Console(file=io.StringIO(), width=100), header, iter(messages), True, True, True
             ),
             "md": lambda: write_markdown(transcript(), io.StringIO()),
             "slim": lambda: write_slim(transcript(), io.StringIO(), None),
