@@ -1,5 +1,5 @@
 """Live surfaces (issue 13, #17 part 7): idle CPU of ``serve`` and ``watch``, the
-latency from an appended line to ``tail``/``status``, and ``statusline`` warm time.
+latency from an appended line to ``tail``/``status``, and ``statusline`` warm times.
 
     python benchmarks/bench_live.py --files 5000 --idle 60
     python benchmarks/bench_live.py --before-src /work/main/src   # serve idle of another checkout too
@@ -112,21 +112,31 @@ def latency_status(env: dict[str, str], home: Path, cwd: Path, runs: int) -> lis
     return out
 
 
-def statusline(env: dict[str, str], home: Path, runs: int) -> tuple[float, float, float]:
-    """(wall p50 ms, wall min ms, CPU ms per call) of a warm ``statusline``."""
+def statusline(env: dict[str, str], home: Path, runs: int) -> tuple[tuple[float, float, float], tuple[float, float, float]]:
+    """(wall p50 ms, wall min ms, CPU ms per call) of a warm ``statusline``: with
+    nothing new (its cache answers), and after each of the session's messages
+    (a line appended to its transcript: the no-change sync of every other log
+    and the figures read again)."""
     transcript = next((home / ".claude/projects").rglob("*.jsonl"))
     payload = json.dumps({"session_id": transcript.stem, "transcript_path": str(transcript), "model": {"id": "claude-sonnet-4-5"}})
     cmd = [str(Path(sys.executable).parent / "agentlog"), "statusline"]
     subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True, check=True)  # warm the cache
-    walls = []
-    before = os.times()
-    for _ in range(runs):
-        started = time.perf_counter()
-        subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True, check=True)
-        walls.append(time.perf_counter() - started)
-    after = os.times()
-    cpu = (after.children_user - before.children_user + after.children_system - before.children_system) / runs
-    return statistics.median(walls) * 1000, min(walls) * 1000, cpu * 1000
+
+    def timed(append: bool) -> tuple[float, float, float]:
+        walls = []
+        before = os.times()
+        for _ in range(runs):
+            if append:
+                with transcript.open("a") as f:
+                    f.write("\n")
+            started = time.perf_counter()
+            subprocess.run(cmd, input=payload, env=env, capture_output=True, text=True, check=True)
+            walls.append(time.perf_counter() - started)
+        after = os.times()
+        cpu = (after.children_user - before.children_user + after.children_system - before.children_system) / runs
+        return statistics.median(walls) * 1000, min(walls) * 1000, cpu * 1000
+
+    return timed(False), timed(True)
 
 
 def main() -> None:
@@ -159,8 +169,8 @@ def latencies(env: dict[str, str], home: Path, cwd: Path, runs: int, files: int)
     print(f"appended line → tail --json event: p50 {statistics.median(tails):.2f} s, max {max(tails):.2f} s ({len(tails)} runs, {files:,} rollouts)", flush=True)
     stats = latency_status(env, home, cwd, runs)
     print(f"appended line → status --json (a new process, sync included): p50 {statistics.median(stats):.2f} s, max {max(stats):.2f} s", flush=True)
-    p50, low, cpu = statusline(env, home, 20)
-    print(f"statusline warm: wall p50 {p50:.0f} ms (min {low:.0f} ms), CPU {cpu:.0f} ms per call", flush=True)
+    for name, (p50, low, cpu) in zip(("nothing new", "after a message"), statusline(env, home, 20), strict=True):
+        print(f"statusline warm, {name}: wall p50 {p50:.0f} ms (min {low:.0f} ms), CPU {cpu:.0f} ms per call", flush=True)
 
 
 def idles(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> None:

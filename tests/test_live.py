@@ -172,6 +172,44 @@ def test_statusline_prints_one_line_with_a_cost(tmp_path):
     assert empty.stdout == "agentlog: – (no statusLine JSON on standard input)\n"
 
 
+def _claude_call(session_id: str, n: int, at: datetime, tokens: dict[str, int], sidechain: bool = False) -> str:
+    return json.dumps({
+        "type": "assistant", "sessionId": session_id, "uuid": f"{session_id}-{n}", "timestamp": at.isoformat(),
+        "isSidechain": sidechain, "cwd": "/work/p", "requestId": f"req_{session_id}_{n}",
+        "message": {"id": f"msg_{session_id}_{n}", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+                    "content": [{"type": "text", "text": "done"}], "usage": tokens},
+    }) + "\n"
+
+
+def test_statusline_counts_subagents_and_other_sessions_as_usage_does(tmp_path):
+    """Tester13 finding 3: a warm status line synced only the session's own
+    transcript, so its subagents' calls and other sessions' calls today were
+    missed.  Sonnet 4.5 at $3 per million input and $15 per million output tokens:
+    the session $0.30 + its subagent $1.50, another session $0.30 today."""
+    from agentlog.statusline import line
+
+    home = Home(tmp_path)
+    project = home.home / ".claude/projects/-work-p"
+    project.mkdir(parents=True)
+    now = datetime.now(UTC)
+    transcript = project / "s-main.jsonl"
+    transcript.write_text(_claude_call("s-main", 1, now - timedelta(minutes=3), {"input_tokens": 100_000}))
+    payload = json.dumps({"session_id": "s-main", "transcript_path": str(transcript), "model": {"id": "claude-sonnet-4-5"}})
+    fmt = "{session} {today}"
+    env = {**os.environ, **home.env}
+    assert line(payload, fmt, env) == "$0.30 $0.30"  # the first call builds the index
+    (project / "s-main/subagents").mkdir(parents=True)
+    (project / "s-main/subagents/agent-a1.jsonl").write_text(
+        _claude_call("s-main", 2, now - timedelta(minutes=2), {"output_tokens": 100_000}, sidechain=True)
+    )
+    (project / "s-other.jsonl").write_text(_claude_call("s-other", 1, now - timedelta(minutes=2), {"input_tokens": 100_000}))
+    with transcript.open("a") as f:  # the session's next call: the status line is asked again
+        f.write(_claude_call("s-main", 3, now - timedelta(minutes=1), {"input_tokens": 10}))
+    assert line(payload, fmt, env) == "$1.80 $2.10"
+    daily = json.loads(home.run("usage", "daily", "--json", "--no-sync"))
+    assert sum(row["cost_usd"] for row in daily["rows"]) == pytest.approx(2.10003)
+
+
 # --- the rules ------------------------------------------------------------------
 
 
@@ -541,7 +579,7 @@ def test_the_missing_live_extra_hint_keeps_its_brackets(monkeypatch, tmp_path, c
     assert "pip install 'agentlog[live]' (polling instead)" in capsys.readouterr().err
 
 
-def test_a_folder_name_that_is_not_utf8_costs_only_its_own_events(tmp_path):
+def test_a_folder_name_that_is_not_utf8_costs_only_its_own_events(tmp_path, caplog):
     """The watcher cannot decode a name that is not UTF-8 and gave up on every
     root (30 s polling for all); now the folders holding one are polled (a change
     there reads as "anything may have changed") and the rest keep their events."""
@@ -582,6 +620,10 @@ def test_a_folder_name_that_is_not_utf8_costs_only_its_own_events(tmp_path):
     assert watcher.mode == "events"
     assert seen[0] == set(UNKNOWN)  # a tick polls the folder left out
     assert str(log) in seen[-1]
+    # said once, the name's bytes escaped (it printed a list of PosixPath reprs, tester13 finding 9)
+    assert [r.getMessage() for r in caplog.records if r.name == "agentlog.live.watch"] == [
+        f"no file-system events for {projects}, {projects}/-tmp-\\xff (a name in them is not UTF-8): polling them every 0.5 s"
+    ]
 
 
 def test_tail_says_a_status_once_while_only_its_reason_ticks(tmp_path):

@@ -15,9 +15,12 @@ Claude Code pipes a JSON object (``session_id``, ``transcript_path``, ``model``,
 ``{context_tokens}``, ``{model}``.  It never fails the host: any error prints
 :data:`FALLBACK` and exits 0.
 
-Warm calls are served from a small cache beside the index (``statusline.json``),
-keyed by the transcript's size and modification time and the minute: a call with
-nothing new reads no index at all.  ``agentlog statusline`` without global
+The figures are ``agentlog usage``'s: every log is synced first, as every read
+command syncs (so today's cost and the block count the session's subagents and
+every other agent).  Warm calls are served from a small cache beside the index
+(``statusline.json``), keyed by the transcript's size and modification time and
+the minute: a call with nothing new in its own transcript reads no index at all,
+so other sessions' calls show within the minute.  ``agentlog statusline`` without global
 options takes a fast path (:func:`fast_main`) that skips the command-line
 framework's start-up.
 """
@@ -130,7 +133,6 @@ def _compute(payload: dict[str, Any], env: dict[str, str], index: Path | None) -
             conn,
             home,
             str(payload.get("session_id") or ""),
-            payload.get("transcript_path") or None,
             model.get("id") if isinstance(model, dict) else None,
         )
     finally:

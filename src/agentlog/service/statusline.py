@@ -1,6 +1,8 @@
 """The figures of Claude Code's status line (``agentlog statusline``): the
 session's cost, today's cost, the current 5-hour block with its burn rate and
-the context used — all read from the index, the session's transcript synced first.
+the context used — all read from the index, synced first as every read command
+syncs it (the session's subagent files and every other agent's logs count in
+today's cost and the block, as in ``agentlog usage``).
 
 Claude Code runs the ``statusLine`` command after each message with a JSON
 object on stdin (``session_id``, ``transcript_path``, ``model.id``/``display_name``,
@@ -48,28 +50,24 @@ def statusline_facts(
     conn: sqlite3.Connection,
     home: Home,
     session_id: str,
-    transcript_path: str | None,
     model_id: str | None = None,
     now: datetime | None = None,
     tz: tzinfo | None = None,
 ) -> StatuslineFacts:
-    """The figures for Claude Code session ``session_id`` (its transcript at
-    ``transcript_path`` synced into the index at ``conn`` first; a transcript the
-    index does not know yet makes a whole sync); ``tz`` (default: local) says
-    where today begins.  Raises ``sqlite3.Error`` for a damaged index."""
-    from agentlog.index.usage import usage_records
-    from agentlog.service.index import sync_changed
-    from agentlog.service.usage import pricer
+    """The figures for Claude Code session ``session_id``, read from the index at
+    ``conn`` once synced with every log under ``home`` (the no-change sync of
+    every read command: the session's subagent files and other sessions' calls
+    today are counted, so the figures are ``agentlog usage``'s); ``tz`` (default: local) says where today begins.
+    Raises ``sqlite3.Error`` for a damaged index."""
+    from agentlog.service.index import update_index
+    from agentlog.service.usage import UsageQuery, index_usage
     from agentlog.usage.money import usd_float
     from agentlog.usage.report import build_blocks
 
     now = now or datetime.now(UTC)
-    if transcript_path:
-        sync_changed(conn, home, {transcript_path})
+    update_index(conn, home)
     key = session_key("claude_code", session_id)
-    calls = usage_records(conn)
-    prices = pricer(conn)
-    priced = [prices.price(c) for c in calls]
+    priced = index_usage(conn, UsageQuery()).calls  # as `agentlog usage` prices them (the tables kept)
     today = now.astimezone(tz).date()
     mine = [p for p in priced if p.call.session_key == key or p.call.root_key == key]
     todays = [p for p in priced if p.call.timestamp and p.call.timestamp.astimezone(tz).date() == today]
