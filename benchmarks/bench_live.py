@@ -14,6 +14,7 @@ syncs, as a percentage of one core.  Figures, not timed tests.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -149,6 +150,11 @@ def main() -> None:
     parser.add_argument("--only", choices=["latency", "idle"], help="one part of the run")
     parser.add_argument("--settle", type=float, default=30.0, help="seconds each server gets for its start-up syncs")
     args = parser.parse_args()
+    import agentlog
+
+    for src in (Path(agentlog.__file__).parent, args.before_src):  # as an installed package is
+        if src:
+            compileall.compile_dir(src, quiet=1)
     tmp = Path(tempfile.mkdtemp(prefix="bench-live-"))
     try:
         home, cwd = tmp / "home", tmp / "project"
