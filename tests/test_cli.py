@@ -337,6 +337,22 @@ def test_a_resume_command_quotes_the_session_id_for_the_shell(tmp_path):
     assert code == 0 and "resume: claude --resume '$(touch PWNED);id'" in out
 
 
+def test_an_id_that_reads_as_options_gets_no_resume_command(tmp_path):
+    """An id that starts with ``-`` would be read by the agent as its own options
+    whatever the quoting (``claude --resume -rf``, tester13 finding 14): no resume
+    line is offered; the session is listed and shown all the same."""
+    folder = tmp_path / "home/.claude/projects/-p"
+    folder.mkdir(parents=True)
+    record = {"type": "user", "sessionId": "-rf", "uuid": "u1", "timestamp": "2026-02-01T10:00:00Z"}
+    (folder / "-rf.jsonl").write_text(json.dumps({**record, "message": {"role": "user", "content": "hi"}}) + "\n")
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    code, out, _ = run("sessions", "--json", env=env)
+    (row,) = json.loads(out)
+    assert (code, row["id"], row["resume_command"]) == (0, "-rf", None)
+    code, out, _ = run("show", "claude_code:-rf", env=env)
+    assert code == 0 and "hi" in out and "resume" not in out
+
+
 def test_show_full_prints_one_long_token_whole_without_highlighting(tmp_path):
     """Rich's automatic highlighter is off (its patterns are quadratic on one long
     token: a 50,000-character base64 line took 25 s); the token is printed whole."""

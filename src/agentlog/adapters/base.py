@@ -372,11 +372,15 @@ class Adapter(ABC):
         return None
 
 
-def resume_line(command: str, session_id: str) -> str:
+def resume_line(command: str, session_id: str) -> str | None:
     """The shell line ``command`` followed by ``session_id`` quoted for a POSIX shell
     (:func:`shlex.quote`): an id is read from a log or its file name, and a line
     the user copies from ``show`` or the viewer must not run ``$(…)`` or ``; …``
-    written there.  A plain id (letters, digits, ``-_.:/``…) is left as it is."""
+    written there.  A plain id (letters, digits, ``-_.:/``…) is left as it is.
+    ``None`` for an empty id or one that starts with ``-``: quoting cannot stop
+    the agent reading it as its own options (``claude --resume -rf``)."""
+    if not session_id or session_id.startswith("-"):
+        return None
     return f"{command} {shlex.quote(session_id)}"
 
 
