@@ -393,6 +393,8 @@ def test_override_file_prices_models_the_snapshot_lacks(tmp_path):
         ("input_mtok = 1\ntiers = 5", "tiers must be a list of tables"),
         ("input_mtok = 1\ntiers = [{input_mtok = 2}]", "tiers needs a whole start >= 0"),
         ("input_mtok = 1\ntiers = [{start = 1.5, input_mtok = 2}]", "tiers needs a whole start >= 0"),
+        ("input = 3", "models.claude-mystery-9: unknown key 'input' \\(known: input_mtok, "),
+        ("input_mtok = 1\ntiers = [{start = 9, output = 2}]", "models.claude-mystery-9.tiers: unknown key 'output'"),
     ],
 )
 def test_a_bad_price_file_value_is_a_usage_error(tmp_path, body, message):
@@ -400,6 +402,14 @@ def test_a_bad_price_file_value_is_a_usage_error(tmp_path, body, message):
     prices = tmp_path / "prices.toml"
     prices.write_text(f'[models."claude-mystery-9"]\n{body}\n')
     with pytest.raises(UsageError, match=message):
+        Pricer(prices).price(call("claude-mystery-9", input_tokens=5))
+
+
+def test_a_price_file_whose_models_is_not_a_table_is_a_usage_error(tmp_path):
+    """``models = 3`` was an internal error (exit 70: 'int' object has no attribute 'items')."""
+    prices = tmp_path / "prices.toml"
+    prices.write_text("models = 3\n")
+    with pytest.raises(UsageError, match=r"models must be a table of \[models\.\"<model id>\"\] entries"):
         Pricer(prices).price(call("claude-mystery-9", input_tokens=5))
 
 

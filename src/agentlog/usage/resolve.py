@@ -97,9 +97,12 @@ def load_overrides(path: Path | None) -> dict[str, ModelPrice]:
         raise UsageError(f"{path}: cannot read price overrides ({exc.strerror or exc})") from None
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"{path}: cannot read price overrides ({exc})") from None
+    models = data.get("models") or {}
+    if not isinstance(models, dict):
+        raise UsageError(f"{path}: models must be a table of [models.\"<model id>\"] entries")
     out: dict[str, ModelPrice] = {}
     named: dict[str, str] = {}
-    for model, spec in (data.get("models") or {}).items():
+    for model, spec in models.items():
         if not isinstance(spec, dict):
             raise UsageError(f"{path}: [models.{model!r}] must be a table")
         key = normalize(model)[0]
@@ -136,6 +139,13 @@ def _override_price(path: Path, model: str, spec: Mapping[str, Any]) -> ModelPri
     tiers = spec.get("tiers") or []
     if not isinstance(tiers, list):
         raise UsageError(f"{path}: models.{model}.tiers must be a list of tables")
+    known = (*_KEYS, "web_searches_kcount")
+    for where, keys, allowed in [
+        (f"models.{model}", spec, (*known, "tiers")),
+        *((f"models.{model}.tiers", t, (*known, "start")) for t in tiers if isinstance(t, dict)),
+    ]:
+        if unknown := sorted(set(keys) - set(allowed)):  # a typo would price the model at 0 silently
+            raise UsageError(f"{path}: {where}: unknown key {unknown[0]!r} (known: {', '.join(allowed)})")
     prices: dict[str, Decimal | TieredPrices] = {}
     for key in (*_KEYS, "web_searches_kcount"):
         if key not in spec:
