@@ -353,6 +353,28 @@ def test_an_id_that_reads_as_options_gets_no_resume_command(tmp_path):
     assert code == 0 and "hi" in out and "resume" not in out
 
 
+def test_a_huge_model_id_is_printed_cut_in_headers_and_warnings(tmp_path):
+    """A damaged log's 100,000-character model id was printed whole in usage's
+    warning and show's header (tester13 finding 13); JSON keeps it whole."""
+    model = "m" * 100_000
+    folder = tmp_path / "home/.claude/projects/-p"
+    folder.mkdir(parents=True)
+    message = {"id": "msg1", "role": "assistant", "model": model, "content": [{"type": "text", "text": "hi"}],
+               "usage": {"input_tokens": 10, "output_tokens": 5}}
+    record = {"type": "assistant", "sessionId": "s1", "uuid": "u1", "timestamp": "2026-02-01T10:00:00Z",
+              "requestId": "r1", "message": message}
+    (folder / "s1.jsonl").write_text(json.dumps(record) + "\n")
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    shown = "m" * 199 + "…"
+    code, out, err = run("usage", "daily", env=env)
+    assert code == 0 and "total" in out and len(out) + len(err) < 1000
+    assert " ".join(err.split()).replace(" ", "").startswith(f"warning:nopriceformodel'{shown}':15tokens")
+    code, out, _ = run("show", "claude_code:s1", env=env)
+    assert code == 0 and shown in out.replace("\n", "") and len(out) < 1000
+    code, out, _ = run("sessions", "--json", env=env)
+    assert json.loads(out)[0]["models"] == [model]
+
+
 def test_show_full_prints_one_long_token_whole_without_highlighting(tmp_path):
     """Rich's automatic highlighter is off (its patterns are quadratic on one long
     token: a 50,000-character base64 line took 25 s); the token is printed whole."""

@@ -89,6 +89,17 @@ def inert_html_text(text: str) -> str:
     return text.translate(_IN_HTML) if _UNSAFE_IN_HTML.search(text) else text
 
 
+LABEL_CHARS = 200
+"""The longest a name read from a log (a model id, a title) is printed in a
+header or a warning: a damaged log's 100,000-character model id filled the screen."""
+
+
+def cut(text: str, limit: int = LABEL_CHARS) -> str:
+    """``text`` whole when it has at most ``limit`` characters, else its first
+    ``limit - 1`` and ``…``."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def plural(n: int, word: str) -> str:
     """``1 session``, ``2 sessions``."""
     return f"{n:,} {word}" + ("" if n == 1 else "s")

@@ -28,6 +28,7 @@ from agentlog.present import (
     clean,
     clean_pieces,
     compact,
+    cut,
     local,
     output_text,
     project_name,
@@ -226,7 +227,7 @@ def render_transcript(
     """Print the session whose header is ``session`` as a readable transcript of
     ``messages`` (in order; each printed as it comes, so a stream is never held whole)."""
     lines = [f"[bold]{clean(_cut_title(session.title or session.id))}[/bold]"]
-    facts = [session.key, session.cwd or "", ", ".join(session.models)]
+    facts = [session.key, session.cwd or "", ", ".join(cut(m) for m in session.models)]
     lines.append("[dim]" + clean(" · ".join(f for f in facts if f), one_line=True) + "[/dim]")
     if session.parent_key:
         via = f" via {session.parent_tool_call_id}" if session.parent_tool_call_id else ""
@@ -262,8 +263,7 @@ PROMPT_ONLY_NOTE = (
 
 def _cut_title(title: str) -> str:
     """A title on one line of at most 200 characters (a first prompt can be megabytes)."""
-    line = " ".join(title[:1000].split())
-    return line if len(line) <= 200 else line[:199] + "…"
+    return cut(" ".join(title[:1000].split()))
 
 
 def _cut(text: str, full: bool) -> str:

@@ -22,6 +22,7 @@ import msgspec
 from agentlog.adapters.claude_code import SLUG as CLAUDE
 from agentlog.errors import NotFound
 from agentlog.index.usage import members, usage_records
+from agentlog.present import cut
 from agentlog.query import SessionFilter, Span
 from agentlog.rules import folder_contains
 from agentlog.service.home import Home
@@ -115,7 +116,7 @@ def priced_usage(
     if conn is not None:
         save_prices(conn, prices.fingerprint, prices.resolved)
     warnings = [
-        f"no price for model {model!r}: {tokens:,} tokens shown without cost"
+        f"no price for model {cut(model)!r}: {tokens:,} tokens shown without cost"
         if model != "<none>"
         else f"calls with no model recorded: {tokens:,} tokens shown without cost"
         for model, tokens in sorted(prices.unpriced.items())
@@ -126,7 +127,7 @@ def priced_usage(
     ]
     warnings += [
         f"{row['calls']:,} call{'' if row['calls'] == 1 else 's'} with no model recorded priced as "
-        f"{row['model']!r} (inferred): "
+        f"{cut(str(row['model']))!r} (inferred): "
         f"{row['tokens']:,} tokens"
         for row in inferred
     ]
