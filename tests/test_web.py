@@ -301,6 +301,30 @@ def test_hostile_transcript_is_escaped(hostile_client):
     assert page.count('<script src="/static/app.js" defer></script>') == 1
 
 
+def test_a_huge_prompt_and_reply_are_sent_cut(tmp_path):
+    """A 60-million-character prompt was sent to the browser whole (tester13
+    finding 12): a page holds the first 200,000 characters of each text and says
+    how many there were; reasoning and tool inputs alike."""
+    folder = tmp_path / "home/.claude/projects/-p"
+    folder.mkdir(parents=True)
+    big = "word " * 100_000  # 500,000 characters
+    stamp = "2026-02-01T10:00:00Z"
+    records = [
+        {"type": "user", "sessionId": "s1", "uuid": "u1", "timestamp": stamp, "message": {"role": "user", "content": big}},
+        {"type": "assistant", "sessionId": "s1", "uuid": "a1", "parentUuid": "u1", "timestamp": stamp, "requestId": "r1",
+         "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-5", "content": [
+             {"type": "thinking", "thinking": big, "signature": ""},
+             {"type": "text", "text": big},
+             {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": big}},
+         ], "usage": {"input_tokens": 1, "output_tokens": 1}}},
+    ]
+    (folder / "s1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    client = create_app(build_index(tmp_path / "index.sqlite", tmp_path / "home")).test_client()
+    page = text(client.get("/session?key=claude_code:s1"))
+    assert page.count("(cut at 200,000 of 500,000 characters)") == 4  # prompt, reasoning, reply, command
+    assert len(page) < 4 * 200_000 * 1.2
+
+
 def test_csp_and_headers_on_every_page(client):
     for url in ("/", f"/session?key={WEATHER}", "/search?q=x", "/usage", "/static/style.css", "/nope"):
         response = client.get(url)

@@ -322,7 +322,24 @@ def input_text(value: Any) -> str:
     return "\n".join(lines)
 
 
+def capped(text: Any) -> str:
+    """A message's text (a prompt, a reply, reasoning, a summary, a tool input)
+    as a page shows it: its first :data:`FULL_CHARS` characters (a 60-million-character
+    prompt was sent to the browser whole); :func:`cut_note` says what was left out."""
+    return (text if isinstance(text, str) else str(text or ""))[:FULL_CHARS]
+
+
+def cut_note(text: Any) -> Markup:
+    """The line under a :func:`capped` text saying how much was cut (empty when nothing was)."""
+    n = len(text) if isinstance(text, str) else 0
+    if n <= FULL_CHARS:
+        return Markup("")
+    return Markup(f'<p class="dim cut">(cut at {FULL_CHARS:,} of {n:,} characters)</p>')
+
+
 FILTERS: dict[str, Any] = {
+    "capped": capped,
+    "cut_note": cut_note,
     "markdown": markdown,
     "kind": kind,
     "pretty": pretty,
