@@ -210,6 +210,28 @@ def test_statusline_counts_subagents_and_other_sessions_as_usage_does(tmp_path):
     assert sum(row["cost_usd"] for row in daily["rows"]) == pytest.approx(2.10003)
 
 
+def test_statusline_reads_a_transcript_outside_the_agents_folders(tmp_path):
+    """Claude Code run with another ``CLAUDE_CONFIG_DIR`` than the status line
+    sees hands it a transcript no sync reads: it said ``$0.00 session`` (tester14
+    finding 3).  Its folder is read (and remembered, as a ``--root``), subagents
+    included; a ``--format`` spec's padding is kept (finding 4)."""
+    from agentlog.statusline import line
+
+    home = Home(tmp_path)
+    elsewhere = tmp_path / "other-config/projects/-work-p"
+    (elsewhere / "s-out/subagents").mkdir(parents=True)
+    now = datetime.now(UTC)
+    transcript = elsewhere / "s-out.jsonl"
+    transcript.write_text(_claude_call("s-out", 1, now - timedelta(minutes=3), {"input_tokens": 100_000}))
+    (elsewhere / "s-out/subagents/agent-a1.jsonl").write_text(
+        _claude_call("s-out", 2, now - timedelta(minutes=2), {"output_tokens": 100_000}, sidechain=True)
+    )
+    payload = json.dumps({"session_id": "s-out", "transcript_path": str(transcript), "model": {"id": "claude-sonnet-4-5"}})
+    env = {**os.environ, **home.env}
+    assert line(payload, "[{session:>7}] [{today:<7}]", env) == "[  $1.80] [$1.80  ]"
+    assert str(elsewhere) in home.run("doctor")
+
+
 # --- the rules ------------------------------------------------------------------
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-from agentlog import lazy, rules
+from agentlog import lazy
 
 # Control characters from a log would drive the terminal (clear it, retitle it,
 # hide text); bidi overrides can disguise text.  Shown as visible symbols.
@@ -153,6 +153,8 @@ def _slugs() -> frozenset[str]:
 def project_name(cwd: str | None) -> str:
     """A folder's last name (``/home/me/src/weather``, ``C:\\src\\weather`` →
     ``weather``; blank when unknown): :func:`agentlog.rules.project_name`."""
+    from agentlog import rules  # only here: the status line cleans text without loading msgspec
+
     return rules.project_name(cwd)
 
 

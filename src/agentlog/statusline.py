@@ -76,7 +76,7 @@ def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
         context_tokens=_tokens(facts.get("context_tokens")),
         model=model,
     ))
-    return " ".join(line.split())
+    return line
 
 
 def check_format(fmt: str) -> None:
@@ -133,6 +133,7 @@ def _compute(payload: dict[str, Any], env: dict[str, str], index: Path | None) -
             conn,
             home,
             str(payload.get("session_id") or ""),
+            payload.get("transcript_path") or None,
             model.get("id") if isinstance(model, dict) else None,
         )
     finally:
@@ -154,6 +155,10 @@ def line(stdin: str, fmt: str, env: dict[str, str], index: Path | None = None) -
         now = datetime.now(UTC)
         model = payload.get("model")
         name = str(model.get("display_name") or model.get("id") or "") if isinstance(model, dict) else ""
+        if not name.isprintable():  # a control character would drive the host's terminal
+            from agentlog.present import clean
+
+            name = clean(name, one_line=True, markup=False)
         cache = cache_path(env, index)
         key = _key(payload, now)
         try:

@@ -11,8 +11,10 @@ object on stdin (``session_id``, ``transcript_path``, ``model.id``/``display_nam
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import UTC, datetime, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -46,10 +48,25 @@ class StatuslineFacts(msgspec.Struct, kw_only=True):
     context_percent: float | None = None
 
 
+def transcript_home(home: Home, transcript_path: str | None) -> Home:
+    """``home``, with the folder of the transcript Claude Code named as one more
+    root when that file lies outside every folder agentlog reads (Claude Code
+    run with another ``CLAUDE_CONFIG_DIR`` than the status line sees): the
+    transcript and its ``<session id>/subagents/`` files are then read, and the
+    folder is remembered as a ``--root`` is."""
+    if not transcript_path or not os.path.isfile(transcript_path):
+        return home
+    folder = os.path.realpath(os.path.dirname(transcript_path))
+    if any(folder == f or folder.startswith(f.rstrip(os.sep) + os.sep) for f in home.log_folders()):
+        return home
+    return Home(home.env, home.home, [*home.roots, Path(folder)])
+
+
 def statusline_facts(
     conn: sqlite3.Connection,
     home: Home,
     session_id: str,
+    transcript_path: str | None,
     model_id: str | None = None,
     now: datetime | None = None,
     tz: tzinfo | None = None,
@@ -57,7 +74,9 @@ def statusline_facts(
     """The figures for Claude Code session ``session_id``, read from the index at
     ``conn`` once synced with every log under ``home`` (the no-change sync of
     every read command: the session's subagent files and other sessions' calls
-    today are counted, so the figures are ``agentlog usage``'s); ``tz`` (default: local) says where today begins.
+    today are counted, so the figures are ``agentlog usage``'s) and the folder of
+    its transcript ``transcript_path`` when that lies outside them
+    (:func:`transcript_home`); ``tz`` (default: local) says where today begins.
     Raises ``sqlite3.Error`` for a damaged index."""
     from agentlog.service.index import update_index
     from agentlog.service.usage import UsageQuery, index_usage
@@ -65,7 +84,7 @@ def statusline_facts(
     from agentlog.usage.report import build_blocks
 
     now = now or datetime.now(UTC)
-    update_index(conn, home)
+    update_index(conn, transcript_home(home, transcript_path))
     key = session_key("claude_code", session_id)
     priced = index_usage(conn, UsageQuery()).calls  # as `agentlog usage` prices them (the tables kept)
     today = now.astimezone(tz).date()
