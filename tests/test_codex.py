@@ -952,10 +952,13 @@ def test_a_cumulative_total_out_of_range_is_zeroed_and_counted_not_a_call_of_its
 
     assert next_baseline([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
     assert next_baseline([-5, 0, 0, 0, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
-    assert next_baseline([MAX_TOKENS - 1, 0, 0, 0, 0], None) == [MAX_TOKENS - 1, 0, 0, 0, 0]
+    assert next_baseline([MAX_TOKENS - 1, 0, 0, 0, 0], None) is None  # under 2**53, and still no counter's value
+    assert next_baseline([0, 0, 0, 0, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]  # all null: says nothing
 
-    assert total_delta([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0], None) == [MAX_TOKENS, 0, 0, 10, 0]
-    assert total_delta([3000, 0, 0, 30, 0], [MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
+    # a total out of range counts nothing of its own: the bad component is zeroed and reported
+    assert total_delta([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0], None) == [MAX_TOKENS, 0, 0, 0, 0]
+    assert total_delta([-1, 0, 0, 20, 0], [1000, 0, 0, 10, 0], None) == [MAX_TOKENS, 0, 0, 0, 0]
+    assert total_delta([3000, 0, 0, 30, 0], [1000, 0, 0, 10, 0], [1000, 0, 0, 10, 0]) == [2000, 0, 0, 20, 0]
 
     def count(n: int, total: int) -> str:
         usage = {"input_tokens": total, "cached_input_tokens": 0, "output_tokens": 10 * n, "reasoning_output_tokens": 0}
@@ -1005,3 +1008,54 @@ def test_totals_out_of_range_without_last_do_not_count_the_next_total_twice(tmp_
     calls = [(m.usage.input_tokens + m.usage.cache_read_tokens, m.usage.output_tokens) for m in session.messages if m.usage]
     assert calls == [(10000, 500), (4000, 200), (11000, 700), (0, 0), (0, 0), (1000, 100)]
     assert sum(i + o for i, o in calls) == 27500
+
+
+def _rollout_of_totals(path: Path, specs: list[str]) -> None:
+    """A rollout whose token counts are ``specs``: each ``in:cached:out:reason``
+    cumulative, optionally ``/in:cached:out:reason`` for the call's ``last`` (JSON values)."""
+    def vector(spec: str) -> dict[str, object]:
+        a, b, c, d = (json.loads(x) for x in spec.split(":"))
+        return {"input_tokens": a, "cached_input_tokens": b, "output_tokens": c, "reasoning_output_tokens": d}
+
+    lines = [
+        {"timestamp": "2026-01-01T10:00:00Z", "type": "session_meta",
+         "payload": {"id": "t-1", "timestamp": "2026-01-01T10:00:00Z", "cwd": "/w", "cli_version": "0.60.0"}},
+        {"timestamp": "2026-01-01T10:00:00Z", "type": "turn_context", "payload": {"cwd": "/w", "model": "gpt-5"}},
+    ]
+    for n, spec in enumerate(specs, 1):
+        total, _, last = spec.partition("/")
+        info = {"total_token_usage": vector(total), **({"last_token_usage": vector(last)} if last else {})}
+        lines.append({"timestamp": f"2026-01-01T10:00:{n:02d}Z", "type": "event_msg", "payload": {"type": "token_count", "info": info}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+@pytest.mark.parametrize(
+    ("specs", "expected", "zeroed"),
+    [
+        (["1000:0:100:0", "2000:0:200:0", "3000:0:300:0"], (3000, 300), 0),
+        (["1000:0:100:0", "2000:0:200:0", "-5:0:-5:0", "3000:0:300:0"], (3000, 300), 2),
+        (["1000:0:100:0/1000:0:100:0", "-1:0:-1:0/1000:0:100:0", "3000:0:300:0/1000:0:100:0"], (3000, 300), 2),
+        (["1000:200:100:0", "2000:-1:200:0", "3000:600:300:0"], (3000, 300), 1),
+        (["1000:0:100:0", "9007199254740992:0:200:0", "3000:0:300:0"], (3000, 300), 1),
+        (["1000:0:100:0", "9007199254740991:0:200:0", "3000:0:300:0"], (3000, 300), 1),
+        (["1000:0:100:0", "1e27:0:1e27:0", "3000:0:300:0"], (3000, 300), 2),
+        (["1000:0:100:0", "null:null:null:null", "3000:0:300:0"], (3000, 300), 0),
+        (["1000.5:0:100:0", "2000.7:0:200:0", "3000:0:300:0"], (3000, 300), 0),
+        (["1000:0:100:0/1000:0:100:0", "2000:0:200:0/1000:0:100:0", "1500:0:150:0/500:0:50:0",
+          "2500:0:250:0/1000:0:100:0"], (3500, 350), 0),
+        (["1000:5000:100:0", "2000:5000:200:0", "3000:5000:300:0"], (3000, 300), 0),  # cached > input: at most the input
+        # a fall with no ``last``: a restarted counter, its total counted whole (1000 + 1000 + 1500 + 1500)
+        (["1000:0:100:0", "2000:0:200:0", "1500:0:150:0", "3000:0:300:0"], (5000, 500), 0),
+    ],
+)
+def test_cumulative_totals_count_each_token_once(tmp_path, specs, expected, zeroed):
+    """Tester14 findings 5 and 6 (their table): a total partly out of range, one
+    component negative, a total of 2**53 − 1, an all-null total — each counted the
+    good components twice or the next total whole; now input (cached included) and
+    output sum to the session's true totals, the bad values reported."""
+    path = tmp_path / "rollout-2026-01-01T10-00-00-t-1.jsonl"
+    _rollout_of_totals(path, specs)
+    session = parse_one("codex", path)
+    calls = [m.usage for m in session.messages if m.usage is not None]
+    assert (sum(u.input_tokens + u.cache_read_tokens for u in calls), sum(u.output_tokens for u in calls)) == expected
+    assert session.diagnostics.invalid_values.get("tokens_out_of_range", 0) == zeroed

@@ -403,22 +403,41 @@ def default_model(cli_version: str | None, when: datetime | None) -> str | None:
     return models[-1] if models else None
 
 
+TOTAL_BOUND = 10**12
+"""The cumulative token counts a Codex total may hold: a component from this on
+(or negative) is no counter's value.  A long session reaches ~10^9 tokens (2,000
+calls of a 400k-token context are 8·10^8); a total of 2**53 − 1 read as true
+priced one call at $11 billion (tester14 finding 5)."""
+
+
+def believable(total: list[int]) -> bool:
+    """Whether cumulative ``total`` can be a counter's reading: every component in
+    ``0 ≤ n <`` :data:`TOTAL_BOUND`, and not all zero (a total whose fields are all
+    ``null`` or missing, which :func:`token_vector` reads as zeros, says nothing)."""
+    return min(total) >= 0 and max(total) < TOTAL_BOUND and any(total)
+
+
 def total_delta(
     total: list[int], prev: list[int] | None, last: list[int] | None, fork_copy: bool = False
 ) -> list[int]:
-    """One call's token vector from a cumulative ``total`` and the ``prev`` one:
-    ``total − prev`` per component, clamped at 0 — unless the counter restarted
-    (a component fell; or, in a fork's unmarked copy (``fork_copy``), ``total``
-    equals the call's own ``last`` vector while ``prev`` differs: the fork's first
-    call after the copied history), when the call is ``last`` (else ``total``).
-    A fork's counter either continues from the copied totals (builds that seed
-    it: openai/codex ``codex-rs/core/src/codex.rs`` ``InitialHistory::Forked``
-    calls ``last_token_info_from_rollout``) or starts again (builds without that
-    seeding); both read right.  A total out of range (:data:`agentlog.rules.MAX_TOKENS`
-    on: a number no counter reaches, kept at the bound by ``as_int``) is its own
-    component, so the one rule for token counts zeroes and counts it
-    (:func:`agentlog.rules.bounded_usage`): ``1e27`` less the previous total used to
-    fall back in range, a call of 9·10^15 tokens."""
+    """One call's token vector from a cumulative ``total`` and the ``prev`` one
+    (the last :func:`believable` total): ``total − prev`` per component, clamped
+    at 0 — unless the counter restarted (a component fell; or, in a fork's
+    unmarked copy (``fork_copy``), ``total`` equals the call's own ``last`` vector
+    while ``prev`` differs: the fork's first call after the copied history), when
+    the call is ``last`` (else ``total``).  A fork's counter either continues from
+    the copied totals (builds that seed it: openai/codex ``codex-rs/core/src/codex.rs``
+    ``InitialHistory::Forked`` calls ``last_token_info_from_rollout``) or starts
+    again (builds without that seeding); both read right.
+
+    A total that is not believable counts nothing of its own: its components out
+    of range come back as :data:`agentlog.rules.MAX_TOKENS`, so the one rule for
+    token counts zeroes and reports them (:func:`agentlog.rules.bounded_usage`),
+    the others as 0; the next believable total's difference from ``prev`` counts
+    what the call spent.  Counting its good components (or reading a negative or
+    all-null total as a restart) counted them twice (tester14 finding 6)."""
+    if not believable(total):
+        return [0 if 0 <= now < TOTAL_BOUND else MAX_TOKENS for now in total]
     if prev is None:
         return total
     restarted = any(now < before for now, before in zip(total, prev, strict=True)) or (
@@ -426,22 +445,26 @@ def total_delta(
     )
     if restarted:
         return last if last is not None else total
-    return [now if now >= MAX_TOKENS else max(0, now - before) for now, before in zip(total, prev, strict=True)]
+    return [max(0, now - before) for now, before in zip(total, prev, strict=True)]
 
 
 def next_baseline(total: list[int], prev: list[int] | None) -> list[int] | None:
-    """The cumulative total the next call's :func:`total_delta` starts from: ``total``,
-    unless a component of it is out of range (negative, or from
-    :data:`agentlog.rules.MAX_TOKENS` on: no counter's value), when ``prev`` stays:
-    such a total, zeroed and counted as its own call, used to restart the counter,
-    so the next real total was counted whole a second time."""
-    return total if min(total) >= 0 and max(total) < MAX_TOKENS else prev
+    """The cumulative total the next call's :func:`total_delta` starts from: ``total``
+    when it is :func:`believable`, else ``prev`` stays: such a total used to restart
+    the counter, so the next real total was counted whole a second time."""
+    return total if believable(total) else prev
 
 
 def usage_of(vector: list[int], web_searches: int = 0, tier: str | None = None) -> Usage:
     """Exclusive buckets from an inclusive Codex token vector (see :func:`token_vector`),
-    at service tier ``tier``."""
+    at service tier ``tier``.  Cached and cache-write tokens are part of the input
+    (OpenAI's ``prompt_tokens_details``), so a vector recording more of them than
+    input tokens counts at most the input (a cached count of 5,000 on 1,000 input
+    tokens was 5,000 tokens read)."""
     inp, cached, cache_write, out, reasoning = vector
+    if min(vector) >= 0 and max(vector) < MAX_TOKENS:  # values out of range stay so: zeroed and reported
+        cached = min(cached, inp)
+        cache_write = min(cache_write, inp - cached)
     return Usage(
         input_tokens=max(0, inp - cached - cache_write),
         cache_read_tokens=cached,
@@ -1346,7 +1369,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 7  # 6: a cumulative total out of range is zeroed and counted (total_delta); 7: and is no baseline
+    parser_version = 8  # 6: a cumulative total out of range is zeroed and counted (total_delta); 7: and is no baseline; 8: not believable below 2**53 too (TOTAL_BOUND), nothing of it counted
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
