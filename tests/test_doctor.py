@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -271,7 +272,8 @@ def test_forget_root_keeps_the_logs_of_an_agents_own_folder_it_overlaps(tmp_path
     assert sorted(archived for _, archived in before) == [False, True]
     code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(home / ".claude" / "projects"), "--json")
     assert code == 0, err
-    assert json.loads(out) == {"dry_run": False, "sources": [], "kept": 2}
+    own = os.path.realpath(home / ".claude")  # the agent folder that holds them
+    assert json.loads(out) == {"dry_run": False, "sources": [], "kept": 2, "kept_in": [{"folder": own, "logs": 2, "root": False}]}
     code, out, _ = run(home, "--index", str(index), "sessions", "--json")
     assert sorted((s["key"], s["archived"]) for s in json.loads(out)) == before
     code, out, _ = run(home, "--index", str(index), "doctor", "--json")
@@ -290,10 +292,40 @@ def test_forget_root_inside_another_remembered_root_keeps_its_logs(tmp_path):
     index = tmp_path / "index.sqlite"
     assert run(home, "--index", str(index), "--root", str(logs), "--root", str(logs / "-p"), "index")[0] == 0
     code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(logs / "-p"), "--json")
-    assert (code, json.loads(out)) == (0, {"dry_run": False, "sources": [], "kept": 1}), err
+    kept_in = [{"folder": os.path.realpath(logs), "logs": 1, "root": True}]
+    assert (code, json.loads(out)) == (0, {"dry_run": False, "sources": [], "kept": 1, "kept_in": kept_in}), err
+    code, _, err = run(home, "--index", str(index), "--root", str(logs / "-p"), "prune", "--forget-root", str(logs / "-p"))
+    assert code == 0 and "1 log under it kept: " in err and ", a remembered root, holds them" in err  # tester14 finding 2
     code, out, _ = run(home, "--index", str(index), "doctor", "--json")
     assert json.loads(out)["remembered_roots"] == [str(logs)]
     for flags in ((), ("--full",)):
         assert run(home, "--index", str(index), "index", *flags)[0] == 0
         code, out, _ = run(home, "--index", str(index), "sessions", "--json")
         assert code == 0 and len(json.loads(out)) == 1
+
+
+def test_forget_root_reads_again_a_kept_duplicate_of_a_removed_log(tmp_path):
+    """A log in Claude Code's own folder that is a copy of one under the forgotten
+    root stayed marked as its duplicate, so no later sync read it: its session was
+    gone until ``index --full`` (tester14 finding 1).  The removed copy's duplicate
+    is read again by the next sync and holds the session."""
+    home = tmp_path / "home"
+    backup = home / "bk"
+    project = home / ".claude" / "projects" / "-p"
+    backup.mkdir(parents=True)
+    project.mkdir(parents=True)
+    fixture = sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0]
+    shutil.copy(fixture, backup / "copy.jsonl")
+    index = tmp_path / "index.sqlite"
+    assert run(home, "--index", str(index), "--root", str(backup), "index")[0] == 0
+    shutil.copy(fixture, project / "orig.jsonl")
+    assert run(home, "--index", str(index), "index")[0] == 0
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    (before,) = json.loads(out)
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(backup), "--json")
+    assert code == 0 and [s["path"] for s in json.loads(out)["sources"]] == [str(backup / "copy.jsonl")], err
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    (after,) = json.loads(out)
+    assert (after["key"], after["messages"]) == (before["key"], before["messages"])
+    code, out, _ = run(home, "--index", str(index), "doctor", "--json")
+    assert "bk/copy.jsonl" not in out

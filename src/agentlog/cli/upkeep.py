@@ -150,14 +150,24 @@ def _forget(app: App, conn: sqlite3.Connection, folder: Path, dry_run: bool, as_
         raise NotFound(f"{tilde(str(folder), str(app.home))} is not a folder the index remembers (agentlog doctor lists them)")
     removed, kept = forgotten
     if as_json:
-        print_json({"dry_run": dry_run, "sources": [msgspec.to_builtins(p) for p in removed], "kept": kept})
+        print_json({
+            "dry_run": dry_run,
+            "sources": [msgspec.to_builtins(p) for p in removed],
+            "kept": sum(k.logs for k in kept),
+            "kept_in": [msgspec.to_builtins(k) for k in kept],
+        })
         return
     _list_removed(app, removed, dry_run)
     sessions = sum(len(p.sessions) for p in removed)
     verb = "would remove" if dry_run else "removed"
     said = [f"{verb} {plural(len(removed), 'source')}, {plural(sessions, 'session')}" if removed else f"no log to remove under {shown}"]
-    if kept:
-        said.append(f"{plural(kept, 'log')} under it in agents' own folders kept: syncs read them without --root")
+    for k in kept:
+        where = clean(tilde(k.folder, str(app.home)), one_line=True)
+        said.append(
+            f"{plural(k.logs, 'log')} under it kept: {where}, a remembered root, holds them"
+            if k.root
+            else f"{plural(k.logs, 'log')} under it kept in {where}, an agent's own folder: syncs read it without --root"
+        )
     if not dry_run:
         said.append(f"forgot {shown}: later syncs do not read it" + (" (but for those)" if kept else ""))
     for line in said:

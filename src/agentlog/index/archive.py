@@ -37,6 +37,16 @@ class ArchivedSource(msgspec.Struct, kw_only=True):
     sessions: list[str] = msgspec.field(default_factory=list)
 
 
+class KeptLogs(msgspec.Struct, kw_only=True):
+    """Sources :func:`forget_root` leaves: ``logs`` of them under ``folder``, an
+    agent's own log folder, or (``root``) another remembered root that holds the
+    one forgotten."""
+
+    folder: str
+    logs: int
+    root: bool
+
+
 def now() -> str:
     """The current time as the index stores it (ISO 8601 UTC, microseconds)."""
     return datetime.now(UTC).isoformat(timespec="microseconds")
@@ -153,7 +163,7 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
 
 def forget_root(
     conn: sqlite3.Connection, folder: str, dry_run: bool = False, keep: Sequence[str] = ()
-) -> tuple[list[ArchivedSource], int] | None:
+) -> tuple[list[ArchivedSource], list[KeptLogs]] | None:
     """Forget ``folder`` (a real path), a ``--root`` an earlier sync was given and
     the index remembers (:func:`agentlog.index.sync.remember_roots`): later syncs
     no longer read it (nor a remembered root inside it), and the sources under it
@@ -162,28 +172,32 @@ def forget_root(
     their sessions are removed as :func:`prune` removes archived ones.  Sources
     inside the folders ``keep`` (real paths: the agents' own, which syncs read
     without a ``--root``) or inside another remembered root that holds ``folder``
-    are left, archived ones too: they are the agents' logs, or that root's.  With ``dry_run`` nothing changes.  ``(what was, or would be,
-    removed; the sources left)``, or ``None`` when ``folder`` is not remembered."""
+    are left, archived ones too: they are the agents' logs, or that root's.  With
+    ``dry_run`` nothing changes.  ``(what was, or would be, removed; the sources
+    left, by the folder that holds them)``, or ``None`` when ``folder`` is not
+    remembered."""
     if conn.execute("SELECT 1 FROM roots WHERE path = ?", (folder,)).fetchone() is None:
         return None
     under = folder.rstrip("/") + "/"
     inside = (under, under[:-1] + "0")  # the paths under it: "0" follows "/"
     outer = [p for (p,) in conn.execute("SELECT path FROM roots WHERE path != ?", (folder,)) if under.startswith(p.rstrip("/") + "/")]
-    keep = [*keep, *outer]  # a remembered root holding it stays, with its logs
-    found, kept = [], 0
+    holders = [(own, False) for own in keep] + [(root, True) for root in outer]  # a remembered root holding it stays
+    found: list[ArchivedSource] = []
+    kept: dict[tuple[str, bool], int] = {}
     for source in _sources(conn, "1", ()):
         real = os.path.realpath(source.path)
         if not (source.path.startswith(under) or real.startswith(under)):
             continue
-        if any(real == own or real.startswith(own.rstrip("/") + "/") for own in keep):
-            kept += 1
+        holder = next((h for h in holders if real == h[0] or real.startswith(h[0].rstrip("/") + "/")), None)
+        if holder is not None:
+            kept[holder] = kept.get(holder, 0) + 1
         else:
             found.append(source)
     if not dry_run:
         with transaction(conn):  # with any remembered root inside it: its sources go too
             conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *inside))
         _remove(conn, found, dry_run)
-    return found, kept
+    return found, [KeptLogs(folder=f, logs=n, root=root) for (f, root), n in sorted(kept.items())]
 
 
 def _remove(conn: sqlite3.Connection, found: list[ArchivedSource], dry_run: bool) -> list[ArchivedSource]:

@@ -123,13 +123,16 @@ class Store:
 
     def remove_source(self, path: str) -> None:
         """Forget a source that vanished, with its sessions; copies of its calls in
-        other sources are counted instead."""
+        other sources are counted instead, and a source kept as a duplicate copy of
+        it is read again by the next sync (it holds those sessions now: left marked,
+        no sync read it again, tester14 finding 1)."""
         row = self.conn.execute("SELECT id FROM sources WHERE path = ?", (path,)).fetchone()
         if row is None:
             return
         self._forget_sessions(row[0])
         self._adopt_copies(row[0])
         self.conn.execute("DELETE FROM sources WHERE id = ?", (row[0],))
+        self.conn.execute("UPDATE sources SET size = -1 WHERE duplicate_of = ?", (path,))
         self.refresh_sessions(())
 
     def _forget_sessions(self, source_id: int) -> None:

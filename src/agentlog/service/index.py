@@ -13,7 +13,7 @@ from pathlib import Path
 import msgspec
 
 from agentlog.index import archive
-from agentlog.index.archive import ArchivedSource
+from agentlog.index.archive import ArchivedSource, KeptLogs
 from agentlog.index.sync import Progress, SyncReport, sync, sync_known
 from agentlog.service.home import Home
 
@@ -66,12 +66,13 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
 
 def forget_root(
     conn: sqlite3.Connection, home: Home, folder: Path, dry_run: bool = False
-) -> tuple[list[ArchivedSource], int] | None:
+) -> tuple[list[ArchivedSource], list[KeptLogs]] | None:
     """Stop reading ``folder``, a ``--root`` an earlier sync was given (symlinks and
     ``..`` resolved, as it was remembered): the sources under it and their sessions
     are removed (``dry_run``: change nothing), except those in the agents' own
     folders under ``home`` (:meth:`Home.log_folders` without roots), which syncs
-    read without it.  ``(what was, or would be, removed; the sources left)``
+    read without it, or in another remembered root that holds it.  ``(what was,
+    or would be, removed; the sources left, by the folder holding them)``
     (:func:`agentlog.index.archive.forget_root`), ``None`` when the index does not
     remember ``folder``."""
     own = msgspec.structs.replace(home, roots=[]).log_folders()
