@@ -162,6 +162,8 @@ def test_statusline_prints_one_line_with_a_cost(tmp_path):
         ("{0}", f"unknown field {{0}} in --format; {known}"),
         ("{session.__class__}", f"unknown field {{session.__class__}} in --format; {known}"),
         ("{session", "expected '}' before end of string"),
+        ("{session:{model.__class__.__mro__}}", f"unknown field {{model.__class__.__mro__}} in --format; {known}"),
+        ("{session:{x}}", f"unknown field {{x}} in --format; {known}"),
     ]:
         bad = subprocess.run(
             [sys.executable, "-m", "agentlog", "statusline", "--format", fmt],

@@ -85,9 +85,11 @@ def check_format(fmt: str) -> None:
     such as ``{session.__class__}`` included), or a brace left open."""
     import string
 
-    for _, name, _, _ in string.Formatter().parse(fmt):
+    for _, name, spec, _ in string.Formatter().parse(fmt):
         if name is not None and name not in FIELDS:
             raise ValueError(f"unknown field {{{name}}} in --format; known: {', '.join(FIELDS)}")
+        if spec and "{" in spec:  # a field inside a spec ("{session:{model.__class__}}") is looked up too
+            check_format(spec)
 
 
 def cache_path(env: Mapping[str, str], index: Path | None = None) -> Path:
