@@ -69,17 +69,19 @@ def test_bad_times_are_usage_errors(text):
         parse_time(text, UTC, now=NOW)
 
 
-def test_a_date_at_the_calendars_ends_is_a_usage_error_in_any_zone():
-    """Year 1 moved east of UTC (or year 9999 west of it) leaves the calendar:
-    a one-line usage error, not ValueError out of ``astimezone``."""
+def test_a_date_at_the_calendars_ends_is_the_calendars_end_in_any_zone():
+    """Year 1 moved east of UTC (or year 9999 west of it) leaves the calendar: a
+    bare date there is the calendar's first (or last) instant, in every command
+    and zone (``sessions --since 0001-01-01`` was refused where ``usage`` took
+    it: tester13 finding 14); an exact time out of range is a one-line usage
+    error, not ValueError out of ``astimezone``."""
     assert parse_time("0001-01-01", UTC) == datetime(1, 1, 1, tzinfo=UTC)
-    for text, zone, end in [
-        ("0001-01-01", "Asia/Tokyo", False),
-        ("0001-01-01T05:00", "Asia/Tokyo", False),
-        ("9999-12-31", "America/New_York", True),
-    ]:
-        with pytest.raises(UsageError, match="out of range"):
-            parse_time(text, ZoneInfo(zone), end=end, now=NOW)
+    first, last = datetime.min.replace(tzinfo=UTC), datetime.max.replace(tzinfo=UTC)
+    assert parse_time("0001-01-01", ZoneInfo("Asia/Tokyo")) == first
+    assert parse_time("9999-12-31", ZoneInfo("America/New_York"), end=True) == last
+    assert parse_time("9999-12-31", UTC, end=True) == last
+    with pytest.raises(UsageError, match="out of range"):
+        parse_time("0001-01-01T05:00", ZoneInfo("Asia/Tokyo"), now=NOW)
 
 
 def test_empty_time_and_zone_options_are_refused_not_ignored():

@@ -92,7 +92,10 @@ def _instant(text: str, tz: tzinfo | None, end: bool, now: datetime) -> datetime
         return now - timedelta(**{_UNITS[match.group(2)]: int(match.group(1))})
     day = _day(text)
     if day is not None:
-        return _midnight(day + timedelta(days=1) if end else day, tz).astimezone(UTC)
+        try:
+            return _midnight(day + timedelta(days=1) if end else day, tz).astimezone(UTC)
+        except (OverflowError, ValueError):  # the calendar's first or last day, moved across a zone
+            return (datetime.min if day.year == 1 else datetime.max).replace(tzinfo=UTC)
     try:
         stamp = datetime.fromisoformat(text)
     except ValueError:
