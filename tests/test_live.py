@@ -234,6 +234,36 @@ def test_statusline_reads_a_transcript_outside_the_agents_folders(tmp_path):
     assert str(elsewhere) in home.run("doctor")
 
 
+def test_statusline_takes_the_global_options(tmp_path):
+    """``--demo statusline`` synced the user's own logs into the demo index (then
+    shown by ``--demo sessions``), ``--no-sync`` synced, ``--root`` was ignored
+    (tester14 finding 13)."""
+    home = Home(tmp_path)
+    project = home.home / ".claude/projects/-mine"
+    project.mkdir(parents=True)
+    now = datetime.now(UTC)
+    (project / "s-mine.jsonl").write_text(_claude_call("s-mine", 1, now - timedelta(minutes=3), {"input_tokens": 100_000}))
+    payload = json.dumps({"session_id": "s-mine"})
+    env = {k: v for k, v in home.env.items() if k != "AGENTLOG_INDEX"}  # the demo index lies beside the default one
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
+
+    def statusline(*options: str) -> str:
+        result = CliRunner().invoke(main, [*options, "statusline", "--format", "{session}"], input=payload, env=env)
+        assert result.exit_code == 0, result.output
+        return result.output.strip()
+
+    assert statusline("--demo") == "$0.00"
+    demo = CliRunner().invoke(main, ["--demo", "sessions", "--json", "--no-sync"], env=env)
+    assert "s-mine" not in demo.output and json.loads(demo.output)
+    assert statusline("--no-sync") == "$0.00"  # the index was never synced
+    assert statusline() == "$0.30"
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    (other / "s-root.jsonl").write_text(_claude_call("s-root", 1, now - timedelta(minutes=2), {"input_tokens": 200_000}))
+    payload = json.dumps({"session_id": "s-root"})
+    assert statusline("--root", str(other)) == "$0.60"
+
+
 # --- the rules ------------------------------------------------------------------
 
 

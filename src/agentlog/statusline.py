@@ -33,7 +33,10 @@ import sys
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentlog.service.home import Home
 
 DEFAULT_FORMAT = "{session} session · {today} today · {block} · ctx {context}"
 FIELDS = ("session", "today", "block", "left", "burn", "context", "context_tokens", "model")
@@ -110,25 +113,23 @@ def cache_path(env: Mapping[str, str], index: Path | None = None) -> Path:
     return default_path(env).parent / "statusline.json"
 
 
-def _key(payload: dict[str, Any], now: datetime) -> str:
+def _key(payload: dict[str, Any], now: datetime, index: Path | None, sync: bool) -> str:
     path = payload.get("transcript_path") or ""
     try:
         st = os.stat(path)
         stamp = f"{st.st_size}:{st.st_mtime_ns}"
     except (OSError, ValueError, TypeError):
         stamp = "-"
-    return f"{payload.get('session_id')}|{path}|{stamp}|{now:%Y-%m-%dT%H:%M}"
+    return f"{index or ''}|{'' if sync else 'no-sync'}|{payload.get('session_id')}|{path}|{stamp}|{now:%Y-%m-%dT%H:%M}"
 
 
-def _compute(payload: dict[str, Any], env: dict[str, str], index: Path | None) -> dict[str, Any]:
+def _compute(payload: dict[str, Any], index: Path | None, home: Home, sync: bool) -> dict[str, Any]:
     import msgspec
 
     from agentlog.index import db
-    from agentlog.service.home import Home
     from agentlog.service.statusline import statusline_facts
 
-    home = Home.of(env, (), False)
-    conn = db.connect(index or db.default_path(env))
+    conn = db.connect(index or db.default_path(home.env))
     try:
         model = payload.get("model")
         facts = statusline_facts(
@@ -137,6 +138,7 @@ def _compute(payload: dict[str, Any], env: dict[str, str], index: Path | None) -
             str(payload.get("session_id") or ""),
             payload.get("transcript_path") or None,
             model.get("id") if isinstance(model, dict) else None,
+            sync=sync,
         )
     finally:
         conn.close()
@@ -144,10 +146,19 @@ def _compute(payload: dict[str, Any], env: dict[str, str], index: Path | None) -
     return value
 
 
-def line(stdin: str, fmt: str, env: dict[str, str], index: Path | None = None) -> str:
-    """The status line for Claude Code's JSON ``stdin``; :data:`FALLBACK` (plus
-    what went wrong: a bad ``--format`` or input named, else the error's kind) on
-    any error."""
+def line(
+    stdin: str,
+    fmt: str,
+    env: dict[str, str],
+    index: Path | None = None,
+    home: Home | None = None,
+    sync: bool = True,
+) -> str:
+    """The status line for Claude Code's JSON ``stdin`` from the index ``index``
+    (default: the user's) over the logs of ``home`` (default: ``env``'s, no
+    ``--root``), synced first unless not ``sync`` (``--no-sync``);
+    :data:`FALLBACK` (plus what went wrong: a bad ``--format`` or input named,
+    else the error's kind) on any error."""
     try:
         if not stdin.strip():
             raise ValueError("no statusLine JSON on standard input")
@@ -162,14 +173,18 @@ def line(stdin: str, fmt: str, env: dict[str, str], index: Path | None = None) -
 
             name = clean(name, one_line=True, markup=False)
         cache = cache_path(env, index)
-        key = _key(payload, now)
+        key = _key(payload, now, index, sync)
         try:
             cached = json.loads(cache.read_text())
         except (OSError, ValueError):
             cached = {}
         facts = cached.get(key) if isinstance(cached, dict) else None
         if not isinstance(facts, dict):
-            facts = _compute(payload, env, index)
+            if home is None:
+                from agentlog.service.home import Home
+
+                home = Home.of(env, (), False)
+            facts = _compute(payload, index, home, sync)
             try:
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 tmp = cache.with_suffix(f".{os.getpid()}.tmp")

@@ -70,13 +70,14 @@ def statusline_facts(
     model_id: str | None = None,
     now: datetime | None = None,
     tz: tzinfo | None = None,
+    sync: bool = True,
 ) -> StatuslineFacts:
     """The figures for Claude Code session ``session_id``, read from the index at
     ``conn`` once synced with every log under ``home`` (the no-change sync of
     every read command: the session's subagent files and other sessions' calls
     today are counted, so the figures are ``agentlog usage``'s) and the folder of
     its transcript ``transcript_path`` when that lies outside them
-    (:func:`transcript_home`); ``tz`` (default: local) says where today begins.
+    (:func:`transcript_home`), unless not ``sync`` (``--no-sync``); ``tz`` (default: local) says where today begins.
     Raises ``sqlite3.Error`` for a damaged index."""
     from agentlog.service.index import update_index
     from agentlog.service.usage import UsageQuery, index_usage
@@ -84,7 +85,8 @@ def statusline_facts(
     from agentlog.usage.report import build_blocks
 
     now = now or datetime.now(UTC)
-    update_index(conn, transcript_home(home, transcript_path))
+    if sync:
+        update_index(conn, transcript_home(home, transcript_path))
     key = session_key("claude_code", session_id)
     priced = index_usage(conn, UsageQuery()).calls  # as `agentlog usage` prices them (the tables kept)
     today = now.astimezone(tz).date()
