@@ -142,6 +142,13 @@ def prune_command(app: App, agent: str | None, forget: Path | None, dry_run: boo
     )
 
 
+_KEPT_WHY = {
+    "agent_folder": "an agent's own folder, which syncs read without --root",
+    "remembered_root": "inside another remembered root, which holds them",
+    "project_file": "an agent's file in a project other sessions ran in, which syncs find without --root",
+}
+
+
 def _forget(app: App, conn: sqlite3.Connection, folder: Path, dry_run: bool, as_json: bool) -> None:
     """``prune --forget-root FOLDER``: :func:`~agentlog.service.index.forget_root`, said."""
     forgotten = forget_root(conn, app.where, folder, dry_run=dry_run)
@@ -163,11 +170,7 @@ def _forget(app: App, conn: sqlite3.Connection, folder: Path, dry_run: bool, as_
     said = [f"{verb} {plural(len(removed), 'source')}, {plural(sessions, 'session')}" if removed else f"no log to remove under {shown}"]
     for k in kept:
         where = clean(tilde(k.folder, str(app.home)), one_line=True)
-        said.append(
-            f"{plural(k.logs, 'log')} under it kept: {where}, a remembered root, holds them"
-            if k.root
-            else f"{plural(k.logs, 'log')} under it kept in {where}, an agent's own folder: syncs read it without --root"
-        )
+        said.append(f"{plural(k.logs, 'log')} under it kept in {where}: " + _KEPT_WHY[k.why])
     if not dry_run:
         said.append(f"forgot {shown}: later syncs do not read it" + (" (but for those)" if kept else ""))
     for line in said:

@@ -17,6 +17,7 @@ import os
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Literal
 
 import msgspec
 
@@ -37,14 +38,20 @@ class ArchivedSource(msgspec.Struct, kw_only=True):
     sessions: list[str] = msgspec.field(default_factory=list)
 
 
+KeptWhy = Literal["agent_folder", "remembered_root", "project_file"]
+"""Why :func:`forget_root` leaves a source: it lies in an agent's own log folder,
+in another remembered root that holds the one forgotten, or it is a file an
+agent keeps inside a project (Aider's history) in a folder other sessions were
+recorded in — each read by later syncs without the root."""
+
+
 class KeptLogs(msgspec.Struct, kw_only=True):
-    """Sources :func:`forget_root` leaves: ``logs`` of them under ``folder``, an
-    agent's own log folder, or (``root``) another remembered root that holds the
-    one forgotten."""
+    """Sources :func:`forget_root` leaves: ``logs`` of them in ``folder``, for the
+    reason ``why``."""
 
     folder: str
     logs: int
-    root: bool
+    why: KeptWhy
 
 
 def now() -> str:
@@ -162,7 +169,11 @@ def prune(conn: sqlite3.Connection, agent: str | None = None, dry_run: bool = Fa
 
 
 def forget_root(
-    conn: sqlite3.Connection, folder: str, dry_run: bool = False, keep: Sequence[str] = ()
+    conn: sqlite3.Connection,
+    folder: str,
+    dry_run: bool = False,
+    keep: Sequence[str] = (),
+    keep_files: Sequence[str] = (),
 ) -> tuple[list[ArchivedSource], list[KeptLogs]] | None:
     """Forget ``folder`` (a real path), a ``--root`` an earlier sync was given and
     the index remembers (:func:`agentlog.index.sync.remember_roots`): later syncs
@@ -172,7 +183,8 @@ def forget_root(
     their sessions are removed as :func:`prune` removes archived ones.  Sources
     inside the folders ``keep`` (real paths: the agents' own, which syncs read
     without a ``--root``) or inside another remembered root that holds ``folder``
-    are left, archived ones too: they are the agents' logs, or that root's.  With
+    are left, archived ones too: they are the agents' logs, or that root's; so
+    are the files ``keep_files`` (project files later syncs find).  With
     ``dry_run`` nothing changes.  ``(what was, or would be, removed; the sources
     left, by the folder that holds them)``, or ``None`` when ``folder`` is not
     remembered."""
@@ -181,14 +193,18 @@ def forget_root(
     under = folder.rstrip("/") + "/"
     inside = (under, under[:-1] + "0")  # the paths under it: "0" follows "/"
     outer = [p for (p,) in conn.execute("SELECT path FROM roots WHERE path != ?", (folder,)) if under.startswith(p.rstrip("/") + "/")]
-    holders = [(own, False) for own in keep] + [(root, True) for root in outer]  # a remembered root holding it stays
+    holders: list[tuple[str, KeptWhy]] = [(own, "agent_folder") for own in keep]
+    holders += [(root, "remembered_root") for root in outer]  # a remembered root holding it stays
+    files = {os.path.realpath(f) for f in keep_files}
     found: list[ArchivedSource] = []
-    kept: dict[tuple[str, bool], int] = {}
+    kept: dict[tuple[str, KeptWhy], int] = {}
     for source in _sources(conn, "1", ()):
         real = os.path.realpath(source.path)
         if not (source.path.startswith(under) or real.startswith(under)):
             continue
         holder = next((h for h in holders if real == h[0] or real.startswith(h[0].rstrip("/") + "/")), None)
+        if holder is None and real in files:
+            holder = (os.path.dirname(real), "project_file")
         if holder is not None:
             kept[holder] = kept.get(holder, 0) + 1
         else:
@@ -197,7 +213,22 @@ def forget_root(
         with transaction(conn):  # with any remembered root inside it: its sources go too
             conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *inside))
         _remove(conn, found, dry_run)
-    return found, [KeptLogs(folder=f, logs=n, root=root) for (f, root), n in sorted(kept.items())]
+    return found, [KeptLogs(folder=f, logs=n, why=why) for (f, why), n in sorted(kept.items())]
+
+
+def cwds_outside(conn: sqlite3.Connection, folder: str) -> list[str]:
+    """The folders recorded as ``cwd`` by sessions whose source is not under
+    ``folder`` (by its stored path): where later syncs look for project files
+    once ``folder`` is forgotten."""
+    under = folder.rstrip("/") + "/"
+    return [
+        cwd
+        for (cwd,) in conn.execute(
+            """SELECT DISTINCT s.cwd FROM sessions s JOIN sources src ON src.id = s.source_id
+               WHERE s.cwd IS NOT NULL AND NOT (src.path >= ? AND src.path < ?)""",
+            (under, under[:-1] + "0"),
+        )
+    ]
 
 
 def _remove(conn: sqlite3.Connection, found: list[ArchivedSource], dry_run: bool) -> list[ArchivedSource]:

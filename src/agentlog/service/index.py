@@ -71,9 +71,15 @@ def forget_root(
     ``..`` resolved, as it was remembered): the sources under it and their sessions
     are removed (``dry_run``: change nothing), except those in the agents' own
     folders under ``home`` (:meth:`Home.log_folders` without roots), which syncs
-    read without it, or in another remembered root that holds it.  ``(what was,
+    read without it, in another remembered root that holds it, or files agents
+    keep inside projects found through other sessions' ``cwd`` (Aider's history).  ``(what was,
     or would be, removed; the sources left, by the folder holding them)``
     (:func:`agentlog.index.archive.forget_root`), ``None`` when the index does not
     remember ``folder``."""
+    from agentlog.adapters import registered
+    from agentlog.load import project_sources
+
+    real = os.path.realpath(folder)
     own = msgspec.structs.replace(home, roots=[]).log_folders()
-    return archive.forget_root(conn, os.path.realpath(folder), dry_run=dry_run, keep=own)
+    projects = [ref.path for _, ref in project_sources(registered(), archive.cwds_outside(conn, real))]
+    return archive.forget_root(conn, real, dry_run=dry_run, keep=own, keep_files=projects)
