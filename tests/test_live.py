@@ -676,7 +676,8 @@ def test_a_folder_name_that_is_not_utf8_costs_only_its_own_events(tmp_path, capl
     assert str(log) in seen[-1]
     # said once, the name's bytes escaped (it printed a list of PosixPath reprs, tester13 finding 9)
     assert [r.getMessage() for r in caplog.records if r.name == "agentlog.live.watch"] == [
-        f"no file-system events for {projects}, {projects}/-tmp-\\xff (a name in them is not UTF-8): polling them every 0.5 s"
+        f"a name that is not UTF-8: polling what lies directly in {projects} and all of {projects}/-tmp-\\xff "
+        "every 0.5 s (file-system events for everything else)"  # tester14 finding 9: it read as all of them polled
     ]
 
 

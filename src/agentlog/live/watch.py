@@ -108,11 +108,7 @@ class LogWatcher:
             else:
                 watched, left_out = watchable(roots)
                 if left_out:
-                    log.warning(
-                        "no file-system events for %s (a name in them is not UTF-8): polling them every %s s",
-                        _listed(left_out),
-                        self.poll,
-                    )
+                    log.warning("%s", polled_notice(left_out, self.poll))
                 try:
                     if watched:
                         self.mode = "events"
@@ -136,6 +132,20 @@ class LogWatcher:
         self.mode = "polling"
         while not self._stop.wait(self.poll):
             yield set(UNKNOWN)
+
+
+def polled_notice(left_out: list[Path], poll: float) -> str:
+    """What the watcher says of the folders :func:`watchable` left out: a folder
+    whose own name is UTF-8 is polled only for what lies directly in it (its
+    subfolders keep their events), one whose name is not, whole."""
+    direct = [f for f in left_out if _decodable(f)]
+    whole = [f for f in left_out if not _decodable(f)]
+    said = [f"what lies directly in {_listed(direct)}"] if direct else []
+    said += [f"all of {_listed(whole)}"] if whole else []
+    return (
+        f"a name that is not UTF-8: polling {' and '.join(said)} every {poll:g} s "
+        "(file-system events for everything else)"
+    )
 
 
 def _listed(folders: list[Path]) -> str:
