@@ -360,3 +360,26 @@ def test_forget_root_keeps_a_project_file_other_sessions_lead_to(tmp_path):
     assert sorted(s["key"] for s in json.loads(out)) == before and len(before) > 1
     code, out, _ = run(home, "--index", str(index), "doctor", "--json")
     assert json.loads(out)["remembered_roots"] == []
+
+
+def test_forget_root_keeps_an_agents_log_that_links_into_it(tmp_path):
+    """A transcript in Claude Code's own folder that is a symlink to a file under
+    the root was removed (its real path is under the root) and read back by the
+    next command (tester14, a variant of finding 13): a source found in an
+    agent's folder is kept whatever its link points to."""
+    home = tmp_path / "home"
+    root = home / "root"
+    project = home / ".claude" / "projects" / "-p"
+    root.mkdir(parents=True)
+    project.mkdir(parents=True)
+    shutil.copy(sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0], root / "x.jsonl")
+    (project / "linked.jsonl").symlink_to(root / "x.jsonl")
+    index = tmp_path / "index.sqlite"
+    assert run(home, "--index", str(index), "index")[0] == 0
+    assert run(home, "--index", str(index), "--root", str(root), "index")[0] == 0
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    before = sorted(s["key"] for s in json.loads(out))
+    code, out, _ = run(home, "--index", str(index), "prune", "--forget-root", str(root), "--json")
+    assert code == 0 and json.loads(out)["sources"] == [] and json.loads(out)["kept"] == 1, out
+    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
+    assert sorted(s["key"] for s in json.loads(out)) == before == [before[0]]

@@ -202,7 +202,7 @@ def forget_root(
         real = os.path.realpath(source.path)
         if not (source.path.startswith(under) or real.startswith(under)):
             continue
-        holder = next((h for h in holders if real == h[0] or real.startswith(h[0].rstrip("/") + "/")), None)
+        holder = next((h for h in holders if _inside(source.path, h[0]) or _inside(real, h[0])), None)
         if holder is None and real in files:
             holder = (os.path.dirname(real), "project_file")
         if holder is not None:
@@ -214,6 +214,10 @@ def forget_root(
             conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *inside))
         _remove(conn, found, dry_run)
     return found, [KeptLogs(folder=f, logs=n, why=why) for (f, why), n in sorted(kept.items())]
+
+
+def _inside(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def cwds_outside(conn: sqlite3.Connection, folder: str) -> list[str]:
