@@ -944,21 +944,24 @@ def test_a_cumulative_total_out_of_range_is_zeroed_and_counted_not_a_call_of_its
     """A ``total_token_usage`` of 1e27 (kept at 2**53 by ``as_int``) less the previous
     total used to fall back in range: a call of 9·10^15 input tokens, $11 billion.
     Now that component is out of range, zeroed and counted (``tokens_out_of_range``),
-    and it is no baseline (:func:`next_baseline`): the next total counts from the last
+    and it is no baseline (:func:`count_total`): the next total counts from the last
     believable one (3000 − 1000), where it used to read as a restarted counter and a
     total with no ``last`` was then counted whole a second time (tester13 finding 5)."""
-    from agentlog.adapters.codex import next_baseline, total_delta
+    from agentlog.adapters.codex import MAX_CALL_TOKENS, count_total
     from agentlog.rules import MAX_TOKENS
 
-    assert next_baseline([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
-    assert next_baseline([-5, 0, 0, 0, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]
-    assert next_baseline([MAX_TOKENS - 1, 0, 0, 0, 0], None) is None  # under 2**53, and still no counter's value
-    assert next_baseline([0, 0, 0, 0, 0], [1000, 0, 0, 10, 0]) == [1000, 0, 0, 10, 0]  # all null: says nothing
-
-    # a total out of range counts nothing of its own: the bad component is zeroed and reported
-    assert total_delta([MAX_TOKENS, 0, 0, 20, 0], [1000, 0, 0, 10, 0], None) == [MAX_TOKENS, 0, 0, 0, 0]
-    assert total_delta([-1, 0, 0, 20, 0], [1000, 0, 0, 10, 0], None) == [MAX_TOKENS, 0, 0, 0, 0]
-    assert total_delta([3000, 0, 0, 30, 0], [1000, 0, 0, 10, 0], [1000, 0, 0, 10, 0]) == [2000, 0, 0, 20, 0]
+    prev = [1000, 0, 0, 10, 0]
+    # a total out of range counts nothing of its own, the bad component zeroed and reported; prev stays
+    assert count_total([MAX_TOKENS, 0, 0, 20, 0], prev, None) == ([MAX_TOKENS, 0, 0, 0, 0], prev)
+    assert count_total([-5, 0, 0, 20, 0], prev, None) == ([MAX_TOKENS, 0, 0, 0, 0], prev)
+    assert count_total([2**53 - 1, 0, 0, 0, 0], None, None) == ([MAX_TOKENS, 0, 0, 0, 0], None)
+    assert count_total([0, 0, 0, 0, 0], prev, None) == ([0, 0, 0, 0, 0], prev)  # all null: says nothing
+    # a call of a billion tokens is no reading either (999,999,999,999 after 1,000)
+    assert count_total([10**12 - 1, 0, 0, 20, 0], prev, None) == ([MAX_TOKENS, 0, 0, 0, 0], prev)
+    assert count_total([1000 + MAX_CALL_TOKENS - 1, 0, 0, 20, 0], prev, None) == (
+        [MAX_CALL_TOKENS - 1, 0, 0, 10, 0], [1000 + MAX_CALL_TOKENS - 1, 0, 0, 20, 0]
+    )
+    assert count_total([3000, 0, 0, 30, 0], prev, [1000, 0, 0, 10, 0]) == ([2000, 0, 0, 20, 0], [3000, 0, 0, 30, 0])
 
     def count(n: int, total: int) -> str:
         usage = {"input_tokens": total, "cached_input_tokens": 0, "output_tokens": 10 * n, "reasoning_output_tokens": 0}
@@ -1038,6 +1041,7 @@ def _rollout_of_totals(path: Path, specs: list[str]) -> None:
         (["1000:200:100:0", "2000:-1:200:0", "3000:600:300:0"], (3000, 300), 1),
         (["1000:0:100:0", "9007199254740992:0:200:0", "3000:0:300:0"], (3000, 300), 1),
         (["1000:0:100:0", "9007199254740991:0:200:0", "3000:0:300:0"], (3000, 300), 1),
+        (["1000:0:100:0", "999999999999:0:200:0", "3000:0:300:0"], (3000, 300), 1),  # a call of 10^12: finding 15
         (["1000:0:100:0", "1e27:0:1e27:0", "3000:0:300:0"], (3000, 300), 2),
         (["1000:0:100:0", "null:null:null:null", "3000:0:300:0"], (3000, 300), 0),
         (["1000.5:0:100:0", "2000.7:0:200:0", "3000:0:300:0"], (3000, 300), 0),
@@ -1059,3 +1063,20 @@ def test_cumulative_totals_count_each_token_once(tmp_path, specs, expected, zero
     calls = [m.usage for m in session.messages if m.usage is not None]
     assert (sum(u.input_tokens + u.cache_read_tokens for u in calls), sum(u.output_tokens for u in calls)) == expected
     assert session.diagnostics.invalid_values.get("tokens_out_of_range", 0) == zeroed
+
+
+def test_a_last_only_count_of_two_to_the_53_is_zeroed_and_reported(tmp_path):
+    """A ``token_count`` with only ``last_token_usage`` (an older form) of
+    9,007,199,254,740,991 input tokens priced $11 billion, doctor silent
+    (tester14 finding 15): counts from 10^12 on are out of range."""
+    path = tmp_path / "rollout-2026-01-01T10-00-00-t-1.jsonl"
+    _rollout_of_totals(path, [])
+    with path.open("a") as f:
+        for n, value in enumerate([1000, 2**53 - 1, 1000], 1):
+            usage = {"input_tokens": value, "cached_input_tokens": 0, "output_tokens": 100, "reasoning_output_tokens": 0}
+            payload = {"type": "token_count", "info": {"last_token_usage": usage}}
+            f.write(json.dumps({"timestamp": f"2026-01-01T10:00:0{n}Z", "type": "event_msg", "payload": payload}) + "\n")
+    session = parse_one("codex", path)
+    calls = [m.usage for m in session.messages if m.usage is not None]
+    assert [(u.input_tokens, u.output_tokens) for u in calls] == [(1000, 100), (0, 100), (1000, 100)]
+    assert session.diagnostics.invalid_values == {"tokens_out_of_range": 1}

@@ -128,15 +128,17 @@ def test_a_session_whose_lines_record_different_cwds_is_in_its_first_cwd_on_ever
 
 
 def test_token_counts_out_of_range_count_as_zero_on_every_path_and_doctor_reports_them(tmp_path):
-    """Negative counts and counts from 2**53 on (as int, as float, beyond 2**64)
-    are one rule: 0, and one ``tokens_out_of_range`` per value for ``doctor``."""
+    """Negative counts and counts from 10^12 on (as int, as float, beyond 2**64;
+    2**53 − 1, the largest exact JSON integer, too: it priced one call at $27
+    billion, tester14 finding 15) are one rule: 0, and one ``tokens_out_of_range``
+    per value for ``doctor``."""
     home = tmp_path / "home"
     bad = {"input_tokens": -5, "cache_read_input_tokens": 2**70, "cache_creation_input_tokens": 1e20}
     write_log(
         claude_project(home) / "s1.jsonl",
         line("m1", "user", cwd="/a"),
         line("m2", "assistant", usage={**bad, "output_tokens": 9}),
-        line("m3", "assistant", usage={"input_tokens": 2**53, "output_tokens": 2**53 - 1}),
+        line("m3", "assistant", usage={"input_tokens": 2**53 - 1, "output_tokens": 10**12 - 1}),
         line("m4", "assistant", usage={"input_tokens": 3, "output_tokens": 4}),
     )
     assert every_path(home, tmp_path) == [
@@ -151,13 +153,13 @@ def test_token_counts_out_of_range_count_as_zero_on_every_path_and_doctor_report
             0,
             0,
             0,
-            2**53 + 12,
+            10**12 - 1 + 13,
             0,
         )
     ]
     data = cli_usage_both_ways(home, tmp_path)
     assert data["totals"]["input_tokens"] == 3
-    assert data["totals"]["output_tokens"] == 2**53 + 12
+    assert data["totals"]["output_tokens"] == 10**12 - 1 + 13
     env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "cli.sqlite")}
     code, out, err = run("doctor", "--json", env=env)
     assert code == 0, err
@@ -167,6 +169,31 @@ def test_token_counts_out_of_range_count_as_zero_on_every_path_and_doctor_report
     assert "zeroed        4  tokens_out_of_range" in out
     (session,) = load_sessions(env={"HOME": str(home)}, home=home)
     assert session.diagnostics.invalid_values == {"tokens_out_of_range": 4}
+
+
+def test_an_index_holding_a_count_now_out_of_range_reads_its_source_again(tmp_path):
+    """Counts up to 2**53 were believed; an index built then holds them until
+    the source changes: the upgrade to the 10^12 bound has the next sync read
+    every source holding one again (schema migration ``bounded``)."""
+    from agentlog.index.schema import MIGRATIONS
+
+    home = tmp_path / "home"
+    write_log(
+        claude_project(home) / "s1.jsonl",
+        line("m1", "user", cwd="/a"),
+        line("m2", "assistant", usage={"input_tokens": 2**53 - 1, "output_tokens": 9}),
+    )
+    path = tmp_path / "index.sqlite"
+    conn = connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    with conn:  # as the last release stored it, before the migration
+        conn.execute("UPDATE usage SET input_tokens = ?", (2**53 - 1,))
+        conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) - 1}")
+    conn.close()
+    conn = connect(path)
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    assert conn.execute("SELECT input_tokens, output_tokens FROM usage").fetchall() == [(0, 9)]
+    conn.close()
 
 
 # -- an append after a last line written without a newline ------------------------------

@@ -7,7 +7,7 @@ The in-memory loader (:mod:`agentlog.assemble`, :mod:`agentlog.link`,
 
 * :func:`session_key` — how a session is named, :func:`recorded_session_id` —
   a Claude Code file by the ``sessionId`` of its records;
-* :func:`bounded_usage` — token counts out of range (negative, or from 2**53 on)
+* :func:`bounded_usage` — token counts out of range (negative, or from 10^12 on)
   count as 0 and are reported (``Diagnostics.invalid_values``);
 * :func:`keeps_new_copy` — which copy of a streamed response is kept;
 * :func:`first_cwd` — a session's cwd (and so its project), and the one project
@@ -45,10 +45,12 @@ from agentlog.model import USAGE_COUNTS, Message, Session, Usage, usage_counts
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-MAX_BITS = 53
-MAX_TOKENS = 1 << MAX_BITS
-"""Token counts from this on (and negative ones) are not believed: JSON numbers
-are exact integers only below 2**53 (RFC 8259 §6), and no API call comes near."""
+MAX_TOKENS = 10**12
+"""Token counts from a trillion on (and negative ones) are not believed: no API
+call comes near (the largest context windows hold ~10^7 tokens), nor any agent's
+total of a session (a heavy one reaches ~10^9).  2**53 − 1, the largest integer
+JSON keeps exact (RFC 8259 §6), read as true priced one Claude call at $27
+billion (tester14 finding 15)."""
 
 TOKENS_OUT_OF_RANGE = "tokens_out_of_range"
 """The ``Diagnostics.invalid_values`` reason of a token count counted as 0."""
@@ -70,7 +72,7 @@ def recorded_session_id(file_id: str, recorded: str | None) -> str:
 
 
 def bounded_usage(usage: Usage) -> tuple[Usage, int]:
-    """``(usage, n)``: ``usage`` with each count outside ``0 ≤ n < 2**53``
+    """``(usage, n)``: ``usage`` with each count outside ``0 ≤ n < 10^12``
     (:data:`MAX_TOKENS`) set to 0, and how many were.  ``usage`` itself when all
     are in range (the common case: nothing is copied)."""
     values: tuple[int, ...] = usage_counts(usage)

@@ -67,8 +67,8 @@ def parse_time(value: Any) -> datetime | None:
 
 
 BOUND = 1 << 53
-"""``as_int`` keeps values within ±2**53: the first count out of range
-(:data:`agentlog.rules.MAX_TOKENS`), small enough that sums of a few stay in
+"""``as_int`` keeps values within ±2**53 (out of range as token counts:
+:data:`agentlog.rules.MAX_TOKENS`), small enough that sums of a few stay in
 SQLite's and msgpack's 64-bit integers."""
 
 

@@ -403,56 +403,51 @@ def default_model(cli_version: str | None, when: datetime | None) -> str | None:
     return models[-1] if models else None
 
 
-TOTAL_BOUND = 10**12
-"""The cumulative token counts a Codex total may hold: a component from this on
-(or negative) is no counter's value.  A long session reaches ~10^9 tokens (2,000
-calls of a 400k-token context are 8·10^8); a total of 2**53 − 1 read as true
-priced one call at $11 billion (tester14 finding 5)."""
+MAX_CALL_TOKENS = 10**9
+"""The most tokens of one kind a single Codex call may spend: its context window
+is at most ~10^6 tokens (gpt-5: 400k), so a cumulative total that grew by a
+billion in one call is no counter's reading (a total of 999,999,999,999 after
+1,000 priced one call at $1.25 million: tester14 finding 15)."""
 
 
-def believable(total: list[int]) -> bool:
-    """Whether cumulative ``total`` can be a counter's reading: every component in
-    ``0 ≤ n <`` :data:`TOTAL_BOUND`, and not all zero (a total whose fields are all
-    ``null`` or missing, which :func:`token_vector` reads as zeros, says nothing)."""
-    return min(total) >= 0 and max(total) < TOTAL_BOUND and any(total)
-
-
-def total_delta(
+def count_total(
     total: list[int], prev: list[int] | None, last: list[int] | None, fork_copy: bool = False
-) -> list[int]:
-    """One call's token vector from a cumulative ``total`` and the ``prev`` one
-    (the last :func:`believable` total): ``total − prev`` per component, clamped
-    at 0 — unless the counter restarted (a component fell; or, in a fork's
-    unmarked copy (``fork_copy``), ``total`` equals the call's own ``last`` vector
-    while ``prev`` differs: the fork's first call after the copied history), when
-    the call is ``last`` (else ``total``).  A fork's counter either continues from
-    the copied totals (builds that seed it: openai/codex ``codex-rs/core/src/codex.rs``
+) -> tuple[list[int], list[int] | None]:
+    """``(the call's token vector, the baseline the next total counts from)`` for a
+    cumulative ``total`` after ``prev``, the last total believed (``None``: none yet).
+
+    The call is ``total − prev`` per component, clamped at 0 — unless the counter
+    restarted (a component fell; or, in a fork's unmarked copy (``fork_copy``),
+    ``total`` equals the call's own ``last`` vector while ``prev`` differs: the
+    fork's first call after the copied history), when it is ``last`` (else
+    ``total``).  A fork's counter either continues from the copied totals (builds
+    that seed it: openai/codex ``codex-rs/core/src/codex.rs``
     ``InitialHistory::Forked`` calls ``last_token_info_from_rollout``) or starts
     again (builds without that seeding); both read right.
 
-    A total that is not believable counts nothing of its own: its components out
-    of range come back as :data:`agentlog.rules.MAX_TOKENS`, so the one rule for
+    A total is believed when every component is in range (``0 ≤ n <``
+    :data:`agentlog.rules.MAX_TOKENS`), not all are zero (a total whose fields
+    are all ``null`` or missing, read as zeros by :func:`token_vector`, says
+    nothing) and the call it gives spends under :data:`MAX_CALL_TOKENS` of each
+    kind.  One that is not counts nothing of its own and ``prev`` stays the
+    baseline, so the next believed total counts what the call spent, once: its
+    components out of range come back as ``MAX_TOKENS``, so the one rule for
     token counts zeroes and reports them (:func:`agentlog.rules.bounded_usage`),
-    the others as 0; the next believable total's difference from ``prev`` counts
-    what the call spent.  Counting its good components (or reading a negative or
-    all-null total as a restart) counted them twice (tester14 finding 6)."""
-    if not believable(total):
-        return [0 if 0 <= now < TOTAL_BOUND else MAX_TOKENS for now in total]
-    if prev is None:
-        return total
-    restarted = any(now < before for now, before in zip(total, prev, strict=True)) or (
-        fork_copy and total == last and total != prev
-    )
-    if restarted:
-        return last if last is not None else total
-    return [max(0, now - before) for now, before in zip(total, prev, strict=True)]
-
-
-def next_baseline(total: list[int], prev: list[int] | None) -> list[int] | None:
-    """The cumulative total the next call's :func:`total_delta` starts from: ``total``
-    when it is :func:`believable`, else ``prev`` stays: such a total used to restart
-    the counter, so the next real total was counted whole a second time."""
-    return total if believable(total) else prev
+    the others as 0.  Counting its good components, or reading it as a restart,
+    counted them twice or the next total whole (tester14 findings 5, 6, 15)."""
+    if min(total) >= 0 and max(total) < MAX_TOKENS and any(total):
+        if prev is None:
+            call = total
+        elif any(now < before for now, before in zip(total, prev, strict=True)) or (
+            fork_copy and total == last and total != prev
+        ):
+            call = last if last is not None else total
+        else:
+            call = [now - before for now, before in zip(total, prev, strict=True)]
+        if max(call) < MAX_CALL_TOKENS:
+            return call, total
+        return [MAX_TOKENS if n >= MAX_CALL_TOKENS else 0 for n in call], prev
+    return [0 if 0 <= now < MAX_TOKENS else MAX_TOKENS for now in total], prev
 
 
 def usage_of(vector: list[int], web_searches: int = 0, tier: str | None = None) -> Usage:
@@ -1158,10 +1153,9 @@ class CodexParser(LineParser[CodexState]):
             return
         total, last = token_vector(info.get("total_token_usage")), token_vector(info.get("last_token_usage"))
         if total is not None:
-            delta = total_delta(
+            delta, state.prev_total = count_total(
                 total, state.prev_total, last, state.fork_phase in (_FORK_BEFORE, _FORK_MATCH)
             )
-            state.prev_total = next_baseline(total, state.prev_total)
         elif last is not None:
             delta = [0] * 5 if last == state.prev_last else last
             state.prev_last = last
@@ -1369,7 +1363,7 @@ class CodexAdapter(JsonlAdapter):
 
     slug = SLUG
     display_name = "Codex"
-    parser_version = 8  # 6: a cumulative total out of range is zeroed and counted (total_delta); 7: and is no baseline; 8: not believable below 2**53 too (TOTAL_BOUND), nothing of it counted
+    parser_version = 9  # 6: a cumulative total out of range is zeroed and counted; 7: and is no baseline; 8: nothing of it counted; 9: nor of a call of 10^9 tokens (count_total)
     env_vars: ClassVar[tuple[str, ...]] = ("CODEX_HOME",)
 
     def default_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

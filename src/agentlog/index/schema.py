@@ -492,5 +492,13 @@ MIGRATIONS: list[str] = [
     """
     INSERT INTO parts_fts (parts_fts) VALUES ('rebuild');
     """,
+    # bounded: token counts from 10^12 on are out of range (agentlog.rules.MAX_TOKENS, was
+    # 2**53): the sources holding one are read again whole by the next sync
+    """
+    UPDATE sources SET size = -1, parser_state = NULL WHERE id IN (
+        SELECT m.source_id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+        WHERE max(u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
+                  u.output_tokens, u.reasoning_tokens) >= 1000000000000);
+    """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""
