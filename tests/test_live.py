@@ -228,10 +228,34 @@ def test_statusline_reads_a_transcript_outside_the_agents_folders(tmp_path):
     (elsewhere / "s-out/subagents/agent-a1.jsonl").write_text(
         _claude_call("s-out", 2, now - timedelta(minutes=2), {"output_tokens": 100_000}, sidechain=True)
     )
+    other = elsewhere.parent / "-other"  # another project of that config folder, today
+    other.mkdir()
+    (other / "s-two.jsonl").write_text(_claude_call("s-two", 1, now - timedelta(minutes=1), {"input_tokens": 100_000}))
     payload = json.dumps({"session_id": "s-out", "transcript_path": str(transcript), "model": {"id": "claude-sonnet-4-5"}})
     env = {**os.environ, **home.env}
-    assert line(payload, "[{session:>7}] [{today:<7}]", env) == "[  $1.80] [$1.80  ]"
-    assert str(elsewhere) in home.run("doctor")
+    assert line(payload, "[{session:>7}] [{today:<7}]", env) == "[  $1.80] [$2.10  ]"  # finding 19: -other counted
+    assert str(elsewhere.parent) in home.run("doctor")
+
+
+@pytest.mark.parametrize("named", ["/etc/hostname", "{home}/s-x.jsonl", "{other}/projects/-p/not-the-id.jsonl", "{other}/x/-p/s-x.jsonl"])
+def test_statusline_reads_no_folder_for_a_file_that_is_not_a_transcript(tmp_path, named):
+    """Any existing file named as ``transcript_path`` made its folder a remembered
+    root scanned whole (``/etc``, ``/``: a five-minute call; tester14 finding 14):
+    only ``<session_id>.jsonl`` in ``…/projects/<project>/`` is read."""
+    from agentlog.index import db
+    from agentlog.statusline import line
+
+    home = Home(tmp_path)
+    other = tmp_path / "other"
+    for path in (home.home / "s-x.jsonl", other / "projects/-p/not-the-id.jsonl", other / "x/-p/s-x.jsonl"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_claude_call("s-x", 1, datetime.now(UTC), {"input_tokens": 100_000}))
+    transcript = named.format(home=home.home, other=other)
+    payload = json.dumps({"session_id": "s-x", "transcript_path": transcript})
+    assert line(payload, "{session}", {**os.environ, **home.env}) == "$0.00"
+    conn = db.connect(home.index)
+    assert conn.execute("SELECT count(*) FROM roots").fetchone()[0] == 0
+    conn.close()
 
 
 def test_statusline_takes_the_global_options(tmp_path):
@@ -253,6 +277,8 @@ def test_statusline_takes_the_global_options(tmp_path):
         return result.output.strip()
 
     assert statusline("--demo") == "$0.00"
+    payload = json.dumps({"session_id": "s-mine", "transcript_path": str(project / "s-mine.jsonl")})
+    assert statusline("--demo") == "$0.00"  # the transcript Claude Code names is not read either (finding 16)
     demo = CliRunner().invoke(main, ["--demo", "sessions", "--json", "--no-sync"], env=env)
     assert "s-mine" not in demo.output and json.loads(demo.output)
     assert statusline("--no-sync") == "$0.00"  # the index was never synced

@@ -153,10 +153,12 @@ def line(
     index: Path | None = None,
     home: Home | None = None,
     sync: bool = True,
+    demo: bool = False,
 ) -> str:
     """The status line for Claude Code's JSON ``stdin`` from the index ``index``
     (default: the user's) over the logs of ``home`` (default: ``env``'s, no
-    ``--root``), synced first unless not ``sync`` (``--no-sync``);
+    ``--root``), synced first unless not ``sync`` (``--no-sync``); with ``demo``
+    the transcript Claude Code names is not read (the demo reads only its own logs);
     :data:`FALLBACK` (plus what went wrong: a bad ``--format`` or input named,
     else the error's kind) on any error."""
     try:
@@ -184,7 +186,7 @@ def line(
                 from agentlog.service.home import Home
 
                 home = Home.of(env, (), False)
-            facts = _compute(payload, index, home, sync)
+            facts = _compute({**payload, "transcript_path": None} if demo else payload, index, home, sync)
             try:
                 cache.parent.mkdir(parents=True, exist_ok=True)
                 tmp = cache.with_suffix(f".{os.getpid()}.tmp")

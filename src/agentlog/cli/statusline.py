@@ -19,4 +19,4 @@ def statusline(app: App, fmt: str) -> None:
     5-hour block and its burn rate, context used (JSON on stdin; never fails:
     a short fallback line on any error).  Fields: {session} {today} {block}
     {left} {burn} {context} {context_tokens} {model}."""
-    click.echo(line(sys.stdin.read(), fmt, app.env, app.index_path, app.where, sync=not app.no_sync))
+    click.echo(line(sys.stdin.read(), fmt, app.env, app.index_path, app.where, sync=not app.no_sync, demo=app.demo))

@@ -48,15 +48,21 @@ class StatuslineFacts(msgspec.Struct, kw_only=True):
     context_percent: float | None = None
 
 
-def transcript_home(home: Home, transcript_path: str | None) -> Home:
-    """``home``, with the folder of the transcript Claude Code named as one more
-    root when that file lies outside every folder agentlog reads (Claude Code
-    run with another ``CLAUDE_CONFIG_DIR`` than the status line sees): the
-    transcript and its ``<session id>/subagents/`` files are then read, and the
-    folder is remembered as a ``--root`` is."""
-    if not transcript_path or not os.path.isfile(transcript_path):
+def transcript_home(home: Home, transcript_path: str | None, session_id: str) -> Home:
+    """``home``, with the ``projects`` folder of the transcript Claude Code named as
+    one more root when that lies outside every folder agentlog reads (Claude Code
+    run with another ``CLAUDE_CONFIG_DIR`` than the status line sees): that config
+    folder's sessions are then read, subagents and other projects' sessions today
+    included, and the folder is remembered as a ``--root`` is.  Only a transcript
+    as Claude Code writes it counts: a regular file ``<session_id>.jsonl`` in
+    ``…/projects/<project>/`` (any other file named on stdin made its folder, ``/``
+    or ``/etc``, a root scanned whole: tester14 finding 14)."""
+    if not transcript_path or not session_id:
         return home
-    folder = os.path.realpath(os.path.dirname(transcript_path))
+    path = Path(transcript_path)
+    if path.name != f"{session_id}.jsonl" or path.parent.parent.name != "projects" or not path.is_file():
+        return home
+    folder = os.path.realpath(path.parent.parent)
     if any(folder == f or folder.startswith(f.rstrip(os.sep) + os.sep) for f in home.log_folders()):
         return home
     return Home(home.env, home.home, [*home.roots, Path(folder)])
@@ -86,7 +92,7 @@ def statusline_facts(
 
     now = now or datetime.now(UTC)
     if sync:
-        update_index(conn, transcript_home(home, transcript_path))
+        update_index(conn, transcript_home(home, transcript_path, session_id))
     key = session_key("claude_code", session_id)
     priced = index_usage(conn, UsageQuery()).calls  # as `agentlog usage` prices them (the tables kept)
     today = now.astimezone(tz).date()
