@@ -204,6 +204,21 @@ def test_codex_thread_service_tier_prices_later_calls_until_changed(tmp_path):
         assert totals["cost_usd"] == pytest.approx(priority + standard, abs=1e-9)
 
 
+def test_no_index_reads_the_remembered_roots_too(tmp_path):
+    """``usage --no-index`` left out the logs of the ``--root`` folders the index
+    remembers, which ``usage`` counts: two totals for one question (tester14
+    finding 18)."""
+    home, root = tmp_path / "home", tmp_path / "R"
+    (home / ".claude/projects/-p").mkdir(parents=True)
+    root.mkdir()
+    (home / ".claude/projects/-p/s1.jsonl").write_text(json.dumps(claude_line(1, "claude-sonnet-4-5", {"input_tokens": 100})) + "\n")
+    (root / "s2.jsonl").write_text(json.dumps(claude_line(2, "claude-sonnet-4-5", {"input_tokens": 2000})) + "\n")
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    assert run("--root", str(root), "index", env=env)[0] == 0
+    for mode in ((), ("--no-index",)):
+        assert usage_json(env, "daily", *mode)["totals"]["input_tokens"] == 2100, mode
+
+
 def test_claude_fast_mode_is_priced_at_genai_prices_fast_rates(tmp_path):
     # claude-opus-5 (genai-prices 0.2.3): standard in 5 / out 25; speed "fast" in 10 / out 50 per million
     usage = {"input_tokens": 1_000_000, "output_tokens": 100_000}

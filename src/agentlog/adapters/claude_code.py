@@ -758,7 +758,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
         if (
             b'"sessionId"' in head
             and b'"uuid"' in head
-            and (b'"type":"user"' in head or b'"type":"assistant"' in head or b'"type": "user"' in head)
+            and any(t in head for t in (b'"type":"user"', b'"type":"assistant"', b'"type": "user"', b'"type": "assistant"'))
         ):
             return 0.95
         if b'"parentUuid"' in head and b'"isSidechain"' in head and b'"sessionId"' in head:

@@ -18,6 +18,7 @@ from agentlog.errors import NotFound, UsageError
 from agentlog.present import clean, compact, project_name
 from agentlog.query import parse_day, parse_span, parse_zone, resolve_agent
 from agentlog.service.grouped import report_usage
+from agentlog.service.index import with_remembered_roots
 from agentlog.service.reports import usage_document
 from agentlog.service.usage import BLOCKS_AGENT, UsageQuery, codex_limits, log_usage, pricer
 from agentlog.usage.pricing import CostMode, PricedCall, cached_prices_path, default_overrides_path
@@ -144,7 +145,7 @@ def usage(
     )
     conn, synced = (None, None) if no_index else open_index(app, first_run=True)
     if conn is None or (synced is not None and synced.building):  # the logs are read instead
-        found = log_usage(app.where, query)
+        found = log_usage(with_remembered_roots(app.where, app.index_path), query)
     else:
         found = report_usage(conn, query, report, tz)
     priced, warnings = found.calls, found.warnings

@@ -32,6 +32,31 @@ def update_index(
         save_registry()
 
 
+def with_remembered_roots(home: Home, index_path: Path) -> Home:
+    """``home`` with the ``--root`` folders the index at ``index_path`` remembers
+    (read only; none when there is no index at this agentlog's schema, or it
+    cannot be read): what a sync reads, for a command that reads the logs
+    directly (``usage --no-index``, a first run), so both count the same logs."""
+    from agentlog.errors import AgentlogError
+    from agentlog.index import db
+    from agentlog.index.queries import stored_roots
+
+    try:
+        conn = db.connect_current(index_path)
+    except (AgentlogError, sqlite3.Error, OSError):
+        return home
+    if conn is None:
+        return home
+    try:
+        roots = stored_roots(conn)
+    except sqlite3.Error:
+        roots = []
+    finally:
+        conn.close()
+    new = [r for r in roots if r not in home.roots]
+    return msgspec.structs.replace(home, roots=[*home.roots, *new]) if new else home
+
+
 def still_unreadable(conn: sqlite3.Connection, report: SyncReport) -> list[str]:
     """The sources an earlier sync could not read that are unchanged since (so not
     tried again, and not among ``report``'s failures): what ``index`` says is still
