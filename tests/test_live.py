@@ -290,6 +290,39 @@ def test_statusline_takes_the_global_options(tmp_path):
     assert statusline("--root", str(other)) == "$0.60"
 
 
+def test_statusline_answers_from_the_index_while_another_process_writes(tmp_path):
+    """Another process's write lock (a long sync) held every status line call for
+    the minute of the busy timeout, then printed ``agentlog: – (OperationalError)``
+    (tester14 finding 20): it waits a second, answers from the index as it is, and
+    does not keep that answer; opening an up-to-date index takes no write lock."""
+    import sqlite3
+
+    from agentlog.service.statusline import SYNC_WAIT_MS
+    from agentlog.statusline import line
+
+    home = Home(tmp_path)
+    project = home.home / ".claude/projects/-p"
+    project.mkdir(parents=True)
+    transcript = project / "s-1.jsonl"
+    now = datetime.now(UTC)
+    transcript.write_text(_claude_call("s-1", 1, now - timedelta(minutes=3), {"input_tokens": 100_000}))
+    payload = json.dumps({"session_id": "s-1", "transcript_path": str(transcript)})
+    env = {**os.environ, **home.env}
+    assert line(payload, "{session}", env) == "$0.30"
+    with transcript.open("a") as f:
+        f.write(_claude_call("s-1", 2, now - timedelta(minutes=1), {"input_tokens": 100_000}))
+    writer = sqlite3.connect(home.index, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        started = time.monotonic()
+        assert line(payload, "{session}", env) == "$0.30"  # the index as it is
+        assert time.monotonic() - started < SYNC_WAIT_MS / 1000 + 5
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert line(payload, "{session}", env) == "$0.60"  # not kept: this call synced
+
+
 # --- the rules ------------------------------------------------------------------
 
 

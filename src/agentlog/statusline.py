@@ -146,6 +146,18 @@ def _compute(payload: dict[str, Any], index: Path | None, home: Home, sync: bool
     return value
 
 
+def _keep(cache: Path, key: str, facts: dict[str, Any]) -> None:
+    """Write ``facts`` under ``key`` to the cache file (atomically; a cache that
+    cannot be written is only not kept)."""
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({key: facts}))
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+
+
 def line(
     stdin: str,
     fmt: str,
@@ -187,13 +199,8 @@ def line(
 
                 home = Home.of(env, (), False)
             facts = _compute({**payload, "transcript_path": None} if demo else payload, index, home, sync)
-            try:
-                cache.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps({key: facts}))
-                os.replace(tmp, cache)
-            except OSError:
-                pass
+            if facts.get("synced") is not False:  # read past a busy index: not kept, the next call syncs
+                _keep(cache, key, facts)
         return render(facts, fmt, name, now)
     except Exception as exc:  # the status line never fails its host
         said = type(exc) is ValueError  # raised here with a message for the user

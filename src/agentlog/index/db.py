@@ -366,6 +366,8 @@ def migrate(conn: sqlite3.Connection) -> bool:
     """Apply the migrations newer than the database's ``user_version``, in one
     transaction; whether there were any (see :func:`telling_upgrades`).  Raises
     :class:`~agentlog.errors.IndexProblem` for an index written by a newer agentlog."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS):
+        return False  # up to date: no write lock taken (a reader never waits on a writer here)
     with transaction(conn):
         version: int = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > len(MIGRATIONS):

@@ -46,6 +46,15 @@ class StatuslineFacts(msgspec.Struct, kw_only=True):
     burn_tokens_per_minute: float | None = None
     context_tokens: int | None = None
     context_percent: float | None = None
+    synced: bool = True
+    """``False`` when another agentlog process held the index's write lock past
+    :data:`SYNC_WAIT_MS`: the figures are the index's as it was."""
+
+
+SYNC_WAIT_MS = 1_000
+"""How long the status line waits for another process's write lock before it
+answers from the index as it is (a long sync elsewhere held every call for the
+minute of the usual busy timeout: tester14 finding 20)."""
 
 
 def transcript_home(home: Home, transcript_path: str | None, session_id: str) -> Home:
@@ -83,7 +92,9 @@ def statusline_facts(
     every read command: the session's subagent files and other sessions' calls
     today are counted, so the figures are ``agentlog usage``'s) and the folder of
     its transcript ``transcript_path`` when that lies outside them
-    (:func:`transcript_home`), unless not ``sync`` (``--no-sync``); ``tz`` (default: local) says where today begins.
+    (:func:`transcript_home`), unless not ``sync`` (``--no-sync``); ``conn``
+    waits :data:`SYNC_WAIT_MS` at most for another process's write lock
+    (``synced`` says whether the sync ran); ``tz`` (default: local) says where today begins.
     Raises ``sqlite3.Error`` for a damaged index."""
     from agentlog.service.index import update_index
     from agentlog.service.usage import UsageQuery, index_usage
@@ -91,8 +102,15 @@ def statusline_facts(
     from agentlog.usage.report import build_blocks
 
     now = now or datetime.now(UTC)
+    synced = sync
+    conn.execute(f"PRAGMA busy_timeout = {SYNC_WAIT_MS}")  # for the prices it keeps too
     if sync:
-        update_index(conn, transcript_home(home, transcript_path, session_id))
+        try:
+            update_index(conn, transcript_home(home, transcript_path, session_id))
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            synced = False
     key = session_key("claude_code", session_id)
     priced = index_usage(conn, UsageQuery()).calls  # as `agentlog usage` prices them (the tables kept)
     today = now.astimezone(tz).date()
@@ -103,7 +121,7 @@ def statusline_facts(
         costs = [p.cost for p in items if p.cost is not None]
         return usd_float(sum(costs)) if costs else None if items else 0.0
 
-    facts = StatuslineFacts(session_cost_usd=total(mine), today_cost_usd=total(todays))
+    facts = StatuslineFacts(session_cost_usd=total(mine), today_cost_usd=total(todays), synced=synced)
     blocks = build_blocks([p for p in priced if p.call.agent == "claude_code"], now)
     if blocks and blocks[-1].active:
         block = blocks[-1]
