@@ -209,7 +209,8 @@ def export_sessions(
     own = own_guard(home.env if home is not None else os.environ, index)
     if home is not None:  # the --root folders earlier syncs were given are log folders too
         home = msgspec.structs.replace(home, roots=[*home.roots, *queries.stored_roots(conn)])
-        logs = home.guard(lambda real: _is_source(conn, real), index)
+        sources = (path for (path,) in conn.execute("SELECT path FROM sources"))
+        logs = home.guard(lambda real: _is_source(conn, real), index, sources)
         target = Target(lambda p: logs(p) or own(p))
     else:
         target = Target(own)

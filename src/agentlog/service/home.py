@@ -42,7 +42,9 @@ class Home(msgspec.Struct, frozen=True):
 
     def log_folders(self) -> list[str]:
         """The folders agents keep their logs in (every adapter's default roots,
-        whether they exist or not, and the ``--root`` folders), as real paths.
+        whether they exist or not, the agent's own folder holding each, and the
+        ``--root`` folders), as real paths: a root that is a symlink
+        (``~/.claude/projects -> ~/store``) is its target, wherever that is.
         The home folder and the project folders that Aider and Crush scan for a
         file inside each project (:func:`agentlog.adapters._common.project_roots`)
         are not log folders: their log files are protected one by one
@@ -61,11 +63,54 @@ class Home(msgspec.Struct, frozen=True):
                 roots = adapter.default_roots(self.env, self.home)
             except Exception:  # a third-party adapter's bug: it protects nothing
                 continue
-            folders.update(self._agent_folder(r) for r in roots if r not in scanned)
+            for root in roots:
+                if root not in scanned:
+                    folders.update((root, self._agent_folder(root)))
         return folders
 
-    def _holder(self, real: str, folders: set[Path]) -> str | None:
-        """The first (sorted) of ``folders`` (:meth:`_folders`) that is or holds the
+    @staticmethod
+    def _source_folders(sources: Iterable[str], folders: set[Path]) -> dict[tuple[int, int], str]:
+        """The folders logs were read from: the folder of each of ``sources``
+        (paths as the index keeps them) and each of its ancestors up to the log
+        folder (one of ``folders``, :meth:`_folders`, as named) that holds it, by
+        identity (``os.stat``: device and inode, symlinks followed: its real
+        path, wherever a symlink inside a log folder leads), each with its path.
+        A source in no log folder (a file agents keep in a project, such as
+        Aider's history: protected as a file), or whose folder is gone, adds none."""
+        named = {os.fspath(f) for f in folders}
+        inside: dict[str, bool] = {}
+        for source in sources:
+            walked: list[str] = []
+            at = os.path.dirname(source)
+            while True:
+                if at in inside:
+                    held = inside[at]
+                    break
+                if at in named:
+                    held = True
+                    break
+                up = os.path.dirname(at)
+                if up == at or not at:
+                    held = False
+                    break
+                walked.append(at)
+                at = up
+            inside.update(dict.fromkeys(walked, held))
+        identities: dict[tuple[int, int], str] = {}
+        for folder, held in inside.items():
+            if held:
+                try:
+                    st = os.stat(folder)
+                except OSError:
+                    continue
+                identities.setdefault((st.st_dev, st.st_ino), folder)
+        return identities
+
+    def _holder(
+        self, real: str, folders: set[Path], read: Mapping[tuple[int, int], str] | None = None
+    ) -> str | None:
+        """The first (sorted) of ``folders`` (:meth:`_folders`) and of the folders
+        logs were ``read`` from (:meth:`_source_folders`) that is or holds the
         real path ``real``, as a real path, or ``None``.  When ``real``'s folder exists, a folder is
         compared by identity (``os.stat``: device and inode) with ``real`` and
         each of its ancestors: one ``stat`` a folder, where ``os.path.realpath``
@@ -80,7 +125,7 @@ class Home(msgspec.Struct, frozen=True):
                 st = os.stat(up)
             except OSError:
                 if up != real:  # an ancestor is missing: compare every folder's real path
-                    return self._holder_by_path(real, folders)
+                    return self._holder_by_path(real, [*folders, *map(Path, (read or {}).values())])
             else:
                 ancestors[(st.st_dev, st.st_ino)] = None
             if os.path.dirname(up) == up:
@@ -101,6 +146,7 @@ class Home(msgspec.Struct, frozen=True):
                 continue
             if (st.st_dev, st.st_ino) in ancestors:
                 held.append(os.path.realpath(folder))
+        held += [os.path.realpath(read[key]) for key in ancestors if read and key in read]
         found = self._holder_by_path(real, unsure)
         return min([*held, *([found] if found else [])], default=None)
 
@@ -120,14 +166,21 @@ class Home(msgspec.Struct, frozen=True):
         return self.home / top if top.startswith(".") and top not in SHARED_FOLDERS else root
 
     def guard(
-        self, known: Callable[[str], bool] = lambda _: False, index: str | Path | None = None
+        self,
+        known: Callable[[str], bool] = lambda _: False,
+        index: str | Path | None = None,
+        sources: Iterable[str] = (),
     ) -> Callable[[str | Path], str | None]:
         """The read-only rule, as a function: for a path, why agentlog must not
         write it (an export, an index), or ``None``.  Refused, by real path
         (symlinks and ``..`` resolved; a file and its SQLite ``-wal``, ``-shm``
         and ``-journal`` alike):
 
-        - a path inside a log folder (:meth:`log_folders`);
+        - a path inside a log folder (:meth:`log_folders`: each root by its real
+          path too, so ``~/.claude/projects -> ~/store`` makes ``~/store`` one)
+          or inside a folder logs were read from: the folder of each of
+          ``sources`` (the index's) and those between it and its log folder
+          (:meth:`_source_folders`: a symlinked ``projects/-w-a -> ~/x``);
         - a path with a component an agent owns inside projects
           (:attr:`~agentlog.adapters.base.Adapter.project_owned`: Crush's
           ``.crush`` folder, Aider's ``.aider*`` files) or ending with the
@@ -143,6 +196,7 @@ class Home(msgspec.Struct, frozen=True):
         from agentlog.adapters import registered
 
         folders = self._folders()
+        read = self._source_folders(sources, folders)
         adapters = registered()
         names = {name for a in adapters for name in getattr(a, "project_files", ())}
         owned = {pattern for a in adapters for pattern in getattr(a, "project_owned", ())}
@@ -150,7 +204,7 @@ class Home(msgspec.Struct, frozen=True):
         def why(path: str | Path) -> str | None:
             real = os.path.realpath(path)
             base = sqlite_main(real)
-            folder = self._holder(real, folders)
+            folder = self._holder(real, folders, read)
             if folder is not None:
                 return f"{path} is inside an agent's folder ({folder})"
             parts = Path(real).parts
