@@ -17,6 +17,27 @@ SHARED_FOLDERS = frozenset(
 folder is the root inside them, not the shared folder."""
 
 
+class ReadFolders:
+    """Folders logs were read from (:meth:`Home._source_folders`): ``by_identity``
+    (device and inode: the folder's path), their real paths resolved once, when
+    first asked (:meth:`holding`)."""
+
+    __slots__ = ("_real", "by_identity")
+
+    def __init__(self, by_identity: dict[tuple[int, int], str]) -> None:
+        self.by_identity = by_identity
+        self._real: list[str] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.by_identity)
+
+    def holding(self, real: str) -> str | None:
+        """The first (sorted) real path of these folders that is or holds the real path ``real``."""
+        if self._real is None:
+            self._real = sorted({os.path.realpath(f) for f in self.by_identity.values()})
+        return next((f for f in self._real if is_within(real, f)), None)
+
+
 class Home(msgspec.Struct, frozen=True):
     """The environment (agents' own variables such as ``CODEX_HOME``), the home
     folder and the extra folders (``--root``) discovery searches."""
@@ -69,7 +90,7 @@ class Home(msgspec.Struct, frozen=True):
         return folders
 
     @staticmethod
-    def _source_folders(sources: Iterable[str], folders: set[Path]) -> dict[tuple[int, int], str]:
+    def _source_folders(sources: Iterable[str], folders: set[Path]) -> ReadFolders:
         """The folders logs were read from: the folder of each of ``sources``
         (paths as the index keeps them) and each of its ancestors up to the log
         folder (one of ``folders``, :meth:`_folders`, as named) that holds it, by
@@ -104,10 +125,10 @@ class Home(msgspec.Struct, frozen=True):
                 except OSError:
                     continue
                 identities.setdefault((st.st_dev, st.st_ino), folder)
-        return identities
+        return ReadFolders(identities)
 
     def _holder(
-        self, real: str, folders: set[Path], read: Mapping[tuple[int, int], str] | None = None
+        self, real: str, folders: set[Path], read: ReadFolders | None = None
     ) -> str | None:
         """The first (sorted) of ``folders`` (:meth:`_folders`) and of the folders
         logs were ``read`` from (:meth:`_source_folders`) that is or holds the
@@ -125,7 +146,8 @@ class Home(msgspec.Struct, frozen=True):
                 st = os.stat(up)
             except OSError:
                 if up != real:  # an ancestor is missing: compare every folder's real path
-                    return self._holder_by_path(real, [*folders, *map(Path, (read or {}).values())])
+                    found = self._holder_by_path(real, folders)
+                    return found or (read.holding(real) if read is not None else None)
             else:
                 ancestors[(st.st_dev, st.st_ino)] = None
             if os.path.dirname(up) == up:
@@ -146,7 +168,7 @@ class Home(msgspec.Struct, frozen=True):
                 continue
             if (st.st_dev, st.st_ino) in ancestors:
                 held.append(os.path.realpath(folder))
-        held += [os.path.realpath(read[key]) for key in ancestors if read and key in read]
+        held += [os.path.realpath(read.by_identity[key]) for key in ancestors if read and key in read.by_identity]
         found = self._holder_by_path(real, unsure)
         return min([*held, *([found] if found else [])], default=None)
 
