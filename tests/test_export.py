@@ -350,6 +350,57 @@ def test_site_rewrites_only_changed_sessions(tmp_path):
     assert "one more thing" in page.read_text()
 
 
+def test_a_site_re_export_removes_the_pages_it_wrote_of_sessions_no_longer_exported(tmp_path):
+    """Tester14 finding 11: a session pruned (its log gone) or filtered out had its
+    page kept for ever (the manifest dropped it, so no run cleaned it).  The pages
+    the earlier manifest names and this export does not write are removed, an
+    agent's folder left empty too; the user's own files in the site stay, and so
+    does a symlink where a page was (not a file the export put there)."""
+    import shutil
+
+    fixtures = Path(__file__).parent / "fixtures" / "claude_code"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("v1.0.98-session.jsonl", "representative-messages.jsonl", "edge-cases.jsonl"):
+        shutil.copy(fixtures / name, logs / name)
+    env = {"HOME": str(tmp_path / "home"), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    site = tmp_path / "site"
+    code, _, err = run("--root", str(logs), "export", "--all", "-f", "html", "-o", str(site), env=env)
+    assert code == 0 and "3 sessions exported" in err and "(3 pages written, 0 unchanged)" in err, err
+    pages = site / "sessions" / "claude_code"
+    first = {p.name for p in pages.iterdir()}
+    assert first == {"1af7fc5e-8455-4414-9ccd-011d40f70b2a.html", "test_session.html", "edge_cases.html"}
+    (pages / "mine.html").write_text("mine")
+    (site / "notes.txt").write_text("mine too")
+    elsewhere = tmp_path / "kept.html"
+    elsewhere.write_text("a page kept elsewhere")
+    (pages / "edge_cases.html").unlink()
+    (pages / "edge_cases.html").symlink_to(elsewhere)
+    (logs / "representative-messages.jsonl").unlink()
+    (logs / "edge-cases.jsonl").unlink()
+    assert run("prune", env=env)[0] == 0
+    code, _, err = run("export", "--all", "-f", "html", "-o", str(site), env=env)
+    assert (code, err) == (0, f"1 session exported to {site} (0 pages written, 1 unchanged, 1 removed)\n")
+    assert sorted(p.name for p in pages.iterdir()) == [
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a.html",
+        "edge_cases.html",
+        "mine.html",
+    ]
+    assert (pages / "edge_cases.html").is_symlink() and elsewhere.read_text() == "a page kept elsewhere"
+    assert (site / "notes.txt").read_text() == "mine too"
+    assert json.loads((site / ".agentlog-site.json").read_text())["pages"].keys() == {
+        "claude_code:1af7fc5e-8455-4414-9ccd-011d40f70b2a"
+    }
+    (pages / "mine.html").unlink()
+    (pages / "edge_cases.html").unlink()
+    code, _, err = run("export", "--all", "--agent", "codex", "-f", "html", "-o", str(site), env=env)
+    assert (code, err) == (
+        0,
+        f"no sessions match\n0 sessions exported to {site} (0 pages written, 0 unchanged, 1 removed)\n",
+    )
+    assert sorted(p.name for p in site.iterdir()) == [".agentlog-site.json", "index.html", "notes.txt"]
+
+
 # --- secrets ---------------------------------------------------------------------------
 
 

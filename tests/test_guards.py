@@ -501,7 +501,10 @@ def test_an_export_onto_a_log_reached_through_a_symlink_in_a_log_folder_is_refus
     """A transcript kept outside ``~/.claude`` and reached through a symlink inside it
     (the file, or a project folder): ``-o`` its real path overwrote the log, and the
     next sync dropped its session (tester13 finding 1).  It is the same file as the
-    source by device and inode: refused, the log untouched."""
+    source by device and inode: refused, the log untouched.  A project folder that
+    is a symlink is a folder logs are read from: its target is an agent's folder,
+    nothing is written in it (tester14 finding 8); a file beside a symlinked log is
+    the user's."""
     home = tmp_path / "home"
     data = tmp_path / "data"
     data.mkdir()
@@ -519,10 +522,68 @@ def test_an_export_onto_a_log_reached_through_a_symlink_in_a_log_folder_is_refus
     assert code == 0 and [s["id"] for s in json.loads(out)] == ["edge_cases"], err
     before = log.read_bytes()
     code, stdout, err = run("export", "edge_cases", "--format", "md", "-o", str(log), env=env)
-    assert (code, stdout, err) == (
-        2,
-        "",
-        f"agentlog: {log} is an agent's log file: agentlog never writes there; give another -o\n",
-    )
+    why = "is an agent's log file" if linked == "file" else f"is inside an agent's folder ({data})"
+    assert (code, stdout, err) == (2, "", f"agentlog: {log} {why}: agentlog never writes there; give another -o\n")
     assert log.read_bytes() == before
-    assert run("export", "edge_cases", "--format", "md", "-o", str(data / "notes.md"), env=env)[0] == 0  # beside it: a file of the user's
+    code, _, err = run("export", "edge_cases", "--format", "md", "-o", str(data / "notes.md"), env=env)
+    if linked == "file":  # beside it: a file of the user's
+        assert code == 0, err
+    else:
+        assert (code, err) == (
+            2,
+            f"agentlog: {data / 'notes.md'} is inside an agent's folder ({data}): agentlog never writes there;"
+            " give another -o\n",
+        )
+        assert sorted(p.name for p in data.iterdir()) == ["edge-cases.jsonl"]
+
+
+ALL_FORMATS = (*FORMATS, "parquet", "site")
+
+
+def test_a_log_folder_reached_through_a_symlink_is_an_agents_folder_in_every_format(tmp_path):
+    """Tester14 finding 8: ``~/.claude/projects -> ~/store`` and ``~/.codex/sessions
+    -> ~/cx`` (logs moved elsewhere), and a Codex day folder inside it that is a
+    symlink (``2026 -> ~/days``): the real folders logs are read from are agents'
+    folders.  Every format, ``--index`` too, refused in one line (exit 2) before a
+    byte is written there; a file beside them, in the home folder, is written."""
+    home = tmp_path / "home"
+    store, cx, days = home / "store", home / "cx", tmp_path / "days"
+    (store / "-w-a").mkdir(parents=True)
+    shutil.copy(FIXTURES / "claude_code" / "v1.0.98-session.jsonl", store / "-w-a" / f"{SESSION}.jsonl")
+    (days / "12" / "03").mkdir(parents=True)
+    shutil.copy(FIXTURES / "codex" / "rollout-synthetic-tools.jsonl", days / "12" / "03" / "rollout-x.jsonl")
+    (home / ".claude").mkdir()
+    (home / ".claude" / "projects").symlink_to(store)
+    (home / ".codex").mkdir()
+    (home / ".codex" / "sessions").symlink_to(cx)
+    cx.mkdir()
+    (cx / "2026").symlink_to(days)
+    env = {"HOME": str(home), "AGENTLOG_INDEX": str(tmp_path / "index.sqlite")}
+    code, out, err = run("sessions", "--json", "--subagents", env=env)
+    assert code == 0 and sorted(s["agent"] for s in json.loads(out)) == ["claude_code", "codex"], err
+    before = {folder: _files(folder) for folder in (store, cx, days)}
+    targets = [
+        (store / "-w-a" / "bbbbbbbb-2222-3333-4444-555555555555.jsonl", store),
+        (store / "notes.md", store),
+        (cx / "pq", cx),
+        (days / "12" / "out.md", days),
+    ]
+    for target, real in targets:
+        for fmt in ALL_FORMATS:
+            args = ["--all", "-f", "html"] if fmt == "site" else ["--all", "-f", fmt]
+            code, stdout, err = run("export", *args, "-o", str(target), env=env)
+            assert (code, stdout, err) == (
+                2,
+                "",
+                f"agentlog: {target} is inside an agent's folder ({real}): agentlog never writes there;"
+                " give another -o\n",
+            ), (target, fmt)
+    code, _, err = run("--index", str(store / "i.sqlite"), "sessions", env=env)
+    assert (code, err) == (
+        2,
+        f"agentlog: --index {store / 'i.sqlite'} is inside an agent's folder ({store}): agentlog never writes"
+        " there; choose another file\n",
+    )
+    assert {folder: _files(folder) for folder in (store, cx, days)} == before
+    assert run("export", "--all", "-f", "md", "-o", str(home / "notes.md"), env=env)[0] == 0
+    assert (home / "notes.md").is_file()

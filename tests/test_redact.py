@@ -87,6 +87,10 @@ SECRETS = [
     ("STRIPE_SECRET_KEY=abc123def456ghi789", "env_secret", "abc123def456ghi789"),
     ('{"password": "correct-horse-battery"}', "password", "correct-horse-battery"),
     ("client.apiKey = 'q8Zr2Lm5Xw9Tn4Vb'", "password", "q8Zr2Lm5Xw9Tn4Vb"),
+    # a quoted token value, as the README lists it (tester14 finding 7)
+    ('api_token = "q8Zr2LmN5vX1pQ7sT4wY"', "password", "q8Zr2LmN5vX1pQ7sT4wY"),
+    ('{"accessToken": "q8Zr2LmN5vX1pQ7sT4wY"}', "password", "q8Zr2LmN5vX1pQ7sT4wY"),
+    ('auth({token: "q8Zr2LmN5vX1pQ7sT4wY"})', "password", "q8Zr2LmN5vX1pQ7sT4wY"),
     # shell and header forms (the tester's list): inside a command line, after a label, in YAML, unquoted
     ("docker run -e DB_PASSWORD=SuperS3cretPw2 pg", "env_secret", "SuperS3cretPw2"),
     ("cd app && OPENAI_API_KEY=abc123def456ghi789 python r.py", "env_secret", "abc123def456ghi789"),
@@ -154,6 +158,8 @@ LOOK_ALIKES = [
     "TOKEN: sha256",
     "export TOKEN_LIMIT=100000000",
     "set the password to something long",
+    '{"tokens": "q8Zr2LmN5vX1pQ7sT4wY", "max_tokens": "12800000"}',
+    '{"token": "<|endoftext|>", "next": "token: function"}',
 ]
 
 
@@ -243,3 +249,38 @@ def test_snippet_edge_fragment_of_a_cut_secret() -> None:
     )
     words = "…version3 of the parser_module_for_json is here…"
     assert r.redact_snippet(words, (S, E)) == words  # 'version3' is short; the long one has no digit
+
+
+def test_escaped_findings_read_a_json_strings_text() -> None:
+    """Tester14 finding 7: a tool input shown as JSON escapes its quotes
+    (``db_password = \\"…\\"``); read as what the string holds, the quoted-value rule
+    holds there as in plain text, the spans in the escaped text."""
+    text = r'{"content":"db_password = \"Tr0ub4dor&3horsebattery\"\napi_token = \"q8Zr2LmN5vX1pQ7sT4wY\"\n"}'
+    assert r.findings(text) == []
+    found = r.escaped_findings(text)
+    assert [(f.kind, text[f.start : f.end]) for f in found] == [
+        ("password", "Tr0ub4dor&3horsebattery"),
+        ("password", "q8Zr2LmN5vX1pQ7sT4wY"),
+    ]
+    # \\ and \uXXXX escapes before a secret: its span is still the escaped text's
+    text = r'\\ \u00e9 \"password\": \"correct-horse-battery\", AKIAZ3QWERTY2TYUIOPA'
+    assert [(f.kind, text[f.start : f.end]) for f in r.escaped_findings(text)] == [
+        ("password", "correct-horse-battery"),
+        ("aws_access_key", "AKIAZ3QWERTY2TYUIOPA"),
+    ]
+    # a finding of the text as it is that reaches past the one read: one span of both
+    text = r"password=hunter2secret\nnext"
+    assert [(f.kind, text[f.start : f.end]) for f in r.escaped_findings(text)] == [
+        ("password", r"hunter2secret\nnext")
+    ]
+    plain = "no escapes: AKIAZ3QWERTY2TYUIOPA"
+    assert r.escaped_findings(plain) == r.findings(plain)
+
+
+def test_snippet_of_json_text_redacts_escaped_quoted_values() -> None:
+    text = f'write {{"content":"{S}db_password{E} = \\"Tr0ub4dor&3horsebattery\\"\\n'
+    assert r.redact_snippet(text, (S, E)) == (
+        f'write {{"content":"{S}db_password{E} = \\"[REDACTED:password]\\"\\n'
+    )
+    text = f'\\"{S}password{E}\\": \\"correct-horse-battery\\"}}'
+    assert r.redact_snippet(text, (S, E)) == f'\\"{S}password{E}\\": \\"[REDACTED:password]\\"}}'

@@ -208,3 +208,69 @@ def test_markdown_header_model_is_inert():
     )
     assert "- **model**: claude-&lt;img src=x onerror=alert(1)>\n" in header(s)
     assert "- **model**: –\n" in header(Session(key="claude_code:y", agent="claude_code", id="y"))
+
+
+PASSWORD, API_TOKEN = "Tr0ub4dor&3horsebattery", "q8Zr2LmN5vX1pQ7sT4wY"
+
+
+@pytest.fixture(scope="module")
+def quoted(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A home whose one session writes a file of quoted secrets (tester14 finding 7):
+    a search snippet of that tool input is cut from its JSON text, quotes escaped."""
+    base = tmp_path_factory.mktemp("quoted")
+    folder = base / "home" / ".claude" / "projects" / "-w-sec"
+    folder.mkdir(parents=True)
+    sid = "ffffffff-2222-3333-4444-555555555555"
+    common = {"sessionId": sid, "cwd": "/w/sec", "version": "2.1.100", "isSidechain": False}
+    content = f'db_password = "{PASSWORD}"\napi_token = "{API_TOKEN}"\n'
+    lines = [
+        {**common, "type": "user", "uuid": "u0", "parentUuid": None, "timestamp": "2026-01-01T11:00:00Z",
+         "message": {"role": "user", "content": "set config"}},
+        {**common, "type": "assistant", "uuid": "u1", "parentUuid": "u0", "timestamp": "2026-01-01T11:01:00Z",
+         "message": {"id": "m1", "role": "assistant", "model": "claude-sonnet-4-20250514", "content": [
+             {"type": "tool_use", "id": "t1", "name": "Write",
+              "input": {"file_path": "/w/sec/config.py", "content": content}}]}},
+    ]  # fmt: skip
+    (folder / f"{sid}.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    env = {"HOME": str(base / "home"), "AGENTLOG_INDEX": str(base / "index.sqlite")}
+    env |= {"CLAUDE_CONFIG_DIR": None, "CODEX_HOME": None, "XDG_CONFIG_HOME": None}  # type: ignore[dict-item]
+    assert CliRunner().invoke(main, ["index"], env=env).exit_code == 0
+    return env
+
+
+QUOTED = (
+    'write\n{"file_path":"/w/sec/config.py","content":"{S}db_password{E} = \\"[REDACTED:password]\\"'
+    '\\napi_token = \\"[REDACTED:password]\\"\\n"}'
+)
+
+
+def test_search_snippets_of_a_json_tool_input_redact_its_quoted_values(quoted, monkeypatch):
+    """The snippet is the tool input's JSON text (``\\"…\\"``): its quoted password and
+    token are redacted as the md export redacts them, on every surface."""
+    from mcp.client import Client
+
+    def marked(start: str, end: str) -> str:
+        return QUOTED.replace("{S}", start).replace("{E}", end)
+
+    assert 'db_password = "[REDACTED:password]"\n+api_token = "[REDACTED:password]"' in run(
+        quoted, "export", "ffffffff", "--format", "md"
+    )
+    hits = json.loads(run(quoted, "search", "db_password", "--json"))["hits"]
+    assert [h["snippet"] for h in hits] == [marked("«", "»")]
+    text = run(quoted, "search", "db_password")
+    assert PASSWORD not in text and API_TOKEN not in text and text.count("[REDACTED:password]") == 2
+    index = Path(quoted["AGENTLOG_INDEX"])
+    html = create_app(index).test_client().get("/search", query_string={"q": "db_password"}).get_data(as_text=True)
+    assert PASSWORD not in html and API_TOKEN not in html and html.count("[REDACTED:password]") == 2
+    monkeypatch.setenv("HOME", quoted["HOME"])
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    found = agentlog.search("db_password", index=index, sync=False).hits
+    assert [h.snippet for h in found] == [marked("\x02", "\x03")]
+    server = build_server(Index(lambda: db.connect(index, readonly=True), None))
+
+    async def mcp_snippets() -> list[str]:
+        async with Client(server) as client:
+            result = await client.call_tool("search_sessions", {"query": "db_password", "include_active": True})
+            return [r["snippet"] for r in result.structured_content["results"]]
+
+    assert anyio.run(mcp_snippets) == [marked("«", "»")]

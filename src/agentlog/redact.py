@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -304,14 +305,17 @@ RULES: tuple[_Rule, ...] = (
         check=_real_value,
     ),
     # gitleaks generic-api-key, narrowed: a quoted value assigned to a key named
-    # password/secret/api key/token (JSON, YAML, code).
+    # password/secret/api key/token (JSON, YAML, code).  A key ending in ``token``
+    # (``api_token = "…"``, ``"accessToken": "…"``) is found by its keyword with what
+    # follows it (``token"``, ``token =``…): ``token`` alone is in every usage record.
     _Rule(
         "password",
         (
-            *_spellings("passw", "secret", "api_key", "apikey", "api-key", "access_token", "auth_token"),
-            *("apiKey", "accessToken", "authToken"),
+            *_spellings("passw", "secret", "api_key", "apikey", "api-key"),
+            "apiKey",
+            *(word + op for word in _spellings("token") for op in ('"', "'", "=", ":", " =", " :")),
         ),
-        r"(?i)(?:passw(?:or)?d|secret|api[_-]?key|access_?token|auth_?token)[\"']?[ \t]*(?::|=|:=|=>)[ \t]*[\"']([^\s\"']{8,200})[\"']",
+        r"(?i)(?:passw(?:or)?d|secret|api[_-]?key|token)[\"']?[ \t]*(?::|=|:=|=>)[ \t]*[\"']([^\s\"']{8,200})[\"']",
         group=1,
         check=_real_value,
     ),
@@ -419,6 +423,64 @@ def findings(text: str) -> list[Finding]:
     return kept
 
 
+_JSON_ESCAPE = re.compile(r"\\(?:u[0-9a-fA-F]{4}|[\"'\\/bfnrt])")
+"""An escape of a JSON string (and ``\\'``, as a shell or Python string escapes a quote)."""
+_ESCAPED = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _unescaped(text: str) -> tuple[str, list[tuple[int, int, int]]]:
+    """``text`` read as what a JSON string holds (each :data:`_JSON_ESCAPE` as the
+    character it stands for), and each escape read: ``(offset in the text read,
+    start, end in text)``."""
+    pieces: list[str] = []
+    escapes: list[tuple[int, int, int]] = []
+    at = shift = 0
+    for found in _JSON_ESCAPE.finditer(text):
+        body = found.group()[1:]
+        pieces += (text[at : found.start()], chr(int(body[1:], 16)) if body[0] == "u" else _ESCAPED.get(body, body))
+        escapes.append((found.start() - shift, found.start(), found.end()))
+        shift += found.end() - found.start() - 1
+        at = found.end()
+    pieces.append(text[at:])
+    return "".join(pieces), escapes
+
+
+def _in_text(escapes: list[tuple[int, int, int]], at: int) -> int:
+    """Where offset ``at`` of :func:`_unescaped`'s text is in the escaped text."""
+    i = bisect.bisect_right(escapes, at, key=lambda e: e[0]) - 1
+    if i < 0:
+        return at
+    read_at, start, end = escapes[i]
+    return start if at == read_at else end + at - read_at - 1
+
+
+def escaped_findings(text: str) -> list[Finding]:
+    """:func:`findings` of ``text`` as it is and read as what a JSON string holds
+    (``db_password = \\"…\\"`` in a tool input shown as JSON, or in a search snippet
+    cut from it, is the ``db_password = "…"`` its string holds), spans in ``text``;
+    where a finding of one reading overlaps one of the other, one finding spans both
+    (of the kind of the one starting first)."""
+    found = findings(text)
+    if "\\" not in text:
+        return found
+    read, escapes = _unescaped(text)
+    if not escapes:
+        return found
+    order = _ORDER
+    both = sorted(
+        [*found, *(Finding(f.kind, _in_text(escapes, f.start), _in_text(escapes, f.end)) for f in findings(read))],
+        key=lambda f: (f.start, order[f.kind], -f.end),
+    )
+    kept: list[Finding] = []
+    for f in both:
+        if kept and f.start < kept[-1].end:
+            if f.end > kept[-1].end:
+                kept[-1] = Finding(kept[-1].kind, kept[-1].start, f.end)
+        else:
+            kept.append(f)
+    return kept
+
+
 def redact(text: str) -> str:
     """``text`` with each finding replaced by ``[REDACTED:<kind>]`` (the same string when there is none)."""
     found = findings(text)
@@ -468,9 +530,11 @@ def _fragment(token: str) -> bool:
 def redact_snippet(text: str, marks: tuple[str, str]) -> str:
     """A search snippet redacted: ``text`` holds highlight ``marks`` (a start and
     an end character around each match) which are kept, moved to a redaction's
-    edges when inside it.  A snippet cut from a longer text (beginning or ending
-    with ``…``) may start or end inside a secret: such an edge piece (16 or more
-    key characters mixing letters and digits) is replaced by ``[REDACTED:fragment]``."""
+    edges when inside it.  A snippet of a tool's input is cut from its JSON text, so
+    its secrets are those of :func:`escaped_findings`.  A snippet cut from a longer
+    text (beginning or ending with ``…``) may start or end inside a secret: such an
+    edge piece (16 or more key characters mixing letters and digits) is replaced by
+    ``[REDACTED:fragment]``."""
     plain_chars: list[str] = []
     placed: list[tuple[int, str]] = []
     for c in text:
@@ -479,7 +543,7 @@ def redact_snippet(text: str, marks: tuple[str, str]) -> str:
         else:
             plain_chars.append(c)
     plain = "".join(plain_chars)
-    spans = [(f.start, f.end, f.kind) for f in findings(plain)]
+    spans = [(f.start, f.end, f.kind) for f in escaped_findings(plain)]
     spans += _edge_fragments(plain, spans)
     if not spans:
         return text

@@ -116,8 +116,9 @@ def export_command(
         app.err.print("no sessions match")
     if output is not None:
         done = f"{plural(report.sessions, 'session')} exported to {output}"
-        if report.pages_written or report.pages_unchanged:
-            done += f" ({report.pages_written} pages written, {report.pages_unchanged} unchanged)"
+        if report.pages_written or report.pages_unchanged or report.pages_removed:
+            removed = f", {report.pages_removed} removed" if report.pages_removed else ""
+            done += f" ({report.pages_written} pages written, {report.pages_unchanged} unchanged{removed})"
         if report.rows:
             done += " (" + ", ".join(f"{n:,} {table}" for table, n in report.rows.items()) + ")"
         click.echo(done, err=True)

@@ -17,10 +17,13 @@ the pages of sessions that changed.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import os
 import re
 import secrets
+import stat
 from collections.abc import Callable, Iterable
 from functools import cache
 from importlib.resources import files
@@ -192,10 +195,13 @@ def fingerprint(t: Transcript, redacted: bool, extra: str) -> str:
 
 
 class SiteReport(msgspec.Struct, kw_only=True):
-    """What a site export did: ``written`` pages (session keys), ``unchanged`` (kept as they were)."""
+    """What a site export did: ``written`` pages (session keys), ``unchanged`` (kept
+    as they were), ``removed`` (session keys: the pages an earlier export wrote of
+    sessions this one does not export)."""
 
     written: list[str]
     unchanged: int
+    removed: list[str] = msgspec.field(default_factory=list)
 
 
 def _page_writer(t: Transcript, redacted: bool, in_site: dict[str, str], up: str) -> Callable[[TextIO], None]:
@@ -215,7 +221,12 @@ def write_site(
 ) -> SiteReport:
     """A static site in ``folder``: ``index.html`` and a page per transcript (its
     children on its page); a page whose :func:`fingerprint` is in the manifest
-    and whose file exists is not rendered again.  Every file goes through
+    and whose file exists is not rendered again.  The page an earlier export
+    wrote (a session its manifest names) of a session not exported now (pruned,
+    forgotten, filtered out, now a subagent on its parent's page) is removed
+    (checked like every file; a regular file only: what is not one, a symlink
+    too, this export did not put there), and its agent's folder when that is
+    left empty; nothing else in ``folder`` is touched.  Every file goes through
     ``target`` (checked, then replaced whole: never half a page).  Raises
     :class:`~agentlog.errors.UsageError` for a folder that holds files but no
     manifest (the user's own files: never overwritten)."""
@@ -236,7 +247,10 @@ def write_site(
         for i, member in enumerate(t.tree()):
             in_site.setdefault(member.session.key, name if i == 0 else f"{name}#s{i}")
     rows = [(m.session, in_site[m.session.key]) for t in everything for m in t.tree()]
-    for name in (*(page_path(t.session.key) for t in everything), "index.html", MANIFEST):
+    names = {page_path(t.session.key) for t in everything}
+    tops = {t.session.key for t in everything}
+    stale = {key: name for key in known if key not in tops and (name := page_path(key)) not in names}
+    for name in (*names, *stale.values(), "index.html", MANIFEST):
         target.check(folder / name)  # every file refused or not before the first is written
     if not manifest_path.is_file() and any(folder.iterdir()):
         raise UsageError(f"{folder} is not empty and not an agentlog HTML site: choose another folder")
@@ -252,5 +266,30 @@ def write_site(
     target.write_text(
         folder / "index.html", lambda out: _render("site_index.html", out, rows=rows, redacted=redacted)
     )
+    removed = _remove_pages(folder, stale)  # before the manifest: one that fails is named by the old one still
     target.write_text(folder / MANIFEST, lambda out: json.dump({"renderer": renderer_hash(), "pages": pages}, out))
-    return SiteReport(written=written, unchanged=unchanged)
+    return SiteReport(written=written, unchanged=unchanged, removed=removed)
+
+
+def _remove_pages(folder: Path, stale: dict[str, str]) -> list[str]:
+    """The pages ``stale`` names (session key: page, :func:`page_path`) removed from
+    ``folder`` where each is a regular file, and each agent's folder left empty;
+    the keys of those removed."""
+    removed: list[str] = []
+    if not stale:
+        return removed
+    for key, name in sorted(stale.items()):
+        page = folder / name
+        try:
+            mode = os.lstat(page).st_mode
+        except FileNotFoundError:
+            continue
+        if stat.S_ISREG(mode):
+            page.unlink()
+            removed.append(key)
+    for parent in sorted({(folder / name).parent for name in stale.values()}):
+        with contextlib.suppress(OSError):  # not empty, or gone: left as it is
+            parent.rmdir()
+    with contextlib.suppress(OSError):
+        (folder / "sessions").rmdir()
+    return removed

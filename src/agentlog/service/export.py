@@ -123,14 +123,16 @@ def select(
 
 class ExportReport(msgspec.Struct, kw_only=True):
     """What an export wrote: ``format``, ``sessions`` (exported, children
-    included), ``path`` (``None``: standard output), ``pages_written`` and
-    ``pages_unchanged`` (an HTML site), ``rows`` (Parquet rows per table)."""
+    included), ``path`` (``None``: standard output), ``pages_written``,
+    ``pages_unchanged`` and ``pages_removed`` (an HTML site: pages of sessions an
+    earlier export wrote and this one does not), ``rows`` (Parquet rows per table)."""
 
     format: str
     sessions: int
     path: str | None = None
     pages_written: int = 0
     pages_unchanged: int = 0
+    pages_removed: int = 0
     rows: dict[str, int] = msgspec.field(default_factory=dict)
 
 
@@ -209,7 +211,8 @@ def export_sessions(
     own = own_guard(home.env if home is not None else os.environ, index)
     if home is not None:  # the --root folders earlier syncs were given are log folders too
         home = msgspec.structs.replace(home, roots=[*home.roots, *queries.stored_roots(conn)])
-        logs = home.guard(lambda real: _is_source(conn, real), index)
+        sources = (path for (path,) in conn.execute("SELECT path FROM sources"))
+        logs = home.guard(lambda real: _is_source(conn, real), index, sources)
         target = Target(lambda p: logs(p) or own(p))
     else:
         target = Target(own)
@@ -248,6 +251,7 @@ def _export(
 
             done = write_site(transcripts, path, options.redact, target, f"{options.focused}")
             report.pages_written, report.pages_unchanged = len(done.written), done.unchanged
+            report.pages_removed = len(done.removed)
         return report
     if path is not None:
         target.write_bytes(path, lambda out: _write_stream(fmt, transcripts, options, out))

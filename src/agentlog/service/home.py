@@ -17,6 +17,27 @@ SHARED_FOLDERS = frozenset(
 folder is the root inside them, not the shared folder."""
 
 
+class ReadFolders:
+    """Folders logs were read from (:meth:`Home._source_folders`): ``by_identity``
+    (device and inode: the folder's path), their real paths resolved once, when
+    first asked (:meth:`holding`)."""
+
+    __slots__ = ("_real", "by_identity")
+
+    def __init__(self, by_identity: dict[tuple[int, int], str]) -> None:
+        self.by_identity = by_identity
+        self._real: list[str] | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.by_identity)
+
+    def holding(self, real: str) -> str | None:
+        """The first (sorted) real path of these folders that is or holds the real path ``real``."""
+        if self._real is None:
+            self._real = sorted({os.path.realpath(f) for f in self.by_identity.values()})
+        return next((f for f in self._real if is_within(real, f)), None)
+
+
 class Home(msgspec.Struct, frozen=True):
     """The environment (agents' own variables such as ``CODEX_HOME``), the home
     folder and the extra folders (``--root``) discovery searches."""
@@ -42,7 +63,9 @@ class Home(msgspec.Struct, frozen=True):
 
     def log_folders(self) -> list[str]:
         """The folders agents keep their logs in (every adapter's default roots,
-        whether they exist or not, and the ``--root`` folders), as real paths.
+        whether they exist or not, the agent's own folder holding each, and the
+        ``--root`` folders), as real paths: a root that is a symlink
+        (``~/.claude/projects -> ~/store``) is its target, wherever that is.
         The home folder and the project folders that Aider and Crush scan for a
         file inside each project (:func:`agentlog.adapters._common.project_roots`)
         are not log folders: their log files are protected one by one
@@ -61,11 +84,54 @@ class Home(msgspec.Struct, frozen=True):
                 roots = adapter.default_roots(self.env, self.home)
             except Exception:  # a third-party adapter's bug: it protects nothing
                 continue
-            folders.update(self._agent_folder(r) for r in roots if r not in scanned)
+            for root in roots:
+                if root not in scanned:
+                    folders.update((root, self._agent_folder(root)))
         return folders
 
-    def _holder(self, real: str, folders: set[Path]) -> str | None:
-        """The first (sorted) of ``folders`` (:meth:`_folders`) that is or holds the
+    @staticmethod
+    def _source_folders(sources: Iterable[str], folders: set[Path]) -> ReadFolders:
+        """The folders logs were read from: the folder of each of ``sources``
+        (paths as the index keeps them) and each of its ancestors up to the log
+        folder (one of ``folders``, :meth:`_folders`, as named) that holds it, by
+        identity (``os.stat``: device and inode, symlinks followed: its real
+        path, wherever a symlink inside a log folder leads), each with its path.
+        A source in no log folder (a file agents keep in a project, such as
+        Aider's history: protected as a file), or whose folder is gone, adds none."""
+        named = {os.fspath(f) for f in folders}
+        inside: dict[str, bool] = {}
+        for source in sources:
+            walked: list[str] = []
+            at = os.path.dirname(source)
+            while True:
+                if at in inside:
+                    held = inside[at]
+                    break
+                if at in named:
+                    held = True
+                    break
+                up = os.path.dirname(at)
+                if up == at or not at:
+                    held = False
+                    break
+                walked.append(at)
+                at = up
+            inside.update(dict.fromkeys(walked, held))
+        identities: dict[tuple[int, int], str] = {}
+        for folder, held in inside.items():
+            if held:
+                try:
+                    st = os.stat(folder)
+                except OSError:
+                    continue
+                identities.setdefault((st.st_dev, st.st_ino), folder)
+        return ReadFolders(identities)
+
+    def _holder(
+        self, real: str, folders: set[Path], read: ReadFolders | None = None
+    ) -> str | None:
+        """The first (sorted) of ``folders`` (:meth:`_folders`) and of the folders
+        logs were ``read`` from (:meth:`_source_folders`) that is or holds the
         real path ``real``, as a real path, or ``None``.  When ``real``'s folder exists, a folder is
         compared by identity (``os.stat``: device and inode) with ``real`` and
         each of its ancestors: one ``stat`` a folder, where ``os.path.realpath``
@@ -80,7 +146,8 @@ class Home(msgspec.Struct, frozen=True):
                 st = os.stat(up)
             except OSError:
                 if up != real:  # an ancestor is missing: compare every folder's real path
-                    return self._holder_by_path(real, folders)
+                    found = self._holder_by_path(real, folders)
+                    return found or (read.holding(real) if read is not None else None)
             else:
                 ancestors[(st.st_dev, st.st_ino)] = None
             if os.path.dirname(up) == up:
@@ -101,6 +168,7 @@ class Home(msgspec.Struct, frozen=True):
                 continue
             if (st.st_dev, st.st_ino) in ancestors:
                 held.append(os.path.realpath(folder))
+        held += [os.path.realpath(read.by_identity[key]) for key in ancestors if read and key in read.by_identity]
         found = self._holder_by_path(real, unsure)
         return min([*held, *([found] if found else [])], default=None)
 
@@ -120,14 +188,21 @@ class Home(msgspec.Struct, frozen=True):
         return self.home / top if top.startswith(".") and top not in SHARED_FOLDERS else root
 
     def guard(
-        self, known: Callable[[str], bool] = lambda _: False, index: str | Path | None = None
+        self,
+        known: Callable[[str], bool] = lambda _: False,
+        index: str | Path | None = None,
+        sources: Iterable[str] = (),
     ) -> Callable[[str | Path], str | None]:
         """The read-only rule, as a function: for a path, why agentlog must not
         write it (an export, an index), or ``None``.  Refused, by real path
         (symlinks and ``..`` resolved; a file and its SQLite ``-wal``, ``-shm``
         and ``-journal`` alike):
 
-        - a path inside a log folder (:meth:`log_folders`);
+        - a path inside a log folder (:meth:`log_folders`: each root by its real
+          path too, so ``~/.claude/projects -> ~/store`` makes ``~/store`` one)
+          or inside a folder logs were read from: the folder of each of
+          ``sources`` (the index's) and those between it and its log folder
+          (:meth:`_source_folders`: a symlinked ``projects/-w-a -> ~/x``);
         - a path with a component an agent owns inside projects
           (:attr:`~agentlog.adapters.base.Adapter.project_owned`: Crush's
           ``.crush`` folder, Aider's ``.aider*`` files) or ending with the
@@ -143,6 +218,7 @@ class Home(msgspec.Struct, frozen=True):
         from agentlog.adapters import registered
 
         folders = self._folders()
+        read = self._source_folders(sources, folders)
         adapters = registered()
         names = {name for a in adapters for name in getattr(a, "project_files", ())}
         owned = {pattern for a in adapters for pattern in getattr(a, "project_owned", ())}
@@ -150,7 +226,7 @@ class Home(msgspec.Struct, frozen=True):
         def why(path: str | Path) -> str | None:
             real = os.path.realpath(path)
             base = sqlite_main(real)
-            folder = self._holder(real, folders)
+            folder = self._holder(real, folders, read)
             if folder is not None:
                 return f"{path} is inside an agent's folder ({folder})"
             parts = Path(real).parts
