@@ -537,6 +537,31 @@ def test_an_export_onto_a_log_reached_through_a_symlink_in_a_log_folder_is_refus
         assert sorted(p.name for p in data.iterdir()) == ["edge-cases.jsonl"]
 
 
+def test_an_export_onto_the_deleted_target_of_a_symlinked_transcript_is_refused(tmp_path):
+    """A transcript that is a symlink whose target was deleted lives on in the
+    index alone (archived); ``-o`` the target's path was accepted, the link then
+    named the export, and the next sync read it as the transcript: the session
+    was gone (tester14 finding 23).  Refused; the session stays."""
+    home = tmp_path / "home"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    target = logs / "r.jsonl"
+    shutil.copy(FIXTURES / "claude_code" / "edge-cases.jsonl", target)
+    (home / ".claude" / "projects" / "-w").mkdir(parents=True)
+    (home / ".claude" / "projects" / "-w" / "edge-cases.jsonl").symlink_to(target)
+    (home / ".claude" / "settings.json").write_text('{"cleanupPeriodDays": 3650}')
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    assert run("index", env=env)[0] == 0
+    target.unlink()
+    code, out, _ = run("sessions", "--json", env=env)
+    assert [(s["id"], s["archived"]) for s in json.loads(out)] == [("edge_cases", True)]
+    code, _, err = run("export", "edge_cases", "--format", "md", "-o", str(target), env=env)
+    assert (code, err) == (2, f"agentlog: {target} is an agent's log file: agentlog never writes there; give another -o\n")
+    assert not target.exists()
+    code, out, _ = run("sessions", "--json", env=env)
+    assert [(s["id"], s["archived"]) for s in json.loads(out)] == [("edge_cases", True)]
+
+
 ALL_FORMATS = (*FORMATS, "parquet", "site")
 
 

@@ -8,6 +8,7 @@ the writers are :mod:`agentlog.export`'s modules.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import sqlite3
@@ -183,6 +184,14 @@ def _is_source(conn: sqlite3.Connection, real: str) -> bool:
     return False
 
 
+def _gone_targets(conn: sqlite3.Connection) -> set[str]:
+    """The real paths of the archived sources (their files gone): for a symlink
+    whose target was deleted, the path it names — a file written there becomes
+    that transcript, and its session, kept only by the index, is read again as
+    the export (tester14 finding 23: an export onto it lost the session)."""
+    return {os.path.realpath(path) for (path,) in conn.execute("SELECT path FROM sources WHERE archived_at IS NOT NULL")}
+
+
 def export_sessions(
     conn: sqlite3.Connection,
     fmt: Format,
@@ -212,7 +221,8 @@ def export_sessions(
     if home is not None:  # the --root folders earlier syncs were given are log folders too
         home = msgspec.structs.replace(home, roots=[*home.roots, *queries.stored_roots(conn)])
         sources = (path for (path,) in conn.execute("SELECT path FROM sources"))
-        logs = home.guard(lambda real: _is_source(conn, real), index, sources)
+        gone = functools.cache(lambda: _gone_targets(conn))
+        logs = home.guard(lambda real: _is_source(conn, real) or real in gone(), index, sources)
         target = Target(lambda p: logs(p) or own(p))
     else:
         target = Target(own)
