@@ -237,17 +237,21 @@ def test_statusline_reads_a_transcript_outside_the_agents_folders(tmp_path):
     assert str(elsewhere.parent) in home.run("doctor")
 
 
-@pytest.mark.parametrize("named", ["/etc/hostname", "{home}/s-x.jsonl", "{other}/projects/-p/not-the-id.jsonl", "{other}/x/-p/s-x.jsonl"])
+@pytest.mark.parametrize(
+    "named",
+    ["/etc/hostname", "{home}/s-x.jsonl", "{other}/projects/-p/not-the-id.jsonl", "{other}/x/-p/s-x.jsonl", "{other}/projects/repo/s-x.jsonl"],
+)
 def test_statusline_reads_no_folder_for_a_file_that_is_not_a_transcript(tmp_path, named):
     """Any existing file named as ``transcript_path`` made its folder a remembered
     root scanned whole (``/etc``, ``/``: a five-minute call; tester14 finding 14):
-    only ``<session_id>.jsonl`` in ``…/projects/<project>/`` is read."""
+    only ``<session_id>.jsonl`` in ``…/projects/<project>/`` is read, ``<project>``
+    an encoded working folder (``~/projects/repo``: finding 24)."""
     from agentlog.index import db
     from agentlog.statusline import line
 
     home = Home(tmp_path)
     other = tmp_path / "other"
-    for path in (home.home / "s-x.jsonl", other / "projects/-p/not-the-id.jsonl", other / "x/-p/s-x.jsonl"):
+    for path in (home.home / "s-x.jsonl", other / "projects/-p/not-the-id.jsonl", other / "x/-p/s-x.jsonl", other / "projects/repo/s-x.jsonl"):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(_claude_call("s-x", 1, datetime.now(UTC), {"input_tokens": 100_000}))
     transcript = named.format(home=home.home, other=other)

@@ -12,6 +12,7 @@ object on stdin (``session_id``, ``transcript_path``, ``model.id``/``display_nam
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
@@ -57,6 +58,12 @@ answers from the index as it is (a long sync elsewhere held every call for the
 minute of the usual busy timeout: tester14 finding 20)."""
 
 
+_ENCODED_CWD = re.compile(r"-|[A-Za-z]--")
+"""The start of a project folder's name in Claude Code's ``projects/``: the
+session's working folder with each character that is not a letter or digit
+written as ``-`` (``/home/me/app`` → ``-home-me-app``, ``C:\\Users`` → ``C--Users``)."""
+
+
 def transcript_home(home: Home, transcript_path: str | None, session_id: str) -> Home:
     """``home``, with the ``projects`` folder of the transcript Claude Code named as
     one more root when that lies outside every folder agentlog reads (Claude Code
@@ -64,12 +71,19 @@ def transcript_home(home: Home, transcript_path: str | None, session_id: str) ->
     folder's sessions are then read, subagents and other projects' sessions today
     included, and the folder is remembered as a ``--root`` is.  Only a transcript
     as Claude Code writes it counts: a regular file ``<session_id>.jsonl`` in
-    ``…/projects/<project>/`` (any other file named on stdin made its folder, ``/``
-    or ``/etc``, a root scanned whole: tester14 finding 14)."""
+    ``…/projects/<project>/``, ``<project>`` a working folder as Claude Code
+    encodes it (``-home-me-app``, ``C--Users-me-app``; not a code folder such as
+    ``~/projects/repo``: tester14 finding 24) — any other file named on stdin made
+    its folder, ``/`` or ``/etc``, a root scanned whole (finding 14)."""
     if not transcript_path or not session_id:
         return home
     path = Path(transcript_path)
-    if path.name != f"{session_id}.jsonl" or path.parent.parent.name != "projects" or not path.is_file():
+    if (
+        path.name != f"{session_id}.jsonl"
+        or path.parent.parent.name != "projects"
+        or not _ENCODED_CWD.match(path.parent.name)
+        or not path.is_file()
+    ):
         return home
     folder = os.path.realpath(path.parent.parent)
     if any(folder == f or folder.startswith(f.rstrip(os.sep) + os.sep) for f in home.log_folders()):
