@@ -84,3 +84,19 @@ def run_statusline(home: Path, stdin: str) -> str:
     result = CliRunner().invoke(main, ["statusline"], input=stdin, env={**AGENT_VARS, "HOME": str(home)})
     assert result.exit_code == 0, result.stderr
     return result.stdout
+
+
+def test_the_status_line_and_usage_blocks_say_the_same_time_left():
+    """``statusline`` floored the minutes left, ``usage blocks`` rounds them: in the
+    first half of each minute they differed by one (tester14 finding 21)."""
+    from agentlog.statusline import render
+    from agentlog.usage.report import Block, Totals
+
+    start = datetime(2026, 12, 1, 10, tzinfo=UTC)
+    block = Block(start=start, totals=Totals(first=start, last=start + timedelta(minutes=30), calls=1), active=True)
+    for seconds in range(0, 3600, 7):
+        now = start + timedelta(minutes=40, seconds=seconds)
+        minutes = block.as_dict(now)["burn_rate"]["remaining_minutes"]
+        facts = {"block_start": start.isoformat(), "block_end": block.end.isoformat(), "block_cost_usd": 0.0}
+        shown = render(facts, "{left}", "", now)
+        assert shown == f"{minutes // 60}h{minutes % 60:02d}m left", (seconds, shown, minutes)

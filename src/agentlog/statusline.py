@@ -63,7 +63,7 @@ def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
     end = datetime.fromisoformat(facts["block_end"]) if facts.get("block_end") else None
     left = ""
     if end is not None and end > now:
-        minutes = int((end - now).total_seconds() // 60)
+        minutes = round((end - now).total_seconds() / 60)  # as Block.as_dict's remaining_minutes (tested equal)
         left = f"{minutes // 60}h{minutes % 60:02d}m left"
     burn = f"{_usd(facts['burn_usd_per_hour'])}/h" if facts.get("burn_usd_per_hour") is not None else ""
     block = " ".join(x for x in (f"block {_usd(facts.get('block_cost_usd'))}", left, burn) if x) if end else "no block"
