@@ -231,6 +231,20 @@ def test_malformed_records_cost_only_themselves(tmp_path):
     assert skipped == {"malformed:wrong_type": 1, "invalid_json": 1}  # the message with `time: [1]`
 
 
+def test_an_id_that_is_not_a_string_names_no_session(tmp_path):
+    """A message whose ``sessionID`` is an object made a session keyed by its
+    repr, ``opencode:{'a': [1]}`` (tester14 finding 22): the folder that holds
+    the message names its session, as when the field is missing; a part's
+    ``messageID`` and a session's ``parentID`` likewise."""
+    storage = tmp_path / "storage"
+    shutil.copytree(fixture("opencode/storage-v2-json"), storage)
+    first = storage / "message/s_stage0_small/msg_0001.json"
+    first.write_text(first.read_text().replace('"sessionID":"s_stage0_small"', '"sessionID":{"a":[1]}'))
+    sessions = load_root(tmp_path)
+    assert sorted(sessions) == ["s_stage0_large", "s_stage0_small"]
+    assert [m.id for m in sessions["s_stage0_small"].messages] == ["m_user_small", "m_assistant_small"]
+
+
 def test_cass_tree_with_part_ids_reused_across_messages():
     """cass fixture (licence rider: read from shared fixtures, not copied)."""
     session = load_root(shared_fixture("opencode/cass-storage-json"))["ses_test1"]

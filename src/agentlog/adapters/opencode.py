@@ -166,14 +166,14 @@ def _json_row(kind: str, p: Path, record: dict[str, Any], rows: _Rows) -> None:
     if kind == "session":
         rows.sessions[record["id"]] = {
             "id": record["id"],
-            "parent_id": record.get("parentID"),
+            "parent_id": as_str(record.get("parentID")),
             "title": record.get("title"),
             "directory": record.get("directory"),
             "version": record.get("version"),
             "time_created": created,
         }
     elif kind == "message":
-        session_id = record.get("sessionID") or p.parent.name
+        session_id = as_str(record.get("sessionID")) or p.parent.name  # not a string: the folder names it
         rows.messages[record["id"]] = {
             "id": record["id"],
             "session_id": session_id,
@@ -181,7 +181,7 @@ def _json_row(kind: str, p: Path, record: dict[str, Any], rows: _Rows) -> None:
             "data": record,
         }
     else:
-        owner = record.get("messageID") or (p.parent.name if p.parent.name != "part" else None)
+        owner = as_str(record.get("messageID")) or (p.parent.name if p.parent.name != "part" else None)
         rows.parts[f"{owner}/{record['id']}"] = {
             "id": record["id"],
             "message_id": owner,
@@ -403,7 +403,7 @@ class OpenCodeAdapter(DocumentAdapter):
 
     slug = SLUG
     display_name = "OpenCode"
-    parser_version = 3
+    parser_version = 4  # 4: a sessionID, messageID or parentID that is not a string names no session
     env_vars = ("OPENCODE_DATA_DIR", "XDG_DATA_HOME")
     source_format = "json"
     sqlite_tables = ("session", "message", "part")
