@@ -18,9 +18,11 @@ hits is found to have them by two look-ups, its first hit and the one at the cap
   the batch's parts are kept by that list instead: no FTS5 statement; with a prefix
   term, whose every statement costs FTS5 the merge of all its words' lists, each
   batch is one range, found and scored in one statement: :func:`_gap`; a word's
-  batches, when scored through ``apsw``, are found and scored in one statement too:
-  the hits sharing the page's seconds, most of a batch's where many short sessions
-  share them, are not asked of FTS5 again);
+  batches of a page of hits, when scored through ``apsw``, are found and scored in one
+  statement too: the hits sharing the page's seconds, most of a batch's where many
+  short sessions share them, are not asked of FTS5 again; a page of sessions scores
+  only each session's hits of its own second, a few of the batches' (1,400 hits
+  scored a query on 1 M messages, against ~25 needed): its batches are asked of FTS5);
 * when few do, looks up every hit's time (a message walked costs about half a hit
   looked up: one seek in ``parts_message`` each);
 
@@ -164,7 +166,7 @@ def time_sorted(
     total, exact = count(rows, head)
     known = set(rowids) if rowids is not None else None  # counted whole: the walk asks FTS5 nothing
     walked: list[tuple[int, float, int, int]] | None
-    scored_walk = prefix or (known is None and listed_scores.through_apsw)
+    scored_walk = prefix or (known is None and not by_session and listed_scores.through_apsw)
     if scored_walk and not prefix:
         scores = _Remembered(listed_scores)
     walk = _Walk(conn, run, match, where, params, joins_sessions, wanted, sort, density, known, scores if scored_walk else None)
