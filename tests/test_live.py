@@ -262,6 +262,27 @@ def test_statusline_reads_no_folder_for_a_file_that_is_not_a_transcript(tmp_path
     conn.close()
 
 
+def test_statusline_marks_a_cost_summed_over_only_some_calls(tmp_path):
+    """A session with a call of a model no price table knows printed the priced
+    calls' sum as its cost, unmarked (tester13 finding 14): it ends in ``*``, as
+    ``agentlog usage`` marks such a sum."""
+    from agentlog.statusline import line
+
+    home = Home(tmp_path)
+    project = home.home / ".claude/projects/-p"
+    project.mkdir(parents=True)
+    now = datetime.now(UTC)
+    unknown = json.loads(_claude_call("s-1", 2, now - timedelta(minutes=1), {"input_tokens": 5}))
+    unknown["message"]["model"] = "claude-mystery-9"
+    (project / "s-1.jsonl").write_text(
+        _claude_call("s-1", 1, now - timedelta(minutes=3), {"input_tokens": 100_000}) + json.dumps(unknown) + "\n"
+    )
+    payload = json.dumps({"session_id": "s-1"})
+    assert line(payload, "{session} {today} {block}", {**os.environ, **home.env}).split(" ")[:4] == [
+        "$0.30*", "$0.30*", "block", "$0.30*"
+    ]
+
+
 def test_statusline_takes_the_global_options(tmp_path):
     """``--demo statusline`` synced the user's own logs into the demo index (then
     shown by ``--demo sessions``), ``--no-sync`` synced, ``--root`` was ignored

@@ -65,13 +65,18 @@ def render(facts: dict[str, Any], fmt: str, model: str, now: datetime) -> str:
     if end is not None and end > now:
         minutes = round((end - now).total_seconds() / 60)  # as Block.as_dict's remaining_minutes (tested equal)
         left = f"{minutes // 60}h{minutes % 60:02d}m left"
+    partial = facts.get("partial") or []
+
+    def cost(name: str) -> str:  # a sum over only some of its calls is marked, as `agentlog usage` marks it
+        return _usd(facts.get(f"{name}_cost_usd")) + ("*" if name in partial else "")
+
     burn = f"{_usd(facts['burn_usd_per_hour'])}/h" if facts.get("burn_usd_per_hour") is not None else ""
-    block = " ".join(x for x in (f"block {_usd(facts.get('block_cost_usd'))}", left, burn) if x) if end else "no block"
+    block = " ".join(x for x in (f"block {cost('block')}", left, burn) if x) if end else "no block"
     percent = facts.get("context_percent")
     context = f"{percent:.0f}% ({_tokens(facts.get('context_tokens'))})" if percent is not None else "–"
     line = fmt.format_map(dict(
-        session=_usd(facts.get("session_cost_usd")),
-        today=_usd(facts.get("today_cost_usd")),
+        session=cost("session"),
+        today=cost("today"),
         block=block,
         left=left,
         burn=burn,

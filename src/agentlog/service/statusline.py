@@ -47,6 +47,10 @@ class StatuslineFacts(msgspec.Struct, kw_only=True):
     burn_tokens_per_minute: float | None = None
     context_tokens: int | None = None
     context_percent: float | None = None
+    partial: list[str] = msgspec.field(default_factory=list)
+    """The costs (``session``, ``today``, ``block``) summed over only some of
+    their calls: the others could not be priced (printed with ``*``, as
+    ``agentlog usage`` marks such a sum)."""
     synced: bool = True
     """``False`` when another agentlog process held the index's write lock past
     :data:`SYNC_WAIT_MS`: the figures are the index's as it was."""
@@ -62,6 +66,12 @@ _ENCODED_CWD = re.compile(r"-|[A-Za-z]--")
 """The start of a project folder's name in Claude Code's ``projects/``: the
 session's working folder with each character that is not a letter or digit
 written as ``-`` (``/home/me/app`` → ``-home-me-app``, ``C:\\Users`` → ``C--Users``)."""
+
+
+def _partly_priced(items: list[PricedCall]) -> bool:
+    """Whether some of ``items`` have a cost and some have none."""
+    costs = {p.cost is None for p in items}
+    return costs == {True, False}
 
 
 def transcript_home(home: Home, transcript_path: str | None, session_id: str) -> Home:
@@ -136,11 +146,14 @@ def statusline_facts(
         return usd_float(sum(costs)) if costs else None if items else 0.0
 
     facts = StatuslineFacts(session_cost_usd=total(mine), today_cost_usd=total(todays), synced=synced)
+    facts.partial = [name for name, items in (("session", mine), ("today", todays)) if _partly_priced(items)]
     blocks = build_blocks([p for p in priced if p.call.agent == "claude_code"], now)
     if blocks and blocks[-1].active:
         block = blocks[-1]
         facts.block_start, facts.block_end = block.start, block.end
         facts.block_cost_usd = block.totals.cost_usd if block.totals.priced else None
+        if 0 < block.totals.priced < block.totals.calls:
+            facts.partial.append("block")
         rate = block.burn_rate()
         if rate is not None:
             facts.burn_tokens_per_minute, facts.burn_usd_per_hour = rate
