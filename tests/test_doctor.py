@@ -323,8 +323,12 @@ def test_forget_root_reads_again_a_kept_duplicate_of_a_removed_log(tmp_path):
     assert run(home, "--index", str(index), "index")[0] == 0
     code, out, _ = run(home, "--index", str(index), "sessions", "--json")
     (before,) = json.loads(out)
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(backup), "--dry-run")
+    said = " ".join(out.split())
+    assert code == 0 and f"(kept by its copy {project / 'orig.jsonl'}, read again by the next sync)" in said, err
     code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(backup), "--json")
-    assert code == 0 and [s["path"] for s in json.loads(out)["sources"]] == [str(backup / "copy.jsonl")], err
+    (removed,) = json.loads(out)["sources"]
+    assert code == 0 and (removed["path"], removed["copies"]) == (str(backup / "copy.jsonl"), [str(project / "orig.jsonl")]), err
     code, out, _ = run(home, "--index", str(index), "sessions", "--json")
     (after,) = json.loads(out)
     assert (after["key"], after["messages"]) == (before["key"], before["messages"])

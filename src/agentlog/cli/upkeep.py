@@ -182,9 +182,12 @@ def _list_removed(app: App, removed: list[ArchivedSource], dry_run: bool) -> Non
     verb = "would remove" if dry_run else "removed"
     for source in removed:
         why = f" ({clean(source.error, one_line=True)})" if source.error else ""
-        archived = f", archived {local(source.archived_at)}" if source.archived_at else ""
+        more = f", archived {local(source.archived_at)}" if source.archived_at else ""
+        if source.copies:  # its sessions stay: the copy holds them once read again
+            kept = ", ".join(clean(c, one_line=True) for c in source.copies)
+            more += f" (kept by its copy {kept}, read again by the next sync)"
         app.console.print(
-            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}{archived}",
+            f"{verb} {clean(source.path, one_line=True)}{why}: {plural(len(source.sessions), 'session')}{more}",
             highlight=False,
             soft_wrap=True,
         )

@@ -36,6 +36,9 @@ class ArchivedSource(msgspec.Struct, kw_only=True):
     archived_at: datetime | None
     error: str | None = None
     sessions: list[str] = msgspec.field(default_factory=list)
+    copies: list[str] = msgspec.field(default_factory=list)
+    """Sources kept as duplicate copies of this one: read again by the next sync
+    once it is removed, they hold its sessions then."""
 
 
 KeptWhy = Literal["agent_folder", "remembered_root", "project_file"]
@@ -212,7 +215,7 @@ def forget_root(
     if not dry_run:
         with transaction(conn):  # with any remembered root inside it: its sources go too
             conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *inside))
-        _remove(conn, found, dry_run)
+    _remove(conn, found, dry_run)
     return found, [KeptLogs(folder=f, logs=n, why=why) for (f, why), n in sorted(kept.items())]
 
 
@@ -236,10 +239,13 @@ def cwds_outside(conn: sqlite3.Connection, folder: str) -> list[str]:
 
 
 def _remove(conn: sqlite3.Connection, found: list[ArchivedSource], dry_run: bool) -> list[ArchivedSource]:
-    """Remove the sources ``found`` and their sessions (unless ``dry_run``): ``found``."""
+    """Remove the sources ``found`` and their sessions (unless ``dry_run``):
+    ``found``, each with the :attr:`~ArchivedSource.copies` that keep its sessions."""
     from agentlog.index.history import read_again  # it archives through this module
     from agentlog.index.store import Store
 
+    for source in found:
+        source.copies = [p for (p,) in conn.execute("SELECT path FROM sources WHERE duplicate_of = ? ORDER BY path", (source.path,))]
     if found and not dry_run:
         with transaction(conn):
             store = Store(conn)
