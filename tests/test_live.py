@@ -312,6 +312,7 @@ def test_statusline_takes_the_global_options(tmp_path):
     other.mkdir()
     (other / "s-root.jsonl").write_text(_claude_call("s-root", 1, now - timedelta(minutes=2), {"input_tokens": 200_000}))
     payload = json.dumps({"session_id": "s-root"})
+    assert statusline() == "$0.00"  # no --root: not read; and not the answer kept for --root below
     assert statusline("--root", str(other)) == "$0.60"
 
 

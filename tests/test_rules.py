@@ -194,6 +194,19 @@ def test_an_index_holding_a_count_now_out_of_range_reads_its_source_again(tmp_pa
     conn = connect(path)
     sync(conn, all_adapters(), {"HOME": str(home)}, home)
     assert conn.execute("SELECT input_tokens, output_tokens FROM usage").fetchall() == [(0, 9)]
+    # an archived source (its file gone) is never read again: the migration zeroes the count itself
+    (claude_project(home) / "s1.jsonl").unlink()
+    sync(conn, all_adapters(), {"HOME": str(home)}, home)
+    assert conn.execute("SELECT archived_at IS NOT NULL FROM sources").fetchall() == [(1,)]
+    with conn:
+        conn.execute("UPDATE usage SET input_tokens = ?", (2**53 - 1,))
+        conn.execute("DELETE FROM usage_rollup_state")  # its roll-ups as they were built then
+        usage_records(conn)
+        conn.execute(f"PRAGMA user_version = {bounded}")
+    conn.close()
+    conn = connect(path)
+    assert conn.execute("SELECT input_tokens, output_tokens FROM usage").fetchall() == [(0, 9)]
+    assert [(c.usage.input_tokens, c.usage.output_tokens) for c in usage_records(conn)] == [(0, 9)]
     conn.close()
 
 

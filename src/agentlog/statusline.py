@@ -118,14 +118,14 @@ def cache_path(env: Mapping[str, str], index: Path | None = None) -> Path:
     return default_path(env).parent / "statusline.json"
 
 
-def _key(payload: dict[str, Any], now: datetime, index: Path | None, sync: bool) -> str:
+def _key(payload: dict[str, Any], now: datetime, index: Path | None, sync: bool, roots: str) -> str:
     path = payload.get("transcript_path") or ""
     try:
         st = os.stat(path)
         stamp = f"{st.st_size}:{st.st_mtime_ns}"
     except (OSError, ValueError, TypeError):
         stamp = "-"
-    return f"{index or ''}|{'' if sync else 'no-sync'}|{payload.get('session_id')}|{path}|{stamp}|{now:%Y-%m-%dT%H:%M}"
+    return f"{index or ''}|{'' if sync else 'no-sync'}|{roots}|{payload.get('session_id')}|{path}|{stamp}|{now:%Y-%m-%dT%H:%M}"
 
 
 def _compute(payload: dict[str, Any], index: Path | None, home: Home, sync: bool) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def line(
 
             name = clean(name, one_line=True, markup=False)
         cache = cache_path(env, index)
-        key = _key(payload, now, index, sync)
+        key = _key(payload, now, index, sync, ",".join(map(str, home.roots)) if home is not None else "")
         try:
             cached = json.loads(cache.read_text())
         except (OSError, ValueError):

@@ -493,12 +493,27 @@ MIGRATIONS: list[str] = [
     INSERT INTO parts_fts (parts_fts) VALUES ('rebuild');
     """,
     # bounded: token counts from 10^12 on are out of range (agentlog.rules.MAX_TOKENS, was
-    # 2**53): the sources holding one are read again whole by the next sync
+    # 2**53): the sources holding one are read again whole by the next sync; an archived
+    # one (its file gone, never read again) has those counts set to 0 here, and its
+    # sessions' roll-ups rebuilt by the next read
     """
-    UPDATE sources SET size = -1, parser_state = NULL WHERE id IN (
-        SELECT m.source_id FROM messages m JOIN usage u ON u.message_rowid = m.rowid
+    CREATE TEMP TABLE unbounded AS
+        SELECT m.rowid AS message_rowid, m.session_key AS session_key, m.source_id AS source_id
+        FROM messages m JOIN usage u ON u.message_rowid = m.rowid
         WHERE max(u.input_tokens, u.cache_read_tokens, u.cache_write_5m_tokens, u.cache_write_1h_tokens,
-                  u.output_tokens, u.reasoning_tokens) >= 1000000000000);
+                  u.output_tokens, u.reasoning_tokens) >= 1000000000000;
+    UPDATE sources SET size = -1, parser_state = NULL WHERE id IN (SELECT source_id FROM unbounded);
+    UPDATE usage SET
+        input_tokens = CASE WHEN input_tokens >= 1000000000000 THEN 0 ELSE input_tokens END,
+        cache_read_tokens = CASE WHEN cache_read_tokens >= 1000000000000 THEN 0 ELSE cache_read_tokens END,
+        cache_write_5m_tokens = CASE WHEN cache_write_5m_tokens >= 1000000000000 THEN 0 ELSE cache_write_5m_tokens END,
+        cache_write_1h_tokens = CASE WHEN cache_write_1h_tokens >= 1000000000000 THEN 0 ELSE cache_write_1h_tokens END,
+        output_tokens = CASE WHEN output_tokens >= 1000000000000 THEN 0 ELSE output_tokens END,
+        reasoning_tokens = CASE WHEN reasoning_tokens >= 1000000000000 THEN 0 ELSE reasoning_tokens END
+        WHERE message_rowid IN (SELECT message_rowid FROM unbounded
+            WHERE source_id IN (SELECT id FROM sources WHERE archived_at IS NOT NULL));
+    DELETE FROM usage_rollup_state WHERE session_key IN (SELECT session_key FROM unbounded);
+    DROP TABLE unbounded;
     """,
 ]
 """Numbered migrations: ``MIGRATIONS[n]`` takes ``PRAGMA user_version`` from n to n+1."""

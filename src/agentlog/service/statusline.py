@@ -135,6 +135,7 @@ def statusline_facts(
             if "locked" not in str(exc) and "busy" not in str(exc):
                 raise
             synced = False
+            conn.execute("PRAGMA busy_timeout = 0")  # the prices and roll-ups it would keep: not waited for again
     key = session_key("claude_code", session_id)
     priced = index_usage(conn, UsageQuery()).calls  # as `agentlog usage` prices them (the tables kept)
     today = now.astimezone(tz).date()
