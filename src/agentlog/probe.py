@@ -175,6 +175,12 @@ def problem(path: str | os.PathLike[str], error: BaseException | str) -> None:
     collector.into.add(PathProblem(agent=collector.agent, path=shown_path(path), error=text))
 
 
+def is_within(real: str, folder: str) -> bool:
+    """Whether the real path ``real`` is the real path ``folder`` or inside it (by
+    name: ``/a/bc`` is not inside ``/a/b``)."""
+    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
+
+
 def shown_path(path: str | os.PathLike[str]) -> str:
     """``path`` as text that can be printed and stored: a name that is not UTF-8
     keeps its bytes as ``\\xNN`` escapes."""

@@ -22,6 +22,7 @@ from typing import Literal
 import msgspec
 
 from agentlog.index.db import transaction
+from agentlog.probe import is_within
 
 
 class ArchivedSource(msgspec.Struct, kw_only=True):
@@ -193,9 +194,7 @@ def forget_root(
     remembered."""
     if conn.execute("SELECT 1 FROM roots WHERE path = ?", (folder,)).fetchone() is None:
         return None
-    under = folder.rstrip("/") + "/"
-    inside = (under, under[:-1] + "0")  # the paths under it: "0" follows "/"
-    outer = [p for (p,) in conn.execute("SELECT path FROM roots WHERE path != ?", (folder,)) if under.startswith(p.rstrip("/") + "/")]
+    outer = [p for (p,) in conn.execute("SELECT path FROM roots WHERE path != ?", (folder,)) if is_within(folder, p)]
     holders: list[tuple[str, KeptWhy]] = [(own, "agent_folder") for own in keep]
     holders += [(root, "remembered_root") for root in outer]  # a remembered root holding it stays
     files = {os.path.realpath(f) for f in keep_files}
@@ -203,9 +202,9 @@ def forget_root(
     kept: dict[tuple[str, KeptWhy], int] = {}
     for source in _sources(conn, "1", ()):
         real = os.path.realpath(source.path)
-        if not (source.path.startswith(under) or real.startswith(under)):
+        if not (is_within(source.path, folder) or is_within(real, folder)):
             continue
-        holder = next((h for h in holders if _inside(source.path, h[0]) or _inside(real, h[0])), None)
+        holder = next((h for h in holders if is_within(source.path, h[0]) or is_within(real, h[0])), None)
         if holder is None and real in files:
             holder = (os.path.dirname(real), "project_file")
         if holder is not None:
@@ -214,28 +213,30 @@ def forget_root(
             found.append(source)
     if not dry_run:
         with transaction(conn):  # with any remembered root inside it: its sources go too
-            conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *inside))
+            conn.execute("DELETE FROM roots WHERE path = ? OR (path >= ? AND path < ?)", (folder, *_subtree(folder)))
     _remove(conn, found, dry_run)
     return found, [KeptLogs(folder=f, logs=n, why=why) for (f, why), n in sorted(kept.items())]
-
-
-def _inside(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
 def cwds_outside(conn: sqlite3.Connection, folder: str) -> list[str]:
     """The folders recorded as ``cwd`` by sessions whose source is not under
     ``folder`` (by its stored path): where later syncs look for project files
     once ``folder`` is forgotten."""
-    under = folder.rstrip("/") + "/"
     return [
         cwd
         for (cwd,) in conn.execute(
             """SELECT DISTINCT s.cwd FROM sessions s JOIN sources src ON src.id = s.source_id
                WHERE s.cwd IS NOT NULL AND NOT (src.path >= ? AND src.path < ?)""",
-            (under, under[:-1] + "0"),
+            _subtree(folder),
         )
     ]
+
+
+def _subtree(folder: str) -> tuple[str, str]:
+    """The bounds of the paths under ``folder``, ``(low, high)`` for ``path >= low
+    AND path < high``: ``folder/`` and ``folder0`` ("0" follows "/")."""
+    under = folder.rstrip("/") + "/"
+    return under, under[:-1] + "0"
 
 
 def _remove(conn: sqlite3.Connection, found: list[ArchivedSource], dry_run: bool) -> list[ArchivedSource]:

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import msgspec
 
+from agentlog.probe import is_within
+
 SHARED_FOLDERS = frozenset(
     {".config", ".local", ".cache", ".vscode-server", ".vscode-server-insiders", ".cursor-server"}
 )
@@ -260,12 +262,6 @@ class Home(msgspec.Struct, frozen=True):
             from agentlog.errors import UsageError
 
             raise UsageError(f"--index {refused}: agentlog never writes there; choose another file")
-
-
-def is_within(real: str, folder: str) -> bool:
-    """Whether the real path ``real`` is the real path ``folder`` or inside it (by
-    name: ``/a/bc`` is not inside ``/a/b``)."""
-    return real == folder or real.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def hard_linked(path: str) -> os.stat_result | None:

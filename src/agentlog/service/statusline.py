@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from agentlog.probe import is_within
 from agentlog.rules import session_key
 from agentlog.service.home import Home
 
@@ -96,7 +97,7 @@ def transcript_home(home: Home, transcript_path: str | None, session_id: str) ->
     ):
         return home
     folder = os.path.realpath(path.parent.parent)
-    if any(folder == f or folder.startswith(f.rstrip(os.sep) + os.sep) for f in home.log_folders()):
+    if any(is_within(folder, f) for f in home.log_folders()):
         return home
     return Home(home.env, home.home, [*home.roots, Path(folder)])
 
