@@ -219,7 +219,7 @@ def export_sessions(
     index = conn_path(conn) or None  # None: an index in memory
     own = own_guard(home.env if home is not None else os.environ, index)
     if home is not None:  # the --root folders earlier syncs were given are log folders too
-        home = msgspec.structs.replace(home, roots=[*home.roots, *queries.stored_roots(conn)])
+        home = home.with_roots(queries.stored_roots(conn))
         sources = (path for (path,) in conn.execute("SELECT path FROM sources"))
         gone = functools.cache(lambda: _gone_targets(conn))
         logs = home.guard(lambda real: _is_source(conn, real) or real in gone(), index, sources)

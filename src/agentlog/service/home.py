@@ -63,6 +63,11 @@ class Home(msgspec.Struct, frozen=True):
             env = dict(environ)
         return cls(env, Path(env.get("HOME") or Path.home()), [Path(r).absolute() for r in roots])
 
+    def with_roots(self, roots: Iterable[Path]) -> Home:
+        """This home with ``roots`` among its ``--root`` folders (those it has already kept once)."""
+        new = [r for r in roots if r not in self.roots]
+        return msgspec.structs.replace(self, roots=[*self.roots, *new]) if new else self
+
     def log_folders(self) -> list[str]:
         """The folders agents keep their logs in (every adapter's default roots,
         whether they exist or not, the agent's own folder holding each, and the

@@ -53,8 +53,7 @@ def with_remembered_roots(home: Home, index_path: Path) -> Home:
         roots = []
     finally:
         conn.close()
-    new = [r for r in roots if r not in home.roots]
-    return msgspec.structs.replace(home, roots=[*home.roots, *new]) if new else home
+    return home.with_roots(roots)
 
 
 def still_unreadable(conn: sqlite3.Connection, report: SyncReport) -> list[str]:

@@ -99,7 +99,7 @@ def transcript_home(home: Home, transcript_path: str | None, session_id: str) ->
     folder = os.path.realpath(path.parent.parent)
     if any(is_within(folder, f) for f in home.log_folders()):
         return home
-    return Home(home.env, home.home, [*home.roots, Path(folder)])
+    return home.with_roots([Path(folder)])
 
 
 def statusline_facts(
