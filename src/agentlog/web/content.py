@@ -24,7 +24,7 @@ from pygments.util import ClassNotFound
 
 from agentlog.index.search import MARK_END, MARK_START
 from agentlog.model import FilePart, ToolCallPart
-from agentlog.present import inert_html_text, output_text
+from agentlog.present import cut, inert_html_text, output_text
 
 #: Lines and characters of a tool output shown before "show all".
 PREVIEW_LINES = 12
@@ -340,6 +340,7 @@ def cut_note(text: Any) -> Markup:
 FILTERS: dict[str, Any] = {
     "capped": capped,
     "cut_note": cut_note,
+    "cut": cut,
     "markdown": markdown,
     "kind": kind,
     "pretty": pretty,
