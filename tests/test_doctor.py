@@ -351,19 +351,13 @@ def test_forget_root_keeps_a_project_file_other_sessions_lead_to(tmp_path):
               "message": {"role": "user", "content": "hi"}}
     (claude / "c1.jsonl").write_text(json.dumps(record) + "\n")
     index = tmp_path / "index.sqlite"
-    assert run(home, "--index", str(index), "index")[0] == 0
-    assert run(home, "--index", str(index), "--root", str(project), "index")[0] == 0
-    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
-    before = sorted(s["key"] for s in json.loads(out))
-    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(project), "--json")
-    found = json.loads(out)
-    assert code == 0 and found["sources"] == [] and found["kept_in"] == [
+    before, found = _index_then_forget(home, index, project)
+    assert found["sources"] == [] and found["kept_in"] == [
         {"folder": os.path.realpath(project), "logs": 1, "why": "project_file"}
-    ], err
-    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
-    assert sorted(s["key"] for s in json.loads(out)) == before and len(before) > 1
+    ]
+    assert _session_keys(home, index) == before and len(before) > 1
     code, out, _ = run(home, "--index", str(index), "doctor", "--json")
-    assert json.loads(out)["remembered_roots"] == []
+    assert code == 0 and json.loads(out)["remembered_roots"] == []
 
 
 def test_forget_root_keeps_an_agents_log_that_links_into_it(tmp_path):
@@ -379,11 +373,23 @@ def test_forget_root_keeps_an_agents_log_that_links_into_it(tmp_path):
     shutil.copy(sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0], root / "x.jsonl")
     (project / "linked.jsonl").symlink_to(root / "x.jsonl")
     index = tmp_path / "index.sqlite"
+    before, found = _index_then_forget(home, index, root)
+    assert found["sources"] == [] and found["kept"] == 1, found
+    assert _session_keys(home, index) == before == [before[0]]
+
+
+def _session_keys(home: Path, index: Path) -> list[str]:
+    code, out, err = run(home, "--index", str(index), "sessions", "--json")
+    assert code == 0, err
+    return sorted(s["key"] for s in json.loads(out))
+
+
+def _index_then_forget(home: Path, index: Path, root: Path) -> tuple[list[str], dict]:
+    """Index ``home``, then again with ``--root root``, then forget ``root``:
+    ``(the session keys before, the JSON of prune --forget-root)``."""
     assert run(home, "--index", str(index), "index")[0] == 0
     assert run(home, "--index", str(index), "--root", str(root), "index")[0] == 0
-    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
-    before = sorted(s["key"] for s in json.loads(out))
-    code, out, _ = run(home, "--index", str(index), "prune", "--forget-root", str(root), "--json")
-    assert code == 0 and json.loads(out)["sources"] == [] and json.loads(out)["kept"] == 1, out
-    code, out, _ = run(home, "--index", str(index), "sessions", "--json")
-    assert sorted(s["key"] for s in json.loads(out)) == before == [before[0]]
+    before = _session_keys(home, index)
+    code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(root), "--json")
+    assert code == 0, err
+    return before, json.loads(out)

@@ -262,7 +262,7 @@ def test_escaped_findings_read_a_json_strings_text() -> None:
         ("password", "Tr0ub4dor&3horsebattery"),
         ("password", "q8Zr2LmN5vX1pQ7sT4wY"),
     ]
-    # \\ and \uXXXX escapes before a secret: its span is still the escaped text's
+    # a \\ and a \u00e9 escape before a secret: its span is still the escaped text's
     text = r'\\ \u00e9 \"password\": \"correct-horse-battery\", AKIAZ3QWERTY2TYUIOPA'
     assert [(f.kind, text[f.start : f.end]) for f in r.escaped_findings(text)] == [
         ("password", "correct-horse-battery"),
