@@ -170,6 +170,10 @@ def test_statusline_prints_one_line_with_a_cost(tmp_path):
             input=payload, env=env, capture_output=True, text=True,
         )
         assert (bad.returncode, bad.stdout) == (0, f"agentlog: – ({said})\n")
+    for odd in (123, ["/etc"], {"a": 1}):  # a transcript_path that is not a string costs only itself
+        wrong = json.dumps({**json.loads(payload), "transcript_path": odd})
+        out = subprocess.run([sys.executable, "-m", "agentlog", "statusline"], input=wrong, env=env, capture_output=True, text=True)
+        assert re.fullmatch(r"\$0\.00 session · \$0\.00 today · block \$0\.00 \dh\d\dm left · ctx 0% \(1k\)\n", out.stdout), out.stdout
     empty = subprocess.run([sys.executable, "-m", "agentlog", "statusline"], input="", env=env, capture_output=True, text=True)
     assert empty.stdout == "agentlog: – (no statusLine JSON on standard input)\n"
 

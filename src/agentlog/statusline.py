@@ -141,7 +141,7 @@ def _compute(payload: dict[str, Any], index: Path | None, home: Home, sync: bool
             conn,
             home,
             str(payload.get("session_id") or ""),
-            payload.get("transcript_path") or None,
+            transcript if isinstance(transcript := payload.get("transcript_path"), str) and transcript else None,
             model.get("id") if isinstance(model, dict) else None,
             sync=sync,
         )
