@@ -555,6 +555,15 @@ def test_an_export_onto_the_deleted_target_of_a_symlinked_transcript_is_refused(
     target.unlink()
     code, out, _ = run("sessions", "--json", env=env)
     assert [(s["id"], s["archived"]) for s in json.loads(out)] == [("edge_cases", True)]
+    index = sqlite3.connect(tmp_path / "cache" / "agentlog" / "index.sqlite")
+    with index:  # damaged archived rows: a path with a NUL, a path that is a number — each costs only itself
+        index.executemany(
+            "INSERT INTO sources (path, agent, archived_at) VALUES (?, 'claude_code', '2026-01-01T00:00:00+00:00')",
+            [("/x/a\x00b.jsonl",), (42,)],
+        )
+    index.close()
+    # (--no-sync: a sync would drop these rows, missing and holding no session; it was exit 70)
+    assert run("--no-sync", "export", "edge_cases", "--format", "md", "-o", str(tmp_path / "mine.md"), env=env)[0] == 0
     code, _, err = run("export", "edge_cases", "--format", "md", "-o", str(target), env=env)
     assert (code, err) == (2, f"agentlog: {target} is an agent's log file: agentlog never writes there; give another -o\n")
     assert not target.exists()

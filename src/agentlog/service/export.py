@@ -189,7 +189,11 @@ def _gone_targets(conn: sqlite3.Connection) -> set[str]:
     whose target was deleted, the path it names — a file written there becomes
     that transcript, and its session, kept only by the index, is read again as
     the export (tester14 finding 23: an export onto it lost the session)."""
-    return {os.path.realpath(path) for (path,) in conn.execute("SELECT path FROM sources WHERE archived_at IS NOT NULL")}
+    found: set[str] = set()
+    for (path,) in conn.execute("SELECT path FROM sources WHERE archived_at IS NOT NULL AND typeof(path) = 'text'"):
+        with contextlib.suppress(ValueError):  # a damaged row (a NUL in its path) costs only itself
+            found.add(os.path.realpath(path))
+    return found
 
 
 def export_sessions(
