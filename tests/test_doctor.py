@@ -393,3 +393,27 @@ def _index_then_forget(home: Path, index: Path, root: Path) -> tuple[list[str], 
     code, out, err = run(home, "--index", str(index), "prune", "--forget-root", str(root), "--json")
     assert code == 0, err
     return before, json.loads(out)
+
+
+def test_forget_root_with_a_damaged_source_row_costs_only_that_row(tmp_path):
+    """A source row whose path holds a NUL (a damaged index) made ``prune
+    --forget-root`` exit 70 (``os.path.realpath``: embedded null byte); it is
+    judged by its path as stored (a dry run under --no-sync: a sync would drop
+    the row, missing and holding no session)."""
+    home = tmp_path / "home"
+    root = tmp_path / "R"
+    home.mkdir()
+    root.mkdir()
+    shutil.copy(sorted((FIXTURES / "claude_code").glob("*.jsonl"))[0], root / "s.jsonl")
+    index = tmp_path / "index.sqlite"
+    assert run(home, "--index", str(index), "--root", str(root), "index")[0] == 0
+    conn = sqlite3.connect(index)
+    with conn:
+        conn.execute(
+            "INSERT INTO sources (path, agent, archived_at) VALUES (?, 'claude_code', '2026-01-01T00:00:00+00:00')",
+            (str(root / "a\x00b.jsonl"),),
+        )
+    conn.close()
+    code, out, err = run(home, "--index", str(index), "--no-sync", "prune", "--forget-root", str(root), "--dry-run", "--json")
+    assert code == 0, err
+    assert sorted(s["path"] for s in json.loads(out)["sources"]) == sorted([str(root / "a\x00b.jsonl"), str(root / "s.jsonl")])

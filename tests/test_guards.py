@@ -559,7 +559,7 @@ def test_an_export_onto_the_deleted_target_of_a_symlinked_transcript_is_refused(
     with index:  # damaged archived rows: a path with a NUL, a path that is a number — each costs only itself
         index.executemany(
             "INSERT INTO sources (path, agent, archived_at) VALUES (?, 'claude_code', '2026-01-01T00:00:00+00:00')",
-            [("/x/a\x00b.jsonl",), (42,)],
+            [("/x/a\x00b.jsonl",), (42,), (str(home / ".claude" / "projects" / "x\x00y" / "z.jsonl"),)],
         )
     index.close()
     # (--no-sync: a sync would drop these rows, missing and holding no session; it was exit 70)

@@ -201,7 +201,10 @@ def forget_root(
     found: list[ArchivedSource] = []
     kept: dict[tuple[str, KeptWhy], int] = {}
     for source in _sources(conn, "1", ()):
-        real = os.path.realpath(source.path)
+        try:
+            real = os.path.realpath(source.path)
+        except ValueError:  # a damaged row's path (a NUL in it): by its path as stored
+            real = source.path
         if not (is_within(source.path, folder) or is_within(real, folder)):
             continue
         holder = next((h for h in holders if is_within(source.path, h[0]) or is_within(real, h[0])), None)

@@ -129,7 +129,7 @@ class Home(msgspec.Struct, frozen=True):
             if held:
                 try:
                     st = os.stat(folder)
-                except OSError:
+                except (OSError, ValueError):  # gone, or a damaged row's path (a NUL in it)
                     continue
                 identities.setdefault((st.st_dev, st.st_ino), folder)
         return ReadFolders(identities)
